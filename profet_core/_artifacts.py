@@ -1,0 +1,498 @@
+"""Training, saving and loading artifacts, and the :class:`Predictor` that serves them.
+
+Artifacts are JSON, CSV and one ``.npz`` of plain arrays (loaded with ``allow_pickle=False``),
+listed with their sha256 in ``manifest.json``; nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._catalog import validate_catalog
+from ._clustering import OpClusterer
+from ._data import Dataset, make_pairs, op_columns
+from ._errors import ArtifactError, ProfetValueError
+from ._methods import METHODS, DEFAULT_METHOD
+from ._profile import LATENCY_COLUMN
+from ._scaler import CurveScaler, fit_scaler, scaling_curves
+from ._validate import Progress, cross_validate, interval_quantiles, noise_floor, summarize, validate_scalers
+
+FORMAT_VERSION = 1
+DEFAULT_ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+INTERVAL_LEVEL = 0.8
+#: Scaler settings per variant; "profet" is the paper's, "default" is what predictions use.
+SCALER_VARIANTS = {
+    "profet": {"batch": {"degree": 2}, "input": {"degree": 2}},
+    "default": {"batch": {"degree": 2, "through_ends": True},
+                "input": {"degree": 3, "through_ends": True, "size_power": 2.0}},
+}
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for pkg in ("numpy", "pandas", "scikit-learn", "scipy", "rapidfuzz", "tensorflow"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def pair_name(anchor: str, target: str) -> str:
+    return f"{anchor}->{target}"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Result of :meth:`Predictor.predict`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Long format, one row per (input row, target): ``row`` (0-based input row), ``anchor``,
+        ``target``, ``gpu``, ``batch_latency_ms``, ``low_ms``, ``high_ms`` (the calibrated
+        interval), ``usd_per_hour``, ``method``, ``ensemble`` and one ``<member>_ms`` column per
+        ensemble member.
+    unknown_ops : tuple of str
+        Ops in the input that no trained feature covers (their time was not used).
+    method : str
+    interval_level : float
+        Nominal coverage of ``low_ms``..``high_ms``.
+    """
+
+    table: pd.DataFrame
+    unknown_ops: tuple
+    method: str
+    interval_level: float
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """Trained PROFET models loaded from an artifacts folder (see :func:`load_artifacts`)."""
+
+    models: dict
+    clusterer: OpClusterer
+    scalers: dict
+    intervals: pd.DataFrame
+    catalog: pd.DataFrame
+    metadata: dict
+    path: Path
+    validation: dict = field(default_factory=dict)
+    #: ``{instance: {"label", "profile" (op -> us), "batch_latency_s", "model", ...}}``
+    examples: dict = field(default_factory=dict)
+
+    @property
+    def instances(self) -> list[str]:
+        """Every instance the artifacts know (each is an anchor and a target)."""
+        return list(self.metadata["instances"])
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.metadata["methods"])
+
+    @property
+    def default_method(self) -> str:
+        return self.metadata["default_method"]
+
+    def targets(self, anchor: str) -> list[str]:
+        self._check_instance(anchor, "anchor")
+        return [t for t in self.instances if t != anchor]
+
+    def _check_instance(self, name: str, role: str) -> None:
+        if name not in self.instances:
+            raise ProfetValueError(f"unknown {role} instance {name!r}; known: {', '.join(self.instances)}")
+
+    def predict(self, anchor: str, profiles: pd.DataFrame, anchor_latency_s=None,
+                method: str | None = None, targets=None) -> Prediction:
+        """Predict the batch latency of each profile on every other instance.
+
+        Parameters
+        ----------
+        anchor : str
+            Instance the profiles were taken on.
+        profiles : pandas.DataFrame
+            Shape (n, n_ops): ``Host_*``/``Device_*`` op times in microseconds (as returned by
+            ``parse_profile``); a ``batch_latency_s`` column, if present, gives each row's
+            measured anchor latency (seconds, NaN where unknown).
+        anchor_latency_s : float or array of shape (n,), optional
+            Measured anchor batch latency in seconds; overrides the column.
+        method : str, optional
+            One of :attr:`methods` (default: :attr:`default_method`).
+        targets : list of str, optional
+            Target instances (default: every instance but the anchor).
+
+        Returns
+        -------
+        Prediction
+        """
+        self._check_instance(anchor, "anchor")
+        method = method or self.default_method
+        if method not in self.methods:
+            raise ProfetValueError(f"unknown method {method!r}; allowed: {', '.join(self.methods)}")
+        targets = list(targets) if targets is not None else self.targets(anchor)
+        for t in targets:
+            self._check_instance(t, "target")
+        if not isinstance(profiles, pd.DataFrame) or profiles.empty or not op_columns(profiles.columns):
+            raise ProfetValueError("profiles must be a non-empty table of Host_<Op>/Device_<Op> columns")
+        n = len(profiles)
+        lat = None
+        if anchor_latency_s is not None:
+            lat = np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,)).copy()
+        elif LATENCY_COLUMN in profiles.columns:
+            lat = profiles[LATENCY_COLUMN].to_numpy(dtype=float)
+        if lat is not None:
+            bad = ~np.isnan(lat) & ~(np.isfinite(lat) & (lat > 0))
+            if bad.any():
+                raise ProfetValueError(f"anchor latency {lat[bad][0]!r} s is not allowed; it must be > 0")
+            if np.isnan(lat).all():
+                lat = None
+        ops = profiles[op_columns(profiles.columns)].reset_index(drop=True)
+        unknown = tuple(self.clusterer.unknown_ops(ops.columns[ops.to_numpy().any(axis=0)]))
+        price = self.catalog.set_index("instance")
+        parts = []
+        for target in [t for t in targets if t != anchor]:
+            model = self.models[(pair_name(anchor, target), method)]
+            res = model.predict(ops, lat)
+            q = self._quantiles(anchor, target, method, lat)
+            p = res.latency_s
+            part = pd.DataFrame({
+                "row": np.arange(n), "anchor": anchor, "target": target,
+                "gpu": price["gpu"].get(target, ""),
+                "batch_latency_ms": 1000 * p,
+                "low_ms": 1000 * p * np.exp(q[0]), "high_ms": 1000 * p * np.exp(q[1]),
+                "usd_per_hour": float(price["usd_per_hour"].get(target, np.nan)),
+                "method": method, "ensemble": res.ensemble,
+            })
+            for member, values in res.members.items():
+                part[f"{member}_ms"] = 1000 * values
+            parts.append(part)
+        table = pd.concat(parts, ignore_index=True).sort_values(["row", "target"], ignore_index=True)
+        return Prediction(table, unknown, method, INTERVAL_LEVEL)
+
+    def _quantiles(self, anchor, target, method, lat) -> tuple[np.ndarray, np.ndarray]:
+        iv = self.intervals
+        n = 1 if lat is None else len(lat)
+        out = []
+        for with_lat in (True, False):
+            sel = iv[(iv["anchor"] == anchor) & (iv["target"] == target)
+                     & (iv["estimator"] == method) & (iv["with_latency"] == with_lat)]
+            out.append((sel["q_lo"].iloc[0], sel["q_hi"].iloc[0]) if len(sel) else (np.nan, np.nan))
+        has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
+        q_lo = np.where(has, out[0][0], out[1][0])
+        q_hi = np.where(has, out[0][1], out[1][1])
+        return q_lo, q_hi
+
+    def scaler(self, target: str, by: str) -> CurveScaler:
+        self._check_instance(target, "target")
+        if by not in ("batch", "input"):
+            raise ProfetValueError(f"scale by {by!r}; allowed: batch, input")
+        return self.scalers[(target, by)]
+
+    def scale(self, target: str, by: str, latency_min_ms: float, latency_max_ms: float, size,
+              size_min: float | None = None, size_max: float | None = None) -> np.ndarray:
+        """Latency (ms) at ``size`` from latencies measured at two sizes.
+
+        Parameters
+        ----------
+        target : str
+            Instance the latencies are for.
+        by : {"batch", "input"}
+            Scale by batch size or by input image side length (pixels).
+        latency_min_ms, latency_max_ms : float
+            Latencies (ms, > 0) at ``size_min`` and ``size_max``.
+        size : float or array
+            Size(s) to predict, within the trained range.
+        size_min, size_max : float, optional
+            Sizes of the two given latencies (default: the trained range's ends, 16..256 for
+            batch and 32..256 for input).
+
+        Returns
+        -------
+        ndarray
+            Predicted latency in ms, same shape as ``size``.
+        """
+        s = self.scaler(target, by)
+        lo, hi = s.size_range_
+        size_min = lo if size_min is None else float(size_min)
+        size_max = hi if size_max is None else float(size_max)
+        for name, v in (("latency_min_ms", latency_min_ms), ("latency_max_ms", latency_max_ms)):
+            if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v) and v > 0):
+                raise ProfetValueError(f"{name} is {v!r}; it must be a number of milliseconds > 0")
+        size_arr = np.asarray(size, dtype=float)
+        for name, v in (("size", size_arr), ("size_min", size_min), ("size_max", size_max)):
+            v = np.asarray(v)
+            if not np.all(np.isfinite(v)) or np.any(v < lo) or np.any(v > hi):
+                raise ProfetValueError(
+                    f"{name} {v.tolist()!r} is outside the trained {by} range {lo:g}..{hi:g}")
+        if size_min >= size_max:
+            raise ProfetValueError(f"size_min ({size_min:g}) must be below size_max ({size_max:g})")
+        return s.predict(latency_min_ms, latency_max_ms, size_arr, size_min, size_max)
+
+
+# --------------------------------------------------------------------------------------------
+# Training and persistence
+
+
+def _write_json(path: Path, obj) -> None:
+    path.write_text(json.dumps(obj, indent=1, sort_keys=True, default=float))
+
+
+def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
+          threshold: float = 6.0, calibrate: bool = True, method_params: dict | None = None,
+          progress: Progress | None = None) -> Path:
+    """Train every method for every anchor -> target pair, the scalers, and write artifacts.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    catalog : pandas.DataFrame
+        Instance catalog (``instance, gpu, usd_per_hour``); instances of the dataset that it
+        lacks are kept with an unknown GPU and price.
+    out_dir : path-like
+        Folder to write. It is replaced only once everything was trained and written, so a
+        failure leaves an existing folder as it was.
+    methods : list of str, optional
+        Methods to train (default: all); the first one listed in ``METHODS`` order that is
+        ``DEFAULT_METHOD`` becomes the default.
+    threshold : float
+        Op-clustering distance threshold.
+    calibrate : bool
+        Run leave-one-architecture-out validation to calibrate the prediction intervals and
+        write the accuracy report into the artifacts (``validation/``).
+    method_params : dict, optional
+        ``{method: {param: value}}`` passed to the method constructors (e.g. fewer DNN epochs).
+    progress : callable, optional
+        ``progress(done, total, message)``.
+
+    Returns
+    -------
+    pathlib.Path
+        The artifacts folder.
+    """
+    methods = list(methods or METHODS)
+    for m in methods:
+        if m not in METHODS:
+            raise ProfetValueError(f"unknown method {m!r}; allowed: {', '.join(METHODS)}")
+    method_params = method_params or {}
+    catalog = validate_catalog(catalog)
+    instances = dataset.instances
+    if len(instances) < 2:
+        raise ProfetValueError(f"training needs at least 2 instances; the dataset has {instances}")
+    known = set(catalog["instance"])
+    extra = pd.DataFrame({"instance": [i for i in instances if i not in known], "gpu": "unknown",
+                          "usd_per_hour": np.nan})
+    catalog = pd.concat([catalog[catalog["instance"].isin(instances)], extra], ignore_index=True)
+
+    def factory(name):
+        return lambda clusterer: METHODS[name](clusterer=clusterer, **method_params.get(name, {}))
+
+    ops = [c for c in dataset.ops if dataset.profiles[c].to_numpy().any()]
+    clusterer = OpClusterer(threshold=threshold).fit(dataset.profiles[ops])
+    jobs = [(a, t) for a in instances for t in instances if a != t]
+    total = len(jobs) * len(methods)
+    meta_models, arrays, done = {}, {}, 0
+    for anchor, target in jobs:
+        pairs = make_pairs(dataset, anchor, target)
+        for m in methods:
+            model = factory(m)(clusterer).fit(pairs)
+            meta, arr = model.to_state()
+            key = f"{pair_name(anchor, target)}|{m}"
+            meta_models[key] = meta
+            arrays.update({f"{key}|{k}": v for k, v in arr.items()})
+            done += 1
+            if progress:
+                progress(done, total, f"trained {m} {anchor} -> {target}")
+    meta_scalers = {}
+    for by in ("batch", "input"):
+        curves = scaling_curves(dataset.latencies, by)
+        size_range = (float(curves["size"].min()), float(curves["size"].max()))
+        for inst in instances:
+            c = curves[curves["instance"] == inst]
+            if c.empty:
+                continue
+            s = fit_scaler(c, size_range, **SCALER_VARIANTS["default"][by])
+            meta, arr = s.to_state()
+            meta_scalers[f"{inst}|{by}"] = meta
+            arrays.update({f"scaler|{inst}|{by}|{k}": v for k, v in arr.items()})
+
+    default = DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
+    Path(out_dir).resolve().parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".profet-train-", dir=Path(out_dir).resolve().parent))
+    try:
+        (tmp / "validation").mkdir()
+        if calibrate:
+            oof = cross_validate(dataset, {m: factory(m) for m in methods}, threshold=threshold,
+                                 progress=progress)
+            intervals = interval_quantiles(oof, INTERVAL_LEVEL)
+            write_validation(tmp / "validation", oof, intervals, dataset)
+        else:
+            intervals = pd.DataFrame(columns=["anchor", "target", "estimator", "with_latency",
+                                              "q_lo", "q_hi", "coverage"])
+        intervals.to_csv(tmp / "intervals.csv", index=False)
+        _write_json(tmp / "examples.json", _examples(dataset))
+        catalog.to_csv(tmp / "instances.csv", index=False)
+        np.savez_compressed(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
+        _write_json(tmp / "model.json", {
+            "format": FORMAT_VERSION, "instances": instances, "methods": methods,
+            "default_method": default, "clustering": clusterer.to_state(),
+            "models": meta_models, "scalers": meta_scalers, "interval_level": INTERVAL_LEVEL,
+        })
+        files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
+        _write_json(tmp / "manifest.json", {
+            "format": FORMAT_VERSION,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "data_fingerprint": dataset.fingerprint,
+            "n_profiles": len(dataset.profiles), "architectures": dataset.architectures,
+            "threshold": threshold, "calibrated": calibrate, "method_params": method_params,
+            "versions": _versions(),
+            "files": {f: _sha256(tmp / f) for f in files},
+        })
+        out = Path(out_dir)
+        if out.exists():
+            backup = out.with_name(out.name + ".old")
+            shutil.rmtree(backup, ignore_errors=True)
+            out.rename(backup)
+            tmp.rename(out)
+            shutil.rmtree(backup, ignore_errors=True)
+        else:
+            tmp.rename(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return Path(out_dir)
+
+
+def _examples(dataset: Dataset) -> dict:
+    """One example profile per instance, for the app: the median of the repetitions of a
+    mid-sized workload (so the example is an aggregate, not a copy of a measured row)."""
+    key = ["model", "input_size", "batch_size"]
+    out = {}
+    for inst in dataset.instances:
+        prof = dataset.profiles[dataset.profiles["instance"] == inst]
+        lat = dataset.latencies[dataset.latencies["instance"] == inst]
+        med_lat = lat.groupby(key)["batch_latency_s"].median()
+        common = med_lat.index.intersection(prof.set_index(key).index.unique())
+        if common.empty:
+            continue
+        med_lat = med_lat.loc[common].sort_values()
+        pick = med_lat.index[len(med_lat) // 2]
+        rows = prof.set_index(key).loc[[pick]]
+        ops = rows[[c for c in dataset.ops if rows[c].to_numpy().any()]].median()
+        out[inst] = {"label": f"{pick[0]}, {pick[1]} px, batch {pick[2]} (median of {len(rows)} runs)",
+                     "model": pick[0], "input_size": int(pick[1]), "batch_size": int(pick[2]),
+                     "batch_latency_s": float(med_lat.loc[pick]),
+                     "profile": {k: round(float(v), 3) for k, v in ops.items()}}
+    return out
+
+
+def write_validation(folder: Path, oof: pd.DataFrame, intervals: pd.DataFrame, dataset: Dataset) -> None:
+    """Write the accuracy report (CSV + Markdown) of a cross-validation run into ``folder``."""
+    from ._report import accuracy_markdown
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    metrics = summarize(oof).merge(intervals, on=["anchor", "target", "estimator", "with_latency"], how="left")
+    noise = noise_floor(dataset.latencies)
+    scalers = validate_scalers(dataset.latencies, SCALER_VARIANTS)
+    per_arch = (oof.assign(ape=lambda d: 100 * (d["predicted_s"] - d["measured_s"]).abs() / d["measured_s"])
+                .groupby(["anchor", "target", "estimator", "with_latency", "architecture"])["ape"]
+                .mean().rename("mape_pct").reset_index())
+    metrics.to_csv(folder / "metrics.csv", index=False)
+    noise.to_csv(folder / "noise.csv", index=False)
+    scalers.to_csv(folder / "scalers.csv", index=False)
+    per_arch.to_csv(folder / "per_architecture.csv", index=False)
+    # Keep one repetition's out-of-fold predictions of the main estimators for parity plots
+    # (the full table is large and repetitions differ by ~1.5%).
+    main = oof[oof["estimator"].isin(METHODS) & (oof["exp"] == oof["exp"].min())]
+    main.to_csv(folder / "predictions.csv.gz", index=False, float_format="%.6g")
+    (folder / "report.md").write_text(accuracy_markdown(metrics, noise, scalers))
+
+
+def load_artifacts(path=None) -> Predictor:
+    """Load and verify trained artifacts.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        Artifacts folder; default: ``$PROFET_ARTIFACTS`` or the project's ``artifacts/``.
+
+    Raises
+    ------
+    ArtifactError
+        If the folder, its manifest or a file is missing, or a checksum does not match.
+    """
+    path = Path(path or os.environ.get("PROFET_ARTIFACTS") or DEFAULT_ARTIFACTS)
+    manifest_path = path / "manifest.json"
+    if not manifest_path.is_file():
+        raise ArtifactError(f"no trained artifacts in {str(path)!r} (manifest.json missing); "
+                            "run `profet train --data DIR --out DIR` first")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        files = manifest["files"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ArtifactError(f"manifest {str(manifest_path)!r} is unreadable: {exc}") from None
+    if manifest.get("format") != FORMAT_VERSION:
+        raise ArtifactError(f"artifacts format {manifest.get('format')!r} is not the supported {FORMAT_VERSION}")
+    for name, digest in files.items():
+        f = path / name
+        if not f.is_file():
+            raise ArtifactError(f"artifact file {name!r} listed in the manifest is missing from {str(path)!r}")
+        if _sha256(f) != digest:
+            raise ArtifactError(f"artifact file {name!r} does not match its sha256 in the manifest; "
+                                "retrain or restore the artifacts")
+    examples = json.loads((path / "examples.json").read_text()) if "examples.json" in files else {}
+    for required in ("model.json", "arrays.npz", "instances.csv", "intervals.csv"):
+        if required not in files:
+            raise ArtifactError(f"manifest does not list {required!r}")
+    model = json.loads((path / "model.json").read_text())
+    with np.load(path / "arrays.npz", allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    clusterer = OpClusterer.from_state(model["clustering"])
+    models = {}
+    for key, meta in model["models"].items():
+        pair, method = key.split("|")
+        prefix = f"{key}|"
+        arr = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+        models[(pair, method)] = METHODS[method].from_state(meta, arr, clusterer)
+    scalers = {}
+    for key, meta in model["scalers"].items():
+        inst, by = key.split("|")
+        prefix = f"scaler|{key}|"
+        scalers[(inst, by)] = CurveScaler.from_state(
+            meta, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+    intervals = pd.read_csv(path / "intervals.csv")
+    if not intervals.empty:
+        intervals["with_latency"] = intervals["with_latency"].astype(str).str.lower() == "true"
+    catalog = pd.read_csv(path / "instances.csv")
+    validation = {}
+    for name in ("metrics", "noise", "scalers", "per_architecture"):
+        f = path / "validation" / f"{name}.csv"
+        if f.is_file() and f"validation/{name}.csv" in files:
+            validation[name] = pd.read_csv(f)
+    f = path / "validation" / "predictions.csv.gz"
+    if f.is_file() and "validation/predictions.csv.gz" in files:
+        validation["predictions"] = pd.read_csv(f)
+    metadata = {**{k: v for k, v in manifest.items() if k != "files"},
+                "instances": model["instances"], "methods": model["methods"],
+                "default_method": model["default_method"]}
+    return Predictor(models, clusterer, scalers, intervals, catalog, metadata, path, validation, examples)

@@ -1,0 +1,204 @@
+"""Loading and validating PROFET datasets, and building anchor -> target training pairs."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._errors import ProfetFileNotFoundError, ProfetValueError
+
+KEY = ("exp", "instance", "model", "input_size", "batch_size")
+#: Columns that join an anchor's profile to a target's latency (the instance differs).
+PAIR_KEY = ("exp", "model", "input_size", "batch_size")
+OP_PREFIXES = ("Host_", "Device_")
+
+
+def op_columns(columns) -> list[str]:
+    """Return the op-time columns (``Host_<Op>`` / ``Device_<Op>``) among ``columns``, in order."""
+    return [c for c in columns if isinstance(c, str) and c.startswith(OP_PREFIXES)]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A validated PROFET dataset.
+
+    Attributes
+    ----------
+    profiles : pandas.DataFrame
+        One row per profiled step: the :data:`KEY` columns plus ``Host_*``/``Device_*`` op times
+        in microseconds (0 where the op did not occur).
+    latencies : pandas.DataFrame
+        The :data:`KEY` columns plus ``batch_latency_s`` (seconds, > 0).
+    fingerprint : str
+        sha256 of the two tables' contents, recorded in trained artifacts.
+    """
+
+    profiles: pd.DataFrame
+    latencies: pd.DataFrame
+    fingerprint: str
+
+    @property
+    def instances(self) -> list[str]:
+        """Instances that have both profiles and latencies, sorted."""
+        return sorted(set(self.profiles["instance"]) & set(self.latencies["instance"]))
+
+    @property
+    def ops(self) -> list[str]:
+        """Op-time columns of the profiles."""
+        return op_columns(self.profiles.columns)
+
+    @property
+    def architectures(self) -> list[str]:
+        """CNN architectures (``model`` values) in the profiles, sorted."""
+        return sorted(self.profiles["model"].unique())
+
+
+def _read_table(folder: Path, stem: str) -> pd.DataFrame:
+    for suffix, reader in ((".parquet", pd.read_parquet), (".csv", pd.read_csv)):
+        path = folder / f"{stem}{suffix}"
+        if path.is_file():
+            try:
+                return reader(path)
+            except Exception as exc:  # pandas/pyarrow raise many types for a broken file
+                raise ProfetValueError(f"cannot read {path}: {exc}") from exc
+    raise ProfetFileNotFoundError(
+        f"no {stem}.parquet or {stem}.csv in {folder} (a dataset folder holds profiles and latencies)"
+    )
+
+
+def _require(df: pd.DataFrame, cols, what: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ProfetValueError(f"{what} lacks required column(s) {missing}; it has {list(df.columns)[:12]}")
+
+
+def validate_tables(profiles: pd.DataFrame, latencies: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Check and normalise a profiles table and a latencies table.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        Must hold the key columns ``exp, instance, model, input_size, batch_size`` and at least
+        one ``Host_*``/``Device_*`` column (microseconds, finite, >= 0; missing values become 0).
+    latencies : pandas.DataFrame
+        Must hold the key columns and ``batch_latency_s`` (seconds, finite, > 0).
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        Copies with string keys, integer sizes and float op times.
+
+    Raises
+    ------
+    ProfetValueError
+        On a missing column, a non-numeric, negative or non-finite time, or an empty table.
+    """
+    _require(profiles, KEY, "profiles table")
+    _require(latencies, (*KEY, "batch_latency_s"), "latencies table")
+    ops = op_columns(profiles.columns)
+    if not ops:
+        raise ProfetValueError("profiles table has no Host_<Op>/Device_<Op> columns")
+    if profiles.empty or latencies.empty:
+        raise ProfetValueError("profiles and latencies tables must not be empty")
+    profiles = profiles.copy()
+    latencies = latencies.copy()
+    for df in (profiles, latencies):
+        for c in ("exp", "instance", "model"):
+            df[c] = df[c].astype(str)
+        for c in ("input_size", "batch_size"):
+            values = pd.to_numeric(df[c], errors="coerce")
+            if values.isna().any() or (values <= 0).any():
+                raise ProfetValueError(f"column {c!r} must hold positive integers")
+            df[c] = values.astype(int)
+    times = profiles[ops].apply(pd.to_numeric, errors="coerce")
+    bad = [c for c in ops if (profiles[c].notna() & times[c].isna()).any()]
+    if bad:
+        raise ProfetValueError(f"op column(s) {bad[:5]} hold non-numeric values; op times are microseconds")
+    times = times.fillna(0.0).astype(float)
+    arr = times.to_numpy()
+    if not np.isfinite(arr).all() or (arr < 0).any():
+        bad = [c for c in ops if (~np.isfinite(times[c]) | (times[c] < 0)).any()]
+        raise ProfetValueError(f"op column(s) {bad[:5]} hold negative or infinite times; allowed: finite >= 0 us")
+    profiles[ops] = times
+    lat = pd.to_numeric(latencies["batch_latency_s"], errors="coerce")
+    if lat.isna().any() or not np.isfinite(lat).all() or (lat <= 0).any():
+        raise ProfetValueError("batch_latency_s must be a finite number of seconds > 0 in every row")
+    latencies["batch_latency_s"] = lat.astype(float)
+    return profiles, latencies
+
+
+def _fingerprint(*frames: pd.DataFrame) -> str:
+    h = hashlib.sha256()
+    for df in frames:
+        h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+        h.update(",".join(map(str, df.columns)).encode())
+    return h.hexdigest()
+
+
+def make_dataset(profiles: pd.DataFrame, latencies: pd.DataFrame) -> Dataset:
+    """Validate two in-memory tables (see :func:`validate_tables`) into a :class:`Dataset`."""
+    profiles, latencies = validate_tables(profiles, latencies)
+    cols = [*KEY, "batch_latency_s"]
+    latencies = latencies[cols + [c for c in latencies.columns if c not in cols]]
+    return Dataset(profiles.reset_index(drop=True), latencies.reset_index(drop=True),
+                   _fingerprint(profiles, latencies))
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Load a dataset folder in the shared schema.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Folder holding ``profiles.parquet`` (or ``.csv``) and ``latencies.parquet`` (or ``.csv``).
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ProfetFileNotFoundError
+        If the folder or a table is missing.
+    ProfetValueError
+        If a table is unreadable or fails :func:`validate_tables`.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ProfetFileNotFoundError(f"dataset folder {str(folder)!r} does not exist")
+    return make_dataset(_read_table(folder, "profiles"), _read_table(folder, "latencies"))
+
+
+def make_pairs(dataset: Dataset, anchor: str, target: str) -> pd.DataFrame:
+    """Join the anchor's profiles to the anchor's and the target's latencies.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    anchor, target : str
+        Instance names present in the dataset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per key profiled on ``anchor`` and measured on ``target``: :data:`PAIR_KEY`,
+        the anchor's op columns (us), ``anchor_latency_s`` and ``target_latency_s`` (seconds).
+    """
+    for name in (anchor, target):
+        if name not in dataset.instances:
+            raise ProfetValueError(f"instance {name!r} not in dataset; known: {dataset.instances}")
+    key = list(PAIR_KEY)
+    prof = dataset.profiles[dataset.profiles["instance"] == anchor].drop(columns="instance")
+    lat_tab = dataset.latencies[[*KEY, "batch_latency_s"]]
+    a = lat_tab[lat_tab["instance"] == anchor].drop(columns="instance")
+    t = lat_tab[lat_tab["instance"] == target].drop(columns="instance")
+    # Aggregate duplicate keys defensively so a join can never multiply rows.
+    a = a.groupby(key, as_index=False)["batch_latency_s"].median()
+    t = t.groupby(key, as_index=False)["batch_latency_s"].median()
+    out = prof.merge(a.rename(columns={"batch_latency_s": "anchor_latency_s"}), on=key, how="inner")
+    out = out.merge(t.rename(columns={"batch_latency_s": "target_latency_s"}), on=key, how="inner")
+    return out.reset_index(drop=True)

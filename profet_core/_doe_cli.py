@@ -1,0 +1,234 @@
+"""``profet doe``: design two-level factorial experiments and analyse their results.
+
+The lead's CLI registers this with :func:`add_doe_parser`; :func:`main` runs it standalone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ._doe import (
+    AnalysisResult,
+    Design,
+    analyze,
+    default_factors,
+    make_design,
+    parse_factor,
+    read_results,
+)
+from ._doe_plots import doe_figures
+from ._errors import ProfetError, ProfetValueError
+
+__all__ = ["add_doe_parser", "main"]
+
+
+def add_doe_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register the ``doe`` subcommand (``design`` and ``analyze``) on an argparse subparsers.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The object returned by ``parser.add_subparsers()``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``doe`` parser; its sub-subcommands set ``func`` to a handler ``handler(args) -> int``.
+    """
+    doe = subparsers.add_parser(
+        "doe",
+        help="design two-level factorial experiments and analyse their results",
+        description="Two-level full and fractional factorial designs, and their ANOVA.",
+    )
+    sub = doe.add_subparsers(dest="doe_command", metavar="{design,analyze}", required=True)
+
+    d = sub.add_parser(
+        "design",
+        help="build a run sheet",
+        description="Build a two-level full or fractional factorial design and its run sheet.",
+        epilog="example: profet doe design --factor cpu=750m,1500m --factor memory=1.5Gi,3Gi "
+        "--factor network=FashionMNISTCNN,FashionMNISTResNet --factor epochs=5,10 "
+        "--generator D=ABC --replicates 4 --seed 1",
+    )
+    d.add_argument("--factor", action="append", required=True, metavar="NAME=LOW,HIGH",
+                   help="a factor and its two levels; repeat for each factor (letters A, B, C, "
+                   "... follow this order)")
+    d.add_argument("--generator", action="append", default=[], metavar="D=ABC",
+                   help="generator of a fraction, e.g. D=ABC or D=-ABC; repeat for more")
+    d.add_argument("--replicates", type=int, default=1, metavar="N",
+                   help="replicates of each run (default 1)")
+    d.add_argument("--seed", type=int, default=None, metavar="S",
+                   help="seed of the randomised run order (default: drawn and printed)")
+    d.add_argument("--no-randomize", action="store_true",
+                   help="keep standard order instead of randomising the runs")
+    d.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="write run_sheet.csv, factors.csv and aliases.csv to DIR")
+    d.set_defaults(func=design_handler)
+
+    a = sub.add_parser(
+        "analyze",
+        help="ANOVA of a results CSV",
+        description="Fit main effects and two-factor interactions (sum-to-zero contrasts, type "
+        "III ANOVA) to a results CSV: factor columns with level labels or -1/+1, and numeric "
+        "response columns.",
+    )
+    a.add_argument("results", type=Path, metavar="RESULTS.csv", help="results table (CSV)")
+    a.add_argument("--response", action="append", required=True, metavar="NAME",
+                   help="response column; repeat to analyse several")
+    a.add_argument("--factors", default=None, metavar="A,B,...",
+                   help="factor columns (default: every other column, except run-sheet "
+                   "bookkeeping columns and numeric columns with more than two values)")
+    a.add_argument("--levels", action="append", default=[], metavar="NAME=LOW,HIGH",
+                   help="which label of a factor is low and which high (default: numeric "
+                   "order, else alphabetical)")
+    a.add_argument("--terms", default=None, metavar="A,A:B,...",
+                   help="keep only these terms and pool the rest into the error")
+    a.add_argument("--alpha", type=float, default=0.05,
+                   help="confidence intervals at 1 - ALPHA (default 0.05)")
+    a.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="write <response>_anova.csv, _coefficients.csv, _effects.csv, "
+                   "_residuals.csv and one HTML file per figure (with plotly.min.js) to DIR")
+    a.set_defaults(func=analyze_handler)
+    return doe
+
+
+def _split(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _table(df: pd.DataFrame, index: bool = True) -> str:
+    return df.to_string(index=index, float_format=lambda v: f"{v:.6g}", na_rep="-")
+
+
+def _prepare_out(out: Path) -> Path:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ProfetValueError(f"cannot create output folder {str(out)!r}: {exc}") from exc
+    return out
+
+
+def format_design(design: Design) -> str:
+    """Text summary of a design: type, resolution, defining relation, factors, aliases."""
+    lines = [
+        f"Design: {design.label}, {design.n_base_runs} runs x {design.replicates} replicate(s) "
+        f"= {design.n_runs} runs",
+        f"Resolution: {design.resolution_label}",
+    ]
+    if design.generators:
+        lines.append("Generators: " + ", ".join(design.generators))
+        lines.append(f"Defining relation: {design.defining_relation_text}")
+    lines.append("Run order: " + (f"randomised, seed {design.seed}" if design.seed is not None
+                                  else "standard order"))
+    lines += ["", "Factors:", _table(design.factor_table(), index=False)]
+    if design.aliases:
+        lines += ["", "Alias structure:", _table(design.alias_table(), index=False)]
+    return "\n".join(lines)
+
+
+def design_handler(args: argparse.Namespace) -> int:
+    """Handle ``profet doe design``: print the design and run sheet, optionally write CSVs."""
+    factors = [parse_factor(f) for f in args.factor]
+    design = make_design(factors, args.generator, replicates=args.replicates, seed=args.seed,
+                         randomize=not args.no_randomize)
+    print(format_design(design))
+    print("\nRun sheet:")
+    print(_table(design.runs, index=False))
+    if args.out is not None:
+        out = _prepare_out(args.out)
+        design.runs.to_csv(out / "run_sheet.csv", index=False)
+        design.factor_table().to_csv(out / "factors.csv", index=False)
+        design.alias_table().to_csv(out / "aliases.csv", index=False)
+        print(f"\nWrote run_sheet.csv, factors.csv and aliases.csv to {out}")
+    return 0
+
+
+def format_analysis(result: AnalysisResult) -> str:
+    """Text report of an analysis: ANOVA, coefficients, effects, diagnostics and notes."""
+    lines = [f"Response: {result.response} ({result.n_runs} runs, residual df {result.df_resid}, "
+             f"R^2 = {result.r_squared:.4f})"]
+    if result.has_error:
+        lines += ["", "ANOVA (type III):", _table(result.anova)]
+    else:
+        lines += ["", "No error term: F tests are not possible; use the half-normal plot "
+                  "(--out) or --terms to pool small effects into the error.",
+                  "", "Sums of squares:", _table(result.anova[["sum_sq", "df"]])]
+    ci = int(round(100 * (1 - result.alpha)))
+    lines += ["", f"Coefficients ({ci}% confidence intervals):", _table(result.coefficients)]
+    lines += ["", "Effects:", _table(result.effects, index=False)]
+    if result.shapiro is not None:
+        lines += ["", f"Shapiro-Wilk on residuals: W = {result.shapiro.statistic:.4f}, "
+                  f"p = {result.shapiro.p_value:.4g}"]
+    if result.notes:
+        lines += ["", "Notes:"] + [f"- {n}" for n in result.notes]
+    return "\n".join(lines)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "response"
+
+
+def analyze_handler(args: argparse.Namespace) -> int:
+    """Handle ``profet doe analyze``: print ANOVA tables, optionally write CSVs and figures."""
+    df = read_results(args.results)
+    levels = [parse_factor(s) for s in args.levels]
+    factors = _split(args.factors)
+    terms = _split(args.terms)
+    out = _prepare_out(args.out) if args.out is not None else None
+    for i, response in enumerate(args.response):
+        # other requested responses are never factors, whatever their values look like
+        facs = default_factors(df, args.response) if factors is None else factors
+        result = analyze(df, response, facs, levels=levels or None, terms=terms, alpha=args.alpha)
+        if i:
+            print("\n" + "=" * 78 + "\n")
+        print(format_analysis(result))
+        if out is not None:
+            stem = _safe(response)
+            result.anova.to_csv(out / f"{stem}_anova.csv")
+            result.coefficients.to_csv(out / f"{stem}_coefficients.csv")
+            result.effects.to_csv(out / f"{stem}_effects.csv", index=False)
+            result.residuals.to_csv(out / f"{stem}_residuals.csv", index=False)
+            names = []
+            for name, fig in doe_figures(result).items():
+                # "directory" writes plotly.min.js once next to the pages: offline, without
+                # repeating 4 MB of JavaScript in every file
+                fig.write_html(out / f"{stem}_{name}.html", include_plotlyjs="directory")
+                names.append(f"{stem}_{name}.html")
+            print(f"\nWrote {stem}_anova.csv, {stem}_coefficients.csv, {stem}_effects.csv, "
+                  f"{stem}_residuals.csv and {', '.join(names)} to {out}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``doe`` standalone (``python -m profet_core._doe_cli design ...``).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments after ``doe``; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        Exit code: 0 on success, 2 on a ProfetError (message on stderr).
+    """
+    parser = argparse.ArgumentParser(prog="profet")
+    add_doe_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["doe", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return args.func(args)
+    except ProfetError as exc:
+        print(f"profet: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,238 @@
+"""Estimators whose learned state is plain arrays, so artifacts never need pickle.
+
+Each has ``to_state() -> (meta: dict, arrays: dict[str, ndarray])`` and a ``from_state``
+classmethod; prediction runs in numpy only (TensorFlow is imported by ``DenseNetRegressor.fit``
+alone).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+from sklearn.utils.validation import check_is_fitted
+
+
+def _as_2d(X) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    return X.reshape(-1, 1) if X.ndim == 1 else X
+
+
+class DenseNetRegressor(RegressorMixin, BaseEstimator):
+    """PROFET's Keras DNN (Dense 128-64-32-16-1, relu) behind scikit-learn's interface.
+
+    Trained with Keras (Adam, exponential learning-rate decay, early stopping on a validation
+    split); the fitted weights are kept as numpy arrays and prediction is a numpy forward pass,
+    so loading and predicting never import TensorFlow. Inputs are min-max scaled and the target
+    standardised inside the estimator.
+
+    Parameters
+    ----------
+    hidden : tuple of int
+        Units of the hidden Dense layers.
+    learning_rate, decay_steps, decay_rate : float, int, float
+        ``ExponentialDecay`` schedule of the Adam optimiser (PROFET: 1e-3, 1000, 0.9).
+    epochs, batch_size, patience : int
+        Training length, mini-batch size and early-stopping patience (epochs).
+    validation_fraction : float
+        Share of rows held out for early stopping.
+    random_state : int
+    """
+
+    def __init__(self, hidden=(128, 64, 32, 16), learning_rate=1e-3, decay_steps=1000,
+                 decay_rate=0.9, epochs=300, batch_size=32, patience=20,
+                 validation_fraction=0.2, random_state=0):
+        self.hidden = hidden
+        self.learning_rate = learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.patience = patience
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        import tensorflow as tf  # training only: prediction stays numpy
+
+        X = _as_2d(X)
+        y = np.asarray(y, dtype=np.float64)
+        self.x_min_ = X.min(axis=0)
+        span = X.max(axis=0) - self.x_min_
+        self.x_scale_ = np.where(span > 0, span, 1.0)
+        self.y_mean_ = float(y.mean())
+        self.y_std_ = float(y.std()) or 1.0
+        Xs = ((X - self.x_min_) / self.x_scale_).astype(np.float32)
+        ys = ((y - self.y_mean_) / self.y_std_).astype(np.float32)
+        tf.keras.utils.set_random_seed(self.random_state)
+        layers = [tf.keras.Input(shape=(X.shape[1],))]
+        layers += [tf.keras.layers.Dense(u, activation="relu") for u in self.hidden]
+        layers += [tf.keras.layers.Dense(1)]
+        model = tf.keras.Sequential(layers)
+        schedule = tf.keras.optimizers.schedules.ExponentialDecay(
+            self.learning_rate, decay_steps=self.decay_steps, decay_rate=self.decay_rate)
+        model.compile(optimizer=tf.keras.optimizers.Adam(schedule), loss="mse")
+        rng = np.random.default_rng(self.random_state)
+        order = rng.permutation(len(Xs))
+        n_val = int(round(len(Xs) * self.validation_fraction)) if len(Xs) >= 10 else 0
+        val, tr = order[:n_val], order[n_val:]
+        callbacks = []
+        fit_kw = {}
+        if n_val:
+            callbacks.append(tf.keras.callbacks.EarlyStopping(
+                patience=self.patience, restore_best_weights=True))
+            fit_kw["validation_data"] = (Xs[val], ys[val])
+        model.fit(Xs[tr], ys[tr], epochs=self.epochs, batch_size=self.batch_size, verbose=0,
+                  callbacks=callbacks, **fit_kw)
+        self.weights_ = [w.astype(np.float64) for w in model.get_weights()]
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "weights_")
+        h = (_as_2d(X) - self.x_min_) / self.x_scale_
+        n_layers = len(self.weights_) // 2
+        for i in range(n_layers):
+            h = h @ self.weights_[2 * i] + self.weights_[2 * i + 1]
+            if i < n_layers - 1:
+                h = np.maximum(h, 0.0)
+        return h[:, 0] * self.y_std_ + self.y_mean_
+
+    def to_state(self):
+        check_is_fitted(self, "weights_")
+        meta = {"params": {**self.get_params(), "hidden": list(self.hidden)},
+                "y_mean": self.y_mean_, "y_std": self.y_std_, "n_weights": len(self.weights_)}
+        arrays = {"x_min": self.x_min_, "x_scale": self.x_scale_}
+        arrays.update({f"w{i}": w for i, w in enumerate(self.weights_)})
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        params = dict(meta["params"])
+        params["hidden"] = tuple(params["hidden"])
+        self = cls(**params)
+        self.x_min_, self.x_scale_ = arrays["x_min"], arrays["x_scale"]
+        self.y_mean_, self.y_std_ = meta["y_mean"], meta["y_std"]
+        self.weights_ = [arrays[f"w{i}"] for i in range(meta["n_weights"])]
+        self.n_features_in_ = len(self.x_min_)
+        return self
+
+
+class ForestRegressor(RegressorMixin, BaseEstimator):
+    """A scikit-learn random forest (or extra-trees) whose trees are exported as flat arrays.
+
+    Parameters
+    ----------
+    n_estimators, max_features, min_samples_leaf, max_depth :
+        As in :class:`sklearn.ensemble.RandomForestRegressor`.
+    extra : bool
+        Use :class:`~sklearn.ensemble.ExtraTreesRegressor` (random split points) instead.
+    random_state : int
+    n_jobs : int or None
+    """
+
+    def __init__(self, n_estimators=100, max_features=1.0, min_samples_leaf=1, max_depth=None,
+                 extra=False, random_state=0, n_jobs=None):
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
+        self.extra = extra
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        cls = ExtraTreesRegressor if self.extra else RandomForestRegressor
+        forest = cls(n_estimators=self.n_estimators, max_features=self.max_features,
+                     min_samples_leaf=self.min_samples_leaf, max_depth=self.max_depth,
+                     random_state=self.random_state, n_jobs=self.n_jobs)
+        forest.fit(_as_2d(X), np.asarray(y, dtype=np.float64))
+        left, right, feature, threshold, value, roots = [], [], [], [], [], []
+        offset = 0
+        for tree in (e.tree_ for e in forest.estimators_):
+            roots.append(offset)
+            is_leaf = tree.children_left < 0
+            # Global node ids; a leaf points at itself so traversal can run a fixed depth.
+            ids = np.arange(tree.node_count) + offset
+            left.append(np.where(is_leaf, ids, tree.children_left + offset))
+            right.append(np.where(is_leaf, ids, tree.children_right + offset))
+            feature.append(np.where(is_leaf, 0, tree.feature))
+            threshold.append(np.where(is_leaf, np.inf, tree.threshold))
+            value.append(tree.value[:, 0, 0])
+            offset += tree.node_count
+        self.left_ = np.concatenate(left).astype(np.int32)
+        self.right_ = np.concatenate(right).astype(np.int32)
+        self.feature_ = np.concatenate(feature).astype(np.int32)
+        self.threshold_ = np.concatenate(threshold)
+        self.value_ = np.concatenate(value)
+        self.roots_ = np.asarray(roots, dtype=np.int32)
+        self.depth_ = int(max(e.tree_.max_depth for e in forest.estimators_))
+        self.n_features_in_ = forest.n_features_in_
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "value_")
+        # Trees compare float32 inputs with their thresholds; cast the same way to match exactly.
+        X = _as_2d(X).astype(np.float32).astype(np.float64)
+        nodes = np.broadcast_to(self.roots_, (len(X), len(self.roots_))).copy()
+        rows = np.arange(len(X))[:, None]
+        for _ in range(self.depth_):
+            go_left = X[rows, self.feature_[nodes]] <= self.threshold_[nodes]
+            nodes = np.where(go_left, self.left_[nodes], self.right_[nodes])
+        return self.value_[nodes].mean(axis=1)
+
+    def to_state(self):
+        check_is_fitted(self, "value_")
+        meta = {"params": self.get_params(), "depth": self.depth_, "n_features": self.n_features_in_}
+        arrays = {"left": self.left_, "right": self.right_, "feature": self.feature_,
+                  "threshold": self.threshold_, "value": self.value_, "roots": self.roots_}
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        self = cls(**meta["params"])
+        for k in ("left", "right", "feature", "threshold", "value", "roots"):
+            setattr(self, f"{k}_", arrays[k])
+        self.depth_, self.n_features_in_ = meta["depth"], meta["n_features"]
+        return self
+
+
+class LinearModel(RegressorMixin, BaseEstimator):
+    """Ordinary or ridge least squares with its coefficients as plain arrays.
+
+    Parameters
+    ----------
+    alpha : float
+        L2 penalty on standardised inputs (0 = ordinary least squares).
+    """
+
+    def __init__(self, alpha=0.0):
+        self.alpha = alpha
+
+    def fit(self, X, y, sample_weight=None):
+        from sklearn.linear_model import LinearRegression, Ridge
+
+        X = _as_2d(X)
+        mu, sd = X.mean(axis=0), X.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)
+        model = Ridge(alpha=self.alpha) if self.alpha else LinearRegression()
+        model.fit((X - mu) / sd, np.asarray(y, dtype=np.float64), sample_weight=sample_weight)
+        self.coef_ = model.coef_ / sd
+        self.intercept_ = float(model.intercept_ - (model.coef_ / sd) @ mu)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "coef_")
+        return _as_2d(X) @ self.coef_ + self.intercept_
+
+    def to_state(self):
+        check_is_fitted(self, "coef_")
+        return {"params": self.get_params(), "intercept": self.intercept_}, {"coef": self.coef_}
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        self = cls(**meta["params"])
+        self.coef_, self.intercept_ = arrays["coef"], meta["intercept"]
+        self.n_features_in_ = len(self.coef_)
+        return self

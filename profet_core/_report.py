@@ -1,0 +1,46 @@
+"""Markdown accuracy report from validation tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def _md(df: pd.DataFrame, floatfmt: str = ".1f") -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
+    for row in df.itertuples(index=False):
+        cells = [format(v, floatfmt) if isinstance(v, float) else str(v) for v in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def accuracy_table(metrics: pd.DataFrame, with_latency: bool, value: str = "mape_pct") -> pd.DataFrame:
+    """Pivot ``metrics`` to one row per pair (plus a mean row) and one column per estimator."""
+    m = metrics[metrics["with_latency"] == with_latency].copy()
+    m["pair"] = m["anchor"] + " -> " + m["target"]
+    t = m.pivot_table(index="pair", columns="estimator", values=value, aggfunc="first")
+    t.loc["mean"] = t.mean()
+    t.loc["max"] = t.drop(index="mean").max()
+    return t.reset_index()
+
+
+def accuracy_markdown(metrics: pd.DataFrame, noise: pd.DataFrame, scalers: pd.DataFrame) -> str:
+    """The full accuracy report (leave-one-architecture-out), as Markdown."""
+    parts = ["# Accuracy (leave-one-architecture-out)", "",
+             "Each CNN architecture is predicted by models trained on the others only. "
+             "MAPE in %, per anchor -> target pair; `mean` and `max` over pairs.", ""]
+    parts += ["## Noise floor (repetitions of the same workload)", "", _md(noise, ".2f"), ""]
+    for with_lat, title in ((True, "with the anchor latency given"), (False, "without the anchor latency")):
+        parts += [f"## MAPE % {title}", "", _md(accuracy_table(metrics, with_lat)), ""]
+    if "coverage" in metrics:
+        cov = metrics.copy()
+        cov["coverage"] = 100 * cov["coverage"]
+        for with_lat, title in ((True, "with"), (False, "without")):
+            parts += [f"## 80% interval coverage % ({title} anchor latency)", "",
+                      _md(accuracy_table(cov, with_lat, "coverage")), ""]
+    for with_lat, title in ((True, "with"), (False, "without")):
+        parts += [f"## R2 ({title} anchor latency)", "", _md(accuracy_table(metrics, with_lat, "r2"), ".3f"), ""]
+    if not scalers.empty:
+        s = scalers.pivot_table(index=["instance", "by"], columns="variant", values="mape_pct").reset_index()
+        parts += ["## Scaler MAPE % at the sizes between the two given ends", "", _md(s, ".2f"), ""]
+    return "\n".join(parts)
