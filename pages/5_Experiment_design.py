@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from profet_core._doe import (
+from profet_core import (
     RUN_COLUMNS,
     Design,
     Factor,
@@ -16,7 +16,7 @@ from profet_core._doe import (
     montgomery_filtration_example,
     read_results,
 )
-from profet_core._doe_plots import doe_figures
+from profet_core import doe_figures
 from profet_core._errors import ProfetError
 
 # The factors of the federated-CNN study this feature comes from (2^(4-1), I = ABCD).
@@ -68,13 +68,19 @@ def design_tab() -> Design | None:
         help="Factors are lettered A, B, C, ... in table order. D = ABC gives the half fraction "
         "I = ABCD; D = -ABC the other half.",
     )
-    replicates = c2.number_input("Replicates", min_value=1, max_value=100, value=4, step=1,
-                                 key="doe_replicates")
+    replicates = c2.number_input(
+        "Replicates", min_value=1, max_value=100, value=4, step=1, key="doe_replicates"
+    )
     seed = c3.number_input("Seed", min_value=0, value=1, step=1, key="doe_seed")
     randomize = c4.checkbox("Randomise run order", value=True, key="doe_randomize")
     try:
-        design = make_design(_factors_from_editor(table), generators, replicates=int(replicates),
-                             seed=int(seed), randomize=randomize)
+        design = make_design(
+            _factors_from_editor(table),
+            generators,
+            replicates=int(replicates),
+            seed=int(seed),
+            randomize=randomize,
+        )
     except ProfetError as exc:
         st.error(str(exc))
         return None
@@ -92,11 +98,18 @@ def design_tab() -> Design | None:
         st.dataframe(design.alias_table(), hide_index=True)
     else:
         st.info("Full factorial: every effect can be estimated separately (no aliasing).")
-    st.markdown("**Run sheet**" + (f" (randomised, seed {design.seed})" if design.seed is not None
-                                   else " (standard order)"))
+    st.markdown(
+        "**Run sheet**"
+        + (f" (randomised, seed {design.seed})" if design.seed is not None else " (standard order)")
+    )
     st.dataframe(design.runs, hide_index=True)
-    st.download_button("Download run sheet (CSV)", _csv(design.runs), file_name="run_sheet.csv",
-                       mime="text/csv", key="doe_dl_runs")
+    st.download_button(
+        "Download run sheet (CSV)",
+        _csv(design.runs),
+        file_name="run_sheet.csv",
+        mime="text/csv",
+        key="doe_dl_runs",
+    )
     return design
 
 
@@ -111,8 +124,7 @@ def _load_results(source: str, design: Design | None) -> pd.DataFrame | None:
         if design is None:
             st.error("The Design tab has an error; fix it to generate demo results.")
             return None
-        st.caption("Made-up responses for the run sheet of the Design tab, for demonstration "
-                   "only.")
+        st.caption("Made-up responses for the run sheet of the Design tab, for demonstration only.")
         return demo_results(design, seed=int(st.session_state.get("doe_seed", 0)))
     upload = st.file_uploader(
         "Results CSV: factor columns (level labels or -1/+1) and numeric response columns",
@@ -170,8 +182,15 @@ def analyze_tab(design: Design | None) -> None:
         default=list(default_factors(df, [c for c in candidates])),
         key=f"doe_factors_{source}_{response}",
     )
-    alpha = st.number_input("Significance level (alpha)", min_value=0.001, max_value=0.5,
-                            value=0.05, step=0.01, format="%.3f", key="doe_alpha")
+    alpha = st.number_input(
+        "Significance level (alpha)",
+        min_value=0.001,
+        max_value=0.5,
+        value=0.05,
+        step=0.01,
+        format="%.3f",
+        key="doe_alpha",
+    )
     try:
         result = analyze(df, response, factors, alpha=alpha)
         kept = st.multiselect(
@@ -191,9 +210,11 @@ def analyze_tab(design: Design | None) -> None:
     m2.metric("Residual df", result.df_resid)
     m3.metric("R²", f"{result.r_squared:.4f}")
     if result.shapiro is not None:
-        m4.metric("Shapiro-Wilk p", f"{result.shapiro.p_value:.3g}",
-                  help=f"W = {result.shapiro.statistic:.4f}; a small p suggests non-normal "
-                  "residuals")
+        m4.metric(
+            "Shapiro-Wilk p",
+            f"{result.shapiro.p_value:.3g}",
+            help=f"W = {result.shapiro.statistic:.4f}; a small p suggests non-normal residuals",
+        )
     for note in result.notes:
         st.info(note)
 
@@ -211,12 +232,24 @@ def analyze_tab(design: Design | None) -> None:
     st.markdown(f"**Coefficients** ({ci}% confidence intervals)")
     st.dataframe(result.coefficients)
     d1, d2, d3 = st.columns(3)
-    d1.download_button("ANOVA (CSV)", _csv(result.anova, index=True),
-                       file_name=f"{response}_anova.csv", key="doe_dl_anova")
-    d2.download_button("Effects (CSV)", _csv(result.effects),
-                       file_name=f"{response}_effects.csv", key="doe_dl_effects")
-    d3.download_button("Coefficients (CSV)", _csv(result.coefficients, index=True),
-                       file_name=f"{response}_coefficients.csv", key="doe_dl_coef")
+    d1.download_button(
+        "ANOVA (CSV)",
+        _csv(result.anova, index=True),
+        file_name=f"{response}_anova.csv",
+        key="doe_dl_anova",
+    )
+    d2.download_button(
+        "Effects (CSV)",
+        _csv(result.effects),
+        file_name=f"{response}_effects.csv",
+        key="doe_dl_effects",
+    )
+    d3.download_button(
+        "Coefficients (CSV)",
+        _csv(result.coefficients, index=True),
+        file_name=f"{response}_coefficients.csv",
+        key="doe_dl_coef",
+    )
     _show_figures(doe_figures(result), response)
 
 

@@ -23,10 +23,17 @@ from ._catalog import validate_catalog
 from ._clustering import OpClusterer
 from ._data import Dataset, make_pairs, op_columns
 from ._errors import ArtifactError, ProfetValueError
-from ._methods import METHODS, DEFAULT_METHOD
+from ._methods import DEFAULT_METHOD, METHODS
 from ._profile import LATENCY_COLUMN
 from ._scaler import CurveScaler, fit_scaler, scaling_curves
-from ._validate import Progress, cross_validate, interval_quantiles, noise_floor, summarize, validate_scalers
+from ._validate import (
+    Progress,
+    cross_validate,
+    interval_quantiles,
+    noise_floor,
+    summarize,
+    validate_scalers,
+)
 
 FORMAT_VERSION = 1
 DEFAULT_ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
@@ -291,10 +298,8 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
         The artifacts folder.
     """
     methods = list(methods or METHODS)
-    for m in methods:
-        if m not in METHODS:
-            raise ProfetValueError(f"unknown method {m!r}; allowed: {', '.join(METHODS)}")
     method_params = method_params or {}
+    factories = {m: method_factory(m, method_params.get(m)) for m in methods}
     catalog = validate_catalog(catalog)
     instances = dataset.instances
     if len(instances) < 2:
@@ -304,9 +309,6 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
                           "usd_per_hour": np.nan})
     catalog = pd.concat([catalog[catalog["instance"].isin(instances)], extra], ignore_index=True)
 
-    def factory(name):
-        return lambda clusterer: METHODS[name](clusterer=clusterer, **method_params.get(name, {}))
-
     ops = [c for c in dataset.ops if dataset.profiles[c].to_numpy().any()]
     clusterer = OpClusterer(threshold=threshold).fit(dataset.profiles[ops])
     jobs = [(a, t) for a in instances for t in instances if a != t]
@@ -315,7 +317,7 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
     for anchor, target in jobs:
         pairs = make_pairs(dataset, anchor, target)
         for m in methods:
-            model = factory(m)(clusterer).fit(pairs)
+            model = factories[m](clusterer).fit(pairs)
             meta, arr = model.to_state()
             key = f"{pair_name(anchor, target)}|{m}"
             meta_models[key] = meta
@@ -342,7 +344,7 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
     try:
         (tmp / "validation").mkdir()
         if calibrate:
-            oof = cross_validate(dataset, {m: factory(m) for m in methods}, threshold=threshold,
+            oof = cross_validate(dataset, factories, threshold=threshold,
                                  progress=progress)
             intervals = interval_quantiles(oof, INTERVAL_LEVEL)
             write_validation(tmp / "validation", oof, intervals, dataset)

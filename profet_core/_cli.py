@@ -86,13 +86,13 @@ def _cmd_scale(args) -> int:
 def _cmd_validate(args) -> int:
     from . import load_dataset
     from ._artifacts import write_validation
-    from ._methods import METHODS
+    from ._methods import METHODS, method_factory
     from ._validate import cross_validate, interval_quantiles
 
     dataset = load_dataset(args.data)
     methods = args.methods or list(METHODS)
     params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
-    factories = {m: (lambda m: lambda c: METHODS[m](clusterer=c, **params.get(m, {})))(m) for m in methods}
+    factories = {m: method_factory(m, params.get(m)) for m in methods}
     oof = cross_validate(dataset, factories, threshold=args.threshold, anchors=args.anchors,
                          targets=args.targets, architectures=args.architectures, progress=_progress)
     out = Path(args.out)

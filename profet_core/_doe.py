@@ -48,11 +48,34 @@ MAX_RUNS = 10_000
 RUN_COLUMNS = ("run", "std_order", "replicate")
 
 _LETTERS = string.ascii_uppercase
-_ROMAN = {1: "I", 2: "II", 3: "III", 4: "IV", 5: "V", 6: "VI", 7: "VII", 8: "VIII", 9: "IX",
-          10: "X", 11: "XI", 12: "XII"}
+_ROMAN = {
+    1: "I",
+    2: "II",
+    3: "III",
+    4: "IV",
+    5: "V",
+    6: "VI",
+    7: "VII",
+    8: "VIII",
+    9: "IX",
+    10: "X",
+    11: "XI",
+    12: "XII",
+}
 # Kubernetes-style quantity suffixes, so that "750m" < "1500m" and "512Mi" < "1Gi" sort as numbers.
-_SUFFIX_SCALE = {"": 1.0, "m": 1e-3, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
-                 "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+_SUFFIX_SCALE = {
+    "": 1.0,
+    "m": 1e-3,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "Ki": 2.0**10,
+    "Mi": 2.0**20,
+    "Gi": 2.0**30,
+    "Ti": 2.0**40,
+}
 _QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%]*)\s*$")
 # patsy's Sum omits the *last* level by default, which would code the high level as -1 and flip
 # every effect's sign; omitting level 0 (the -1 level) keeps high = +1.
@@ -80,6 +103,11 @@ class Factor:
         name, low, high = (str(v).strip() for v in (self.name, self.low, self.high))
         if not name:
             raise ProfetValueError("a factor needs a name; got an empty one")
+        if any(ch in name for ch in ":=*,"):
+            # these characters separate factors in term names ("A:B = C:D") and in NAME=LOW,HIGH
+            raise ProfetValueError(
+                f"factor name {name!r} may not contain ':', '=', '*' or ','; rename it"
+            )
         if not low or not high:
             raise ProfetValueError(
                 f"factor {name!r} needs a low and a high level; got low={low!r}, high={high!r}"
@@ -113,7 +141,9 @@ def parse_factor(spec: str) -> Factor:
     """
     name, sep, levels = str(spec).partition("=")
     if not sep or not name.strip():
-        raise ProfetValueError(f"factor {spec!r} must look like NAME=LOW,HIGH (e.g. cpu=750m,1500m)")
+        raise ProfetValueError(
+            f"factor {spec!r} must look like NAME=LOW,HIGH (e.g. cpu=750m,1500m)"
+        )
     parts = [p.strip() for p in levels.split(",")]
     if len(parts) != 2 or not all(parts):
         got = [p for p in parts if p]
@@ -179,7 +209,9 @@ class Design:
     @property
     def resolution_label(self) -> str:
         """Resolution in Roman numerals, or ``"full"`` for a full factorial."""
-        return "full" if self.resolution is None else _ROMAN.get(self.resolution, str(self.resolution))
+        return (
+            "full" if self.resolution is None else _ROMAN.get(self.resolution, str(self.resolution))
+        )
 
     @property
     def defining_relation_text(self) -> str:
@@ -331,7 +363,9 @@ def make_design(
     try:
         replicates = int(replicates)
     except (TypeError, ValueError):
-        raise ProfetValueError(f"replicates must be a whole number >= 1; got {replicates!r}") from None
+        raise ProfetValueError(
+            f"replicates must be a whole number >= 1; got {replicates!r}"
+        ) from None
     if replicates < 1:
         raise ProfetValueError(f"replicates must be a whole number >= 1; got {replicates}")
 
@@ -429,7 +463,9 @@ def _alias_structure(
         cols = [np.prod(coded[:, list(t)], axis=1) for t in terms]
         words = ["".join(_LETTERS[i] for i in t) for t in terms]
         if np.all(cols[0] == cols[0][0]):
-            defining = tuple(("-" if c[0] < 0 else "") + w for c, w in zip(cols, words, strict=True))
+            defining = tuple(
+                ("-" if c[0] < 0 else "") + w for c, w in zip(cols, words, strict=True)
+            )
             continue
         signed = [words[0]] + [
             ("-" if np.dot(c, cols[0]) < 0 else "") + w
@@ -518,10 +554,13 @@ def demo_results(design: Design, seed: int = 0) -> pd.DataFrame:
     # sparse effects: a geometric fall-off makes the first factors matter most, as in screening
     scale = 0.5 ** np.arange(k)
     inter = x[:, 0] * x[:, 1] if k > 1 else np.zeros(len(x))
-    acc = (0.85 + x @ (0.03 * scale * rng.choice([-1, 1], k)) + 0.01 * inter
-           + rng.normal(0, 0.005, len(x)))
-    time = (600 + x @ (120 * scale * rng.choice([-1, 1], k)) - 40 * inter
-            + rng.normal(0, 15, len(x)))
+    acc = (
+        0.85
+        + x @ (0.03 * scale * rng.choice([-1, 1], k))
+        + 0.01 * inter
+        + rng.normal(0, 0.005, len(x))
+    )
+    time = 600 + x @ (120 * scale * rng.choice([-1, 1], k)) - 40 * inter + rng.normal(0, 15, len(x))
     out = design.runs.copy()
     out["accuracy"] = np.clip(acc, 0, 1).round(4)
     out["train_time_s"] = time.round(1)
@@ -923,8 +962,10 @@ def analyze(
             # anova_lm cannot test without residual df; each term has one df, so its type III
             # SS is the Wald numerator, which needs no error variance
             ss = model.params**2 / np.diag(model.normalized_cov_params)
-            anova = pd.DataFrame({"sum_sq": ss.to_numpy(), "df": 1.0}, index=[
-                col_term(c) for c in model.params.index])
+            anova = pd.DataFrame(
+                {"sum_sq": ss.to_numpy(), "df": 1.0},
+                index=[col_term(c) for c in model.params.index],
+            )
             anova.loc["Residual"] = [float(model.ssr), 0.0]
             anova["mean_sq"] = np.nan
             anova["F"] = np.nan
@@ -959,9 +1000,7 @@ def analyze(
         }
     )
     effects["sum_sq"] = anova.loc[effects["term"], "sum_sq"].to_numpy()
-    effects["pct_contribution"] = (
-        100 * effects["sum_sq"] / ss_total if ss_total > 0 else np.nan
-    )
+    effects["pct_contribution"] = 100 * effects["sum_sq"] / ss_total if ss_total > 0 else np.nan
     effects["p_value"] = anova.loc[effects["term"], "p_value"].to_numpy()
 
     if "run" in data.columns and pd.api.types.is_numeric_dtype(data["run"]):
@@ -980,14 +1019,9 @@ def analyze(
     if df_resid > 0 and n >= 3 and np.ptp(residuals["residual"]) > 1e-12 * max(1.0, np.ptp(y)):
         sw = stats.shapiro(residuals["residual"])
         shapiro = ShapiroResult(float(sw.statistic), float(sw.pvalue))
-    if df_resid == 0:
-        notes.append(
-            "no error degrees of freedom (unreplicated, saturated model): no F tests; judge "
-            "effects on the half-normal plot, or drop small terms to pool them into the error"
-        )
-
-    plot_data = pd.DataFrame({f.name: np.where(x[:, i] > 0, f.high, f.low)
-                              for i, f in enumerate(fac_objs)})
+    plot_data = pd.DataFrame(
+        {f.name: np.where(x[:, i] > 0, f.high, f.low) for i, f in enumerate(fac_objs)}
+    )
     plot_data[response] = y
     plot_data["run_order"] = run_order
     return AnalysisResult(

@@ -56,19 +56,43 @@ def add_doe_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         "--factor network=FashionMNISTCNN,FashionMNISTResNet --factor epochs=5,10 "
         "--generator D=ABC --replicates 4 --seed 1",
     )
-    d.add_argument("--factor", action="append", required=True, metavar="NAME=LOW,HIGH",
-                   help="a factor and its two levels; repeat for each factor (letters A, B, C, "
-                   "... follow this order)")
-    d.add_argument("--generator", action="append", default=[], metavar="D=ABC",
-                   help="generator of a fraction, e.g. D=ABC or D=-ABC; repeat for more")
-    d.add_argument("--replicates", type=int, default=1, metavar="N",
-                   help="replicates of each run (default 1)")
-    d.add_argument("--seed", type=int, default=None, metavar="S",
-                   help="seed of the randomised run order (default: drawn and printed)")
-    d.add_argument("--no-randomize", action="store_true",
-                   help="keep standard order instead of randomising the runs")
-    d.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="write run_sheet.csv, factors.csv and aliases.csv to DIR")
+    d.add_argument(
+        "--factor",
+        action="append",
+        required=True,
+        metavar="NAME=LOW,HIGH",
+        help="a factor and its two levels; repeat for each factor (letters A, B, C, "
+        "... follow this order)",
+    )
+    d.add_argument(
+        "--generator",
+        action="append",
+        default=[],
+        metavar="D=ABC",
+        help="generator of a fraction, e.g. D=ABC or D=-ABC; repeat for more",
+    )
+    d.add_argument(
+        "--replicates", type=int, default=1, metavar="N", help="replicates of each run (default 1)"
+    )
+    d.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="seed of the randomised run order (default: drawn and printed)",
+    )
+    d.add_argument(
+        "--no-randomize",
+        action="store_true",
+        help="keep standard order instead of randomising the runs",
+    )
+    d.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write run_sheet.csv, factors.csv and aliases.csv to DIR",
+    )
     d.set_defaults(func=design_handler)
 
     a = sub.add_parser(
@@ -79,21 +103,45 @@ def add_doe_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         "response columns.",
     )
     a.add_argument("results", type=Path, metavar="RESULTS.csv", help="results table (CSV)")
-    a.add_argument("--response", action="append", required=True, metavar="NAME",
-                   help="response column; repeat to analyse several")
-    a.add_argument("--factors", default=None, metavar="A,B,...",
-                   help="factor columns (default: every other column, except run-sheet "
-                   "bookkeeping columns and numeric columns with more than two values)")
-    a.add_argument("--levels", action="append", default=[], metavar="NAME=LOW,HIGH",
-                   help="which label of a factor is low and which high (default: numeric "
-                   "order, else alphabetical)")
-    a.add_argument("--terms", default=None, metavar="A,A:B,...",
-                   help="keep only these terms and pool the rest into the error")
-    a.add_argument("--alpha", type=float, default=0.05,
-                   help="confidence intervals at 1 - ALPHA (default 0.05)")
-    a.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="write <response>_anova.csv, _coefficients.csv, _effects.csv, "
-                   "_residuals.csv and one HTML file per figure (with plotly.min.js) to DIR")
+    a.add_argument(
+        "--response",
+        action="append",
+        required=True,
+        metavar="NAME",
+        help="response column; repeat to analyse several",
+    )
+    a.add_argument(
+        "--factors",
+        default=None,
+        metavar="A,B,...",
+        help="factor columns (default: every other column, except run-sheet "
+        "bookkeeping columns and numeric columns with more than two values)",
+    )
+    a.add_argument(
+        "--levels",
+        action="append",
+        default=[],
+        metavar="NAME=LOW,HIGH",
+        help="which label of a factor is low and which high (default: numeric "
+        "order, else alphabetical)",
+    )
+    a.add_argument(
+        "--terms",
+        default=None,
+        metavar="A,A:B,...",
+        help="keep only these terms and pool the rest into the error",
+    )
+    a.add_argument(
+        "--alpha", type=float, default=0.05, help="confidence intervals at 1 - ALPHA (default 0.05)"
+    )
+    a.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write <response>_anova.csv, _coefficients.csv, _effects.csv, "
+        "_residuals.csv and one HTML file per figure (with plotly.min.js) to DIR",
+    )
     a.set_defaults(func=analyze_handler)
     return doe
 
@@ -126,8 +174,10 @@ def format_design(design: Design) -> str:
     if design.generators:
         lines.append("Generators: " + ", ".join(design.generators))
         lines.append(f"Defining relation: {design.defining_relation_text}")
-    lines.append("Run order: " + (f"randomised, seed {design.seed}" if design.seed is not None
-                                  else "standard order"))
+    lines.append(
+        "Run order: "
+        + (f"randomised, seed {design.seed}" if design.seed is not None else "standard order")
+    )
     lines += ["", "Factors:", _table(design.factor_table(), index=False)]
     if design.aliases:
         lines += ["", "Alias structure:", _table(design.alias_table(), index=False)]
@@ -137,8 +187,13 @@ def format_design(design: Design) -> str:
 def design_handler(args: argparse.Namespace) -> int:
     """Handle ``profet doe design``: print the design and run sheet, optionally write CSVs."""
     factors = [parse_factor(f) for f in args.factor]
-    design = make_design(factors, args.generator, replicates=args.replicates, seed=args.seed,
-                         randomize=not args.no_randomize)
+    design = make_design(
+        factors,
+        args.generator,
+        replicates=args.replicates,
+        seed=args.seed,
+        randomize=not args.no_randomize,
+    )
     print(format_design(design))
     print("\nRun sheet:")
     print(_table(design.runs, index=False))
@@ -153,20 +208,30 @@ def design_handler(args: argparse.Namespace) -> int:
 
 def format_analysis(result: AnalysisResult) -> str:
     """Text report of an analysis: ANOVA, coefficients, effects, diagnostics and notes."""
-    lines = [f"Response: {result.response} ({result.n_runs} runs, residual df {result.df_resid}, "
-             f"R^2 = {result.r_squared:.4f})"]
+    lines = [
+        f"Response: {result.response} ({result.n_runs} runs, residual df {result.df_resid}, "
+        f"R^2 = {result.r_squared:.4f})"
+    ]
     if result.has_error:
         lines += ["", "ANOVA (type III):", _table(result.anova)]
     else:
-        lines += ["", "No error term: F tests are not possible; use the half-normal plot "
-                  "(--out) or --terms to pool small effects into the error.",
-                  "", "Sums of squares:", _table(result.anova[["sum_sq", "df"]])]
+        lines += [
+            "",
+            "No error term: F tests are not possible; use the half-normal plot "
+            "(--out) or --terms to pool small effects into the error.",
+            "",
+            "Sums of squares:",
+            _table(result.anova[["sum_sq", "df"]]),
+        ]
     ci = int(round(100 * (1 - result.alpha)))
     lines += ["", f"Coefficients ({ci}% confidence intervals):", _table(result.coefficients)]
     lines += ["", "Effects:", _table(result.effects, index=False)]
     if result.shapiro is not None:
-        lines += ["", f"Shapiro-Wilk on residuals: W = {result.shapiro.statistic:.4f}, "
-                  f"p = {result.shapiro.p_value:.4g}"]
+        lines += [
+            "",
+            f"Shapiro-Wilk on residuals: W = {result.shapiro.statistic:.4f}, "
+            f"p = {result.shapiro.p_value:.4g}",
+        ]
     if result.notes:
         lines += ["", "Notes:"] + [f"- {n}" for n in result.notes]
     return "\n".join(lines)
@@ -202,8 +267,10 @@ def analyze_handler(args: argparse.Namespace) -> int:
                 # repeating 4 MB of JavaScript in every file
                 fig.write_html(out / f"{stem}_{name}.html", include_plotlyjs="directory")
                 names.append(f"{stem}_{name}.html")
-            print(f"\nWrote {stem}_anova.csv, {stem}_coefficients.csv, {stem}_effects.csv, "
-                  f"{stem}_residuals.csv and {', '.join(names)} to {out}")
+            print(
+                f"\nWrote {stem}_anova.csv, {stem}_coefficients.csv, {stem}_effects.csv, "
+                f"{stem}_residuals.csv and {', '.join(names)} to {out}"
+            )
     return 0
 
 

@@ -72,13 +72,19 @@ def main_effects_figure(result: AnalysisResult) -> go.Figure:
     """Mean response at the low and high level of each factor."""
     data, y = result.data, result.response
     k = len(result.factors)
-    fig = make_subplots(rows=1, cols=k, shared_yaxes=True,
-                        subplot_titles=[f.name for f in result.factors])
+    fig = make_subplots(
+        rows=1, cols=k, shared_yaxes=True, subplot_titles=[f.name for f in result.factors]
+    )
     grand = float(data[y].mean())
     for j, f in enumerate(result.factors, start=1):
         means = [data.loc[data[f.name] == lv, y].mean() for lv in (f.low, f.high)]
-        fig.add_trace(go.Scatter(x=[f.low, f.high], y=means, mode="lines+markers",
-                                 name=f.name, showlegend=False), row=1, col=j)
+        fig.add_trace(
+            go.Scatter(
+                x=[f.low, f.high], y=means, mode="lines+markers", name=f.name, showlegend=False
+            ),
+            row=1,
+            col=j,
+        )
         fig.add_hline(y=grand, line_dash="dot", line_color="gray", row=1, col=j)
     fig.update_yaxes(title_text=f"mean {y}", row=1, col=1)
     fig.update_layout(title=f"Main effects: {y}")
@@ -101,10 +107,17 @@ def interaction_figure(result: AnalysisResult) -> go.Figure:
             sub = data[data[b] == lv]
             means = [sub.loc[sub[a] == la, y].mean() for la in (fa.low, fa.high)]
             fig.add_trace(
-                go.Scatter(x=[fa.low, fa.high], y=means, mode="lines+markers",
-                           name=f"{b} = {lv}", line={"color": color},
-                           legendgroup=f"{b}={lv}", showlegend=f"{b}={lv}" not in shown),
-                row=row, col=col,
+                go.Scatter(
+                    x=[fa.low, fa.high],
+                    y=means,
+                    mode="lines+markers",
+                    name=f"{b} = {lv}",
+                    line={"color": color},
+                    legendgroup=f"{b}={lv}",
+                    showlegend=f"{b}={lv}" not in shown,
+                ),
+                row=row,
+                col=col,
             )
             shown.add(f"{b}={lv}")
         fig.update_xaxes(title_text=a, row=row, col=col)
@@ -116,12 +129,22 @@ def boxplot_figure(result: AnalysisResult) -> go.Figure:
     """Box plot of the response at each level of each factor."""
     data, y = result.data, result.response
     k = len(result.factors)
-    fig = make_subplots(rows=1, cols=k, shared_yaxes=True,
-                        subplot_titles=[f.name for f in result.factors])
+    fig = make_subplots(
+        rows=1, cols=k, shared_yaxes=True, subplot_titles=[f.name for f in result.factors]
+    )
     for j, f in enumerate(result.factors, start=1):
         for lv, color in ((f.low, _LOW), (f.high, _HIGH)):
-            fig.add_trace(go.Box(y=data.loc[data[f.name] == lv, y], name=lv, boxpoints="all",
-                                 marker_color=color, showlegend=False), row=1, col=j)
+            fig.add_trace(
+                go.Box(
+                    y=data.loc[data[f.name] == lv, y],
+                    name=lv,
+                    boxpoints="all",
+                    marker_color=color,
+                    showlegend=False,
+                ),
+                row=1,
+                col=j,
+            )
     fig.update_yaxes(title_text=y, row=1, col=1)
     fig.update_layout(title=f"{y} by factor level")
     return fig
@@ -132,9 +155,15 @@ def qq_figure(result: AnalysisResult) -> go.Figure:
     (osm, osr), (slope, intercept, _) = stats.probplot(result.residuals["residual"], dist="norm")
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=osm, y=osr, mode="markers", name="residuals"))
-    fig.add_trace(go.Scatter(x=[osm[0], osm[-1]],
-                             y=[intercept + slope * osm[0], intercept + slope * osm[-1]],
-                             mode="lines", name="normal line", line={"dash": "dash"}))
+    fig.add_trace(
+        go.Scatter(
+            x=[osm[0], osm[-1]],
+            y=[intercept + slope * osm[0], intercept + slope * osm[-1]],
+            mode="lines",
+            name="normal line",
+            line={"dash": "dash"},
+        )
+    )
     sw = result.shapiro
     title = f"Normal Q-Q plot of residuals: {result.response}"
     if sw is not None:
@@ -150,6 +179,7 @@ def residual_figure(result: AnalysisResult, against: str) -> go.Figure:
     fig = go.Figure(go.Scatter(x=res[against], y=res["residual"], mode=mode, name="residual"))
     fig.add_hline(y=0, line_dash="dot", line_color="gray")
     label = "fitted value" if against == "fitted" else "run order"
-    fig.update_layout(title=f"Residuals vs {label}: {result.response}", xaxis_title=label,
-                      yaxis_title="residual")
+    fig.update_layout(
+        title=f"Residuals vs {label}: {result.response}", xaxis_title=label, yaxis_title="residual"
+    )
     return fig

@@ -14,7 +14,6 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._clustering import OpClusterer
 from ._estimators import DenseNetRegressor, ForestRegressor, LinearModel
 
 
@@ -121,3 +120,13 @@ class ProfetEnsemble(BaseEstimator):
 #: Every trainable method by name; the artifacts store which were trained.
 METHODS = {"profet": ProfetEnsemble}
 DEFAULT_METHOD = "profet"
+
+
+def method_factory(name: str, params: dict | None = None):
+    """``factory(clusterer) -> unfitted method`` for :func:`cross_validate` and training."""
+    from ._errors import ProfetValueError
+
+    if name not in METHODS:
+        raise ProfetValueError(f"unknown method {name!r}; allowed: {', '.join(METHODS)}")
+    params = dict(params or {})
+    return lambda clusterer: METHODS[name](clusterer=clusterer, **params)

@@ -88,12 +88,16 @@ class CurveScaler(BaseEstimator):
             ``(latency - latency_at_lo) / (latency_at_hi - latency_at_lo)``.
         size_range : tuple (lo, hi)
         """
+        if self.degree < 1:
+            raise ProfetValueError(f"scaler degree {self.degree!r}; allowed: 1 or more")
         self.size_range_ = (float(size_range[0]), float(size_range[1]))
         x, y = self._x(sizes), np.asarray(y, dtype=float)
         if self.through_ends:
             base = x * (1 - x)
-            A = np.column_stack([base * x**k for k in range(self.degree - 1)])
-            c, *_ = np.linalg.lstsq(A, y - x, rcond=None)
+            c = []
+            if self.degree > 1:
+                A = np.column_stack([base * x**k for k in range(self.degree - 1)])
+                c, *_ = np.linalg.lstsq(A, y - x, rcond=None)
             # Expand x + x(1-x) * sum c_k x^k into plain polynomial coefficients (highest first).
             poly = np.polynomial.Polynomial([0, 1])
             for k, ck in enumerate(c):

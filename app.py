@@ -1,0 +1,27 @@
+"""PROFET web app: ``streamlit run app.py``.
+
+The pages live in ``pages/``; shared helpers (the cached model loader) in ``ui.py``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="PROFET — GPU instance latency and cost", page_icon="⏱️",
+                   layout="wide")
+
+pages = {
+    "Predict": [
+        st.Page("pages/1_Anchor_prediction.py", title="Anchor prediction", icon="🎯", default=True),
+        st.Page("pages/2_Scaler_prediction.py", title="Scaler prediction", icon="📈"),
+    ],
+    "Trust and plan": [
+        st.Page("pages/3_Model_accuracy.py", title="Model accuracy", icon="✅"),
+        st.Page("pages/5_Experiment_design.py", title="Experiment design", icon="🧪"),
+    ],
+    "Help": [st.Page("pages/4_About.py", title="About / how to profile", icon="ℹ️")],
+}
+page = st.navigation(pages)
+st.sidebar.caption("PROFET predicts a CNN training step's latency and cost on GPU cloud "
+                   "instances from one TensorFlow profile.")
+page.run()

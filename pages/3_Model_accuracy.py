@@ -1,0 +1,158 @@
+"""Model accuracy: the artifacts' leave-one-architecture-out validation report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+import ui
+
+ALL_PAIRS = "All pairs"
+
+predictor = ui.predictor_or_stop()
+st.title("Model accuracy")
+st.caption(
+    "How far to trust a prediction. Every number here is out-of-sample: each CNN architecture "
+    "was predicted by models trained without it (leave-one-architecture-out), so these errors "
+    "are what to expect for a network the models have never seen."
+)
+
+val = predictor.validation
+metrics = val.get("metrics")
+if metrics is None or metrics.empty:
+    st.info("These artifacts were trained without validation (`calibrate=False`), so there is no "
+            "accuracy report. Retrain with validation to see it here.")
+    st.stop()
+
+
+def _bool(s: pd.Series) -> pd.Series:
+    # CSV round trips may give bools or the strings "True"/"False".
+    return s.astype(str).str.lower() == "true"
+
+
+metrics = metrics.assign(with_latency=_bool(metrics["with_latency"]))
+estimators = list(dict.fromkeys([m for m in predictor.methods if m in set(metrics["estimator"])]
+                                + sorted(metrics["estimator"].unique())))
+c1, c2 = st.columns([1, 2])
+estimator = c1.selectbox("Method", estimators, help="Methods the app can use come first; others "
+                         "are baselines of the validation.")
+with_latency = c2.radio("Anchor batch latency", [True, False], horizontal=True,
+                        format_func=lambda w: "given" if w else "not given")
+m = metrics[(metrics["estimator"] == estimator) & (metrics["with_latency"] == with_latency)].copy()
+if m.empty:
+    st.warning(f"No validation results for {estimator} with the anchor latency "
+               f"{'given' if with_latency else 'not given'}.")
+    st.stop()
+m["pair"] = m["anchor"] + " → " + m["target"]
+
+noise = val.get("noise")
+k1, k2, k3, k4 = st.columns(4)
+k1.metric("Mean MAPE over pairs", f"{m['mape_pct'].mean():.1f} %")
+k2.metric("Worst pair MAPE", f"{m['mape_pct'].max():.1f} %", m.loc[m["mape_pct"].idxmax(), "pair"],
+          delta_color="off")
+k3.metric("Median R²", f"{m['r2'].median():.3f}")
+if noise is not None and not noise.empty:
+    k4.metric("Noise floor (mean)", f"{noise['noise_pct'].mean():.1f} %",
+              help="Spread between repetitions of the very same workload: no model can beat it.")
+
+st.subheader("Error per anchor → target pair")
+left, right = st.columns([3, 2], gap="large")
+with left:
+    cols = ["anchor", "target", "mape_pct", "r2", "rmse_ms", "n"] + (
+        ["coverage"] if "coverage" in m else [])
+    shown = m[cols].assign(**({"coverage": 100 * m["coverage"]} if "coverage" in m else {}))
+    st.dataframe(shown, hide_index=True, width="stretch", key="metrics_table", column_config={
+        "anchor": "Anchor", "target": "Target",
+        "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
+        "r2": st.column_config.NumberColumn("R²", format="%.3f"),
+        "rmse_ms": st.column_config.NumberColumn("RMSE (ms)", format="%.1f"),
+        "n": st.column_config.NumberColumn("Predictions (n)", format="%d"),
+        "coverage": st.column_config.NumberColumn(
+            f"{predictor.metadata.get('interval_level', 0.8):.0%} interval coverage (%)",
+            format="%.0f"),
+    })
+with right:
+    heat = m.pivot_table(index="anchor", columns="target", values="mape_pct")
+    fig = px.imshow(heat, text_auto=".1f", color_continuous_scale="Blues", aspect="auto",
+                    labels={"x": "Target instance", "y": "Anchor instance", "color": "MAPE (%)"})
+    fig.update_layout(height=360, margin={"t": 30})
+    st.plotly_chart(fig, width="stretch", key="mape_heatmap")
+
+st.subheader("Predicted vs measured")
+pred = val.get("predictions")
+if pred is None or pred.empty:
+    st.info("The artifacts hold no out-of-fold predictions for a parity plot.")
+else:
+    pred = pred.assign(with_latency=_bool(pred["with_latency"]))
+    pred = pred[(pred["estimator"] == estimator) & (pred["with_latency"] == with_latency)]
+    pairs = [ALL_PAIRS, *sorted((pred["anchor"] + " → " + pred["target"]).unique())]
+    pair = st.selectbox("Pair", pairs, key="parity_pair")
+    if pair != ALL_PAIRS:
+        a, t = pair.split(" → ")
+        pred = pred[(pred["anchor"] == a) & (pred["target"] == t)]
+    if pred.empty:
+        st.info(f"No out-of-fold predictions of {estimator} for this choice.")
+    else:
+        p = pred.assign(measured_ms=1000 * pred["measured_s"], predicted_ms=1000 * pred["predicted_s"])
+        fig = px.scatter(p, x="measured_ms", y="predicted_ms", color="architecture",
+                         log_x=True, log_y=True, opacity=0.6, render_mode="webgl",
+                         hover_data=["anchor", "target", "batch_size", "input_size"],
+                         labels={"measured_ms": "Measured batch latency (ms)",
+                                 "predicted_ms": "Predicted batch latency (ms)",
+                                 "architecture": "Architecture (left out)"})
+        lim = [float(p[["measured_ms", "predicted_ms"]].min().min()),
+               float(p[["measured_ms", "predicted_ms"]].max().max())]
+        fig.add_trace(go.Scatter(x=lim, y=lim, mode="lines", name="perfect",
+                                 line={"color": "black", "dash": "dash"}))
+        fig.update_layout(height=520)
+        st.plotly_chart(fig, width="stretch", key="parity_plot")
+        st.caption(f"{len(p):,} out-of-fold predictions (one repetition), log axes.")
+
+st.subheader("Error per architecture")
+per_arch = val.get("per_architecture")
+if per_arch is None or per_arch.empty:
+    st.info("The artifacts hold no per-architecture errors.")
+else:
+    pa = per_arch.assign(with_latency=_bool(per_arch["with_latency"]))
+    pa = pa[(pa["estimator"] == estimator) & (pa["with_latency"] == with_latency)]
+    summary = (pa.groupby("architecture")["mape_pct"].agg(["mean", "max"]).reset_index()
+               .sort_values("mean", ascending=False))
+    fig = go.Figure(go.Bar(x=summary["architecture"], y=summary["mean"], name="mean over pairs",
+                           error_y={"type": "data", "symmetric": False,
+                                    "array": summary["max"] - summary["mean"],
+                                    "arrayminus": np.zeros(len(summary))}))
+    fig.update_layout(xaxis_title="Architecture (left out of training)",
+                      yaxis_title="MAPE (%), mean over pairs; whisker: worst pair", height=400)
+    st.plotly_chart(fig, width="stretch", key="arch_chart")
+
+c1, c2 = st.columns(2, gap="large")
+with c1:
+    st.subheader("Noise floor")
+    if noise is None or noise.empty:
+        st.info("The artifacts hold no noise-floor measurement.")
+    else:
+        st.dataframe(noise, hide_index=True, key="noise_table", column_config={
+            "instance": "Instance",
+            "noise_pct": st.column_config.NumberColumn("Repetition spread (%)", format="%.2f")})
+        st.caption("The same workload measured repeatedly varies by this much; a MAPE near it "
+                   "is as good as a prediction can be.")
+with c2:
+    st.subheader("Scalers")
+    sc = val.get("scalers")
+    if sc is None or sc.empty:
+        st.info("The artifacts hold no scaler validation.")
+    else:
+        st.dataframe(sc, hide_index=True, key="scaler_table", column_config={
+            "instance": "Instance", "by": "Scale by", "variant": "Variant",
+            "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.2f"),
+            "n": st.column_config.NumberColumn("Points (n)", format="%d")})
+        st.caption("Error of the latency between the two given ends; `default` is what the "
+                   "Scaler page uses.")
+
+meta = predictor.metadata
+st.caption(f"Artifacts created {meta.get('created', '?')}, data fingerprint "
+           f"`{str(meta.get('data_fingerprint', '?'))[:12]}`, "
+           f"{meta.get('n_profiles', '?')} profiles.")

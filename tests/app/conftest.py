@@ -1,0 +1,55 @@
+"""Fixtures of the app tests: the repository root on sys.path (pages import ``ui``), the
+predictor from the default artifacts, and helpers to run one page with AppTest."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from profet_core import ProfetError, load_artifacts  # noqa: E402
+
+PAGES = {
+    "anchor": "pages/1_Anchor_prediction.py",
+    "scaler": "pages/2_Scaler_prediction.py",
+    "accuracy": "pages/3_Model_accuracy.py",
+    "about": "pages/4_About.py",
+}
+
+
+def _instances() -> list[str]:
+    try:
+        return load_artifacts().instances
+    except ProfetError:
+        # Collected anyway so that the `predictor` fixture fails with the loader's message.
+        return ["no-artifacts"]
+
+
+def pytest_generate_tests(metafunc):
+    if "anchor" in metafunc.fixturenames:
+        names = _instances()
+        metafunc.parametrize("anchor", names, ids=names)
+
+
+@pytest.fixture(scope="session")
+def predictor():
+    """The predictor the app serves (``$PROFET_ARTIFACTS`` or the repository's ``artifacts/``)."""
+    return load_artifacts()
+
+
+@pytest.fixture
+def page(monkeypatch):
+    """``page(name)``: an AppTest of one page, run from the repository root."""
+    monkeypatch.chdir(ROOT)
+
+    def make(name: str) -> AppTest:
+        return AppTest.from_file(str(ROOT / PAGES.get(name, name)), default_timeout=60)
+
+    return make

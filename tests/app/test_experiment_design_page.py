@@ -1,0 +1,86 @@
+"""AppTest of the Experiment design page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+# AppTest resolves relative paths against this file, so anchor on the repository root
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "5_Experiment_design.py")
+
+
+@pytest.fixture
+def at():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.run()
+    assert not app.exception
+    return app
+
+
+def _metrics(app):
+    return {m.label: m.value for m in app.metric}
+
+
+def test_page_opens_with_study_design_and_montgomery_example(at):
+    m = _metrics(at)
+    assert m["Design"] == "2^(4-1)"
+    assert m["Resolution"] == "IV"
+    assert m["Total runs"] == "32"
+    assert any("I = ABCD" in md.value for md in at.markdown)
+    # analyze tab: unreplicated example -> no F tests, half-normal plot offered
+    assert m["Runs"] == "8" and m["Residual df"] == "0"
+    assert any("No error term" in w.value for w in at.warning)
+    effects = next(d.value for d in at.dataframe if "letters" in d.value.columns)
+    assert effects.set_index("letters").loc["AC = BD", "effect"] == pytest.approx(-18.5)
+    assert len(at.get("plotly_chart")) == 4
+    assert not at.error
+
+
+def test_dropping_terms_pools_them_into_error(at):
+    terms = at.multiselect(key=at.multiselect[1].key)
+    # Montgomery's reduced model: A, C, D, AC, AD (B and AB pooled into the error)
+    keep = [
+        "temperature",
+        "concentration",
+        "stirring_rate",
+        "temperature:concentration = pressure:stirring_rate",
+        "temperature:stirring_rate = pressure:concentration",
+    ]
+    assert set(keep) < set(terms.options)
+    terms.set_value(keep).run()
+    assert not at.exception and not at.error
+    m = _metrics(at)
+    assert m["Residual df"] == "2"
+    anova = next(d.value for d in at.dataframe if "F" in d.value.columns)
+    assert anova.loc["temperature", "F"] == pytest.approx(222.15, abs=0.01)
+
+
+def test_synthetic_demo_shows_anova_and_diagnostics(at):
+    at.radio(key="doe_source").set_value("Synthetic demo of the Design tab").run()
+    assert not at.exception and not at.error
+    m = _metrics(at)
+    assert m["Runs"] == "32" and m["Residual df"] == "24"
+    assert "Shapiro-Wilk p" in m
+    assert any("F" in d.value.columns for d in at.dataframe)
+    assert len(at.get("plotly_chart")) == 7
+    at.selectbox(key=at.selectbox[0].key).set_value("train_time_s").run()
+    assert not at.exception and not at.error
+
+
+def test_bad_generator_shows_error_and_page_keeps_working(at):
+    at.text_input(key="doe_generators").set_value("E = ABC").run()
+    assert not at.exception
+    assert any("only A, B, C, D exist" in e.value for e in at.error)
+    # the analysis of the example still renders
+    assert _metrics(at)["Runs"] == "8"
+    at.text_input(key="doe_generators").set_value("").run()
+    assert not at.error
+    assert _metrics(at)["Design"] == "2^4"
+
+
+def test_no_factors_selected_shows_error(at):
+    at.multiselect(key=at.multiselect[0].key).set_value([]).run()
+    assert not at.exception
+    assert any("no factor columns" in e.value for e in at.error)

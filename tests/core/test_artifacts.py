@@ -1,0 +1,141 @@
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profet_core import ArtifactError, ProfetValueError, load_artifacts, train
+from profet_core._methods import METHODS
+from tests.conftest import SPEED, make_synthetic, synthetic_catalog
+
+
+@pytest.fixture(scope="module")
+def predictor(trained):
+    return load_artifacts(trained)
+
+
+def test_artifacts_hold_no_pickles_and_a_complete_manifest(trained):
+    manifest = json.loads((trained / "manifest.json").read_text())
+    listed = set(manifest["files"])
+    on_disk = {str(p.relative_to(trained)) for p in trained.rglob("*") if p.is_file()} - {"manifest.json"}
+    assert listed == on_disk
+    assert not any(f.endswith((".pkl", ".pickle", ".joblib")) for f in listed)
+    with np.load(trained / "arrays.npz", allow_pickle=False) as npz:
+        assert all(npz[k].dtype != object for k in npz.files)
+    assert manifest["data_fingerprint"] and manifest["versions"]["numpy"]
+
+
+def test_every_instance_is_anchor_and_target(predictor):
+    assert predictor.instances == list(SPEED)
+    assert set(predictor.methods) == set(METHODS)
+    assert predictor.targets("gpu-b") == ["gpu-a", "gpu-c"]
+
+
+@pytest.mark.parametrize("method", list(METHODS), ids=list(METHODS))
+def test_predictions_are_accurate_on_synthetic_data(predictor, synthetic_dataset, method):
+    prof = synthetic_dataset.profiles
+    rows = prof[(prof["instance"] == "gpu-a") & (prof["exp"] == "exp00")].reset_index(drop=True)
+    lat = synthetic_dataset.latencies.set_index(["exp", "instance", "model", "input_size", "batch_size"])
+    truth = lat.loc[[(r.exp, "gpu-b", r.model, r.input_size, r.batch_size) for r in rows.itertuples()],
+                    "batch_latency_s"].to_numpy()
+    anchor = lat.loc[[(r.exp, "gpu-a", r.model, r.input_size, r.batch_size) for r in rows.itertuples()],
+                     "batch_latency_s"].to_numpy()
+    res = predictor.predict("gpu-a", rows, anchor_latency_s=anchor, method=method)
+    got = res.table[res.table["target"] == "gpu-b"].sort_values("row")["batch_latency_ms"].to_numpy() / 1000
+    assert np.mean(np.abs(got - truth) / truth) < 0.15
+    assert (res.table["low_ms"] <= res.table["batch_latency_ms"]).all()
+    assert (res.table["high_ms"] >= res.table["batch_latency_ms"]).all()
+
+
+def test_prediction_table_shape_and_members(predictor, synthetic_dataset):
+    one = synthetic_dataset.profiles.iloc[[0]][synthetic_dataset.ops]
+    res = predictor.predict("gpu-a", one)
+    t = res.table
+    assert list(t["target"]) == ["gpu-b", "gpu-c"]
+    assert {"row", "batch_latency_ms", "low_ms", "high_ms", "usd_per_hour", "ensemble", "gpu"} <= set(t.columns)
+    assert t["usd_per_hour"].tolist() == [2.0, 0.5]
+    with_lat = predictor.predict("gpu-a", one, anchor_latency_s=0.01)
+    assert with_lat.table["ensemble"].iloc[0] != t["ensemble"].iloc[0]
+
+
+def test_latency_column_in_table_is_used_per_row(predictor, synthetic_dataset):
+    two = synthetic_dataset.profiles.iloc[[0, 1]][synthetic_dataset.ops].reset_index(drop=True)
+    lat = predictor.predict("gpu-a", two, anchor_latency_s=[0.01, np.nan]).table
+    col = predictor.predict("gpu-a", two.assign(batch_latency_s=[0.01, np.nan])).table
+    pd.testing.assert_frame_equal(lat, col)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"anchor": "p9.huge"}, "unknown anchor instance 'p9.huge'"),
+     ({"method": "magic"}, "unknown method 'magic'"),
+     ({"anchor_latency_s": -1.0}, "anchor latency .* must be > 0"),
+     ({"profiles": pd.DataFrame({"x": [1]})}, "Host_<Op>/Device_<Op>")],
+    ids=["unknown-anchor", "unknown-method", "negative-latency", "no-op-columns"],
+)
+def test_predict_rejects_bad_input(predictor, synthetic_dataset, kwargs, match):
+    args = {"anchor": "gpu-a", "profiles": synthetic_dataset.profiles.iloc[[0]][synthetic_dataset.ops]}
+    args.update(kwargs)
+    with pytest.raises(ProfetValueError, match=match):
+        predictor.predict(**args)
+
+
+def test_unknown_ops_are_reported(predictor):
+    res = predictor.predict("gpu-a", pd.DataFrame([{"Device_Conv2D": 500.0, "Device_TotallyNovelKernel": 3.0}]))
+    assert res.unknown_ops == ("Device_TotallyNovelKernel",)
+
+
+def test_scale(predictor):
+    lo, hi = predictor.scaler("gpu-a", "batch").size_range_
+    assert (lo, hi) == (16, 64)
+    np.testing.assert_allclose(predictor.scale("gpu-a", "batch", 10.0, 40.0, [lo, hi]), [10.0, 40.0])
+    mid = float(predictor.scale("gpu-a", "batch", 10.0, 40.0, 32))
+    assert 10.0 < mid < 40.0
+    with pytest.raises(ProfetValueError, match="outside the trained batch range 16..64"):
+        predictor.scale("gpu-a", "batch", 10.0, 40.0, 512)
+    with pytest.raises(ProfetValueError, match="latency_min_ms is -1"):
+        predictor.scale("gpu-a", "batch", -1.0, 40.0, 32)
+
+
+def test_examples_and_validation_are_shipped(predictor):
+    ex = predictor.examples["gpu-a"]
+    assert ex["batch_latency_s"] > 0 and ex["profile"]
+    assert {"metrics", "noise", "scalers", "per_architecture", "predictions"} <= set(predictor.validation)
+    cov = predictor.intervals["coverage"]
+    assert ((cov >= 0) & (cov <= 1)).all()
+
+
+def _copy(trained, tmp_path):
+    dst = tmp_path / "art"
+    shutil.copytree(trained, dst)
+    return dst
+
+
+def test_tampered_artifact_is_refused(trained, tmp_path):
+    art = _copy(trained, tmp_path)
+    with open(art / "instances.csv", "a") as f:
+        f.write("evil,x,0\n")
+    with pytest.raises(ArtifactError, match="'instances.csv' does not match its sha256"):
+        load_artifacts(art)
+
+
+def test_missing_artifacts(tmp_path, trained):
+    with pytest.raises(ArtifactError, match="manifest.json missing"):
+        load_artifacts(tmp_path)
+    art = _copy(trained, tmp_path)
+    (art / "arrays.npz").unlink()
+    with pytest.raises(ArtifactError, match="'arrays.npz' .* is missing"):
+        load_artifacts(art)
+
+
+def test_failed_training_leaves_existing_artifacts_untouched(trained, tmp_path):
+    art = _copy(trained, tmp_path)
+    before = (art / "manifest.json").read_bytes()
+    prof, lat = make_synthetic(n_arch=2)
+    from profet_core import make_dataset
+
+    with pytest.raises(ProfetValueError, match="unknown method"):
+        train(make_dataset(prof, lat), synthetic_catalog(), art, methods=["nope"])
+    assert (art / "manifest.json").read_bytes() == before
+    assert load_artifacts(art).instances == list(SPEED)

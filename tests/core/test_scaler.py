@@ -1,0 +1,54 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from profet_core import ProfetValueError
+from profet_core._scaler import CurveScaler, fit_scaler, scaling_curves
+
+
+def _latencies(shape):
+    rows = []
+    for m, (a, b) in enumerate([(5.0, 0.1), (20.0, 0.5), (1.0, 2.0)]):
+        for bs in (16, 32, 64, 128, 256):
+            rows.append({"exp": "e", "instance": "g", "model": f"m{m}", "input_size": 32,
+                         "batch_size": bs, "batch_latency_s": a + b * shape(bs)})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("through_ends", [False, True], ids=["profet-poly2", "through-ends"])
+def test_recovers_a_quadratic_curve(through_ends):
+    lat = _latencies(lambda n: n + 0.002 * n**2)
+    curves = scaling_curves(lat, "batch")
+    s = fit_scaler(curves, (16, 256), degree=2, through_ends=through_ends)
+    truth = lat[lat["model"] == "m1"].set_index("batch_size")["batch_latency_s"]
+    pred = s.predict(truth[16], truth[256], [32, 64, 128])
+    np.testing.assert_allclose(pred, truth[[32, 64, 128]].to_numpy(), rtol=1e-6)
+
+
+def test_ends_are_reproduced_and_other_end_pairs_work():
+    lat = _latencies(lambda n: n)
+    s = fit_scaler(scaling_curves(lat, "batch"), (16, 256), degree=2, through_ends=True)
+    np.testing.assert_allclose(s.predict(10.0, 50.0, [16, 256]), [10.0, 50.0])
+    # Linear curve: from the latencies at 32 and 128, 64 lies a third of the way.
+    np.testing.assert_allclose(s.predict(10.0, 40.0, 64, size_a=32, size_b=128), 20.0)
+
+
+def test_pixel_count_normalisation():
+    s = CurveScaler(degree=1, through_ends=True, size_power=2.0).fit([32, 256], [0.0, 1.0], (32, 256))
+    # Linear in pixel count: 128 px is (128^2 - 32^2) / (256^2 - 32^2) of the way.
+    expected = (128**2 - 32**2) / (256**2 - 32**2)
+    np.testing.assert_allclose(s.curve(128), expected)
+
+
+def test_unknown_dimension():
+    with pytest.raises(ProfetValueError, match="scale by 'depth'"):
+        scaling_curves(_latencies(lambda n: n), "depth")
+
+
+def test_curves_missing_an_end_are_left_out():
+    lat = _latencies(lambda n: n)
+    lat = lat[~((lat["model"] == "m0") & (lat["batch_size"] == 256))]
+    curves = scaling_curves(lat, "batch")
+    assert sorted(curves["model"].unique()) == ["m1", "m2"]
+    with pytest.raises(ProfetValueError, match="no complete latency curves"):
+        fit_scaler(curves.iloc[:0], (16, 256))

@@ -1,0 +1,197 @@
+"""Shared helpers of the Streamlit pages: the cached predictor, units, formatting and charts.
+
+No model or feature code lives here: every number shown comes from ``profet_core``. This module
+is at the top level (not in ``pages/``) because Streamlit treats every ``pages/*.py`` as a page.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from profet_core import ProfetError, Predictor, load_artifacts
+
+#: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
+ANCHOR_RESULT = "anchor_result"
+#: Seconds per unit of the anchor latency input.
+LATENCY_UNITS = {"ms": 1e-3, "s": 1.0, "µs": 1e-6}
+#: People-facing names and units of the two scaling dimensions.
+DIMENSIONS = {
+    "batch": {"label": "Batch size", "unit": "images", "short": "batch"},
+    "input": {"label": "Input size", "unit": "pixels per side", "short": "px"},
+}
+
+
+@st.cache_resource(show_spinner="Loading the PROFET models…")
+def get_predictor() -> Predictor:
+    """Load the trained artifacts once per server process.
+
+    Returns
+    -------
+    profet_core.Predictor
+        From ``$PROFET_ARTIFACTS`` or the repository's ``artifacts/``.
+    """
+    return load_artifacts()
+
+
+def predictor_or_stop() -> Predictor:
+    """The cached predictor, or an ``st.error`` and a stopped page when the artifacts are unusable.
+
+    Returns
+    -------
+    profet_core.Predictor
+    """
+    try:
+        return get_predictor()
+    except ProfetError as exc:
+        st.error(f"The trained models cannot be loaded: {exc}")
+        st.stop()
+
+
+def instance_label(predictor: Predictor):
+    """A ``format_func`` for instance selectboxes: ``"p3.2xlarge — V100, 3.06 USD/h"``.
+
+    Parameters
+    ----------
+    predictor : profet_core.Predictor
+
+    Returns
+    -------
+    callable
+        Maps an instance name to its label.
+    """
+    cat = predictor.catalog.set_index("instance")
+
+    def label(name: str) -> str:
+        if name not in cat.index:
+            return name
+        gpu = cat.at[name, "gpu"]
+        price = cat.at[name, "usd_per_hour"]
+        price_txt = f"{price:.3g} USD/h" if pd.notna(price) else "price unknown"
+        return f"{name} — {gpu}, {price_txt}"
+
+    return label
+
+
+def latency_to_seconds(value, unit: str):
+    """Convert a latency typed in ``unit`` to seconds; ``None`` stays ``None``.
+
+    Parameters
+    ----------
+    value : float or None
+    unit : {"ms", "s", "µs"}
+
+    Returns
+    -------
+    float or None
+    """
+    return None if value is None else float(value) * LATENCY_UNITS[unit]
+
+
+def round_sig(x: float, digits: int = 3) -> float:
+    """Round to ``digits`` significant digits (for text shown to people)."""
+    if x is None or not np.isfinite(x) or x == 0:
+        return x
+    return round(x, digits - 1 - int(math.floor(math.log10(abs(x)))))
+
+
+def fmt_ms(ms: float) -> str:
+    """A latency for people: ``"12.3 ms"``, ``"1.23 s"``."""
+    if ms is None or not np.isfinite(ms):
+        return "–"
+    return f"{round_sig(ms / 1000):g} s" if ms >= 1000 else f"{round_sig(ms):g} ms"
+
+
+def fmt_usd(usd: float) -> str:
+    """A cost for people: ``"$1,234"``, ``"$12.30"``, ``"$0.0123"``."""
+    if usd is None or not np.isfinite(usd):
+        return "–"
+    if usd >= 100:
+        return f"${usd:,.0f}"
+    if usd >= 1:
+        return f"${usd:,.2f}"
+    return f"${round_sig(usd):g}"
+
+
+def fmt_hours(hours: float) -> str:
+    """A duration for people: ``"3.2 h"``, ``"2.1 days"``, ``"45 min"``."""
+    if hours is None or not np.isfinite(hours):
+        return "–"
+    if hours < 1:
+        return f"{round_sig(hours * 60, 2):g} min"
+    if hours >= 48:
+        return f"{round_sig(hours / 24, 3):g} days"
+    return f"{round_sig(hours, 3):g} h"
+
+
+def csv_bytes(df: pd.DataFrame) -> bytes:
+    """The table as UTF-8 CSV for a download button."""
+    return df.to_csv(index=False).encode("utf-8")
+
+
+def json_bytes(df: pd.DataFrame, **extra) -> bytes:
+    """The table as JSON records (plus ``extra`` top-level fields) for a download button."""
+    records = json.loads(df.to_json(orient="records", double_precision=10))
+    return json.dumps({**extra, "predictions": records}, indent=1).encode("utf-8")
+
+
+def latency_cost_figure(table: pd.DataFrame, cost_col: str, cost_label: str,
+                        cost_low: str | None = None, cost_high: str | None = None) -> go.Figure:
+    """Bars of predicted latency (left axis) and markers of cost (right axis) per target.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per target: ``target``, ``batch_latency_ms``, ``low_ms``, ``high_ms`` and
+        ``cost_col``.
+    cost_col, cost_label : str
+        Column and axis title (with unit) of the cost.
+    cost_low, cost_high : str, optional
+        Columns of the cost's interval.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    t = table.reset_index(drop=True)
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    lat = t["batch_latency_ms"].to_numpy(dtype=float)
+    has_band = t[["low_ms", "high_ms"]].notna().all().all()
+    error_y = None
+    if has_band:
+        error_y = {"type": "data", "symmetric": False,
+                   "array": t["high_ms"].to_numpy(dtype=float) - lat,
+                   "arrayminus": lat - t["low_ms"].to_numpy(dtype=float)}
+    fig.add_trace(go.Bar(x=t["target"], y=lat, name="Batch latency (ms)", error_y=error_y,
+                         marker_color="#4C78A8",
+                         hovertemplate="%{x}<br>%{y:.3g} ms<extra></extra>"), secondary_y=False)
+    cost = t[cost_col].to_numpy(dtype=float)
+    cost_err = None
+    if cost_low and cost_high and t[[cost_low, cost_high]].notna().all().all():
+        cost_err = {"type": "data", "symmetric": False,
+                    "array": t[cost_high].to_numpy(dtype=float) - cost,
+                    "arrayminus": cost - t[cost_low].to_numpy(dtype=float)}
+    fig.add_trace(go.Scatter(x=t["target"], y=cost, name=cost_label, mode="markers",
+                             marker={"size": 14, "symbol": "diamond", "color": "#F58518"},
+                             error_y=cost_err,
+                             hovertemplate="%{x}<br>$%{y:.3g}<extra></extra>"), secondary_y=True)
+    if len(t):
+        fastest = int(np.nanargmin(lat))
+        fig.add_annotation(x=t["target"][fastest], y=lat[fastest], text="fastest", showarrow=True,
+                           arrowhead=2, ay=-40, yref="y")
+        if np.isfinite(cost).any():
+            cheapest = int(np.nanargmin(cost))
+            fig.add_annotation(x=t["target"][cheapest], y=cost[cheapest], text="cheapest",
+                               showarrow=True, arrowhead=2, ay=-40, yref="y2",
+                               font={"color": "#F58518"})
+    fig.update_xaxes(title_text="Target instance")
+    fig.update_yaxes(title_text="Predicted batch latency (ms)", secondary_y=False, rangemode="tozero")
+    fig.update_yaxes(title_text=cost_label, secondary_y=True, rangemode="tozero", showgrid=False)
+    fig.update_layout(legend={"orientation": "h", "y": 1.12}, margin={"t": 60}, height=430)
+    return fig
