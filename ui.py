@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from profet_core import ProfetError, Predictor, load_artifacts
+from profet_core import Predictor, ProfetError, load_artifacts
 
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
 ANCHOR_RESULT = "anchor_result"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -149,10 +148,10 @@ if result:
     if run:
         m3.metric("Steps in the run", f"{int(shown['steps'].iloc[0]):,}")
 
-    notes = np.where(shown.index == shown["batch_latency_ms"].idxmin(), "fastest", "")
-    if shown[cost_col].notna().any():
-        cheap = shown.index == shown[cost_col].idxmin()
-        notes = [", ".join(x for x in (n, "cheapest" if c else "") if x) for n, c in zip(notes, cheap)]
+    fast_i = shown["batch_latency_ms"].idxmin()
+    cheap_i = shown[cost_col].idxmin() if shown[cost_col].notna().any() else None
+    notes = [", ".join(n for n, on in (("fastest", i == fast_i), ("cheapest", i == cheap_i)) if on)
+             for i in shown.index]
     display = shown.assign(note=notes)
     members = [c for c in table.columns if c.endswith("_ms")
                and c not in ("batch_latency_ms", "low_ms", "high_ms")]

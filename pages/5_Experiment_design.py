@@ -9,15 +9,15 @@ from profet_core import (
     RUN_COLUMNS,
     Design,
     Factor,
+    ProfetError,
     analyze,
     default_factors,
     demo_results,
+    doe_figures,
     make_design,
     montgomery_filtration_example,
     read_results,
 )
-from profet_core import doe_figures
-from profet_core._errors import ProfetError
 
 # The factors of the federated-CNN study this feature comes from (2^(4-1), I = ABCD).
 STUDY_FACTORS = pd.DataFrame(

@@ -13,6 +13,7 @@ from ._catalog import load_catalog
 from ._cost import estimate_run
 from ._data import Dataset, load_dataset, make_dataset, make_pairs
 from ._doe import (
+    RUN_COLUMNS,
     AnalysisResult,
     Design,
     Factor,
@@ -30,6 +31,7 @@ from ._profile import parse_profile, read_profile
 from ._validate import cross_validate, summarize
 
 __all__ = [
+    "RUN_COLUMNS",
     "AnalysisResult",
     "ArtifactError",
     "Dataset",

@@ -23,7 +23,7 @@ from ._catalog import validate_catalog
 from ._clustering import OpClusterer
 from ._data import Dataset, make_pairs, op_columns
 from ._errors import ArtifactError, ProfetValueError
-from ._methods import DEFAULT_METHOD, METHODS
+from ._methods import DEFAULT_METHOD, METHODS, method_factory
 from ._profile import LATENCY_COLUMN
 from ._scaler import CurveScaler, fit_scaler, scaling_curves
 from ._validate import (

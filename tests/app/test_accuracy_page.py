@@ -1,0 +1,91 @@
+"""Model accuracy page: the shown numbers are the artifacts' validation report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from app_helpers import no_exception, plotly_spec
+
+import ui
+
+
+def _metrics_shown(at):
+    return next(d.value for d in at.dataframe if "mape_pct" in d.value.columns and "r2" in d.value.columns)
+
+
+def _expected(predictor, estimator, with_latency):
+    m = predictor.validation["metrics"]
+    m = m[(m["estimator"] == estimator)
+          & (m["with_latency"].astype(str).str.lower() == str(with_latency).lower())]
+    return m.reset_index(drop=True)
+
+
+@pytest.mark.parametrize("with_latency", [True, False], ids=["with-latency", "without-latency"])
+def test_metrics_equal_validation_report(page, predictor, with_latency):
+    if "metrics" not in predictor.validation:
+        pytest.fail("the default artifacts have no validation report; train with calibration")
+    at = page("accuracy").run()
+    no_exception(at)
+    assert at.selectbox[0].value == predictor.default_method
+    at.radio[0].set_value(with_latency).run()
+    no_exception(at)
+    expected = _expected(predictor, predictor.default_method, with_latency)
+    shown = _metrics_shown(at).reset_index(drop=True)
+    assert list(shown["anchor"] + shown["target"]) == list(expected["anchor"] + expected["target"])
+    for col in ("mape_pct", "r2", "rmse_ms"):
+        np.testing.assert_allclose(shown[col], expected[col], rtol=1e-9, err_msg=col)
+    assert at.metric[0].value == f"{expected['mape_pct'].mean():.1f} %"
+    noise = predictor.validation["noise"]
+    assert at.metric[3].value == f"{noise['noise_pct'].mean():.1f} %"
+    heat = plotly_spec(at, 0)["data"][0]
+    np.testing.assert_allclose(np.nanmean(np.asarray(heat["z"], float)), expected["mape_pct"].mean())
+
+
+def test_every_estimator_and_pair_renders(page, predictor):
+    at = page("accuracy").run()
+    for estimator in at.selectbox[0].options:
+        at.selectbox[0].set_value(estimator).run()
+        no_exception(at)
+    at.selectbox[0].set_value(predictor.default_method).run()
+    pairs = at.selectbox(key="parity_pair").options
+    assert pairs[0] == "All pairs" and len(pairs) == len(predictor.instances) * (len(predictor.instances) - 1) + 1
+    at.selectbox(key="parity_pair").set_value(pairs[1]).run()
+    no_exception(at)
+    a, t = pairs[1].split(" → ")
+    p = predictor.validation["predictions"]
+    p = p[(p["anchor"] == a) & (p["target"] == t) & (p["estimator"] == predictor.default_method)
+          & (p["with_latency"].astype(str).str.lower() == "true")]
+    parity = plotly_spec(at, 1)
+    n_points = sum(len(tr["x"]) for tr in parity["data"] if tr.get("mode") == "markers")
+    assert n_points == len(p)
+
+
+def test_without_validation_shows_info(page, predictor, tmp_path, monkeypatch):
+    # Artifacts whose manifest lists no validation files load with an empty report.
+    copy = tmp_path / "artifacts"
+    shutil.copytree(predictor.path, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"] = {k: v for k, v in manifest["files"].items() if not k.startswith("validation/")}
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setenv("PROFET_ARTIFACTS", str(copy))
+    ui.get_predictor.clear()
+    try:
+        at = page("accuracy").run()
+        no_exception(at)
+        assert at.info and "without validation" in at.info[0].value
+    finally:
+        ui.get_predictor.clear()
+
+
+def test_broken_artifacts_show_error(page, tmp_path, monkeypatch):
+    monkeypatch.setenv("PROFET_ARTIFACTS", str(tmp_path))
+    ui.get_predictor.clear()
+    try:
+        at = page("accuracy").run()
+        no_exception(at)
+        assert at.error and "manifest.json missing" in at.error[0].value
+    finally:
+        ui.get_predictor.clear()

@@ -1,0 +1,150 @@
+"""Scaler prediction page: the shown value and curve equal ``Predictor.scale``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from app_helpers import example_profile, no_exception, plotly_spec
+
+import ui
+
+
+def _inputs(at, prefix):
+    return [w for w in at.number_input if w.label.startswith(prefix)]
+
+
+def _set_points(at, lat_a, lat_b, size_a=None, size_b=None):
+    small, large = _inputs(at, "Batch latency at the") or [None, None]
+    sizes = [w for w in at.number_input if w.key.startswith("size_")]
+    if size_a is not None:
+        sizes[0].set_value(size_a)
+    if size_b is not None:
+        sizes[1].set_value(size_b)
+    small.set_value(lat_a)
+    large.set_value(lat_b)
+
+
+def _predict_slider(at):
+    return next(s for s in at.slider if s.key.startswith("predict_"))
+
+
+@pytest.mark.parametrize("by", ["batch", "input"], ids=["batch", "input"])
+def test_prediction_equals_core(page, predictor, anchor, by):
+    target = anchor  # every instance is a target too
+    lo, hi = predictor.scaler(target, by).size_range_
+    at = page("scaler").run()
+    at.selectbox(key="target").set_value(target)
+    at.radio(key="by").set_value(by).run()
+    _set_points(at, 12.5, 180.0)
+    size = int(lo + (hi - lo) / 3)
+    _predict_slider(at).set_value(size).run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    value = float(predictor.scale(target, by, 12.5, 180.0, size))
+    assert at.metric[0].value == ui.fmt_ms(value)
+    spec = plotly_spec(at)
+    curve = spec["data"][0]
+    grid = np.asarray(curve["x"], float)
+    assert grid[0] == lo and grid[-1] == hi
+    np.testing.assert_allclose(np.asarray(curve["y"], float),
+                               predictor.scale(target, by, 12.5, 180.0, grid), rtol=1e-9)
+    assert spec["data"][1]["y"] == [12.5, 180.0]  # the given points are marked
+    np.testing.assert_allclose(spec["data"][2]["y"], [value], rtol=1e-9)
+
+
+def test_inner_sizes_are_passed_to_the_core(page, predictor):
+    target = predictor.instances[0]
+    at = page("scaler").run()
+    at.selectbox(key="target").set_value(target).run()
+    _set_points(at, 20.0, 90.0, size_a=32, size_b=128)
+    _predict_slider(at).set_value(200).run()
+    no_exception(at)
+    value = float(predictor.scale(target, "batch", 20.0, 90.0, 200, 32, 128))
+    assert at.metric[0].value == ui.fmt_ms(value)
+
+
+def test_sliders_mode(page, predictor):
+    target = predictor.instances[-1]
+    at = page("scaler").run()
+    at.selectbox(key="target").set_value(target)
+    at.radio(key="mode").set_value("Sliders").run()
+    lat_sliders = [s for s in at.slider if s.key.startswith("slide_")]
+    assert len(lat_sliders) == 2
+    lat_sliders[0].set_value(8.0)
+    lat_sliders[1].set_value(150.0)
+    _predict_slider(at).set_value(100).run()
+    no_exception(at)
+    value = float(predictor.scale(target, "batch", 8.0, 150.0, 100))
+    assert at.metric[0].value == ui.fmt_ms(value)
+
+
+def _anchor_result(predictor, anchor, rows, batch_size):
+    profile = example_profile(predictor, anchor)
+    if rows == 2:
+        profile = profile.loc[[0, 0]].reset_index(drop=True)
+        profile.iloc[1] *= 4
+    table = predictor.predict(anchor, profile).table
+    return {"anchor": anchor, "method": predictor.default_method, "table": table,
+            "unknown_ops": (), "interval_level": 0.8, "batch_size": batch_size,
+            "input_size": 224, "with_latency": False, "n_ops": profile.shape[1]}
+
+
+@pytest.mark.parametrize("batch_size", [16, 32, 200], ids=["at-lo", "near-lo", "near-hi"])
+def test_prefilled_from_one_anchor_prediction(page, predictor, batch_size):
+    anchor = predictor.instances[0]
+    result = _anchor_result(predictor, anchor, 1, batch_size)
+    target = predictor.targets(anchor)[1]
+    predicted = float(result["table"].set_index("target").at[target, "batch_latency_ms"])
+    at = page("scaler")
+    at.session_state[ui.ANCHOR_RESULT] = result
+    at.run()
+    at.selectbox(key="target").set_value(target).run()
+    no_exception(at)
+    assert "Prefilled one point" in at.info[0].value
+    small, large = _inputs(at, "Batch latency at the")
+    sizes = [w for w in at.number_input if w.key.startswith("size_")]
+    filled, empty, size_w = ((small, large, sizes[0]) if batch_size <= 136
+                             else (large, small, sizes[1]))
+    assert filled.value == pytest.approx(predicted)
+    assert empty.value is None
+    assert size_w.value == batch_size
+    # The missing point is reported, not raised.
+    assert at.error and "latency_" in at.error[0].value
+
+
+def test_prefilled_ends_from_several_rows(page, predictor):
+    anchor = predictor.instances[-1]
+    result = _anchor_result(predictor, anchor, 2, 32)
+    at = page("scaler")
+    at.session_state[ui.ANCHOR_RESULT] = result
+    at.run()
+    no_exception(at)
+    t = result["table"]
+    # The page opens on the fastest target of the anchor prediction.
+    target = t.loc[t["batch_latency_ms"].idxmin(), "target"]
+    assert at.selectbox(key="target").value == target
+    lat = t[t["target"] == target]["batch_latency_ms"]
+    small, large = _inputs(at, "Batch latency at the")
+    assert (small.value, large.value) == pytest.approx((lat.min(), lat.max()))
+    value = float(predictor.scale(target, "batch", float(lat.min()), float(lat.max()),
+                                  _predict_slider(at).value))
+    assert at.metric[0].value == ui.fmt_ms(value)
+
+
+@pytest.mark.parametrize("lat_a,lat_b,size_a,size_b,fragment", [
+    (-1.0, 50.0, None, None, "latency_min_ms"),
+    (10.0, None, None, None, "latency_max_ms"),
+    (10.0, 50.0, 128, 64, "must be below"),
+    (10.0, 50.0, 64, 64, "must be below"),
+], ids=["negative-latency", "missing-latency", "sizes-reversed", "sizes-equal"])
+def test_bad_input_shows_error(page, predictor, lat_a, lat_b, size_a, size_b, fragment):
+    at = page("scaler").run()
+    _set_points(at, lat_a, lat_b, size_a, size_b)
+    at.run()
+    no_exception(at)
+    assert len(at.error) == 1 and fragment in at.error[0].value, [e.value for e in at.error]
+    assert not at.get("plotly_chart")
+    # Fixing the input brings the prediction back.
+    _set_points(at, 10.0, 50.0, 16, 256)
+    at.run()
+    assert not at.error and at.metric

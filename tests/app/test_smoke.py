@@ -1,0 +1,50 @@
+"""Every page runs without an exception, alone and through app.py's navigation; opening the app
+does not import TensorFlow."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from app_helpers import no_exception
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE_FILES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", PAGE_FILES, ids=[Path(p).stem for p in PAGE_FILES])
+def test_page_runs(page, predictor, path):
+    at = page(path).run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.title, f"{path} shows no title"
+
+
+@pytest.mark.parametrize("path", PAGE_FILES, ids=[Path(p).stem for p in PAGE_FILES])
+def test_page_runs_through_navigation(page, predictor, path):
+    at = page("app.py").run()
+    no_exception(at)
+    at.switch_page(path).run()
+    no_exception(at)
+    assert at.title
+
+
+def test_app_does_not_import_tensorflow(predictor):
+    script = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        f"pages = {PAGE_FILES!r}\n"
+        f"at = AppTest.from_file({str(ROOT / 'app.py')!r}, default_timeout=120).run()\n"
+        "assert not at.exception, at.exception\n"
+        "for p in pages:\n"
+        "    at.switch_page(p).run()\n"
+        "    assert not at.exception, (p, at.exception)\n"
+        "print('TF' if 'tensorflow' in sys.modules else 'NO-TF')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "NO-TF"

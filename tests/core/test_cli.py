@@ -1,0 +1,96 @@
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+
+import pandas as pd
+import pytest
+
+from profet_core import load_artifacts, parse_profile
+from profet_core._cli import main
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(map(str, argv)))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def profile_file(tmp_path_factory, synthetic_dataset):
+    d = tmp_path_factory.mktemp("prof")
+    row = synthetic_dataset.profiles.iloc[0][synthetic_dataset.ops]
+    (d / "p.json").write_text(json.dumps([row.to_dict()]))
+    return d / "p.json"
+
+
+def test_predict_csv_matches_core(trained, profile_file):
+    code, out, err = run("predict", "--anchor", "gpu-a", "--profile", profile_file,
+                         "--anchor-latency-ms", 12.5, "--artifacts", trained, "--format", "csv")
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    assert list(got.columns[:3]) == ["row", "target", "batch_latency_ms"]
+    want = load_artifacts(trained).predict("gpu-a", parse_profile(profile_file.read_bytes(), "p.json"),
+                                           anchor_latency_s=0.0125).table
+    assert got["target"].tolist() == want["target"].tolist()
+    pd.testing.assert_series_equal(got["batch_latency_ms"], want["batch_latency_ms"], atol=1e-4,
+                                   check_exact=False)
+
+
+@pytest.mark.parametrize("fmt", ["json", "table"], ids=["json", "table"])
+def test_predict_other_formats(trained, profile_file, fmt):
+    code, out, _ = run("predict", "--anchor", "gpu-a", "--profile", profile_file, "--artifacts", trained,
+                       "--format", fmt)
+    assert code == 0
+    if fmt == "json":
+        doc = json.loads(out)
+        assert [p["target"] for p in doc["predictions"]] == ["gpu-b", "gpu-c"]
+        assert doc["interval_level"] == 0.8
+    else:
+        assert "gpu-b" in out and "gpu-c" in out
+
+
+def test_scale_prints_the_core_value(trained):
+    code, out, _ = run("scale", "--target", "gpu-b", "--by", "batch", "--latency-min-ms", 10,
+                       "--latency-max-ms", 40, "--size", 32, "--artifacts", trained)
+    assert code == 0
+    assert float(out) == pytest.approx(float(load_artifacts(trained).scale("gpu-b", "batch", 10.0, 40.0, 32)), abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["predict", "--anchor", "p9.huge", "--profile", "{prof}", "--artifacts", "{art}"], "unknown anchor instance 'p9.huge'"),
+        (["predict", "--anchor", "gpu-a", "--profile", "{bad}", "--artifacts", "{art}"], "not valid JSON"),
+        (["predict", "--anchor", "gpu-a", "--profile", "/no/such.json", "--artifacts", "{art}"], "does not exist"),
+        (["predict", "--anchor", "gpu-a", "--profile", "{prof}", "--artifacts", "/no/art"], "no trained artifacts"),
+        (["predict", "--anchor", "gpu-a", "--profile", "{prof}", "--anchor-latency-ms", "-3", "--artifacts", "{art}"], "must be > 0"),
+        (["scale", "--target", "gpu-a", "--by", "input", "--latency-min-ms", "1", "--latency-max-ms", "2",
+          "--size", "1000", "--artifacts", "{art}"], "outside the trained input range"),
+        (["train", "--data", "/no/data"], "dataset folder '/no/data' does not exist"),
+    ],
+    ids=["unknown-anchor", "bad-json", "missing-profile", "missing-artifacts", "negative-latency",
+         "size-out-of-range", "missing-data"],
+)
+def test_bad_input_exits_2_with_one_line(trained, profile_file, tmp_path, argv, match):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    argv = [a.format(prof=profile_file, art=trained, bad=bad) for a in argv]
+    code, out, err = run(*argv)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("profet: error: ")
+    assert pytest.importorskip("re").search(match, err)
+
+
+def test_train_and_validate_commands(synthetic_dir, tmp_path):
+    code, out, err = run("train", "--data", synthetic_dir, "--out", tmp_path / "art", "--dnn-epochs", 5,
+                         "--no-calibrate")
+    assert code == 0, err
+    assert "[" in err  # progress
+    assert load_artifacts(tmp_path / "art").instances == ["gpu-a", "gpu-b", "gpu-c"]
+    code, out, err = run("validate", "--data", synthetic_dir, "--out", tmp_path / "val", "--dnn-epochs", 5,
+                         "--anchors", "gpu-a", "--targets", "gpu-b")
+    assert code == 0, err
+    metrics = pd.read_csv(tmp_path / "val" / "metrics.csv")
+    assert set(metrics["anchor"]) == {"gpu-a"} and set(metrics["target"]) == {"gpu-b"}
+    assert "MAPE" in (tmp_path / "val" / "report.md").read_text()

@@ -1,0 +1,70 @@
+"""Integration tests on the real PROFET data in ../shared (CI has it; skipped elsewhere)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from profet_core import cross_validate, load_artifacts, load_dataset, read_profile, summarize
+from profet_core._methods import DEFAULT_METHOD, method_factory
+from tests.conftest import SHARED, requires_shared
+
+pytestmark = [requires_shared, pytest.mark.realdata]
+EXAMPLES = sorted((SHARED / "examples").glob("*.json")) if SHARED.is_dir() else []
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return load_dataset(SHARED)
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_artifacts()
+
+
+def test_real_dataset_loads(dataset):
+    assert dataset.instances == ["g3s.xlarge", "g4dn.xlarge", "p2.xlarge", "p3.2xlarge"]
+    assert len(dataset.architectures) == 12
+    assert len(dataset.profiles) == 9036
+
+
+def test_shipped_artifacts_were_trained_on_this_data(shipped, dataset):
+    assert shipped.metadata["data_fingerprint"] == dataset.fingerprint
+    assert shipped.instances == dataset.instances
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_shipped_artifacts_predict_the_examples(shipped, path):
+    profile = read_profile(path)
+    given = {"profile_a_g3s.json": 0.1224, "profile_b_g3s.json": 1.52987}.get(path.name)
+    res = shipped.predict("g3s.xlarge", profile, anchor_latency_s=given)
+    t = res.table.set_index("target")
+    assert list(t.index) == ["g4dn.xlarge", "p2.xlarge", "p3.2xlarge"]
+    assert (t["batch_latency_ms"] > 0).all() and np.isfinite(t["batch_latency_ms"]).all()
+    assert (t["low_ms"] < t["batch_latency_ms"]).all() and (t["high_ms"] > t["batch_latency_ms"]).all()
+    # A V100 trains these CNNs faster than a K80 on every workload in the data.
+    assert t.loc["p3.2xlarge", "batch_latency_ms"] < t.loc["p2.xlarge", "batch_latency_ms"]
+    if given:
+        assert t.loc["p3.2xlarge", "batch_latency_ms"] < 1000 * given
+
+
+def test_example_from_artifacts_round_trips(shipped):
+    ex = shipped.examples["g3s.xlarge"]
+    from profet_core import parse_profile
+
+    res = shipped.predict("g3s.xlarge", parse_profile(json.dumps([ex["profile"]])),
+                          anchor_latency_s=ex["batch_latency_s"])
+    assert len(res.table) == 3
+
+
+def test_default_method_accuracy_on_left_out_architectures(dataset):
+    """A reduced leave-one-architecture-out run (one pair, four left-out CNNs of different kinds)."""
+    archs = ["MobileNetV2", "ResNet50", "VGG16", "LeNet5"]
+    oof = cross_validate(dataset, {DEFAULT_METHOD: method_factory(DEFAULT_METHOD)},
+                         anchors=["g3s.xlarge"], targets=["p3.2xlarge"], architectures=archs)
+    m = summarize(oof).set_index(["estimator", "with_latency"])["mape_pct"]
+    assert m[(DEFAULT_METHOD, True)] < 15.0
+    assert m[(DEFAULT_METHOD, False)] < 25.0
+    # The learned method must beat the naive median-ratio baseline on unseen architectures.
+    assert m[(DEFAULT_METHOD, True)] < m[("median-ratio", True)]
