@@ -52,3 +52,19 @@ def test_curves_missing_an_end_are_left_out():
     assert sorted(curves["model"].unique()) == ["m1", "m2"]
     with pytest.raises(ProfetValueError, match="no complete latency curves"):
         fit_scaler(curves.iloc[:0], (16, 256))
+
+
+def test_ratio_aware_shape_reproduces_given_points_on_a_sub_range():
+    # Two families of curves: flat-then-linear (small ratio) and linear (large ratio).
+    rows = []
+    for m, (a, b) in enumerate([(50.0, 0.01), (1.0, 1.0), (40.0, 0.02), (2.0, 1.0)]):
+        for bs in (16, 32, 64, 128, 256):
+            lat = a + b * bs if m % 2 else a + b * max(bs - 64, 0) ** 2
+            rows.append({"exp": "e", "instance": "g", "model": f"m{m}", "input_size": 32,
+                         "batch_size": bs, "batch_latency_s": lat})
+    curves = scaling_curves(pd.DataFrame(rows), "batch")
+    s = fit_scaler(curves, (16, 256), degree=3, through_ends=True, ratio_degree=1, weighted=True)
+    np.testing.assert_allclose(s.predict(5.0, 9.0, [32, 128], size_a=32, size_b=128), [5.0, 9.0])
+    # The shape differs by the end ratio: a nearly flat curve bends differently from a steep one.
+    flat, steep = s.curve(64, ratio=1.5), s.curve(64, ratio=16.0)
+    assert abs(flat - steep) > 0.05
