@@ -57,16 +57,23 @@ with left:
             placeholder='{"Host_IteratorGetNext": 1520.0, "Device_Conv2D": 40211.5, ...}')
 
     use_example = source == EXAMPLE and example is not None
-    lat_col, unit_col = st.columns([3, 1])
-    with unit_col:
-        unit = st.selectbox("Unit", list(ui.LATENCY_UNITS), key=f"unit_{source}_{anchor}")
-    with lat_col:
-        default_lat = example["batch_latency_s"] / ui.LATENCY_UNITS[unit] if use_example else None
-        latency = st.number_input(
-            "Measured anchor batch latency (optional)", value=default_lat, format="%.4f",
-            key=f"latency_{source}_{anchor}_{unit}",
-            help="One training step's wall time on the anchor. With it PROFET takes the median of "
-                 "its three models; without it the mean of the two profile-based ones.")
+    # A checkbox, not an empty field, says "no latency": a prefilled number input cannot be
+    # cleared in the browser.
+    known = st.checkbox(
+        "I measured the anchor's batch latency", value=use_example, key=f"known_{source}_{anchor}",
+        help="One training step's wall time on the anchor. With it PROFET takes the median of "
+             "its three models; without it the mean of the two profile-based ones.")
+    latency, unit = None, "ms"
+    if known:
+        lat_col, unit_col = st.columns([3, 1])
+        with unit_col:
+            unit = st.selectbox("Unit", list(ui.LATENCY_UNITS), key=f"unit_{source}_{anchor}")
+        with lat_col:
+            default_lat = (example["batch_latency_s"] / ui.LATENCY_UNITS[unit]
+                           if use_example else None)
+            latency = st.number_input("Measured anchor batch latency", value=default_lat,
+                                      format="%.4f", key=f"latency_{source}_{anchor}_{unit}",
+                                      placeholder=f"one training step, in {unit}")
     method = st.selectbox("Method", predictor.methods,
                           index=predictor.methods.index(predictor.default_method), key="method",
                           help="The artifacts' default is listed first in the Model accuracy page.")
@@ -87,6 +94,9 @@ with right:
 if st.button("Predict", type="primary", key="predict"):
     st.session_state.pop(ui.ANCHOR_RESULT, None)
     try:
+        if known and latency is None:
+            raise ProfetError("the anchor batch latency is missing: enter it, or untick "
+                              "\"I measured the anchor's batch latency\"")
         if source == EXAMPLE:
             if example is None:
                 raise ProfetError(f"no example profile for {anchor}")

@@ -118,7 +118,65 @@ class DenseNetRegressor(RegressorMixin, BaseEstimator):
         return self
 
 
-class ForestRegressor(RegressorMixin, BaseEstimator):
+class _FlatTrees:
+    """Trees of a fitted scikit-learn ensemble as flat arrays, evaluated in numpy.
+
+    Prediction is ``offset + scale * reduce(leaf values)`` with ``reduce`` the mean (forests) or
+    the sum (boosting).
+    """
+
+    _ARRAYS = ("left", "right", "feature", "threshold", "value", "roots")
+
+    def _flatten(self, trees) -> None:
+        left, right, feature, threshold, value, roots = [], [], [], [], [], []
+        offset = 0
+        for tree in trees:
+            roots.append(offset)
+            is_leaf = tree.children_left < 0
+            # Global node ids; a leaf points at itself so traversal can run a fixed depth.
+            ids = np.arange(tree.node_count) + offset
+            left.append(np.where(is_leaf, ids, tree.children_left + offset))
+            right.append(np.where(is_leaf, ids, tree.children_right + offset))
+            feature.append(np.where(is_leaf, 0, tree.feature))
+            threshold.append(np.where(is_leaf, np.inf, tree.threshold))
+            value.append(tree.value[:, 0, 0])
+            offset += tree.node_count
+        self.left_ = np.concatenate(left).astype(np.int32)
+        self.right_ = np.concatenate(right).astype(np.int32)
+        self.feature_ = np.concatenate(feature).astype(np.int32)
+        self.threshold_ = np.concatenate(threshold)
+        self.value_ = np.concatenate(value)
+        self.roots_ = np.asarray(roots, dtype=np.int32)
+        self.depth_ = int(max(t.max_depth for t in trees))
+
+    def _leaf_values(self, X) -> np.ndarray:
+        check_is_fitted(self, "value_")
+        # Trees compare float32 inputs with their thresholds; cast the same way to match exactly.
+        X = _as_2d(X).astype(np.float32).astype(np.float64)
+        nodes = np.broadcast_to(self.roots_, (len(X), len(self.roots_))).copy()
+        rows = np.arange(len(X))[:, None]
+        for _ in range(self.depth_):
+            go_left = X[rows, self.feature_[nodes]] <= self.threshold_[nodes]
+            nodes = np.where(go_left, self.left_[nodes], self.right_[nodes])
+        return self.value_[nodes]
+
+    def to_state(self):
+        check_is_fitted(self, "value_")
+        meta = {"params": self.get_params(), "depth": self.depth_, "n_features": self.n_features_in_,
+                "offset": getattr(self, "offset_", 0.0)}
+        return meta, {k: getattr(self, f"{k}_") for k in self._ARRAYS}
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        self = cls(**meta["params"])
+        for k in cls._ARRAYS:
+            setattr(self, f"{k}_", arrays[k])
+        self.depth_, self.n_features_in_ = meta["depth"], meta["n_features"]
+        self.offset_ = meta.get("offset", 0.0)
+        return self
+
+
+class ForestRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
     """A scikit-learn random forest (or extra-trees) whose trees are exported as flat arrays.
 
     Parameters
@@ -147,54 +205,50 @@ class ForestRegressor(RegressorMixin, BaseEstimator):
                      min_samples_leaf=self.min_samples_leaf, max_depth=self.max_depth,
                      random_state=self.random_state, n_jobs=self.n_jobs)
         forest.fit(_as_2d(X), np.asarray(y, dtype=np.float64))
-        left, right, feature, threshold, value, roots = [], [], [], [], [], []
-        offset = 0
-        for tree in (e.tree_ for e in forest.estimators_):
-            roots.append(offset)
-            is_leaf = tree.children_left < 0
-            # Global node ids; a leaf points at itself so traversal can run a fixed depth.
-            ids = np.arange(tree.node_count) + offset
-            left.append(np.where(is_leaf, ids, tree.children_left + offset))
-            right.append(np.where(is_leaf, ids, tree.children_right + offset))
-            feature.append(np.where(is_leaf, 0, tree.feature))
-            threshold.append(np.where(is_leaf, np.inf, tree.threshold))
-            value.append(tree.value[:, 0, 0])
-            offset += tree.node_count
-        self.left_ = np.concatenate(left).astype(np.int32)
-        self.right_ = np.concatenate(right).astype(np.int32)
-        self.feature_ = np.concatenate(feature).astype(np.int32)
-        self.threshold_ = np.concatenate(threshold)
-        self.value_ = np.concatenate(value)
-        self.roots_ = np.asarray(roots, dtype=np.int32)
-        self.depth_ = int(max(e.tree_.max_depth for e in forest.estimators_))
+        self._flatten([e.tree_ for e in forest.estimators_])
         self.n_features_in_ = forest.n_features_in_
         return self
 
     def predict(self, X):
-        check_is_fitted(self, "value_")
-        # Trees compare float32 inputs with their thresholds; cast the same way to match exactly.
-        X = _as_2d(X).astype(np.float32).astype(np.float64)
-        nodes = np.broadcast_to(self.roots_, (len(X), len(self.roots_))).copy()
-        rows = np.arange(len(X))[:, None]
-        for _ in range(self.depth_):
-            go_left = X[rows, self.feature_[nodes]] <= self.threshold_[nodes]
-            nodes = np.where(go_left, self.left_[nodes], self.right_[nodes])
-        return self.value_[nodes].mean(axis=1)
+        return self._leaf_values(X).mean(axis=1)
 
-    def to_state(self):
-        check_is_fitted(self, "value_")
-        meta = {"params": self.get_params(), "depth": self.depth_, "n_features": self.n_features_in_}
-        arrays = {"left": self.left_, "right": self.right_, "feature": self.feature_,
-                  "threshold": self.threshold_, "value": self.value_, "roots": self.roots_}
-        return meta, arrays
 
-    @classmethod
-    def from_state(cls, meta, arrays):
-        self = cls(**meta["params"])
-        for k in ("left", "right", "feature", "threshold", "value", "roots"):
-            setattr(self, f"{k}_", arrays[k])
-        self.depth_, self.n_features_in_ = meta["depth"], meta["n_features"]
+class BoostingRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
+    """scikit-learn gradient boosting (squared error) exported as flat arrays.
+
+    Parameters
+    ----------
+    n_estimators, learning_rate, max_depth, subsample, min_samples_leaf :
+        As in :class:`sklearn.ensemble.GradientBoostingRegressor`.
+    random_state : int
+    """
+
+    def __init__(self, n_estimators=200, learning_rate=0.05, max_depth=3, subsample=0.8,
+                 min_samples_leaf=1, random_state=0):
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.subsample = subsample
+        self.min_samples_leaf = min_samples_leaf
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        from sklearn.ensemble import GradientBoostingRegressor
+
+        y = np.asarray(y, dtype=np.float64)
+        gb = GradientBoostingRegressor(
+            n_estimators=self.n_estimators, learning_rate=self.learning_rate, max_depth=self.max_depth,
+            subsample=self.subsample, min_samples_leaf=self.min_samples_leaf, random_state=self.random_state)
+        gb.fit(_as_2d(X), y)
+        self._flatten([e.tree_ for e in gb.estimators_[:, 0]])
+        # Squared-error boosting starts from the training mean.
+        self.offset_ = float(gb.init_.constant_.ravel()[0])
+        self.n_features_in_ = gb.n_features_in_
         return self
+
+    def predict(self, X):
+        leaves = self._leaf_values(X)
+        return self.offset_ + self.learning_rate * leaves.sum(axis=1)
 
 
 class LinearModel(RegressorMixin, BaseEstimator):

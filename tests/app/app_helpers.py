@@ -3,7 +3,10 @@ sys.path)."""
 
 from __future__ import annotations
 
+import base64
 import json
+
+import numpy as np
 
 from streamlit.testing.v1 import AppTest
 
@@ -22,3 +25,12 @@ def plotly_spec(at: AppTest, index: int = 0) -> dict:
 
 def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
+
+
+def values(v) -> np.ndarray:
+    """A Plotly JSON array as floats; Plotly 6 writes numpy arrays as base64 ``bdata``."""
+    if isinstance(v, dict) and "bdata" in v:
+        arr = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+        return (arr.reshape([int(n) for n in str(v["shape"]).split(",")]) if "shape" in v
+                else arr).astype(float)
+    return np.asarray(v, dtype=float)

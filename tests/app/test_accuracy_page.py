@@ -7,7 +7,7 @@ import shutil
 
 import numpy as np
 import pytest
-from app_helpers import no_exception, plotly_spec
+from app_helpers import no_exception, plotly_spec, values
 
 import ui
 
@@ -41,7 +41,7 @@ def test_metrics_equal_validation_report(page, predictor, with_latency):
     noise = predictor.validation["noise"]
     assert at.metric[3].value == f"{noise['noise_pct'].mean():.1f} %"
     heat = plotly_spec(at, 0)["data"][0]
-    np.testing.assert_allclose(np.nanmean(np.asarray(heat["z"], float)), expected["mape_pct"].mean())
+    np.testing.assert_allclose(np.nanmean(values(heat["z"])), expected["mape_pct"].mean())
 
 
 def test_every_estimator_and_pair_renders(page, predictor):
@@ -59,7 +59,7 @@ def test_every_estimator_and_pair_renders(page, predictor):
     p = p[(p["anchor"] == a) & (p["target"] == t) & (p["estimator"] == predictor.default_method)
           & (p["with_latency"].astype(str).str.lower() == "true")]
     parity = plotly_spec(at, 1)
-    n_points = sum(len(tr["x"]) for tr in parity["data"] if tr.get("mode") == "markers")
+    n_points = sum(len(values(tr["x"])) for tr in parity["data"] if tr.get("mode") == "markers")
     assert n_points == len(p)
 
 

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from app_helpers import example_profile, no_exception, plotly_spec
+from app_helpers import example_profile, no_exception, plotly_spec, values
 
 import ui
 from profet_core import estimate_run, parse_profile
@@ -42,10 +42,16 @@ def _assert_same(shown: pd.DataFrame, expected: pd.DataFrame, columns=("batch_la
                                    rtol=1e-9, equal_nan=True, err_msg=col)
 
 
+def _known(at):
+    return _widget(at.checkbox, "I measured the anchor")
+
+
 def _predict(page, anchor, *, latency="example"):
     at = page("anchor").run()
     at.selectbox(key="anchor").set_value(anchor).run()
-    if latency != "example":
+    if latency is None:
+        _known(at).uncheck().run()
+    elif latency != "example":
         _latency_input(at).set_value(latency)
     at.button(key="predict").click().run()
     return at
@@ -66,7 +72,7 @@ def test_example_prediction_equals_core(page, predictor, anchor, with_latency):
     assert set(predictor.targets(anchor)) == set(shown["target"])
     # The chart's bars are the same latencies.
     bars = plotly_spec(at)["data"][0]
-    np.testing.assert_allclose(np.asarray(bars["y"], float), expected["batch_latency_ms"], rtol=1e-9)
+    np.testing.assert_allclose(values(bars["y"]), expected["batch_latency_ms"], rtol=1e-9)
     fastest = expected.loc[expected["batch_latency_ms"].idxmin(), "target"]
     assert at.metric[0].value == fastest
     assert len(at.get("download_button")) == 2
@@ -122,7 +128,7 @@ def test_run_time_and_cost_equal_estimate_run(page, predictor):
     shown = _shown_table(at)
     _assert_same(shown, expected, ("run_hours", "run_usd", "run_usd_low", "run_usd_high"))
     cost = plotly_spec(at)["data"][1]
-    np.testing.assert_allclose(np.asarray(cost["y"], float), expected["run_usd"], rtol=1e-9)
+    np.testing.assert_allclose(values(cost["y"]), expected["run_usd"], rtol=1e-9)
     assert at.metric[2].value == f"{int(expected['steps'].iloc[0]):,}"
     # The result is kept for the scaler page.
     kept = at.session_state[ui.ANCHOR_RESULT]
@@ -161,7 +167,7 @@ def test_uploaded_file_equals_core(page, predictor, kind):
     at.radio(key="source").set_value("Upload a file").run()
     at.file_uploader(key="profile_file").upload(name, data, mime)
     at.run()
-    _latency_input(at).set_value(None)
+    assert not _known(at).value  # no latency unless the user says so
     at.button(key="predict").click().run()
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
@@ -226,11 +232,18 @@ def test_bad_profile_shows_error_and_app_keeps_working(page, predictor, source, 
     ("dataset_images", -10, "dataset_images"),
     ("epochs", 0, "epochs"),
     ("batch", None, "batch_size"),
-], ids=["negative-latency", "negative-dataset", "zero-epochs", "missing-batch-size"])
+    ("missing-latency", None, "latency is missing"),
+], ids=["negative-latency", "negative-dataset", "zero-epochs", "missing-batch-size",
+        "missing-latency"])
 def test_bad_numbers_show_error(page, field, value, fragment):
     at = page("anchor").run()
     if field == "latency":
         _latency_input(at).set_value(value)
+    elif field == "missing-latency":
+        at.radio(key="source").set_value("Paste JSON").run()
+        at.text_area(key="profile_text").input('{"Device_Conv2D": 5}')
+        _known(at).check().run()
+        assert _latency_input(at).value is None
     elif field == "batch":
         at.number_input(key="dataset_images").set_value(1000)
         _widget(at.number_input, "Batch size").set_value(value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from app_helpers import example_profile, no_exception, plotly_spec
+from app_helpers import example_profile, no_exception, plotly_spec, values
 
 import ui
 
@@ -44,9 +44,9 @@ def test_prediction_equals_core(page, predictor, anchor, by):
     assert at.metric[0].value == ui.fmt_ms(value)
     spec = plotly_spec(at)
     curve = spec["data"][0]
-    grid = np.asarray(curve["x"], float)
+    grid = values(curve["x"])
     assert grid[0] == lo and grid[-1] == hi
-    np.testing.assert_allclose(np.asarray(curve["y"], float),
+    np.testing.assert_allclose(values(curve["y"]),
                                predictor.scale(target, by, 12.5, 180.0, grid), rtol=1e-9)
     assert spec["data"][1]["y"] == [12.5, 180.0]  # the given points are marked
     np.testing.assert_allclose(spec["data"][2]["y"], [value], rtol=1e-9)

@@ -4,7 +4,7 @@ from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression, Ridge
 
-from profet_core._estimators import DenseNetRegressor, ForestRegressor, LinearModel
+from profet_core._estimators import BoostingRegressor, DenseNetRegressor, ForestRegressor, LinearModel
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(300, 6))
@@ -19,6 +19,17 @@ def test_exported_forest_predicts_like_sklearn(extra, cls):
     Xt = rng.normal(size=(50, 6))
     np.testing.assert_allclose(mine.predict(Xt), ref.predict(Xt), rtol=1e-12)
     back = ForestRegressor.from_state(*mine.to_state())
+    np.testing.assert_array_equal(back.predict(Xt), mine.predict(Xt))
+
+
+def test_exported_boosting_predicts_like_sklearn():
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    mine = BoostingRegressor(n_estimators=30, subsample=0.8).fit(X, y)
+    ref = GradientBoostingRegressor(n_estimators=30, learning_rate=0.05, subsample=0.8, random_state=0).fit(X, y)
+    Xt = rng.normal(size=(50, 6))
+    np.testing.assert_allclose(mine.predict(Xt), ref.predict(Xt), rtol=1e-10)
+    back = BoostingRegressor.from_state(*mine.to_state())
     np.testing.assert_array_equal(back.predict(Xt), mine.predict(Xt))
 
 
@@ -54,8 +65,8 @@ def test_dnn_learns_the_signal():
     assert np.corrcoef(m.predict(X), y)[0, 1] > 0.9
 
 
-@pytest.mark.parametrize("est", [ForestRegressor(), LinearModel(), DenseNetRegressor()],
-                         ids=["forest", "linear", "dnn"])
+@pytest.mark.parametrize("est", [ForestRegressor(), BoostingRegressor(), LinearModel(), DenseNetRegressor()],
+                         ids=["forest", "boosting", "linear", "dnn"])
 def test_predict_before_fit_raises(est):
     with pytest.raises(NotFittedError):
         est.predict(X)
