@@ -184,11 +184,11 @@ def latency_cost_figure(table: pd.DataFrame, cost_col: str, cost_label: str,
     if len(t):
         fastest = int(np.nanargmin(lat))
         fig.add_annotation(x=t["target"][fastest], y=lat[fastest], text="fastest", showarrow=True,
-                           arrowhead=2, ay=-40, yref="y")
+                           arrowhead=2, ax=-45, ay=-35, yref="y")
         if np.isfinite(cost).any():
             cheapest = int(np.nanargmin(cost))
             fig.add_annotation(x=t["target"][cheapest], y=cost[cheapest], text="cheapest",
-                               showarrow=True, arrowhead=2, ay=-40, yref="y2",
+                               showarrow=True, arrowhead=2, ax=45, ay=-55, yref="y2",
                                font={"color": "#F58518"})
     fig.update_xaxes(title_text="Target instance")
     fig.update_yaxes(title_text="Predicted batch latency (ms)", secondary_y=False, rangemode="tozero")

@@ -66,7 +66,7 @@ def settle(page, extra_s: float = 1.5) -> None:
     time.sleep(0.5)
     page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
     if page.locator(".js-plotly-plot").count():
-        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+        page.wait_for_selector(".js-plotly-plot .main-svg", state="attached", timeout=30_000)
     time.sleep(extra_s)
 
 
@@ -104,6 +104,14 @@ def take(out: Path) -> list[Path]:
             for name, link in shots:
                 if link:
                     goto_page(page, link)
+                if name.startswith("2_"):
+                    # The anchor prediction fills one point; a person would type the other one.
+                    for which, value in (("smaller", "4"), ("larger", "120")):
+                        field = page.get_by_label(f"Batch latency at the {which} size (ms)")
+                        if not field.input_value():
+                            field.fill(value)
+                            field.press("Enter")
+                            settle(page)
                 path = out / f"{name}.png"
                 page.screenshot(path=str(path))
                 written.append(path)

@@ -72,7 +72,7 @@ with left:
             default_lat = (example["batch_latency_s"] / ui.LATENCY_UNITS[unit]
                            if use_example else None)
             latency = st.number_input("Measured anchor batch latency", value=default_lat,
-                                      format="%.4f", key=f"latency_{source}_{anchor}_{unit}",
+                                      format="%.3f", key=f"latency_{source}_{anchor}_{unit}",
                                       placeholder=f"one training step, in {unit}")
     method = st.selectbox("Method", predictor.methods,
                           index=predictor.methods.index(predictor.default_method), key="method",
@@ -149,12 +149,12 @@ if result:
     fastest = shown.loc[shown["batch_latency_ms"].idxmin()]
     m1, m2, m3 = st.columns(3)
     m1.metric("Fastest target", fastest["target"], ui.fmt_ms(fastest["batch_latency_ms"]),
-              delta_color="off")
+              delta_color="off", delta_arrow="off")
     if shown[cost_col].notna().any():
         cheapest = shown.loc[shown[cost_col].idxmin()]
         label = "run cost" if run else "per 1,000 steps"
         m2.metric("Cheapest target", cheapest["target"],
-                  f"{ui.fmt_usd(cheapest[cost_col])} {label}", delta_color="off")
+                  f"{ui.fmt_usd(cheapest[cost_col])} {label}", delta_color="off", delta_arrow="off")
     if run:
         m3.metric("Steps in the run", f"{int(shown['steps'].iloc[0]):,}")
 

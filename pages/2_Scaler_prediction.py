@@ -88,6 +88,9 @@ size = st.slider(f"{dim['label']} to predict ({dim['unit']})", min_value=lo, max
                  value=int(ui.round_sig((lo + hi) / 2, 2)), step=1, key=f"predict_{by}")
 
 (size_min, lat_min), (size_max, lat_max) = points
+if lat_min is None and lat_max is None:
+    st.info(f"Enter the batch latency (ms) at the two {dim['label'].lower()}s to draw the curve.")
+    st.stop()
 try:
     grid = np.arange(lo, hi + 1, dtype=float)
     curve = predictor.scale(target, by, lat_min, lat_max, grid, size_min, size_max)

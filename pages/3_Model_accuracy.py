@@ -52,7 +52,7 @@ noise = val.get("noise")
 k1, k2, k3, k4 = st.columns(4)
 k1.metric("Mean MAPE over pairs", f"{m['mape_pct'].mean():.1f} %")
 k2.metric("Worst pair MAPE", f"{m['mape_pct'].max():.1f} %", m.loc[m["mape_pct"].idxmax(), "pair"],
-          delta_color="off")
+          delta_color="off", delta_arrow="off")
 k3.metric("Median R²", f"{m['r2'].median():.3f}")
 if noise is not None and not noise.empty:
     k4.metric("Noise floor (mean)", f"{noise['noise_pct'].mean():.1f} %",

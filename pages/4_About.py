@@ -89,7 +89,9 @@ except ProfetError as exc:
 else:
     st.header("Instances and models")
     st.dataframe(predictor.catalog, hide_index=True, key="catalog",
-                 column_config={"instance": "Instance", "gpu": "GPU",
+                 column_config={"instance": "Instance", "gpu": "GPU", "gpu_count": "GPUs",
+                                "gpu_memory_gb": "GPU memory (GB)", "vcpus": "vCPUs",
+                                "memory_gib": "Memory (GiB)",
                                 "usd_per_hour": st.column_config.NumberColumn(
                                     "Price (USD/h)", format="%.3f")})
     meta = predictor.metadata

@@ -19,10 +19,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._breakdown import BreakdownRegressor, breakdown_change, breakdown_pairs
 from ._catalog import validate_catalog
 from ._clustering import OpClusterer
 from ._data import Dataset, make_pairs, op_columns
 from ._errors import ArtifactError, ProfetValueError
+from ._families import family_times
 from ._methods import DEFAULT_METHOD, METHODS, method_factory
 from ._profile import LATENCY_COLUMN
 from ._scaler import CurveScaler, fit_scaler, scaling_curves
@@ -35,7 +37,7 @@ from ._validate import (
     validate_scalers,
 )
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 DEFAULT_ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 INTERVAL_LEVEL = 0.8
 #: Scaler settings per variant; "profet" is the paper's, "default" is what predictions use.
@@ -110,6 +112,8 @@ class Predictor:
     validation: dict = field(default_factory=dict)
     #: ``{instance: {"label", "profile" (op -> us), "batch_latency_s", "model", ...}}``
     examples: dict = field(default_factory=dict)
+    #: ``{(anchor, target): BreakdownRegressor}``: per-op-family time on the target.
+    breakdowns: dict = field(default_factory=dict)
 
     @property
     def instances(self) -> list[str]:
@@ -119,6 +123,11 @@ class Predictor:
     @property
     def methods(self) -> list[str]:
         return list(self.metadata["methods"])
+
+    @property
+    def interval_level(self) -> float:
+        """Nominal coverage of the prediction intervals (``low_ms``..``high_ms``)."""
+        return float(self.metadata.get("interval_level", INTERVAL_LEVEL))
 
     @property
     def default_method(self) -> str:
@@ -212,6 +221,38 @@ class Predictor:
         q_hi = np.where(has, out[0][1], out[1][1])
         return q_lo, q_hi
 
+    def breakdown(self, anchor: str, profile: pd.DataFrame, targets=None) -> pd.DataFrame:
+        """Predicted device time per op family on each target: which kinds of work get faster.
+
+        Parameters
+        ----------
+        anchor : str
+        profile : pandas.DataFrame
+            Op columns (us); the first row is used.
+        targets : list of str, optional
+            Default: every instance but the anchor.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``target, family, anchor_us, target_us, speedup`` (``anchor_us / target_us``).
+        """
+        self._check_instance(anchor, "anchor")
+        if not isinstance(profile, pd.DataFrame) or profile.empty or not op_columns(profile.columns):
+            raise ProfetValueError("profile must be a non-empty table of Host_<Op>/Device_<Op> columns")
+        fam = family_times(profile.iloc[[0]], "Device")
+        parts = []
+        for target in targets if targets is not None else self.targets(anchor):
+            self._check_instance(target, "target")
+            model = self.breakdowns.get((anchor, target))
+            if model is None:
+                continue
+            parts.append(breakdown_change(fam, model.predict(fam)).assign(target=target))
+        if not parts:
+            return pd.DataFrame(columns=["target", "family", "anchor_us", "target_us", "speedup"])
+        out = pd.concat(parts, ignore_index=True)
+        return out[["target", "family", "anchor_us", "target_us", "speedup"]]
+
     def scaler(self, target: str, by: str) -> CurveScaler:
         self._check_instance(target, "target")
         if by not in ("batch", "input"):
@@ -268,8 +309,8 @@ def _write_json(path: Path, obj) -> None:
 
 
 def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
-          threshold: float = 6.0, calibrate: bool = True, method_params: dict | None = None,
-          progress: Progress | None = None) -> Path:
+          threshold: float = 6.0, calibrate: bool = True, calibrate_methods=None,
+          method_params: dict | None = None, progress: Progress | None = None) -> Path:
     """Train every method for every anchor -> target pair, the scalers, and write artifacts.
 
     Parameters
@@ -289,6 +330,10 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
     calibrate : bool
         Run leave-one-architecture-out validation to calibrate the prediction intervals and
         write the accuracy report into the artifacts (``validation/``).
+    calibrate_methods : list of str, optional
+        Methods to cross-validate (default: the default method only; the reference's DNN makes
+        its cross-validation take ~25 minutes, see ``profet validate``). Methods not calibrated
+        predict without an interval.
     method_params : dict, optional
         ``{method: {param: value}}`` passed to the method constructors (e.g. fewer DNN epochs).
     progress : callable, optional
@@ -302,6 +347,7 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
     methods = list(methods or METHODS)
     method_params = method_params or {}
     factories = {m: method_factory(m, method_params.get(m)) for m in methods}
+    default = DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
     catalog = validate_catalog(catalog)
     instances = dataset.instances
     if len(instances) < 2:
@@ -327,6 +373,16 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
             done += 1
             if progress:
                 progress(done, total, f"trained {m} {anchor} -> {target}")
+    meta_breakdowns = {}
+    have_profiles = set(dataset.profiles["instance"])
+    for anchor, target in jobs:
+        if target not in have_profiles:
+            continue
+        X, Y, _, _ = breakdown_pairs(dataset, anchor, target, median=True)
+        meta, arr = BreakdownRegressor().fit(X, Y).to_state()
+        key = pair_name(anchor, target)
+        meta_breakdowns[key] = meta
+        arrays.update({f"breakdown|{key}|{k}": v for k, v in arr.items()})
     meta_scalers = {}
     for by in ("batch", "input"):
         curves = scaling_curves(dataset.latencies, by)
@@ -340,13 +396,13 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
             meta_scalers[f"{inst}|{by}"] = meta
             arrays.update({f"scaler|{inst}|{by}|{k}": v for k, v in arr.items()})
 
-    default = DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
     Path(out_dir).resolve().parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".profet-train-", dir=Path(out_dir).resolve().parent))
     try:
         (tmp / "validation").mkdir()
         if calibrate:
-            oof = cross_validate(dataset, factories, threshold=threshold,
+            chosen = list(calibrate_methods or [default])
+            oof = cross_validate(dataset, {m: factories[m] for m in chosen}, threshold=threshold,
                                  progress=progress)
             intervals = interval_quantiles(oof, INTERVAL_LEVEL)
             write_validation(tmp / "validation", oof, intervals, dataset)
@@ -360,7 +416,7 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
         _write_json(tmp / "model.json", {
             "format": FORMAT_VERSION, "instances": instances, "methods": methods,
             "default_method": default, "clustering": clusterer.to_state(),
-            "models": meta_models, "scalers": meta_scalers, "interval_level": INTERVAL_LEVEL,
+            "models": meta_models, "scalers": meta_scalers, "breakdowns": meta_breakdowns, "interval_level": INTERVAL_LEVEL,
         })
         files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
         _write_json(tmp / "manifest.json", {
@@ -368,7 +424,7 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "data_fingerprint": dataset.fingerprint,
             "n_profiles": len(dataset.profiles), "architectures": dataset.architectures,
-            "threshold": threshold, "calibrated": calibrate, "method_params": method_params,
+            "threshold": threshold, "calibrated": calibrate and (calibrate_methods or [default]), "method_params": method_params,
             "versions": _versions(),
             "files": {f: _sha256(tmp / f) for f in files},
         })
@@ -416,6 +472,18 @@ def write_validation(folder: Path, oof: pd.DataFrame, intervals: pd.DataFrame, d
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     metrics = summarize(oof).merge(intervals, on=["anchor", "target", "estimator", "with_latency"], how="left")
+    from ._breakdown import LEARNERS, cross_validate_breakdown
+
+    breakdown = cross_validate_breakdown(dataset, anchors=sorted(oof["anchor"].unique()),
+                                         targets=sorted(oof["target"].unique()))
+    breakdown.to_csv(folder / "breakdown.csv", index=False)
+    # The per-op regressors predict latency too (anchor latency x predicted/anchor device time),
+    # so they enter the same comparison, with the anchor latency only.
+    learned = breakdown[breakdown["learner"].isin(LEARNERS)]
+    metrics = pd.concat([metrics, pd.DataFrame({
+        "anchor": learned["anchor"], "target": learned["target"],
+        "estimator": "per-op:" + learned["learner"], "with_latency": True,
+        "mape_pct": learned["latency_mape_pct"], "n": learned["n"]})], ignore_index=True)
     noise = noise_floor(dataset.latencies)
     scalers = validate_scalers(dataset.latencies, SCALER_VARIANTS)
     per_arch = (oof.assign(ape=lambda d: 100 * (d["predicted_s"] - d["measured_s"]).abs() / d["measured_s"])
@@ -429,7 +497,7 @@ def write_validation(folder: Path, oof: pd.DataFrame, intervals: pd.DataFrame, d
     # (the full table is large and repetitions differ by ~1.5%).
     main = oof[oof["estimator"].isin(METHODS) & (oof["exp"] == oof["exp"].min())]
     main.to_csv(folder / "predictions.csv.gz", index=False, float_format="%.6g")
-    (folder / "report.md").write_text(accuracy_markdown(metrics, noise, scalers))
+    (folder / "report.md").write_text(accuracy_markdown(metrics, noise, scalers, breakdown))
 
 
 def load_artifacts(path=None) -> Predictor:
@@ -484,6 +552,12 @@ def load_artifacts(path=None) -> Predictor:
         prefix = f"scaler|{key}|"
         scalers[(inst, by)] = CurveScaler.from_state(
             meta, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+    breakdowns = {}
+    for key, meta in model.get("breakdowns", {}).items():
+        prefix = f"breakdown|{key}|"
+        anchor, target = key.split("->")
+        breakdowns[(anchor, target)] = BreakdownRegressor.from_state(
+            meta, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
     intervals = pd.read_csv(path / "intervals.csv")
     if not intervals.empty:
         intervals["with_latency"] = intervals["with_latency"].astype(str).str.lower() == "true"
@@ -498,5 +572,6 @@ def load_artifacts(path=None) -> Predictor:
         validation["predictions"] = pd.read_csv(f)
     metadata = {**{k: v for k, v in manifest.items() if k != "files"},
                 "instances": model["instances"], "methods": model["methods"],
-                "default_method": model["default_method"]}
-    return Predictor(models, clusterer, scalers, intervals, catalog, metadata, path, validation, examples)
+                "default_method": model["default_method"], "interval_level": model["interval_level"]}
+    return Predictor(models, clusterer, scalers, intervals, catalog, metadata, path, validation, examples,
+                     breakdowns)

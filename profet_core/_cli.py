@@ -30,7 +30,8 @@ def _cmd_train(args) -> int:
     params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else None
     start = time.monotonic()
     out = train(dataset, catalog, args.out, methods=args.methods, threshold=args.threshold,
-                calibrate=not args.no_calibrate, method_params=params, progress=_progress)
+                calibrate=not args.no_calibrate, method_params=params, progress=_progress,
+                calibrate_methods=args.methods if args.calibrate_all else None)
     print(f"trained {len(dataset.instances)} instances in {time.monotonic() - start:.0f}s -> {out}")
     return 0
 
@@ -114,10 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", default="artifacts", help="artifacts folder to write (default artifacts)")
     t.add_argument("--catalog", help="instance catalog CSV (default: instances.csv near the data)")
     t.add_argument("--threshold", type=float, default=6.0, help="op-clustering distance (default 6)")
-    t.add_argument("--methods", nargs="+", choices=list(METHODS), help="methods to train (default all)")
+    t.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
+                   help="methods to train (default all)")
     t.add_argument("--dnn-epochs", type=int, help="cap the reference DNN's epochs (faster, less accurate)")
     t.add_argument("--no-calibrate", action="store_true",
                    help="skip the cross-validation that calibrates intervals (faster; no intervals)")
+    t.add_argument("--calibrate-all", action="store_true",
+                   help="calibrate intervals for every trained method (the reference adds ~25 min)")
     t.set_defaults(func=_cmd_train)
 
     pr = sub.add_parser("predict", help="predict batch latency on every other instance")

@@ -14,7 +14,9 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._estimators import DenseNetRegressor, ForestRegressor, LinearModel
+from ._data import PAIR_KEY, op_columns
+from ._estimators import BoostingRegressor, DenseNetRegressor, ForestRegressor, LinearModel
+from ._families import FAMILIES, family_shares
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ class ProfetEnsemble(BaseEstimator):
         return meta, arrays
 
     @classmethod
-    def from_state(cls, meta, arrays, clusterer):
+    def from_state(cls, meta, arrays, clusterer=None):
         self = cls(clusterer=clusterer)
         self.dnn_ = DenseNetRegressor.from_state(meta["dnn"], _unpack("dnn", arrays))
         self.rf_ = ForestRegressor.from_state(meta["rf"], _unpack("rf", arrays))
@@ -117,9 +119,143 @@ class ProfetEnsemble(BaseEstimator):
         return self
 
 
+def profile_features(ops: pd.DataFrame, anchor_latency_s=None) -> tuple[pd.DataFrame, np.ndarray]:
+    """Scale-free features of anchor profiles, and each row's log device-busy time.
+
+    Parameters
+    ----------
+    ops : pandas.DataFrame
+        ``Host_*``/``Device_*`` op times (us); any op names (new ones fall into a family).
+    anchor_latency_s : array of shape (n,), optional
+        Adds the log anchor latency and its ratio to the device-busy time.
+
+    Returns
+    -------
+    features : pandas.DataFrame
+        Log busy/idle times, idle shares and each op family's share of the device-busy time.
+    log_busy_s : ndarray of shape (n,)
+        ``log`` of the device-busy seconds (the base of predictions without the anchor latency).
+    """
+    cols = op_columns(ops.columns)
+    dev = [c for c in cols if c.startswith("Device_") and c != "Device_IDLE"]
+    host = [c for c in cols if c.startswith("Host_") and c != "Host_IDLE"]
+    zeros = np.zeros(len(ops))
+    busy = np.maximum(ops[dev].to_numpy(dtype=float).sum(axis=1) if dev else zeros, 1.0)
+    host_busy = ops[host].to_numpy(dtype=float).sum(axis=1) if host else zeros
+    dev_idle = ops["Device_IDLE"].to_numpy(dtype=float) if "Device_IDLE" in ops else zeros
+    host_idle = ops["Host_IDLE"].to_numpy(dtype=float) if "Host_IDLE" in ops else zeros
+    feats = {"log_device_busy": np.log(busy), "log_device_idle": np.log1p(dev_idle),
+             "log_host_idle": np.log1p(host_idle), "log_host_busy": np.log1p(host_busy),
+             "device_idle_share": dev_idle / (busy + dev_idle),
+             "host_idle_vs_busy": np.log1p(host_idle) - np.log(busy)}
+    shares = family_shares(ops)
+    for fam in FAMILIES:
+        feats[f"share_{fam}"] = shares[fam].to_numpy()
+    if anchor_latency_s is not None:
+        lat = np.asarray(anchor_latency_s, dtype=float)
+        feats["log_anchor_latency"] = np.log(lat)
+        feats["anchor_latency_vs_busy"] = np.log(lat * 1e6 / busy)
+    return pd.DataFrame(feats, index=ops.index), np.log(busy * 1e-6)
+
+
+class RatioEnsemble(BaseEstimator):
+    """PROFET's default: the target/anchor latency ratio in log space from scale-free features.
+
+    Trees cannot extrapolate to an unseen CNN's scale, but a ratio transfers: an architecture
+    twice as big has about the same target/anchor ratio as one with the same op mix. So the
+    learners predict ``log(target / anchor latency)`` (with the anchor latency) or
+    ``log(target latency / anchor device-busy time)`` (without it) from each op family's share
+    of device time, idle shares and log times; families come from op-name keywords, so an op
+    type never seen in training still lands with its kind. The prediction is the mean of
+    ExtraTrees and gradient boosting in log space, each trained on the median over repetitions.
+
+    Parameters
+    ----------
+    clusterer : ignored
+        Accepted so every method has the same constructor.
+    n_trees_et, n_trees_gb : int
+        Sizes of the ExtraTrees and gradient-boosting members.
+    random_state : int
+    """
+
+    name = "ratio"
+
+    def __init__(self, clusterer=None, n_trees_et=100, n_trees_gb=200, random_state=0):
+        self.clusterer = clusterer
+        self.n_trees_et = n_trees_et
+        self.n_trees_gb = n_trees_gb
+        self.random_state = random_state
+
+    def _members(self):
+        return {"extra-trees": ForestRegressor(n_estimators=self.n_trees_et, min_samples_leaf=2,
+                                               max_features=0.5, extra=True, random_state=self.random_state),
+                "boosting": BoostingRegressor(n_estimators=self.n_trees_gb, learning_rate=0.05, max_depth=3,
+                                              subsample=0.8, random_state=self.random_state)}
+
+    def fit(self, pairs: pd.DataFrame):
+        """Fit on a pairs table (anchor op columns, ``anchor_latency_s``, ``target_latency_s``)."""
+        cols = op_columns(pairs.columns) + ["anchor_latency_s", "target_latency_s"]
+        key = [c for c in PAIR_KEY if c != "exp" and c in pairs.columns]
+        # Repetitions differ by ~1.5%: their median is a cleaner target and 9x less to fit.
+        agg = pairs.groupby(key, as_index=False)[cols].median() if key else pairs[cols]
+        y = np.log(agg["target_latency_s"].to_numpy())
+        self.models_ = {}
+        for with_lat in (True, False):
+            X, log_busy = profile_features(agg, agg["anchor_latency_s"] if with_lat else None)
+            base = np.log(agg["anchor_latency_s"].to_numpy()) if with_lat else log_busy
+            self.models_[with_lat] = {n: m.fit(X.to_numpy(), y - base) for n, m in self._members().items()}
+        self.feature_names_ = {True: list(profile_features(agg.iloc[:1], [1.0])[0].columns),
+                               False: list(profile_features(agg.iloc[:1])[0].columns)}
+        return self
+
+    def predict(self, ops: pd.DataFrame, anchor_latency_s=None) -> MethodOutput:
+        """Predict target latency (s) for rows of ``ops``; ``anchor_latency_s`` may hold NaN."""
+        check_is_fitted(self, "models_")
+        n = len(ops)
+        lat = np.full(n, np.nan) if anchor_latency_s is None else np.asarray(anchor_latency_s, dtype=float)
+        has = ~np.isnan(lat)
+        members = {name: np.empty(n) for name in self.models_[True]}
+        for with_lat, rows in ((True, has), (False, ~has)):
+            if not rows.any():
+                continue
+            sub = ops[rows]
+            X, log_busy = profile_features(sub, lat[rows] if with_lat else None)
+            base = np.log(lat[rows]) if with_lat else log_busy
+            for name, model in self.models_[with_lat].items():
+                members[name][rows] = base + model.predict(X.to_numpy())
+        combined = np.exp(np.mean(list(members.values()), axis=0))
+        members = {k: np.exp(v) for k, v in members.items()}
+        how = "mean of ExtraTrees and boosting on log(target/anchor)"
+        ensemble = how + (" latency" if has.all() else " device time" if not has.any() else "")
+        return MethodOutput(combined, members, ensemble)
+
+    def to_state(self):
+        check_is_fitted(self, "models_")
+        meta = {"params": {k: v for k, v in self.get_params(deep=False).items() if k != "clusterer"},
+                "features": {str(k).lower(): v for k, v in self.feature_names_.items()}, "members": {}}
+        arrays = {}
+        for with_lat, models in self.models_.items():
+            for name, model in models.items():
+                m, a = _pack(f"{with_lat}/{name}", model.to_state())
+                meta["members"][f"{with_lat}/{name}"] = m
+                arrays.update(a)
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta, arrays, clusterer=None):
+        self = cls(clusterer=clusterer, **meta["params"])
+        kinds = {"extra-trees": ForestRegressor, "boosting": BoostingRegressor}
+        self.models_ = {True: {}, False: {}}
+        for key, m in meta["members"].items():
+            with_lat, name = key.split("/")
+            self.models_[with_lat == "True"][name] = kinds[name].from_state(m, _unpack(key, arrays))
+        self.feature_names_ = {True: meta["features"]["true"], False: meta["features"]["false"]}
+        return self
+
+
 #: Every trainable method by name; the artifacts store which were trained.
-METHODS = {"profet": ProfetEnsemble}
-DEFAULT_METHOD = "profet"
+METHODS = {"ratio": RatioEnsemble, "profet": ProfetEnsemble}
+DEFAULT_METHOD = "ratio"
 
 
 def method_factory(name: str, params: dict | None = None):

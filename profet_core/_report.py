@@ -24,7 +24,8 @@ def accuracy_table(metrics: pd.DataFrame, with_latency: bool, value: str = "mape
     return t.reset_index()
 
 
-def accuracy_markdown(metrics: pd.DataFrame, noise: pd.DataFrame, scalers: pd.DataFrame) -> str:
+def accuracy_markdown(metrics: pd.DataFrame, noise: pd.DataFrame, scalers: pd.DataFrame,
+                      breakdown: pd.DataFrame | None = None) -> str:
     """The full accuracy report (leave-one-architecture-out), as Markdown."""
     parts = ["# Accuracy (leave-one-architecture-out)", "",
              "Each CNN architecture is predicted by models trained on the others only. "
@@ -43,4 +44,11 @@ def accuracy_markdown(metrics: pd.DataFrame, noise: pd.DataFrame, scalers: pd.Da
     if not scalers.empty:
         s = scalers.pivot_table(index=["instance", "by"], columns="variant", values="mape_pct").reset_index()
         parts += ["## Scaler MAPE % at the sizes between the two given ends", "", _md(s, ".2f"), ""]
+    if breakdown is not None and not breakdown.empty:
+        b = breakdown.groupby("learner")[["family_wape_pct", "busy_mape_pct", "latency_mape_pct"]].mean()
+        parts += ["## Per-op breakdown: target time per op family from the anchor's (mean over pairs)", "",
+                  "`family_wape_pct`: weighted absolute % error over op families; `busy_mape_pct`: "
+                  "MAPE of the summed device-busy time; `latency_mape_pct`: anchor latency x "
+                  "predicted/anchor device time vs measured target latency.", "",
+                  _md(b.reset_index()), ""]
     return "\n".join(parts)

@@ -84,8 +84,9 @@ def synthetic_dir(tmp_path_factory, synthetic_tables):
 def trained(tmp_path_factory, synthetic_dataset):
     """Artifacts trained on the synthetic data (every method; a short DNN)."""
     from profet_core import train
+    from profet_core._methods import METHODS
 
     out = tmp_path_factory.mktemp("art") / "artifacts"
-    train(synthetic_dataset, synthetic_catalog(), out,
+    train(synthetic_dataset, synthetic_catalog(), out, calibrate_methods=list(METHODS),
           method_params={"profet": {"dnn_params": {"epochs": 20}}})
     return out

@@ -7,7 +7,6 @@ import base64
 import json
 
 import numpy as np
-
 from streamlit.testing.v1 import AppTest
 
 from profet_core import parse_profile

@@ -231,9 +231,9 @@ def test_bad_profile_shows_error_and_app_keeps_working(page, predictor, source, 
     ("latency", -3.0, "must be > 0"),
     ("dataset_images", -10, "dataset_images"),
     ("epochs", 0, "epochs"),
-    ("batch", None, "batch_size"),
+    ("batch", -8, "batch_size"),
     ("missing-latency", None, "latency is missing"),
-], ids=["negative-latency", "negative-dataset", "zero-epochs", "missing-batch-size",
+], ids=["negative-latency", "negative-dataset", "zero-epochs", "negative-batch-size",
         "missing-latency"])
 def test_bad_numbers_show_error(page, field, value, fragment):
     at = page("anchor").run()

@@ -52,14 +52,20 @@ def test_prediction_equals_core(page, predictor, anchor, by):
     np.testing.assert_allclose(spec["data"][2]["y"], [value], rtol=1e-9)
 
 
+def _sizes(predictor, target, by="batch"):
+    lo, hi = (int(v) for v in predictor.scaler(target, by).size_range_)
+    return lo, lo + (hi - lo) // 4, (lo + hi) // 2, hi - (hi - lo) // 8, hi
+
+
 def test_inner_sizes_are_passed_to_the_core(page, predictor):
     target = predictor.instances[0]
+    _, quarter, mid, near_hi, _ = _sizes(predictor, target)
     at = page("scaler").run()
     at.selectbox(key="target").set_value(target).run()
-    _set_points(at, 20.0, 90.0, size_a=32, size_b=128)
-    _predict_slider(at).set_value(200).run()
+    _set_points(at, 20.0, 90.0, size_a=quarter, size_b=mid)
+    _predict_slider(at).set_value(near_hi).run()
     no_exception(at)
-    value = float(predictor.scale(target, "batch", 20.0, 90.0, 200, 32, 128))
+    value = float(predictor.scale(target, "batch", 20.0, 90.0, near_hi, quarter, mid))
     assert at.metric[0].value == ui.fmt_ms(value)
 
 
@@ -72,9 +78,10 @@ def test_sliders_mode(page, predictor):
     assert len(lat_sliders) == 2
     lat_sliders[0].set_value(8.0)
     lat_sliders[1].set_value(150.0)
-    _predict_slider(at).set_value(100).run()
+    size = _sizes(predictor, target)[1]
+    _predict_slider(at).set_value(size).run()
     no_exception(at)
-    value = float(predictor.scale(target, "batch", 8.0, 150.0, 100))
+    value = float(predictor.scale(target, "batch", 8.0, 150.0, size))
     assert at.metric[0].value == ui.fmt_ms(value)
 
 
@@ -89,9 +96,11 @@ def _anchor_result(predictor, anchor, rows, batch_size):
             "input_size": 224, "with_latency": False, "n_ops": profile.shape[1]}
 
 
-@pytest.mark.parametrize("batch_size", [16, 32, 200], ids=["at-lo", "near-lo", "near-hi"])
-def test_prefilled_from_one_anchor_prediction(page, predictor, batch_size):
+@pytest.mark.parametrize("which", [0, 1, 3], ids=["at-lo", "near-lo", "near-hi"])
+def test_prefilled_from_one_anchor_prediction(page, predictor, which):
     anchor = predictor.instances[0]
+    sizes = _sizes(predictor, predictor.targets(anchor)[1])
+    batch_size = sizes[which]
     result = _anchor_result(predictor, anchor, 1, batch_size)
     target = predictor.targets(anchor)[1]
     predicted = float(result["table"].set_index("target").at[target, "batch_latency_ms"])
@@ -102,14 +111,20 @@ def test_prefilled_from_one_anchor_prediction(page, predictor, batch_size):
     no_exception(at)
     assert "Prefilled one point" in at.info[0].value
     small, large = _inputs(at, "Batch latency at the")
-    sizes = [w for w in at.number_input if w.key.startswith("size_")]
-    filled, empty, size_w = ((small, large, sizes[0]) if batch_size <= 136
-                             else (large, small, sizes[1]))
+    size_inputs = [w for w in at.number_input if w.key.startswith("size_")]
+    filled, empty, size_w = ((small, large, size_inputs[0]) if batch_size <= sizes[2]
+                             else (large, small, size_inputs[1]))
     assert filled.value == pytest.approx(predicted)
     assert empty.value is None
     assert size_w.value == batch_size
     # The missing point is reported, not raised.
     assert at.error and "latency_" in at.error[0].value
+
+
+def test_fresh_page_asks_for_latencies(page):
+    at = page("scaler").run()
+    no_exception(at)
+    assert not at.error and at.info and "Enter the batch latency" in at.info[0].value
 
 
 def test_prefilled_ends_from_several_rows(page, predictor):
@@ -131,20 +146,22 @@ def test_prefilled_ends_from_several_rows(page, predictor):
     assert at.metric[0].value == ui.fmt_ms(value)
 
 
-@pytest.mark.parametrize("lat_a,lat_b,size_a,size_b,fragment", [
-    (-1.0, 50.0, None, None, "latency_min_ms"),
-    (10.0, None, None, None, "latency_max_ms"),
-    (10.0, 50.0, 128, 64, "must be below"),
-    (10.0, 50.0, 64, 64, "must be below"),
+@pytest.mark.parametrize("lat_a,lat_b,sizes,fragment", [
+    (-1.0, 50.0, None, "latency_min_ms"),
+    (10.0, None, None, "latency_max_ms"),
+    (10.0, 50.0, (3, 1), "must be below"),
+    (10.0, 50.0, (2, 2), "must be below"),
 ], ids=["negative-latency", "missing-latency", "sizes-reversed", "sizes-equal"])
-def test_bad_input_shows_error(page, predictor, lat_a, lat_b, size_a, size_b, fragment):
+def test_bad_input_shows_error(page, predictor, lat_a, lat_b, sizes, fragment):
     at = page("scaler").run()
+    s = _sizes(predictor, at.selectbox(key="target").value)
+    size_a, size_b = (s[sizes[0]], s[sizes[1]]) if sizes else (None, None)
     _set_points(at, lat_a, lat_b, size_a, size_b)
     at.run()
     no_exception(at)
     assert len(at.error) == 1 and fragment in at.error[0].value, [e.value for e in at.error]
     assert not at.get("plotly_chart")
     # Fixing the input brings the prediction back.
-    _set_points(at, 10.0, 50.0, 16, 256)
+    _set_points(at, 10.0, 50.0, s[0], s[-1])
     at.run()
     assert not at.error and at.metric

@@ -139,3 +139,15 @@ def test_failed_training_leaves_existing_artifacts_untouched(trained, tmp_path):
         train(make_dataset(prof, lat), synthetic_catalog(), art, methods=["nope"])
     assert (art / "manifest.json").read_bytes() == before
     assert load_artifacts(art).instances == list(SPEED)
+
+
+def test_breakdown_per_op_family(predictor, synthetic_dataset):
+    prof = synthetic_dataset.profiles
+    row = prof[prof["instance"] == "gpu-a"].iloc[[0]][synthetic_dataset.ops]
+    b = predictor.breakdown("gpu-a", row)
+    assert set(b["target"]) == {"gpu-b", "gpu-c"}
+    conv = b[(b["family"] == "conv")].set_index("target")["speedup"]
+    # gpu-b runs conv ops 2.5x faster than gpu-a, gpu-c 1.5x slower (see tests/conftest.py SPEED).
+    assert conv["gpu-b"] == pytest.approx(2.5, rel=0.15)
+    assert conv["gpu-c"] == pytest.approx(1 / 1.5, rel=0.15)
+    assert "per-op:forest" in set(predictor.validation["metrics"]["estimator"])

@@ -113,9 +113,10 @@ def test_paste_example_and_predict():
         assert "Predicted on" in heading.inner_text()
         grid = page.locator('[data-testid="stDataFrame"]').first
         grid.wait_for(timeout=30_000)
-        cells = page.get_by_role("gridcell")
-        cells.first.wait_for(timeout=30_000)
-        shown = " ".join(cells.all_inner_texts())
+        # The grid draws on a canvas; its cells' text is in an accessibility table (hidden).
+        cells = grid.locator('[role="gridcell"]')
+        cells.first.wait_for(state="attached", timeout=30_000)
+        shown = " ".join(cells.all_text_contents())
         for target in predictor.targets(anchor):
             assert target in shown, f"{target} is not in the result table: {shown[:500]}"
         assert not page.locator('[data-testid="stException"]').count()
