@@ -11,7 +11,7 @@ WORKDIR /app
 
 # Runtime dependencies come from pyproject.toml. requirements.txt adds TensorFlow, which only
 # training needs; the app runs the exported weights in numpy, so the image leaves it out.
-COPY pyproject.toml ./
+COPY pyproject.toml README.md ./
 COPY profet_core/ profet_core/
 RUN pip install --no-cache-dir -e . \
     && useradd --create-home --uid 1000 profet

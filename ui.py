@@ -195,3 +195,24 @@ def latency_cost_figure(table: pd.DataFrame, cost_col: str, cost_label: str,
     fig.update_yaxes(title_text=cost_label, secondary_y=True, rangemode="tozero", showgrid=False)
     fig.update_layout(legend={"orientation": "h", "y": 1.12}, margin={"t": 60}, height=430)
     return fig
+
+
+def breakdown_figure(breakdown: pd.DataFrame) -> go.Figure:
+    """Grouped bars of the predicted speed-up per op family and target (log axis).
+
+    Parameters
+    ----------
+    breakdown : pandas.DataFrame
+        ``target, family, anchor_us, target_us, speedup`` from ``Predictor.breakdown``.
+    """
+    fig = go.Figure()
+    for target, part in breakdown.groupby("target", sort=True):
+        fig.add_bar(x=part["family"], y=part["speedup"], name=target,
+                    customdata=part[["anchor_us", "target_us"]],
+                    hovertemplate="%{x}: %{y:.2f}x<br>anchor %{customdata[0]:,.0f} µs -> "
+                                  "target %{customdata[1]:,.0f} µs<extra>%{fullData.name}</extra>")
+    fig.add_hline(y=1.0, line_dash="dot", line_color="gray")
+    fig.update_layout(barmode="group", yaxis_type="log", height=380,
+                      yaxis_title="Speed-up vs anchor (x, log scale)", xaxis_title="Op family",
+                      legend_title_text="Target", margin={"t": 30})
+    return fig

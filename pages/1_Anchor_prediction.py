@@ -61,8 +61,9 @@ with left:
     # cleared in the browser.
     known = st.checkbox(
         "I measured the anchor's batch latency", value=use_example, key=f"known_{source}_{anchor}",
-        help="One training step's wall time on the anchor. With it PROFET takes the median of "
-             "its three models; without it the mean of the two profile-based ones.")
+        help="One training step's wall time on the anchor. With it PROFET predicts the "
+             "target/anchor latency ratio, which is more accurate (see Model accuracy); without "
+             "it, it predicts from the profile's device time alone.")
     latency, unit = None, "ms"
     if known:
         lat_col, unit_col = st.columns([3, 1])
@@ -114,7 +115,9 @@ if st.button("Predict", type="primary", key="predict"):
             columns=["steps", "run_hours", "run_usd_low", "run_usd_high"], errors="ignore")
         if dataset_images is not None:
             table = estimate_run(table, dataset_images, batch_size, epochs)
+        breakdown = predictor.breakdown(anchor, profile)
         st.session_state[ui.ANCHOR_RESULT] = {
+            "breakdown": breakdown,
             "anchor": anchor, "method": prediction.method, "table": table,
             "unknown_ops": prediction.unknown_ops, "interval_level": prediction.interval_level,
             "batch_size": batch_size, "input_size": input_size,
@@ -205,3 +208,18 @@ if result:
         f"{stem}.json", "application/json")
     st.caption("Open the **Scaler prediction** page to scale these latencies to other batch or "
                "input sizes.")
+
+    breakdown = result.get("breakdown")
+    if breakdown is not None and not breakdown.empty:
+        with st.expander("Which kinds of work get faster on each target (per-op-family breakdown)"):
+            st.caption("Predicted device time per op family on each target, from a multi-output "
+                       "model of target op times given the anchor's (first profile row). "
+                       "Speed-up > 1: faster than on the anchor.")
+            st.plotly_chart(ui.breakdown_figure(breakdown), width="stretch", key="breakdown_chart")
+            st.dataframe(breakdown, hide_index=True, width="stretch", column_config={
+                "target": st.column_config.TextColumn("Target instance"),
+                "family": st.column_config.TextColumn("Op family"),
+                "anchor_us": st.column_config.NumberColumn("On the anchor (µs)", format="%.0f"),
+                "target_us": st.column_config.NumberColumn("Predicted on target (µs)", format="%.0f"),
+                "speedup": st.column_config.NumberColumn("Speed-up (x)", format="%.2f"),
+            })

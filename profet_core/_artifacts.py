@@ -398,6 +398,7 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
 
     Path(out_dir).resolve().parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".profet-train-", dir=Path(out_dir).resolve().parent))
+    tmp.chmod(0o755)  # mkdtemp makes it private; artifacts are meant to be read by the app's user
     try:
         (tmp / "validation").mkdir()
         if calibrate:

@@ -76,6 +76,12 @@ def test_example_prediction_equals_core(page, predictor, anchor, with_latency):
     fastest = expected.loc[expected["batch_latency_ms"].idxmin(), "target"]
     assert at.metric[0].value == fastest
     assert len(at.get("download_button")) == 2
+    # The per-op-family breakdown is the core's for the same profile.
+    frames = [d for d in at.dataframe if "speedup" in d.value.columns]
+    assert len(frames) == 1
+    want = predictor.breakdown(anchor, example_profile(predictor, anchor))
+    np.testing.assert_allclose(frames[0].value["speedup"].to_numpy(float),
+                               want["speedup"].to_numpy(float), rtol=1e-9, equal_nan=True)
 
 
 def test_with_and_without_latency_use_different_ensembles(page, predictor):

@@ -4,7 +4,12 @@ from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression, Ridge
 
-from profet_core._estimators import BoostingRegressor, DenseNetRegressor, ForestRegressor, LinearModel
+from profet_core._estimators import (
+    BoostingRegressor,
+    DenseNetRegressor,
+    ForestRegressor,
+    LinearModel,
+)
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(300, 6))
