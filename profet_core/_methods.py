@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._data import PAIR_KEY, op_columns
 from ._estimators import BoostingRegressor, DenseNetRegressor, ForestRegressor, LinearModel
-from ._families import FAMILIES, family_shares
+from ._families import FAMILIES, family_shares, family_times
 
 
 @dataclass(frozen=True)
@@ -158,16 +158,48 @@ def profile_features(ops: pd.DataFrame, anchor_latency_s=None) -> tuple[pd.DataF
     return pd.DataFrame(feats, index=ops.index), np.log(busy * 1e-6)
 
 
-class RatioEnsemble(BaseEstimator):
-    """PROFET's default: the target/anchor latency ratio in log space from scale-free features.
+class OpFamilyLinear(BaseEstimator):
+    """Target latency as a non-negative combination of the anchor's device time per op family.
+
+    ``T = c0 + sum_f k_f * A_f (+ k_lat * anchor latency)`` with every coefficient >= 0, fitted
+    for relative error. A physical model (each kind of work gets its own speed ratio), it
+    extrapolates to networks larger or smaller than any seen, where trees cannot.
+    """
+
+    def _X(self, ops: pd.DataFrame, anchor_latency_s=None) -> np.ndarray:
+        fam = family_times(ops, "Device").to_numpy() * 1e-6
+        cols = [fam, np.ones((len(ops), 1))]
+        if anchor_latency_s is not None:
+            cols.append(np.asarray(anchor_latency_s, dtype=float)[:, None])
+        return np.hstack(cols)
+
+    def fit(self, ops: pd.DataFrame, y, anchor_latency_s=None):
+        from scipy.optimize import nnls
+
+        y = np.asarray(y, dtype=float)
+        w = 1.0 / y
+        self.coef_, _ = nnls(self._X(ops, anchor_latency_s) * w[:, None], y * w)
+        return self
+
+    def predict(self, ops: pd.DataFrame, anchor_latency_s=None) -> np.ndarray:
+        check_is_fitted(self, "coef_")
+        # A floor keeps a profile with (almost) no known device time from predicting 0.
+        return np.maximum(self._X(ops, anchor_latency_s) @ self.coef_, 1e-5)
+
+
+class HybridEnsemble(BaseEstimator):
+    """PROFET's default: tree ensembles on the latency ratio plus a linear op-family model.
 
     Trees cannot extrapolate to an unseen CNN's scale, but a ratio transfers: an architecture
     twice as big has about the same target/anchor ratio as one with the same op mix. So the
     learners predict ``log(target / anchor latency)`` (with the anchor latency) or
     ``log(target latency / anchor device-busy time)`` (without it) from each op family's share
     of device time, idle shares and log times; families come from op-name keywords, so an op
-    type never seen in training still lands with its kind. The prediction is the mean of
-    ExtraTrees and gradient boosting in log space, each trained on the median over repetitions.
+    type never seen in training still lands with its kind. A third member,
+    :class:`OpFamilyLinear`, brings a physical, extrapolating view. The prediction is the
+    geometric mean of ExtraTrees, gradient boosting and that linear model, each trained on the
+    median over repetitions (chosen by the leave-one-architecture-out mean over all pairs:
+    docs/accuracy.md).
 
     Parameters
     ----------
@@ -178,7 +210,7 @@ class RatioEnsemble(BaseEstimator):
     random_state : int
     """
 
-    name = "ratio"
+    name = "hybrid"
 
     def __init__(self, clusterer=None, n_trees_et=100, n_trees_gb=200, random_state=0):
         self.clusterer = clusterer
@@ -204,6 +236,8 @@ class RatioEnsemble(BaseEstimator):
             X, log_busy = profile_features(agg, agg["anchor_latency_s"] if with_lat else None)
             base = np.log(agg["anchor_latency_s"].to_numpy()) if with_lat else log_busy
             self.models_[with_lat] = {n: m.fit(X.to_numpy(), y - base) for n, m in self._members().items()}
+            self.models_[with_lat]["linear-ops"] = OpFamilyLinear().fit(
+                agg, agg["target_latency_s"].to_numpy(), agg["anchor_latency_s"] if with_lat else None)
         self.feature_names_ = {True: list(profile_features(agg.iloc[:1], [1.0])[0].columns),
                                False: list(profile_features(agg.iloc[:1])[0].columns)}
         return self
@@ -215,6 +249,7 @@ class RatioEnsemble(BaseEstimator):
         lat = np.full(n, np.nan) if anchor_latency_s is None else np.asarray(anchor_latency_s, dtype=float)
         has = ~np.isnan(lat)
         members = {name: np.empty(n) for name in self.models_[True]}
+        # Geometric mean: members are combined in log space, as the trees predict log ratios.
         for with_lat, rows in ((True, has), (False, ~has)):
             if not rows.any():
                 continue
@@ -222,11 +257,15 @@ class RatioEnsemble(BaseEstimator):
             X, log_busy = profile_features(sub, lat[rows] if with_lat else None)
             base = np.log(lat[rows]) if with_lat else log_busy
             for name, model in self.models_[with_lat].items():
-                members[name][rows] = base + model.predict(X.to_numpy())
+                if isinstance(model, OpFamilyLinear):
+                    members[name][rows] = np.log(model.predict(sub, lat[rows] if with_lat else None))
+                else:
+                    members[name][rows] = base + model.predict(X.to_numpy())
         combined = np.exp(np.mean(list(members.values()), axis=0))
         members = {k: np.exp(v) for k, v in members.items()}
-        how = "mean of ExtraTrees and boosting on log(target/anchor)"
-        ensemble = how + (" latency" if has.all() else " device time" if not has.any() else "")
+        ensemble = ("geometric mean of ExtraTrees, boosting (target/anchor "
+                    + ("latency" if has.all() else "device time" if not has.any() else "latency or device time")
+                    + " ratio) and linear op-family model")
         return MethodOutput(combined, members, ensemble)
 
     def to_state(self):
@@ -236,6 +275,10 @@ class RatioEnsemble(BaseEstimator):
         arrays = {}
         for with_lat, models in self.models_.items():
             for name, model in models.items():
+                if isinstance(model, OpFamilyLinear):
+                    meta["members"][f"{with_lat}/{name}"] = {}
+                    arrays[f"{with_lat}/{name}/coef"] = model.coef_
+                    continue
                 m, a = _pack(f"{with_lat}/{name}", model.to_state())
                 meta["members"][f"{with_lat}/{name}"] = m
                 arrays.update(a)
@@ -248,14 +291,19 @@ class RatioEnsemble(BaseEstimator):
         self.models_ = {True: {}, False: {}}
         for key, m in meta["members"].items():
             with_lat, name = key.split("/")
-            self.models_[with_lat == "True"][name] = kinds[name].from_state(m, _unpack(key, arrays))
+            if name == "linear-ops":
+                model = OpFamilyLinear()
+                model.coef_ = arrays[f"{key}/coef"]
+            else:
+                model = kinds[name].from_state(m, _unpack(key, arrays))
+            self.models_[with_lat == "True"][name] = model
         self.feature_names_ = {True: meta["features"]["true"], False: meta["features"]["false"]}
         return self
 
 
 #: Every trainable method by name; the artifacts store which were trained.
-METHODS = {"ratio": RatioEnsemble, "profet": ProfetEnsemble}
-DEFAULT_METHOD = "ratio"
+METHODS = {"hybrid": HybridEnsemble, "profet": ProfetEnsemble}
+DEFAULT_METHOD = "hybrid"
 
 
 def method_factory(name: str, params: dict | None = None):

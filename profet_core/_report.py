@@ -14,11 +14,19 @@ def _md(df: pd.DataFrame, floatfmt: str = ".1f") -> str:
     return "\n".join(lines)
 
 
-def accuracy_table(metrics: pd.DataFrame, with_latency: bool, value: str = "mape_pct") -> pd.DataFrame:
-    """Pivot ``metrics`` to one row per pair (plus a mean row) and one column per estimator."""
+def accuracy_table(metrics: pd.DataFrame, with_latency: bool, value: str = "mape_pct",
+                   noise: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Pivot ``metrics`` to one row per pair (plus mean and max rows) and one column per estimator.
+
+    With ``noise`` (``instance, noise_pct``) a first column gives the target's noise floor.
+    """
     m = metrics[metrics["with_latency"] == with_latency].copy()
     m["pair"] = m["anchor"] + " -> " + m["target"]
     t = m.pivot_table(index="pair", columns="estimator", values=value, aggfunc="first")
+    if noise is not None:
+        floor = noise.set_index("instance")["noise_pct"]
+        targets = m.drop_duplicates("pair").set_index("pair")["target"]
+        t.insert(0, "noise-floor", targets.reindex(t.index).map(floor))
     t.loc["mean"] = t.mean()
     t.loc["max"] = t.drop(index="mean").max()
     return t.reset_index()
@@ -29,10 +37,17 @@ def accuracy_markdown(metrics: pd.DataFrame, noise: pd.DataFrame, scalers: pd.Da
     """The full accuracy report (leave-one-architecture-out), as Markdown."""
     parts = ["# Accuracy (leave-one-architecture-out)", "",
              "Each CNN architecture is predicted by models trained on the others only. "
-             "MAPE in %, per anchor -> target pair; `mean` and `max` over pairs.", ""]
+             "MAPE in %, per anchor -> target pair; `mean` and `max` over pairs.", "",
+             "Columns: `noise-floor`, how much repetitions of the same workload differ on the "
+             "target (no prediction can be steadily better); `linear-latency` and `median-ratio`, "
+             "baselines on the anchor latency alone; `profet`, PROFET's reference ensemble "
+             "(median of DNN, RandomForest and linear with the anchor latency, mean of DNN and RF "
+             "without), with its members `profet:<member>`; `hybrid`, the default method, with its "
+             "members; `per-op:<learner>`, multi-output regressors of the target's time per op "
+             "family, turned into latency with the anchor latency.", ""]
     parts += ["## Noise floor (repetitions of the same workload)", "", _md(noise, ".2f"), ""]
     for with_lat, title in ((True, "with the anchor latency given"), (False, "without the anchor latency")):
-        parts += [f"## MAPE % {title}", "", _md(accuracy_table(metrics, with_lat)), ""]
+        parts += [f"## MAPE % {title}", "", _md(accuracy_table(metrics, with_lat, noise=noise)), ""]
     if "coverage" in metrics:
         cov = metrics.copy()
         cov["coverage"] = 100 * cov["coverage"]
