@@ -57,8 +57,15 @@ def accuracy_markdown(metrics: pd.DataFrame, noise: pd.DataFrame, scalers: pd.Da
     for with_lat, title in ((True, "with"), (False, "without")):
         parts += [f"## R2 ({title} anchor latency)", "", _md(accuracy_table(metrics, with_lat, "r2"), ".3f"), ""]
     if not scalers.empty:
-        s = scalers.pivot_table(index=["instance", "by"], columns="variant", values="mape_pct").reset_index()
-        parts += ["## Scaler MAPE % at the sizes between the two given ends", "", _md(s, ".2f"), ""]
+        s = scalers.pivot_table(index=["by", "instance"], columns="variant", values="mape_pct")
+        if "mape_all_pct" in scalers:
+            a = scalers.pivot_table(index=["by", "instance"], columns="variant", values="mape_all_pct")
+            s = s.join(a, rsuffix=" (all sizes)")
+        parts += ["## Scaler MAPE %", "",
+                  "Left-out architectures' latency curves, given their latencies at the two ends of "
+                  "the trained range (batch 16 and 256, input 32 and 256 px): error at the sizes "
+                  "strictly between; `(all sizes)` counts the two exact ends too.", "",
+                  _md(s.reset_index(), ".2f"), ""]
     if breakdown is not None and not breakdown.empty:
         b = breakdown.groupby("learner")[["family_wape_pct", "busy_mape_pct", "latency_mape_pct"]].mean()
         parts += ["## Per-op breakdown: target time per op family from the anchor's (mean over pairs)", "",
