@@ -71,7 +71,7 @@ with left:
         "rmse_ms": st.column_config.NumberColumn("RMSE (ms)", format="%.1f"),
         "n": st.column_config.NumberColumn("Predictions (n)", format="%d"),
         "coverage": st.column_config.NumberColumn(
-            f"{predictor.metadata.get('interval_level', 0.8):.0%} interval coverage (%)",
+            f"{predictor.interval_level:.0%} interval coverage (%)",
             format="%.0f"),
     })
 with right:

@@ -310,7 +310,8 @@ def _write_json(path: Path, obj) -> None:
 
 def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
           threshold: float = 6.0, calibrate: bool = True, calibrate_methods=None,
-          method_params: dict | None = None, progress: Progress | None = None) -> Path:
+          validation=None, method_params: dict | None = None,
+          progress: Progress | None = None) -> Path:
     """Train every method for every anchor -> target pair, the scalers, and write artifacts.
 
     Parameters
@@ -334,6 +335,10 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
         Methods to cross-validate (default: the default method only; the reference's DNN makes
         its cross-validation take ~25 minutes, see ``profet validate``). Methods not calibrated
         predict without an interval.
+    validation : path-like, optional
+        Folder written by ``profet validate`` on the same data with the same settings: its
+        intervals and report are used instead of running the cross-validation again (the full
+        comparison, PROFET reference included, takes ~30 minutes).
     method_params : dict, optional
         ``{method: {param: value}}`` passed to the method constructors (e.g. fewer DNN epochs).
     progress : callable, optional
@@ -401,12 +406,16 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
     tmp.chmod(0o755)  # mkdtemp makes it private; artifacts are meant to be read by the app's user
     try:
         (tmp / "validation").mkdir()
-        if calibrate:
+        if validation is not None:
+            intervals = _reuse_validation(Path(validation), tmp / "validation", dataset, methods,
+                                          {"threshold": threshold, "method_params": method_params})
+        elif calibrate:
             chosen = list(calibrate_methods or [default])
             oof = cross_validate(dataset, {m: factories[m] for m in chosen}, threshold=threshold,
                                  progress=progress)
             intervals = interval_quantiles(oof, INTERVAL_LEVEL)
-            write_validation(tmp / "validation", oof, intervals, dataset)
+            write_validation(tmp / "validation", oof, intervals, dataset,
+                             {"threshold": threshold, "method_params": method_params})
         else:
             intervals = pd.DataFrame(columns=["anchor", "target", "estimator", "with_latency",
                                               "q_lo", "q_hi", "coverage"])
@@ -443,6 +452,26 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
     return Path(out_dir)
 
 
+def _reuse_validation(src: Path, dst: Path, dataset: Dataset, methods, settings: dict) -> pd.DataFrame:
+    """Copy a ``profet validate`` report after checking it fits these models; return intervals."""
+    try:
+        run = json.loads((src / "run.json").read_text())
+        metrics = pd.read_csv(src / "metrics.csv")
+    except (OSError, json.JSONDecodeError, pd.errors.ParserError) as exc:
+        raise ProfetValueError(f"{str(src)!r} is not a `profet validate` output folder: {exc}") from None
+    if run.get("data_fingerprint") != dataset.fingerprint:
+        raise ProfetValueError(f"validation in {str(src)!r} was run on other data (fingerprint differs)")
+    for key, value in settings.items():
+        if json.loads(json.dumps(run.get(key), default=float)) != json.loads(json.dumps(value, default=float)):
+            raise ProfetValueError(f"validation in {str(src)!r} used {key}={run.get(key)!r}, training uses {value!r}")
+    missing = [m for m in methods if m not in run.get("estimators", [])]
+    if missing:
+        raise ProfetValueError(f"validation in {str(src)!r} does not cover method(s) {missing}")
+    shutil.copytree(src, dst, dirs_exist_ok=True)
+    cols = ["anchor", "target", "estimator", "with_latency", "q_lo", "q_hi", "coverage"]
+    return metrics.dropna(subset=["q_lo"])[cols].reset_index(drop=True)
+
+
 def _examples(dataset: Dataset) -> dict:
     """One example profile per instance, for the app: the median of the repetitions of a
     mid-sized workload (so the example is an aggregate, not a copy of a measured row)."""
@@ -466,12 +495,22 @@ def _examples(dataset: Dataset) -> dict:
     return out
 
 
-def write_validation(folder: Path, oof: pd.DataFrame, intervals: pd.DataFrame, dataset: Dataset) -> None:
-    """Write the accuracy report (CSV + Markdown) of a cross-validation run into ``folder``."""
+def write_validation(folder: Path, oof: pd.DataFrame, intervals: pd.DataFrame, dataset: Dataset,
+                     settings: dict | None = None) -> None:
+    """Write the accuracy report (CSV + Markdown) of a cross-validation run into ``folder``.
+
+    ``settings`` (``threshold``, ``method_params``) go into ``run.json`` with the data's
+    fingerprint, so that ``train(validation=folder)`` can reuse the run for the same models.
+    """
     from ._report import accuracy_markdown
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    _write_json(folder / "run.json", {
+        "data_fingerprint": dataset.fingerprint,
+        "estimators": sorted(oof["estimator"].unique()),
+        "pairs": sorted({pair_name(a, t) for a, t in zip(oof["anchor"], oof["target"], strict=True)}),
+        **(settings or {})})
     metrics = summarize(oof).merge(intervals, on=["anchor", "target", "estimator", "with_latency"], how="left")
     from ._breakdown import LEARNERS, cross_validate_breakdown
 

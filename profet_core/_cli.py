@@ -27,11 +27,12 @@ def _cmd_train(args) -> int:
     dataset = load_dataset(args.data)
     catalog_path = args.catalog or _find_catalog(Path(args.data))
     catalog = load_catalog(catalog_path)
-    params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else None
+    params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
     start = time.monotonic()
     out = train(dataset, catalog, args.out, methods=args.methods, threshold=args.threshold,
                 calibrate=not args.no_calibrate, method_params=params, progress=_progress,
-                calibrate_methods=args.methods if args.calibrate_all else None)
+                calibrate_methods=args.methods if args.calibrate_all else None,
+                validation=args.validation)
     print(f"trained {len(dataset.instances)} instances in {time.monotonic() - start:.0f}s -> {out}")
     return 0
 
@@ -97,7 +98,8 @@ def _cmd_validate(args) -> int:
     oof = cross_validate(dataset, factories, threshold=args.threshold, anchors=args.anchors,
                          targets=args.targets, architectures=args.architectures, progress=_progress)
     out = Path(args.out)
-    write_validation(out, oof, interval_quantiles(oof), dataset)
+    write_validation(out, oof, interval_quantiles(oof), dataset,
+                     {"threshold": args.threshold, "method_params": params})
     print((out / "report.md").read_text())
     print(f"written: {out}/report.md, metrics.csv, per_architecture.csv, scalers.csv, noise.csv")
     return 0
@@ -122,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip the cross-validation that calibrates intervals (faster; no intervals)")
     t.add_argument("--calibrate-all", action="store_true",
                    help="calibrate intervals for every trained method (the reference adds ~25 min)")
+    t.add_argument("--validation", help="reuse a `profet validate --out DIR` folder (same data and "
+                   "settings) for intervals and the report instead of cross-validating again")
     t.set_defaults(func=_cmd_train)
 
     pr = sub.add_parser("predict", help="predict batch latency on every other instance")

@@ -94,3 +94,14 @@ def test_train_and_validate_commands(synthetic_dir, tmp_path):
     metrics = pd.read_csv(tmp_path / "val" / "metrics.csv")
     assert set(metrics["anchor"]) == {"gpu-a"} and set(metrics["target"]) == {"gpu-b"}
     assert "MAPE" in (tmp_path / "val" / "report.md").read_text()
+    # Training can reuse that validation run for the same data and settings, and only then.
+    code, _, err = run("train", "--data", synthetic_dir, "--out", tmp_path / "art2", "--dnn-epochs", 5,
+                       "--validation", tmp_path / "val")
+    assert code == 0, err
+    reused = load_artifacts(tmp_path / "art2")
+    assert set(reused.intervals["estimator"]) >= {"hybrid", "profet"}
+    assert (tmp_path / "art2" / "validation" / "report.md").read_text() == (tmp_path / "val" / "report.md").read_text()
+    code, _, err = run("train", "--data", synthetic_dir, "--out", tmp_path / "art3", "--dnn-epochs", 6,
+                       "--validation", tmp_path / "val")
+    assert code == 2 and "used method_params=" in err
+    assert not (tmp_path / "art3").exists()
