@@ -12,52 +12,14 @@ page. Uses the artifacts the app uses (``$PROFET_ARTIFACTS`` or ``artifacts/``).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+sys.path.insert(0, str(ROOT))
 
-
-@contextlib.contextmanager
-def serve_app(timeout: float = 90.0):
-    """Run the app on a free localhost port until the block ends; yield its URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not become healthy")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+from tests.e2e.browser import CHROMIUM, chromium_page, serve_app  # noqa: E402
 
 
 def settle(page, extra_s: float = 1.5) -> None:
@@ -78,46 +40,35 @@ def goto_page(page, title: str) -> None:
 
 def take(out: Path) -> list[Path]:
     """Take the screenshots into ``out``; return the files written."""
-    from playwright.sync_api import sync_playwright
-
     out.mkdir(parents=True, exist_ok=True)
-    profile = tempfile.mkdtemp(prefix="profet-chromium-")
     written = []
-    try:
-        with serve_app() as url, sync_playwright() as pw:
-            ctx = pw.chromium.launch_persistent_context(
-                profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-                viewport={"width": 1440, "height": 1900}, device_scale_factor=1)
-            page = ctx.pages[0] if ctx.pages else ctx.new_page()
-            page.goto(url)
-            settle(page)
-            page.get_by_label("Dataset size (images per epoch)").fill("50000")
-            page.get_by_label("Dataset size (images per epoch)").press("Enter")
-            settle(page, 0.5)
-            page.get_by_role("button", name="Predict").click()
-            page.get_by_text("from a profile on").wait_for(timeout=60_000)
-            settle(page)
-            shots = [("1_anchor_prediction", None), ("2_scaler_prediction", "Scaler prediction"),
-                     ("3_model_accuracy", "Model accuracy"),
-                     ("4_about", "About / how to profile"),
-                     ("5_experiment_design", "Experiment design")]
-            for name, link in shots:
-                if link:
-                    goto_page(page, link)
-                if name.startswith("2_"):
-                    # The anchor prediction fills one point; a person would type the other one.
-                    for which, value in (("smaller", "4"), ("larger", "120")):
-                        field = page.get_by_label(f"Batch latency at the {which} size (ms)")
-                        if not field.input_value():
-                            field.fill(value)
-                            field.press("Enter")
-                            settle(page)
-                path = out / f"{name}.png"
-                page.screenshot(path=str(path))
-                written.append(path)
-            ctx.close()
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
+    with serve_app() as url, chromium_page(1440, 1900) as page:
+        page.goto(url)
+        settle(page)
+        page.get_by_label("Dataset size (images per epoch)").fill("50000")
+        page.get_by_label("Dataset size (images per epoch)").press("Enter")
+        settle(page, 0.5)
+        page.get_by_role("button", name="Predict").click()
+        page.get_by_text("from a profile on").wait_for(timeout=60_000)
+        settle(page)
+        shots = [("1_anchor_prediction", None), ("2_scaler_prediction", "Scaler prediction"),
+                 ("3_model_accuracy", "Model accuracy"),
+                 ("4_about", "About / how to profile"),
+                 ("5_experiment_design", "Experiment design")]
+        for name, link in shots:
+            if link:
+                goto_page(page, link)
+            if name.startswith("2_"):
+                # The anchor prediction fills one point; a person would type the other one.
+                for which, value in (("smaller", "4"), ("larger", "120")):
+                    field = page.get_by_label(f"Batch latency at the {which} size (ms)")
+                    if not field.input_value():
+                        field.fill(value)
+                        field.press("Enter")
+                        settle(page)
+            path = out / f"{name}.png"
+            page.screenshot(path=str(path))
+            written.append(path)
     return written
 
 
