@@ -32,6 +32,7 @@ from ._validate import (
     Progress,
     cross_validate,
     interval_quantiles,
+    member_spread,
     noise_floor,
     summarize,
     validate_scalers,
@@ -192,8 +193,8 @@ class Predictor:
         for target in [t for t in targets if t != anchor]:
             model = self.models[(pair_name(anchor, target), method)]
             res = model.predict(ops, lat)
-            q = self._quantiles(anchor, target, method, lat)
             p = res.latency_s
+            q = self._interval(anchor, target, method, lat, res.members)
             part = pd.DataFrame({
                 "row": np.arange(n), "anchor": anchor, "target": target,
                 "gpu": price["gpu"].get(target, ""),
@@ -208,18 +209,23 @@ class Predictor:
         table = pd.concat(parts, ignore_index=True).sort_values(["row", "target"], ignore_index=True)
         return Prediction(table, unknown, method, INTERVAL_LEVEL)
 
-    def _quantiles(self, anchor, target, method, lat) -> tuple[np.ndarray, np.ndarray]:
+    def _interval(self, anchor, target, method, lat, members: dict) -> tuple[np.ndarray, np.ndarray]:
+        """Log-space bounds per row (see :func:`interval_quantiles`); NaN where uncalibrated."""
         iv = self.intervals
-        n = 1 if lat is None else len(lat)
-        out = []
-        for with_lat in (True, False):
+        n = len(next(iter(members.values())))
+        has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
+        spread = member_spread(np.column_stack(list(members.values())))
+        lo, hi = np.full(n, np.nan), np.full(n, np.nan)
+        for with_lat, rows in ((True, has), (False, ~has)):
             sel = iv[(iv["anchor"] == anchor) & (iv["target"] == target)
                      & (iv["estimator"] == method) & (iv["with_latency"] == with_lat)]
-            out.append((sel["q_lo"].iloc[0], sel["q_hi"].iloc[0]) if len(sel) else (np.nan, np.nan))
-        has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
-        q_lo = np.where(has, out[0][0], out[1][0])
-        q_hi = np.where(has, out[0][1], out[1][1])
-        return q_lo, q_hi
+            if sel.empty or not rows.any():
+                continue
+            q_lo, q_hi = sel["q_lo"].iloc[0], sel["q_hi"].iloc[0]
+            eps = sel["eps"].iloc[0] if "eps" in sel else np.nan
+            scale = spread[rows] + eps if np.isfinite(eps) else 1.0
+            lo[rows], hi[rows] = q_lo * scale, q_hi * scale
+        return lo, hi
 
     def breakdown(self, anchor: str, profile: pd.DataFrame, targets=None) -> pd.DataFrame:
         """Predicted device time per op family on each target: which kinds of work get faster.
@@ -418,7 +424,7 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
                              {"threshold": threshold, "method_params": method_params})
         else:
             intervals = pd.DataFrame(columns=["anchor", "target", "estimator", "with_latency",
-                                              "q_lo", "q_hi", "coverage"])
+                                              "q_lo", "q_hi", "eps", "coverage"])
         intervals.to_csv(tmp / "intervals.csv", index=False)
         _write_json(tmp / "examples.json", _examples(dataset))
         catalog.to_csv(tmp / "instances.csv", index=False)
@@ -468,7 +474,7 @@ def _reuse_validation(src: Path, dst: Path, dataset: Dataset, methods, settings:
     if missing:
         raise ProfetValueError(f"validation in {str(src)!r} does not cover method(s) {missing}")
     shutil.copytree(src, dst, dirs_exist_ok=True)
-    cols = ["anchor", "target", "estimator", "with_latency", "q_lo", "q_hi", "coverage"]
+    cols = ["anchor", "target", "estimator", "with_latency", "q_lo", "q_hi", "eps", "coverage"]
     return metrics.dropna(subset=["q_lo"])[cols].reset_index(drop=True)
 
 

@@ -118,37 +118,94 @@ def summarize(oof: pd.DataFrame) -> pd.DataFrame:
     return oof.groupby(keys, sort=True)[["measured_s", "predicted_s"]].apply(_metrics).reset_index()
 
 
+#: Floor of the member spread, as a share of its median, in normalised intervals: keeps rows
+#: whose members happen to agree from getting zero-width intervals.
+SPREAD_FLOOR = 0.25
+_ROW_KEY = ["anchor", "target", "architecture", "exp", "input_size", "batch_size", "with_latency"]
+
+
+def member_spread(members: np.ndarray) -> np.ndarray:
+    """Spread of an ensemble's members per row: std of their log predictions (NaNs skipped).
+
+    Parameters
+    ----------
+    members : ndarray of shape (n_rows, n_members)
+        Member predictions (seconds, > 0; NaN where a member does not apply).
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        logs = np.log(np.maximum(members, 1e-9))
+    logs = np.where(np.isnan(members), np.nan, logs)
+    count = (~np.isnan(logs)).sum(axis=1)
+    n = np.maximum(count, 1)[:, None]
+    mean = np.nansum(logs, axis=1, keepdims=True) / n
+    spread = np.sqrt(np.nansum((logs - mean) ** 2, axis=1, keepdims=True) / n)[:, 0]
+    return np.where(count >= 2, spread, np.nan)
+
+
+def _spreads(oof: pd.DataFrame) -> pd.Series:
+    """Member spread of every out-of-fold row of a method that has members (NaN otherwise)."""
+    out = pd.Series(np.nan, index=oof.index)
+    est = oof["estimator"]
+    for method in est[~est.str.contains(":")].unique():
+        mem = oof[est.str.startswith(method + ":")]
+        if mem.empty:
+            continue
+        wide = mem.pivot_table(index=_ROW_KEY, columns="estimator", values="predicted_s", dropna=False)
+        spread = pd.Series(member_spread(wide.to_numpy()), index=wide.index, name="spread")
+        rows = oof[est == method]
+        joined = rows[_ROW_KEY].merge(spread.reset_index(), on=_ROW_KEY, how="left")
+        out.loc[rows.index] = joined["spread"].to_numpy()
+    return out
+
+
+def _calibrate(r: np.ndarray, s: np.ndarray | None, lo_q: float, hi_q: float) -> tuple[float, float, float]:
+    """Quantiles of log errors, normalised by member spread ``s`` (plus its floor) if given."""
+    eps = SPREAD_FLOOR * float(np.median(s)) if s is not None else np.nan
+    ql, qh = np.quantile(r / (s + eps) if s is not None else r, [lo_q, hi_q])
+    return float(ql), float(qh), eps
+
+
 def interval_quantiles(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
     """Calibrate prediction intervals from out-of-fold log errors, and measure their coverage.
 
-    The interval of a prediction ``p`` is ``[p * exp(q_lo), p * exp(q_hi)]`` where ``q_lo`` and
-    ``q_hi`` are the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of
-    ``log(measured / predicted)`` over all out-of-fold rows of the same pair, estimator and
-    anchor-latency setting. Coverage is measured honestly per architecture: the rows of each
-    architecture are checked against quantiles computed from the other architectures only.
+    For an ensemble, an interval widens with the disagreement of its members (an unusual
+    network makes the trees and the linear model disagree): with ``s`` the member spread
+    (:func:`member_spread`) and ``eps = SPREAD_FLOOR * median(s)``, the interval of a prediction
+    ``p`` is ``[p * exp(q_lo * (s + eps)), p * exp(q_hi * (s + eps))]`` where ``q_lo``, ``q_hi``
+    are the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of
+    ``log(measured / predicted) / (s + eps)`` over the out-of-fold rows of the same pair,
+    estimator and anchor-latency setting. For a single model (``eps`` NaN) the interval is
+    ``[p * exp(q_lo), p * exp(q_hi)]`` with quantiles of the log error itself. Coverage is
+    measured per architecture: each architecture's rows are checked against an interval
+    calibrated on the other architectures only.
 
     Returns
     -------
     pandas.DataFrame
-        ``anchor, target, estimator, with_latency, q_lo, q_hi, coverage`` (coverage in 0..1).
+        ``anchor, target, estimator, with_latency, q_lo, q_hi, eps, coverage`` (coverage in 0..1).
     """
     lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
     oof = oof.dropna(subset=["predicted_s"])
+    spreads = _spreads(oof)
     rows = []
     for key, g in oof.groupby(["anchor", "target", "estimator", "with_latency"], sort=True):
         r = np.log(g["measured_s"].to_numpy() / np.maximum(g["predicted_s"].to_numpy(), 1e-9))
+        s = spreads.loc[g.index].to_numpy()
+        normalised = bool(np.isfinite(s).all() and np.median(s) > 0)
         arch = g["architecture"].to_numpy()
+
         inside = np.zeros(len(r), dtype=bool)
         for a in np.unique(arch):
             held = arch == a
             if held.all():
                 continue
-            ql, qh = np.quantile(r[~held], [lo_q, hi_q])
-            inside[held] = (r[held] >= ql) & (r[held] <= qh)
-        q_lo, q_hi = np.quantile(r, [lo_q, hi_q])
-        rows.append((*key, float(q_lo), float(q_hi), float(inside.mean())))
+            ql, qh, eps = _calibrate(r[~held], s[~held] if normalised else None, lo_q, hi_q)
+            scale = s[held] + eps if normalised else 1.0
+            inside[held] = (r[held] >= ql * scale) & (r[held] <= qh * scale)
+        q_lo, q_hi, eps = _calibrate(r, s if normalised else None, lo_q, hi_q)
+        rows.append((*key, q_lo, q_hi, eps, float(inside.mean())))
     return pd.DataFrame(rows, columns=["anchor", "target", "estimator", "with_latency",
-                                       "q_lo", "q_hi", "coverage"])
+                                       "q_lo", "q_hi", "eps", "coverage"])
 
 
 def noise_floor(latencies: pd.DataFrame) -> pd.DataFrame:

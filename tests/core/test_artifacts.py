@@ -151,3 +151,25 @@ def test_breakdown_per_op_family(predictor, synthetic_dataset):
     assert conv["gpu-b"] == pytest.approx(2.5, rel=0.15)
     assert conv["gpu-c"] == pytest.approx(1 / 1.5, rel=0.15)
     assert "per-op:forest" in set(predictor.validation["metrics"]["estimator"])
+
+
+def test_member_spread_and_normalised_intervals():
+    from profet_core._validate import interval_quantiles, member_spread
+
+    m = np.array([[1.0, 1.0, 1.0], [1.0, np.e, np.nan], [2.0, np.nan, np.nan]])
+    np.testing.assert_allclose(member_spread(m), [0.0, 0.5, np.nan])
+    # Rows whose members disagree more get proportionally wider intervals.
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(400):
+        s = rng.uniform(0.01, 0.3)
+        truth = 1.0
+        pred = truth * np.exp(rng.normal(scale=s))
+        key = {"anchor": "a", "target": "b", "architecture": f"n{i % 8}", "exp": "e", "input_size": i,
+               "batch_size": 1, "with_latency": True, "measured_s": truth}
+        rows.append({**key, "estimator": "m", "predicted_s": pred})
+        rows.append({**key, "estimator": "m:x", "predicted_s": pred * np.exp(s)})
+        rows.append({**key, "estimator": "m:y", "predicted_s": pred * np.exp(-s)})
+    iv = interval_quantiles(pd.DataFrame(rows)).set_index("estimator")
+    assert np.isfinite(iv.loc["m", "eps"]) and np.isnan(iv.loc["m:x", "eps"])
+    assert 0.7 <= iv.loc["m", "coverage"] <= 0.9
