@@ -330,8 +330,8 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
         Folder to write. It is replaced only once everything was trained and written, so a
         failure leaves an existing folder as it was.
     methods : list of str, optional
-        Methods to train (default: all); the first one listed in ``METHODS`` order that is
-        ``DEFAULT_METHOD`` becomes the default.
+        Methods to train (default: all). The default method of the artifacts is
+        ``DEFAULT_METHOD`` if trained, else the first listed.
     threshold : float
         Op-clustering distance threshold.
     calibrate : bool

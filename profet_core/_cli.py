@@ -12,13 +12,19 @@ DEFAULT_DATA = "../shared/data/profet"
 DEFAULT_CATALOG = "../shared/instances.csv"
 
 
-def _progress(done: int, total: int, message: str, _start=[None]) -> None:  # noqa: B006
-    if _start[0] is None or done == 1:
-        _start[0] = time.monotonic()
-    elapsed = time.monotonic() - _start[0]
-    eta = elapsed / done * (total - done) if done else 0
-    print(f"\r[{done}/{total}] {message} ({elapsed:.0f}s, ~{eta:.0f}s left)".ljust(90),
-          end="\n" if done == total else "", file=sys.stderr, flush=True)
+class _Progress:
+    """Prints ``[done/total] message (elapsed, ~left)`` on one stderr line."""
+
+    def __init__(self):
+        self.start = None
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        if self.start is None or done == 1:  # a new phase (training, then validation)
+            self.start = time.monotonic()
+        elapsed = time.monotonic() - self.start
+        eta = elapsed / done * (total - done) if done else 0
+        print(f"\r[{done}/{total}] {message} ({elapsed:.0f}s, ~{eta:.0f}s left)".ljust(90),
+              end="\n" if done == total else "", file=sys.stderr, flush=True)
 
 
 def _cmd_train(args) -> int:
@@ -30,7 +36,7 @@ def _cmd_train(args) -> int:
     params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
     start = time.monotonic()
     out = train(dataset, catalog, args.out, methods=args.methods, threshold=args.threshold,
-                calibrate=not args.no_calibrate, method_params=params, progress=_progress,
+                calibrate=not args.no_calibrate, method_params=params, progress=_Progress(),
                 calibrate_methods=args.methods if args.calibrate_all else None,
                 validation=args.validation)
     print(f"trained {len(dataset.instances)} instances in {time.monotonic() - start:.0f}s -> {out}")
@@ -96,7 +102,7 @@ def _cmd_validate(args) -> int:
     params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
     factories = {m: method_factory(m, params.get(m)) for m in methods}
     oof = cross_validate(dataset, factories, threshold=args.threshold, anchors=args.anchors,
-                         targets=args.targets, architectures=args.architectures, progress=_progress)
+                         targets=args.targets, architectures=args.architectures, progress=_Progress())
     out = Path(args.out)
     write_validation(out, oof, interval_quantiles(oof), dataset,
                      {"threshold": args.threshold, "method_params": params})
