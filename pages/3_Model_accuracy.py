@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
@@ -28,12 +27,6 @@ if metrics is None or metrics.empty:
     st.stop()
 
 
-def _bool(s: pd.Series) -> pd.Series:
-    # CSV round trips may give bools or the strings "True"/"False".
-    return s.astype(str).str.lower() == "true"
-
-
-metrics = metrics.assign(with_latency=_bool(metrics["with_latency"]))
 estimators = list(dict.fromkeys([m for m in predictor.methods if m in set(metrics["estimator"])]
                                 + sorted(metrics["estimator"].unique())))
 c1, c2 = st.columns([1, 2])
@@ -86,7 +79,6 @@ pred = val.get("predictions")
 if pred is None or pred.empty:
     st.info("The artifacts hold no out-of-fold predictions for a parity plot.")
 else:
-    pred = pred.assign(with_latency=_bool(pred["with_latency"]))
     pred = pred[(pred["estimator"] == estimator) & (pred["with_latency"] == with_latency)]
     pairs = [ALL_PAIRS, *sorted((pred["anchor"] + " → " + pred["target"]).unique())]
     pair = st.selectbox("Pair", pairs, key="parity_pair")
@@ -116,8 +108,7 @@ per_arch = val.get("per_architecture")
 if per_arch is None or per_arch.empty:
     st.info("The artifacts hold no per-architecture errors.")
 else:
-    pa = per_arch.assign(with_latency=_bool(per_arch["with_latency"]))
-    pa = pa[(pa["estimator"] == estimator) & (pa["with_latency"] == with_latency)]
+    pa = per_arch[(per_arch["estimator"] == estimator) & (per_arch["with_latency"] == with_latency)]
     summary = (pa.groupby("architecture")["mape_pct"].agg(["mean", "max"]).reset_index()
                .sort_values("mean", ascending=False))
     fig = go.Figure(go.Bar(x=summary["architecture"], y=summary["mean"], name="mean over pairs",

@@ -546,6 +546,14 @@ def write_validation(folder: Path, oof: pd.DataFrame, intervals: pd.DataFrame, d
     (folder / "report.md").write_text(accuracy_markdown(metrics, noise, scalers, breakdown))
 
 
+def _read_flagged(path: Path) -> pd.DataFrame:
+    """Read a CSV whose ``with_latency`` column (if any) is a bool written as text."""
+    df = pd.read_csv(path)
+    if "with_latency" in df:
+        df["with_latency"] = df["with_latency"].astype(str).str.lower() == "true"
+    return df
+
+
 def load_artifacts(path=None) -> Predictor:
     """Load and verify trained artifacts.
 
@@ -604,18 +612,16 @@ def load_artifacts(path=None) -> Predictor:
         anchor, target = key.split("->")
         breakdowns[(anchor, target)] = BreakdownRegressor.from_state(
             meta, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
-    intervals = pd.read_csv(path / "intervals.csv")
-    if not intervals.empty:
-        intervals["with_latency"] = intervals["with_latency"].astype(str).str.lower() == "true"
+    intervals = _read_flagged(path / "intervals.csv")
     catalog = pd.read_csv(path / "instances.csv")
     validation = {}
     for name in ("metrics", "noise", "scalers", "per_architecture"):
         f = path / "validation" / f"{name}.csv"
         if f.is_file() and f"validation/{name}.csv" in files:
-            validation[name] = pd.read_csv(f)
+            validation[name] = _read_flagged(f)
     f = path / "validation" / "predictions.csv.gz"
     if f.is_file() and "validation/predictions.csv.gz" in files:
-        validation["predictions"] = pd.read_csv(f)
+        validation["predictions"] = _read_flagged(f)
     metadata = {**{k: v for k, v in manifest.items() if k != "files"},
                 "instances": model["instances"], "methods": model["methods"],
                 "default_method": model["default_method"], "interval_level": model["interval_level"]}

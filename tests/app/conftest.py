@@ -53,3 +53,16 @@ def page(monkeypatch):
         return AppTest.from_file(str(ROOT / PAGES.get(name, name)), default_timeout=60)
 
     return make
+
+
+@pytest.fixture
+def use_artifacts(monkeypatch):
+    """``use_artifacts(path)``: the app loads artifacts from ``path`` for this test only."""
+    import ui
+
+    def use(path) -> None:
+        monkeypatch.setenv("PROFET_ARTIFACTS", str(path))
+        ui.get_predictor.clear()
+
+    yield use
+    ui.get_predictor.clear()

@@ -18,15 +18,9 @@ def test_about_page_explains_profiling_and_lists_instances(page, predictor):
     assert predictor.default_method in at.caption[-1].value
 
 
-def test_about_page_works_without_artifacts(page, tmp_path, monkeypatch):
-    import ui
-
-    monkeypatch.setenv("PROFET_ARTIFACTS", str(tmp_path))
-    ui.get_predictor.clear()
-    try:
-        at = page("about").run()
-        no_exception(at)
-        assert at.warning and "not available" in at.warning[0].value
-        assert "How to profile on the anchor instance" in [h.value for h in at.header]
-    finally:
-        ui.get_predictor.clear()
+def test_about_page_works_without_artifacts(page, tmp_path, use_artifacts):
+    use_artifacts(tmp_path)
+    at = page("about").run()
+    no_exception(at)
+    assert at.warning and "not available" in at.warning[0].value
+    assert "How to profile on the anchor instance" in [h.value for h in at.header]

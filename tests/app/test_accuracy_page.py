@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 from app_helpers import no_exception, plotly_spec, values
 
-import ui
-
 
 def _metrics_shown(at):
     return next(d.value for d in at.dataframe if "mape_pct" in d.value.columns and "r2" in d.value.columns)
@@ -63,29 +61,21 @@ def test_every_estimator_and_pair_renders(page, predictor):
     assert n_points == len(p)
 
 
-def test_without_validation_shows_info(page, predictor, tmp_path, monkeypatch):
+def test_without_validation_shows_info(page, predictor, tmp_path, use_artifacts):
     # Artifacts whose manifest lists no validation files load with an empty report.
     copy = tmp_path / "artifacts"
     shutil.copytree(predictor.path, copy)
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["files"] = {k: v for k, v in manifest["files"].items() if not k.startswith("validation/")}
     (copy / "manifest.json").write_text(json.dumps(manifest))
-    monkeypatch.setenv("PROFET_ARTIFACTS", str(copy))
-    ui.get_predictor.clear()
-    try:
-        at = page("accuracy").run()
-        no_exception(at)
-        assert at.info and "without validation" in at.info[0].value
-    finally:
-        ui.get_predictor.clear()
+    use_artifacts(copy)
+    at = page("accuracy").run()
+    no_exception(at)
+    assert at.info and "without validation" in at.info[0].value
 
 
-def test_broken_artifacts_show_error(page, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFET_ARTIFACTS", str(tmp_path))
-    ui.get_predictor.clear()
-    try:
-        at = page("accuracy").run()
-        no_exception(at)
-        assert at.error and "manifest.json missing" in at.error[0].value
-    finally:
-        ui.get_predictor.clear()
+def test_broken_artifacts_show_error(page, tmp_path, use_artifacts):
+    use_artifacts(tmp_path)
+    at = page("accuracy").run()
+    no_exception(at)
+    assert at.error and "manifest.json missing" in at.error[0].value
