@@ -238,8 +238,6 @@ class HybridEnsemble(BaseEstimator):
             self.models_[with_lat] = {n: m.fit(X.to_numpy(), y - base) for n, m in self._members().items()}
             self.models_[with_lat]["linear-ops"] = OpFamilyLinear().fit(
                 agg, agg["target_latency_s"].to_numpy(), agg["anchor_latency_s"] if with_lat else None)
-        self.feature_names_ = {True: list(profile_features(agg.iloc[:1], [1.0])[0].columns),
-                               False: list(profile_features(agg.iloc[:1])[0].columns)}
         return self
 
     def predict(self, ops: pd.DataFrame, anchor_latency_s=None) -> MethodOutput:
@@ -271,7 +269,7 @@ class HybridEnsemble(BaseEstimator):
     def to_state(self):
         check_is_fitted(self, "models_")
         meta = {"params": {k: v for k, v in self.get_params(deep=False).items() if k != "clusterer"},
-                "features": {str(k).lower(): v for k, v in self.feature_names_.items()}, "members": {}}
+"members": {}}
         arrays = {}
         for with_lat, models in self.models_.items():
             for name, model in models.items():
@@ -297,7 +295,6 @@ class HybridEnsemble(BaseEstimator):
             else:
                 model = kinds[name].from_state(m, _unpack(key, arrays))
             self.models_[with_lat == "True"][name] = model
-        self.feature_names_ = {True: meta["features"]["true"], False: meta["features"]["false"]}
         return self
 
 
