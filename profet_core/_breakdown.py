@@ -306,15 +306,6 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
         return self
 
 
-def state_nbytes(meta: dict, arrays: dict) -> int:
-    """Size of an exported state: the arrays' bytes plus the JSON of ``meta``."""
-    import json
-
-    return sum(np.asarray(v).nbytes for v in arrays.values()) + len(json.dumps(meta))
-
-
-# ------------------------------------------------------------------------------- display
-
 def breakdown_change(anchor_family_us, predicted_target_us, *, drop_empty: bool = True) -> pd.DataFrame:
     """Which op families get faster or slower on the target.
 

@@ -181,6 +181,16 @@ class OpFamilyLinear(BaseEstimator):
         self.coef_, _ = nnls(self._X(ops, anchor_latency_s) * w[:, None], y * w)
         return self
 
+    def to_state(self):
+        check_is_fitted(self, "coef_")
+        return {}, {"coef": self.coef_}
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        self = cls()
+        self.coef_ = arrays["coef"]
+        return self
+
     def predict(self, ops: pd.DataFrame, anchor_latency_s=None) -> np.ndarray:
         check_is_fitted(self, "coef_")
         # A floor keeps a profile with (almost) no known device time from predicting 0.
@@ -273,10 +283,6 @@ class HybridEnsemble(BaseEstimator):
         arrays = {}
         for with_lat, models in self.models_.items():
             for name, model in models.items():
-                if isinstance(model, OpFamilyLinear):
-                    meta["members"][f"{with_lat}/{name}"] = {}
-                    arrays[f"{with_lat}/{name}/coef"] = model.coef_
-                    continue
                 m, a = _pack(f"{with_lat}/{name}", model.to_state())
                 meta["members"][f"{with_lat}/{name}"] = m
                 arrays.update(a)
@@ -285,16 +291,12 @@ class HybridEnsemble(BaseEstimator):
     @classmethod
     def from_state(cls, meta, arrays, clusterer=None):
         self = cls(clusterer=clusterer, **meta["params"])
-        kinds = {"extra-trees": ForestRegressor, "boosting": BoostingRegressor}
+        kinds = {"extra-trees": ForestRegressor, "boosting": BoostingRegressor,
+                 "linear-ops": OpFamilyLinear}
         self.models_ = {True: {}, False: {}}
         for key, m in meta["members"].items():
             with_lat, name = key.split("/")
-            if name == "linear-ops":
-                model = OpFamilyLinear()
-                model.coef_ = arrays[f"{key}/coef"]
-            else:
-                model = kinds[name].from_state(m, _unpack(key, arrays))
-            self.models_[with_lat == "True"][name] = model
+            self.models_[with_lat == "True"][name] = kinds[name].from_state(m, _unpack(key, arrays))
         return self
 
 

@@ -18,7 +18,6 @@ from ._errors import ProfetFileNotFoundError, ProfetValueError
 MAX_PROFILE_BYTES = 50 * 1024 * 1024
 LATENCY_COLUMN = "batch_latency_s"
 _TB_COLUMNS = ("Host/device", "Type", "Total time (us)")
-FORMATS = ("json", "tensorboard-csv", "csv", "parquet")
 
 
 def _check_time(name: str, value) -> float:
