@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from profet_core import ProfetError, estimate_run, parse_profile
+from profet_core import NOVELTY_WARN, ProfetError, estimate_run, parse_profile
 
 EXAMPLE, UPLOAD, PASTE = "Built-in example", "Upload a file", "Paste JSON"
 #: Steps used for the always-shown "cost per 1,000 steps" (a run-independent cost).
@@ -148,6 +148,18 @@ if result:
         row = st.selectbox(f"Profile row to show (the file holds {n_rows})",
                            sorted(table["row"].unique()))
     shown = table[table["row"] == row].reset_index(drop=True)
+    novelty = shown["novelty"].max()
+    if pd.notna(novelty):
+        band = predictor.novelty_band(novelty, result["with_latency"], result["method"])
+        seen = (f" In validation, held-out CNNs this unusual (novelty {band['band']}) were missed by "
+                f"{band['mape_pct']:.0f}% on average." if band else "")
+        if novelty >= NOVELTY_WARN:
+            st.warning(f"This profile is unlike the networks PROFET was trained on (novelty "
+                       f"{novelty:.2f}; 1 = a typical held-out CNN in validation).{seen} The "
+                       "intervals are widened accordingly; treat the ranking of close targets with care.")
+        else:
+            st.caption(f"Novelty of this profile: {novelty:.2f} (1 = a typical held-out CNN in "
+                       f"validation).{seen}")
     cost_col = "run_usd" if run else "usd_per_1000_steps"
     fastest = shown.loc[shown["batch_latency_ms"].idxmin()]
     m1, m2, m3 = st.columns(3)

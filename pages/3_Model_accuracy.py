@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import ui
+from profet_core import NOVELTY_WARN
 
 ALL_PAIRS = "All pairs"
 
@@ -118,6 +119,21 @@ else:
     fig.update_layout(xaxis_title="Architecture (left out of training)",
                       yaxis_title="MAPE (%), mean over pairs; whisker: worst pair", height=400)
     st.plotly_chart(fig, width="stretch", key="arch_chart")
+
+novelty = val.get("novelty")
+nov = (None if novelty is None else
+       novelty[(novelty["estimator"] == estimator) & (novelty["with_latency"] == with_latency)])
+if nov is not None and not nov.empty:
+    st.subheader("Error by novelty of the left-out profile")
+    st.dataframe(nov[["band", "share_pct", "mape_pct", "n"]], hide_index=True, key="novelty_table",
+                 column_config={
+                     "band": "Novelty (1 = typical left-out CNN)",
+                     "share_pct": st.column_config.NumberColumn("Share of rows (%)", format="%.1f"),
+                     "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
+                     "n": st.column_config.NumberColumn("Rows (n)", format="%d")})
+    st.caption("Novelty is a profile's distance from the profiles trained on. Unusual networks are "
+               "predicted worse; the Anchor page shows each profile's novelty and warns above "
+               f"{NOVELTY_WARN:g}.")
 
 c1, c2 = st.columns(2, gap="large")
 with c1:

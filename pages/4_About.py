@@ -16,14 +16,25 @@ It then turns the latencies into the time and cost of a whole training run (cost
 × run time), so you can pick the fastest or the cheapest instance before renting it.
 
 **How it works.** The profile lists the total time of every TensorFlow op on the host (CPU) and
-on the device (GPU). Op names are clustered by similarity, so that ops the models never saw are
-still counted with their look-alikes. For each anchor → target pair, a small ensemble maps the
-clustered op times to the target's batch latency: a neural network and a random forest on the op
-times, and (when you enter it) a linear model on the anchor's measured batch latency. PROFET takes
-the median of the three with the latency and the mean of the two without it. The **Scaler** page
-then moves a latency along batch size (16–256) or input size (32–256 pixels) from the latencies at
-two sizes. The **Model accuracy** page shows how well all this works for architectures left out of
-training.
+on the device (GPU). PROFET groups the ops into kinds of work by name (convolutions, matrix
+products, element-wise, pooling, normalisation, ...), so ops it never saw still count with their
+kind, and describes the step by scale-free numbers: each kind's share of the device time, idle
+shares and log times. For each anchor → target pair the default method (**hybrid**) predicts the
+target/anchor latency ratio with extra trees and gradient boosting, adds a non-negative linear
+model of the per-kind device times (it extrapolates to networks larger than any seen), and takes
+the geometric mean. With your measured anchor latency it predicts the ratio to that, which is
+more accurate; without it, the ratio to the profile's device time. PROFET's original ensemble (a
+neural network, a random forest and a linear model on clustered op times) stays available as
+method **profet**.
+
+Every prediction comes with an 80% interval, calibrated on architectures left out of training.
+It widens where the models disagree and where the profile is **novel**: unlike the profiles
+trained on (distance to the nearest ones). Novelty 1 means as unusual as a typical left-out
+network; above 1.25 the page warns, because such networks were missed about twice as badly.
+
+The **Scaler** page moves a latency along batch size (16–256) or input size (32–256 pixels) from
+the latencies at two sizes, linearly in the work: the batch size, or the pixel count. The **Model
+accuracy** page shows how well all this works for architectures left out of training.
 """
 )
 

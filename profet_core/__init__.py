@@ -28,9 +28,10 @@ from ._doe import (
 from ._doe_plots import doe_figures
 from ._errors import ArtifactError, ProfetError, ProfetFileNotFoundError, ProfetValueError
 from ._profile import parse_profile, read_profile
-from ._validate import cross_validate, summarize
+from ._validate import NOVELTY_WARN, cross_validate, summarize
 
 __all__ = [
+    "NOVELTY_WARN",
     "RUN_COLUMNS",
     "AnalysisResult",
     "ArtifactError",

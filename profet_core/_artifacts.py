@@ -29,11 +29,13 @@ from ._methods import DEFAULT_METHOD, METHODS, method_factory
 from ._profile import LATENCY_COLUMN
 from ._scaler import CurveScaler, fit_scaler, scaling_curves
 from ._validate import (
+    INTERVAL_COLUMNS,
     Progress,
     cross_validate,
     interval_quantiles,
     member_spread,
     noise_floor,
+    novelty_errors,
     summarize,
     validate_scalers,
 )
@@ -44,10 +46,15 @@ INTERVAL_LEVEL = 0.8
 #: Scaler settings per variant; "profet" is the paper's, "default" is what predictions use.
 SCALER_VARIANTS = {
     "profet": {"batch": {"degree": 2}, "input": {"degree": 2}},
-    # Chosen on leave-one-architecture-out error over all 12 architectures (docs/accuracy.md):
-    # for batch size no variant beat PROFET's; for input size the ratio-aware shape did.
-    "default": {"batch": {"degree": 2},
-                "input": {"degree": 2, "through_ends": True, "weighted": True, "ratio_degree": 1}},
+    # Latency linear in the work: batch size, or pixel count (side length squared). It has
+    # nothing fitted to the 12 training CNNs, and on leave-one-architecture-out it had the
+    # lowest worst-instance error of the variants in both dimensions (docs/accuracy.md).
+    "default": {"batch": {"degree": 1, "through_ends": True},
+                "input": {"degree": 1, "through_ends": True, "size_power": 2.0}},
+    # A learned shape that depends on the ratio of the two given latencies (overhead-bound
+    # curves bend differently): the previous default for input size, kept for comparison.
+    "ratio-aware": {"batch": {"degree": 2, "through_ends": True, "weighted": True, "ratio_degree": 1},
+                    "input": {"degree": 2, "through_ends": True, "weighted": True, "ratio_degree": 1}},
 }
 
 
@@ -84,8 +91,11 @@ class Prediction:
     table : pandas.DataFrame
         Long format, one row per (input row, target): ``row`` (0-based input row), ``anchor``,
         ``target``, ``gpu``, ``batch_latency_ms``, ``low_ms``, ``high_ms`` (the calibrated
-        interval), ``usd_per_hour``, ``method``, ``ensemble`` and one ``<member>_ms`` column per
-        ensemble member.
+        interval), ``novelty`` (how unlike the training profiles the row's profile is, relative to
+        the typical architecture held out in cross-validation: 1 = as unusual as that, higher =
+        expect larger errors; NaN if the method does not measure it or was not calibrated),
+        ``usd_per_hour``, ``method``, ``ensemble`` and one ``<member>_ms`` column per ensemble
+        member.
     unknown_ops : tuple of str
         Ops in the input that no trained feature covers (their time was not used).
     method : str
@@ -194,12 +204,13 @@ class Predictor:
             model = self.models[(pair_name(anchor, target), method)]
             res = model.predict(ops, lat)
             p = res.latency_s
-            q = self._interval(anchor, target, method, lat, res.members)
+            q, novelty = self._interval(anchor, target, method, lat, res.members, res.novelty)
             part = pd.DataFrame({
                 "row": np.arange(n), "anchor": anchor, "target": target,
                 "gpu": price["gpu"].get(target, ""),
                 "batch_latency_ms": 1000 * p,
                 "low_ms": 1000 * p * np.exp(q[0]), "high_ms": 1000 * p * np.exp(q[1]),
+                "novelty": novelty,
                 "usd_per_hour": float(price["usd_per_hour"].get(target, np.nan)),
                 "method": method, "ensemble": res.ensemble,
             })
@@ -209,23 +220,56 @@ class Predictor:
         table = pd.concat(parts, ignore_index=True).sort_values(["row", "target"], ignore_index=True)
         return Prediction(table, unknown, method, INTERVAL_LEVEL)
 
-    def _interval(self, anchor, target, method, lat, members: dict) -> tuple[np.ndarray, np.ndarray]:
-        """Log-space bounds per row (see :func:`interval_quantiles`); NaN where uncalibrated."""
+    def _interval(self, anchor, target, method, lat, members: dict, novelty=None):
+        """Log-space bounds per row (see :func:`interval_quantiles`), NaN where uncalibrated; and
+        each row's novelty relative to the calibration's median (NaN where not measured)."""
         iv = self.intervals
         n = len(next(iter(members.values())))
         has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
         spread = member_spread(np.column_stack(list(members.values())))
-        lo, hi = np.full(n, np.nan), np.full(n, np.nan)
+        lo, hi, rel = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
         for with_lat, rows in ((True, has), (False, ~has)):
             sel = iv[(iv["anchor"] == anchor) & (iv["target"] == target)
                      & (iv["estimator"] == method) & (iv["with_latency"] == with_lat)]
             if sel.empty or not rows.any():
                 continue
-            q_lo, q_hi = sel["q_lo"].iloc[0], sel["q_hi"].iloc[0]
-            eps = sel["eps"].iloc[0] if "eps" in sel else np.nan
-            scale = spread[rows] + eps if np.isfinite(eps) else 1.0
-            lo[rows], hi[rows] = q_lo * scale, q_hi * scale
-        return lo, hi
+            cal = sel.iloc[0]
+            eps, n_ref = cal.get("eps", np.nan), cal.get("novelty_ref", np.nan)
+            scale = spread[rows] + eps if np.isfinite(eps) else np.ones(rows.sum())
+            if novelty is not None and np.isfinite(n_ref):
+                rel[rows] = novelty[rows] / n_ref
+                scale = scale * (1 + rel[rows])
+            lo[rows], hi[rows] = cal["q_lo"] * scale, cal["q_hi"] * scale
+        return (lo, hi), rel
+
+    def novelty_band(self, novelty: float, with_latency: bool, method: str | None = None) -> dict | None:
+        """How a method did in validation on held-out profiles about as unusual as this one.
+
+        Parameters
+        ----------
+        novelty : float
+            Relative novelty, as in the ``novelty`` column of :meth:`predict`.
+        with_latency : bool
+            Whether the anchor latency was given.
+        method : str, optional
+            Default: :attr:`default_method`.
+
+        Returns
+        -------
+        dict or None
+            ``band`` (label), ``share_pct`` (share of held-out rows in the band) and ``mape_pct``
+            (their MAPE, %), or None where validation did not measure novelty.
+        """
+        bands = self.validation.get("novelty")
+        if bands is None or bands.empty or not np.isfinite(novelty):
+            return None
+        sel = bands[(bands["estimator"] == (method or self.default_method))
+                    & (bands["with_latency"] == with_latency)
+                    & (bands["novelty_lo"] <= novelty) & (novelty < bands["novelty_hi"])]
+        if sel.empty:
+            return None
+        row = sel.iloc[0]
+        return {"band": str(row["band"]), "share_pct": float(row["share_pct"]), "mape_pct": float(row["mape_pct"])}
 
     def breakdown(self, anchor: str, profile: pd.DataFrame, targets=None) -> pd.DataFrame:
         """Predicted device time per op family on each target: which kinds of work get faster.
@@ -423,8 +467,7 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
             write_validation(tmp / "validation", oof, intervals, dataset,
                              {"threshold": threshold, "method_params": method_params})
         else:
-            intervals = pd.DataFrame(columns=["anchor", "target", "estimator", "with_latency",
-                                              "q_lo", "q_hi", "eps", "coverage"])
+            intervals = pd.DataFrame(columns=INTERVAL_COLUMNS)
         intervals.to_csv(tmp / "intervals.csv", index=False)
         _write_json(tmp / "examples.json", _examples(dataset))
         catalog.to_csv(tmp / "instances.csv", index=False)
@@ -473,9 +516,12 @@ def _reuse_validation(src: Path, dst: Path, dataset: Dataset, methods, settings:
     missing = [m for m in methods if m not in run.get("estimators", [])]
     if missing:
         raise ProfetValueError(f"validation in {str(src)!r} does not cover method(s) {missing}")
+    if not set(INTERVAL_COLUMNS) <= set(metrics.columns):
+        raise ProfetValueError(f"validation in {str(src)!r} predates the current interval calibration "
+                               f"(metrics.csv lacks {sorted(set(INTERVAL_COLUMNS) - set(metrics.columns))}); "
+                               "run `profet validate` again")
     shutil.copytree(src, dst, dirs_exist_ok=True)
-    cols = ["anchor", "target", "estimator", "with_latency", "q_lo", "q_hi", "eps", "coverage"]
-    return metrics.dropna(subset=["q_lo"])[cols].reset_index(drop=True)
+    return metrics.dropna(subset=["q_lo"])[INTERVAL_COLUMNS].reset_index(drop=True)
 
 
 def _examples(dataset: Dataset) -> dict:
@@ -539,11 +585,13 @@ def write_validation(folder: Path, oof: pd.DataFrame, intervals: pd.DataFrame, d
     noise.to_csv(folder / "noise.csv", index=False)
     scalers.to_csv(folder / "scalers.csv", index=False)
     per_arch.to_csv(folder / "per_architecture.csv", index=False)
+    novelty = novelty_errors(oof)
+    novelty.to_csv(folder / "novelty.csv", index=False)
     # Keep one repetition's out-of-fold predictions of the main estimators for parity plots
     # (the full table is large and repetitions differ by ~1.5%).
     main = oof[oof["estimator"].isin(METHODS) & (oof["exp"] == oof["exp"].min())]
     main.to_csv(folder / "predictions.csv.gz", index=False, float_format="%.6g")
-    (folder / "report.md").write_text(accuracy_markdown(metrics, noise, scalers, breakdown))
+    (folder / "report.md").write_text(accuracy_markdown(metrics, noise, scalers, breakdown, novelty))
 
 
 def _read_flagged(path: Path) -> pd.DataFrame:
@@ -615,7 +663,7 @@ def load_artifacts(path=None) -> Predictor:
     intervals = _read_flagged(path / "intervals.csv")
     catalog = pd.read_csv(path / "instances.csv")
     validation = {}
-    for name in ("metrics", "noise", "scalers", "per_architecture"):
+    for name in ("metrics", "noise", "scalers", "per_architecture", "novelty"):
         f = path / "validation" / f"{name}.csv"
         if f.is_file() and f"validation/{name}.csv" in files:
             validation[name] = _read_flagged(f)

@@ -54,6 +54,7 @@ def _find_catalog(data: Path) -> Path:
 
 def _cmd_predict(args) -> int:
     from . import load_artifacts, read_profile
+    from ._validate import NOVELTY_WARN
 
     predictor = load_artifacts(args.artifacts)
     profiles = read_profile(args.profile)
@@ -63,8 +64,14 @@ def _cmd_predict(args) -> int:
     if result.unknown_ops:
         print(f"profet: warning: ops not seen in training were left out: {', '.join(result.unknown_ops)}",
               file=sys.stderr)
+    novelty = table["novelty"].max()
+    if novelty >= NOVELTY_WARN:
+        band = predictor.novelty_band(novelty, lat is not None, result.method)
+        seen = f"; held-out CNNs this unusual were missed by {band['mape_pct']:.0f}% on average" if band else ""
+        print(f"profet: warning: the profile is unlike the training profiles (novelty {novelty:.2f}, "
+              f"1 = a typical held-out CNN){seen}; intervals are widened", file=sys.stderr)
     if args.format == "csv":
-        cols = ["row", "target", "batch_latency_ms", "low_ms", "high_ms", "gpu", "usd_per_hour",
+        cols = ["row", "target", "batch_latency_ms", "low_ms", "high_ms", "novelty", "gpu", "usd_per_hour",
                 "method", "ensemble"] + [c for c in table.columns if c.endswith("_ms")
                                          and c not in ("batch_latency_ms", "low_ms", "high_ms")]
         table[cols].to_csv(sys.stdout, index=False, float_format="%.4f")
@@ -74,7 +81,8 @@ def _cmd_predict(args) -> int:
                    "predictions": json.loads(table.to_json(orient="records"))}, sys.stdout, indent=1)
         print()
     else:
-        show = table[["row", "target", "gpu", "batch_latency_ms", "low_ms", "high_ms", "usd_per_hour", "ensemble"]]
+        show = table[["row", "target", "gpu", "batch_latency_ms", "low_ms", "high_ms", "novelty", "usd_per_hour",
+                      "ensemble"]]
         print(f"anchor {args.anchor}, method {result.method}, "
               f"{int(result.interval_level * 100)}% interval low..high")
         print(show.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._data import PAIR_KEY, op_columns
 from ._estimators import BoostingRegressor, DenseNetRegressor, ForestRegressor, LinearModel
 from ._families import FAMILIES, family_shares, family_times
+from ._novelty import ProfileNovelty
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,15 @@ class MethodOutput:
         Each member's prediction.
     ensemble : str
         How ``latency_s`` was made from the members, for people.
+    novelty : ndarray of shape (n,) or None
+        How unlike the method's training profiles each profile is (:class:`ProfileNovelty`
+        distance); None if the method does not measure it.
     """
 
     latency_s: np.ndarray
     members: dict
     ensemble: str
+    novelty: np.ndarray | None = None
 
 
 def _pack(prefix: str, state) -> tuple[dict, dict]:
@@ -209,7 +214,8 @@ class HybridEnsemble(BaseEstimator):
     :class:`OpFamilyLinear`, brings a physical, extrapolating view. The prediction is the
     geometric mean of ExtraTrees, gradient boosting and that linear model, each trained on the
     median over repetitions (chosen by the leave-one-architecture-out mean over all pairs:
-    docs/accuracy.md).
+    docs/accuracy.md). It also remembers its training profiles to report each new profile's
+    novelty (:class:`ProfileNovelty`), which widens the prediction intervals.
 
     Parameters
     ----------
@@ -248,6 +254,7 @@ class HybridEnsemble(BaseEstimator):
             self.models_[with_lat] = {n: m.fit(X.to_numpy(), y - base) for n, m in self._members().items()}
             self.models_[with_lat]["linear-ops"] = OpFamilyLinear().fit(
                 agg, agg["target_latency_s"].to_numpy(), agg["anchor_latency_s"] if with_lat else None)
+        self.novelty_ = ProfileNovelty().fit(profile_features(agg)[0].to_numpy())
         return self
 
     def predict(self, ops: pd.DataFrame, anchor_latency_s=None) -> MethodOutput:
@@ -274,7 +281,10 @@ class HybridEnsemble(BaseEstimator):
         ensemble = ("geometric mean of ExtraTrees, boosting (target/anchor "
                     + ("latency" if has.all() else "device time" if not has.any() else "latency or device time")
                     + " ratio) and linear op-family model")
-        return MethodOutput(combined, members, ensemble)
+        # Artifacts trained before novelty was measured load with novelty_ None.
+        novelty = (self.novelty_.distance(profile_features(ops)[0].to_numpy())
+                   if self.novelty_ is not None else None)
+        return MethodOutput(combined, members, ensemble, novelty)
 
     def to_state(self):
         check_is_fitted(self, "models_")
@@ -286,6 +296,8 @@ class HybridEnsemble(BaseEstimator):
                 m, a = _pack(f"{with_lat}/{name}", model.to_state())
                 meta["members"][f"{with_lat}/{name}"] = m
                 arrays.update(a)
+        meta["novelty"], a = _pack("novelty", self.novelty_.to_state())
+        arrays.update(a)
         return meta, arrays
 
     @classmethod
@@ -297,6 +309,8 @@ class HybridEnsemble(BaseEstimator):
         for key, m in meta["members"].items():
             with_lat, name = key.split("/")
             self.models_[with_lat == "True"][name] = kinds[name].from_state(m, _unpack(key, arrays))
+        self.novelty_ = (ProfileNovelty.from_state(meta["novelty"], _unpack("novelty", arrays))
+                         if "novelty" in meta else None)
         return self
 
 

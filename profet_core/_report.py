@@ -33,7 +33,7 @@ def accuracy_table(metrics: pd.DataFrame, with_latency: bool, value: str = "mape
 
 
 def accuracy_markdown(metrics: pd.DataFrame, noise: pd.DataFrame, scalers: pd.DataFrame,
-                      breakdown: pd.DataFrame | None = None) -> str:
+                      breakdown: pd.DataFrame | None = None, novelty: pd.DataFrame | None = None) -> str:
     """The full accuracy report (leave-one-architecture-out), as Markdown."""
     parts = ["# Accuracy (leave-one-architecture-out)", "",
              "Each CNN architecture is predicted by models trained on the others only. "
@@ -56,6 +56,16 @@ def accuracy_markdown(metrics: pd.DataFrame, noise: pd.DataFrame, scalers: pd.Da
                       _md(accuracy_table(cov, with_lat, "coverage")), ""]
     for with_lat, title in ((True, "with"), (False, "without")):
         parts += [f"## R2 ({title} anchor latency)", "", _md(accuracy_table(metrics, with_lat, "r2"), ".3f"), ""]
+    if novelty is not None and not novelty.empty:
+        n = novelty.pivot_table(index=["estimator", "band"], columns="with_latency",
+                                values=["share_pct", "mape_pct"], sort=False)
+        n.columns = [f"{v} ({'with' if wl else 'without'} latency)" for v, wl in n.columns]
+        parts += ["## Error by novelty of the held-out profile", "",
+                  "Novelty: distance of a profile from the training profiles (mean over its 5 nearest, "
+                  "in standardised profile features), relative to its median over held-out rows "
+                  "(1 = as unusual as the typical held-out architecture). The intervals widen with it; "
+                  "the app warns above 1.25. `share_pct`: rows in the band; `mape_pct`: their MAPE.", "",
+                  _md(n.reset_index()), ""]
     if not scalers.empty:
         s = scalers.pivot_table(index=["by", "instance"], columns="variant", values="mape_pct")
         if "mape_all_pct" in scalers:

@@ -49,8 +49,9 @@ def cross_validate(dataset: Dataset, methods: Mapping[str, Callable], *, thresho
     -------
     pandas.DataFrame
         One row per (pair, left-out row, estimator, with_latency): ``anchor, target, architecture,
-        exp, input_size, batch_size, estimator, with_latency, measured_s, predicted_s``.
-        Estimators are each method, its members (``method:member``) and the baselines.
+        exp, input_size, batch_size, estimator, with_latency, measured_s, predicted_s, novelty``.
+        Estimators are each method, its members (``method:member``) and the baselines;
+        ``novelty`` is the method's :class:`ProfileNovelty` distance (NaN where not measured).
     """
     instances = dataset.instances
     anchors = list(anchors or instances)
@@ -72,11 +73,14 @@ def cross_validate(dataset: Dataset, methods: Mapping[str, Callable], *, thresho
             seen = [c for c in ops if train[c].to_numpy().any()]
             clusterer = OpClusterer(threshold=threshold).fit(train[seen])
             preds: dict[tuple[str, bool], np.ndarray] = {}
+            novelty: dict[str, np.ndarray] = {}
             for name, factory in methods.items():
                 model = factory(clusterer).fit(train)
                 for with_lat in (True, False):
                     res = model.predict(test, test["anchor_latency_s"].to_numpy() if with_lat else None)
                     preds[(name, with_lat)] = res.latency_s
+                    if res.novelty is not None:
+                        novelty[name] = res.novelty
                     for member, values in res.members.items():
                         preds[(f"{name}:{member}", with_lat)] = values
             for name, values in _baselines(train, test).items():
@@ -84,13 +88,13 @@ def cross_validate(dataset: Dataset, methods: Mapping[str, Callable], *, thresho
             base = test[["exp", "model", "input_size", "batch_size", "target_latency_s"]].rename(
                 columns={"model": "architecture", "target_latency_s": "measured_s"})
             for (est, with_lat), values in preds.items():
-                out.append(base.assign(anchor=anchor, target=target, estimator=est,
-                                       with_latency=with_lat, predicted_s=values))
+                out.append(base.assign(anchor=anchor, target=target, estimator=est, with_latency=with_lat,
+                                       predicted_s=values, novelty=novelty.get(est, np.nan)))
             done += 1
             if progress:
                 progress(done, total, f"{anchor} -> {target}, left out {arch}")
     cols = ["anchor", "target", "architecture", "exp", "input_size", "batch_size", "estimator",
-            "with_latency", "measured_s", "predicted_s"]
+            "with_latency", "measured_s", "predicted_s", "novelty"]
     return pd.concat(out, ignore_index=True)[cols]
 
 
@@ -121,6 +125,8 @@ def summarize(oof: pd.DataFrame) -> pd.DataFrame:
 #: Floor of the member spread, as a share of its median, in normalised intervals: keeps rows
 #: whose members happen to agree from getting zero-width intervals.
 SPREAD_FLOOR = 0.25
+#: Columns of :func:`interval_quantiles` (and of the artifacts' intervals.csv).
+INTERVAL_COLUMNS = ["anchor", "target", "estimator", "with_latency", "q_lo", "q_hi", "eps", "novelty_ref", "coverage"]
 _ROW_KEY = ["anchor", "target", "architecture", "exp", "input_size", "batch_size", "with_latency"]
 
 
@@ -158,40 +164,62 @@ def _spreads(oof: pd.DataFrame) -> pd.Series:
     return out
 
 
-def _calibrate(r: np.ndarray, s: np.ndarray | None, lo_q: float, hi_q: float) -> tuple[float, float, float]:
-    """Quantiles of log errors, normalised by member spread ``s`` (plus its floor) if given."""
+def _scale(s, eps, n, n_ref):
+    """Per-row interval scale: member spread plus floor, times ``1 + relative novelty``."""
+    scale = s + eps if s is not None else 1.0
+    return scale * (1 + n / n_ref) if n is not None else scale
+
+
+def _calibrate(r: np.ndarray, s: np.ndarray | None, n: np.ndarray | None,
+               lo_q: float, hi_q: float) -> tuple[float, float, float, float]:
+    """Quantiles of log errors, normalised by member spread ``s`` (plus its floor) and by
+    novelty ``n`` (relative to its median), each if given."""
     eps = SPREAD_FLOOR * float(np.median(s)) if s is not None else np.nan
-    ql, qh = np.quantile(r / (s + eps) if s is not None else r, [lo_q, hi_q])
-    return float(ql), float(qh), eps
+    n_ref = float(np.median(n)) if n is not None else np.nan
+    ql, qh = np.quantile(r / _scale(s, eps, n, n_ref), [lo_q, hi_q])
+    return float(ql), float(qh), eps, n_ref
 
 
 def interval_quantiles(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
     """Calibrate prediction intervals from out-of-fold log errors, and measure their coverage.
 
     For an ensemble, an interval widens with the disagreement of its members (an unusual
-    network makes the trees and the linear model disagree): with ``s`` the member spread
-    (:func:`member_spread`) and ``eps = SPREAD_FLOOR * median(s)``, the interval of a prediction
-    ``p`` is ``[p * exp(q_lo * (s + eps)), p * exp(q_hi * (s + eps))]`` where ``q_lo``, ``q_hi``
-    are the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of
-    ``log(measured / predicted) / (s + eps)`` over the out-of-fold rows of the same pair,
-    estimator and anchor-latency setting. For a single model (``eps`` NaN) the interval is
-    ``[p * exp(q_lo), p * exp(q_hi)]`` with quantiles of the log error itself. Coverage is
-    measured per architecture: each architecture's rows are checked against an interval
-    calibrated on the other architectures only.
+    network makes the trees and the linear model disagree) and with the profile's novelty (its
+    distance from the training profiles, :class:`ProfileNovelty`; held-out CNNs far from the
+    rest are predicted worst). With ``s`` the member spread (:func:`member_spread`),
+    ``eps = SPREAD_FLOOR * median(s)``, ``n`` the novelty and ``n_ref`` its median, the
+    interval of a prediction ``p`` is ``[p * exp(q_lo * c), p * exp(q_hi * c)]`` with
+    ``c = (s + eps) * (1 + n / n_ref)``, where ``q_lo``, ``q_hi`` are the ``(1 - level) / 2``
+    and ``(1 + level) / 2`` quantiles of ``log(measured / predicted) / c`` over the out-of-fold
+    rows of the same pair, estimator and anchor-latency setting. Without members, ``s + eps``
+    is 1; without novelty, so is ``1 + n / n_ref``. Coverage is measured per architecture:
+    each architecture's rows are checked against an interval calibrated on the other
+    architectures only.
+
+    Parameters
+    ----------
+    oof : pandas.DataFrame
+        Output of :func:`cross_validate` (a ``novelty`` column is optional).
+    level : float
+        Nominal coverage, in (0, 1).
 
     Returns
     -------
     pandas.DataFrame
-        ``anchor, target, estimator, with_latency, q_lo, q_hi, eps, coverage`` (coverage in 0..1).
+        ``anchor, target, estimator, with_latency, q_lo, q_hi, eps, novelty_ref, coverage``
+        (coverage in 0..1; ``eps``/``novelty_ref`` NaN where not used).
     """
     lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
     oof = oof.dropna(subset=["predicted_s"])
     spreads = _spreads(oof)
+    novelty = oof["novelty"] if "novelty" in oof else pd.Series(np.nan, index=oof.index)
     rows = []
     for key, g in oof.groupby(["anchor", "target", "estimator", "with_latency"], sort=True):
         r = np.log(g["measured_s"].to_numpy() / np.maximum(g["predicted_s"].to_numpy(), 1e-9))
         s = spreads.loc[g.index].to_numpy()
-        normalised = bool(np.isfinite(s).all() and np.median(s) > 0)
+        n = novelty.loc[g.index].to_numpy(dtype=float)
+        s = s if np.isfinite(s).all() and np.median(s) > 0 else None
+        n = n if np.isfinite(n).all() and np.median(n) > 0 else None
         arch = g["architecture"].to_numpy()
 
         inside = np.zeros(len(r), dtype=bool)
@@ -199,13 +227,56 @@ def interval_quantiles(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
             held = arch == a
             if held.all():
                 continue
-            ql, qh, eps = _calibrate(r[~held], s[~held] if normalised else None, lo_q, hi_q)
-            scale = s[held] + eps if normalised else 1.0
+            ql, qh, eps, n_ref = _calibrate(r[~held], None if s is None else s[~held],
+                                            None if n is None else n[~held], lo_q, hi_q)
+            scale = _scale(None if s is None else s[held], eps, None if n is None else n[held], n_ref)
             inside[held] = (r[held] >= ql * scale) & (r[held] <= qh * scale)
-        q_lo, q_hi, eps = _calibrate(r, s if normalised else None, lo_q, hi_q)
-        rows.append((*key, q_lo, q_hi, eps, float(inside.mean())))
-    return pd.DataFrame(rows, columns=["anchor", "target", "estimator", "with_latency",
-                                       "q_lo", "q_hi", "eps", "coverage"])
+        q_lo, q_hi, eps, n_ref = _calibrate(r, s, n, lo_q, hi_q)
+        rows.append((*key, q_lo, q_hi, eps, n_ref, float(inside.mean())))
+    return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
+
+
+#: Bands of relative novelty (novelty / its median over held-out rows) for :func:`novelty_errors`.
+NOVELTY_BANDS = (0.0, 0.75, 1.25, 2.0, np.inf)
+#: Relative novelty from which the CLI and the app warn (held-out CNNs above it were predicted
+#: about twice as badly as the rest: docs/accuracy.md, "Error by novelty").
+NOVELTY_WARN = 1.25
+
+
+def novelty_errors(oof: pd.DataFrame, bands=NOVELTY_BANDS) -> pd.DataFrame:
+    """Out-of-fold error by how unusual the held-out profile was.
+
+    Parameters
+    ----------
+    oof : pandas.DataFrame
+        Output of :func:`cross_validate`; only rows with a finite ``novelty`` count.
+    bands : sequence of float
+        Edges of the relative-novelty bands (novelty divided by its median over the rows of the
+        same pair, estimator and anchor-latency setting, as in the intervals).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``estimator, with_latency, band, novelty_lo, novelty_hi, share_pct, mape_pct, n``:
+        per band, the share of rows in it and their MAPE, pooled over pairs.
+    """
+    cols = ["estimator", "with_latency", "band", "novelty_lo", "novelty_hi", "share_pct", "mape_pct", "n"]
+    if "novelty" not in oof:
+        return pd.DataFrame(columns=cols)
+    d = oof[np.isfinite(oof["novelty"].to_numpy(dtype=float))].copy()
+    if d.empty:
+        return pd.DataFrame(columns=cols)
+    keys = ["anchor", "target", "estimator", "with_latency"]
+    d["rel"] = d["novelty"] / d.groupby(keys)["novelty"].transform("median")
+    d["ape"] = 100 * (d["predicted_s"] - d["measured_s"]).abs() / d["measured_s"]
+    rows = []
+    for (est, wl), g in d.groupby(["estimator", "with_latency"], sort=True):
+        for lo, hi in zip(bands[:-1], bands[1:], strict=True):
+            inb = g[(g["rel"] >= lo) & (g["rel"] < hi)]
+            label = f"{lo:g}-{hi:g}" if np.isfinite(hi) else f">= {lo:g}"
+            rows.append((est, bool(wl), label, lo, hi, 100 * len(inb) / len(g),
+                         float(inb["ape"].mean()) if len(inb) else np.nan, len(inb)))
+    return pd.DataFrame(rows, columns=cols)
 
 
 def noise_floor(latencies: pd.DataFrame) -> pd.DataFrame:

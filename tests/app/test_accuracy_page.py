@@ -79,3 +79,17 @@ def test_broken_artifacts_show_error(page, tmp_path, use_artifacts):
     at = page("accuracy").run()
     no_exception(at)
     assert at.error and "manifest.json missing" in at.error[0].value
+
+
+@pytest.mark.parametrize("with_latency", [True, False], ids=["with-latency", "without-latency"])
+def test_novelty_table_equals_validation(page, predictor, with_latency):
+    bands = predictor.validation["novelty"]
+    expected = bands[(bands["estimator"] == predictor.default_method)
+                     & (bands["with_latency"] == with_latency)].reset_index(drop=True)
+    at = page("accuracy").run()
+    at.radio[0].set_value(with_latency).run()
+    no_exception(at)
+    shown = [d.value for d in at.dataframe if "share_pct" in d.value.columns]
+    assert len(shown) == 1
+    assert list(shown[0]["band"]) == list(expected["band"])
+    np.testing.assert_allclose(shown[0]["mape_pct"], expected["mape_pct"], rtol=1e-9)

@@ -11,7 +11,7 @@ import pytest
 from app_helpers import example_profile, no_exception, plotly_spec, values
 
 import ui
-from profet_core import estimate_run, parse_profile
+from profet_core import NOVELTY_WARN, estimate_run, parse_profile
 
 
 def _widget(widgets, prefix: str):
@@ -152,6 +152,32 @@ def test_pasted_json_equals_core(page, predictor):
     assert not at.error
     expected = _expected(predictor, anchor, parse_profile(text, "pasted.json"), None)
     _assert_same(_shown_table(at), expected)
+
+
+@pytest.mark.parametrize("unusual", [False, True], ids=["usual", "unusual"])
+def test_novelty_is_shown_and_warned_about(page, predictor, unusual):
+    anchor = predictor.instances[0]
+    profile = dict(predictor.examples[anchor]["profile"])
+    if unusual:
+        # All device time in one pooling op: no trained CNN spends its step like that.
+        profile = {k: v for k, v in profile.items() if not k.startswith("Device_")}
+        profile["Device_MaxPool"] = 1e6
+    text = json.dumps(profile)
+    novelty = predictor.predict(anchor, parse_profile(text, "p.json")).table["novelty"].max()
+    assert (novelty >= NOVELTY_WARN) == unusual
+    at = page("anchor").run()
+    at.radio(key="source").set_value("Paste JSON").run()
+    at.text_area(key="profile_text").input(text)
+    _known(at).uncheck().run()
+    at.button(key="predict").click().run()
+    no_exception(at)
+    shown = f"{novelty:.2f}"
+    warned = [w.value for w in at.warning if "unlike the networks" in w.value]
+    if unusual:
+        assert len(warned) == 1 and shown in warned[0]
+    else:
+        assert not warned
+        assert any(f"Novelty of this profile: {shown}" in c.value for c in at.caption)
 
 
 def _tensorboard_csv(profile: dict) -> bytes:

@@ -98,10 +98,36 @@ def test_scale(predictor):
         predictor.scale("gpu-a", "batch", -1.0, 40.0, 32)
 
 
+@pytest.mark.parametrize(("by", "size"), [("batch", 32), ("input", 64)], ids=["batch", "input"])
+def test_default_scaler_is_linear_in_the_work(predictor, by, size):
+    # Batch: work grows with the batch size; input: with the pixel count (side squared).
+    lo, hi = predictor.scaler("gpu-a", by).size_range_
+    work = (lambda s: s) if by == "batch" else (lambda s: s**2)
+    latency = lambda s: 5.0 + 0.01 * work(s)  # noqa: E731
+    got = float(predictor.scale("gpu-a", by, latency(lo), latency(hi), size))
+    assert got == pytest.approx(latency(size), rel=1e-9)
+
+
+def test_unusual_profile_has_higher_novelty_and_a_wider_interval(predictor, synthetic_dataset):
+    prof = synthetic_dataset.profiles
+    usual = prof[prof["instance"] == "gpu-a"].iloc[[20]][synthetic_dataset.ops].reset_index(drop=True)
+    odd = usual.copy()
+    # Nearly all device time in pooling: no synthetic CNN has such an op mix.
+    odd["Device_MaxPool"] *= 200
+    t = predictor.predict("gpu-a", pd.concat([usual, odd], ignore_index=True)).table
+    b = t[t["target"] == "gpu-b"].set_index("row")
+    assert b.loc[1, "novelty"] > 2 * b.loc[0, "novelty"]
+    width = (b["high_ms"] - b["low_ms"]) / b["batch_latency_ms"]
+    assert width.loc[1] > width.loc[0]
+    band = predictor.novelty_band(b.loc[1, "novelty"], False)
+    assert band is not None and 0 <= band["share_pct"] <= 100 and band["mape_pct"] >= 0
+    assert predictor.novelty_band(b.loc[1, "novelty"], False, method="profet") is None
+
+
 def test_examples_and_validation_are_shipped(predictor):
     ex = predictor.examples["gpu-a"]
     assert ex["batch_latency_s"] > 0 and ex["profile"]
-    assert {"metrics", "noise", "scalers", "per_architecture", "predictions"} <= set(predictor.validation)
+    assert {"metrics", "noise", "scalers", "per_architecture", "predictions", "novelty"} <= set(predictor.validation)
     cov = predictor.intervals["coverage"]
     assert ((cov >= 0) & (cov <= 1)).all()
 

@@ -5,7 +5,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pandas as pd
 import pytest
 
-from profet_core import load_artifacts, parse_profile
+from profet_core import NOVELTY_WARN, load_artifacts, parse_profile
 from profet_core._cli import main
 
 
@@ -35,6 +35,21 @@ def test_predict_csv_matches_core(trained, profile_file):
     assert got["target"].tolist() == want["target"].tolist()
     pd.testing.assert_series_equal(got["batch_latency_ms"], want["batch_latency_ms"], atol=1e-4,
                                    check_exact=False)
+
+
+@pytest.mark.parametrize("factor", [1, 200], ids=["usual", "unusual"])
+def test_predict_reports_novelty_and_warns_when_unusual(trained, synthetic_dataset, tmp_path, factor):
+    row = synthetic_dataset.profiles.iloc[20][synthetic_dataset.ops].copy()
+    row["Device_MaxPool"] *= factor
+    (tmp_path / "p.json").write_text(json.dumps([row.to_dict()]))
+    code, out, err = run("predict", "--anchor", "gpu-a", "--profile", tmp_path / "p.json",
+                         "--artifacts", trained, "--format", "csv")
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    assert (got["novelty"] > 0).all()
+    unusual = got["novelty"].max() >= NOVELTY_WARN
+    assert unusual == (factor > 1)
+    assert ("unlike the training profiles" in err) == unusual
 
 
 @pytest.mark.parametrize("fmt", ["json", "table"], ids=["json", "table"])

@@ -68,3 +68,20 @@ def test_default_method_accuracy_on_left_out_architectures(dataset):
     assert m[(DEFAULT_METHOD, False)] < 25.0
     # The learned method must beat the naive median-ratio baseline on unseen architectures.
     assert m[(DEFAULT_METHOD, True)] < m[("median-ratio", True)]
+
+
+def test_shipped_validation_errors_grow_with_novelty(shipped):
+    """What novelty warnings rest on: held-out CNNs unlike the rest were predicted worse."""
+    bands = shipped.validation["novelty"]
+    for with_lat in (True, False):
+        b = bands[(bands["estimator"] == shipped.default_method) & (bands["with_latency"] == with_lat)]
+        b = b.sort_values("novelty_lo")
+        assert b["share_pct"].sum() == pytest.approx(100)
+        assert b["mape_pct"].iloc[-1] > 2 * b["mape_pct"].iloc[0]
+
+
+def test_shipped_intervals_are_calibrated(shipped):
+    """Leave-one-architecture-out coverage of the default's 80% intervals within 75-85%."""
+    iv = shipped.intervals
+    cov = iv[iv["estimator"] == shipped.default_method]["coverage"]
+    assert len(cov) == 24 and cov.between(0.75, 0.85).all()
