@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -84,6 +85,24 @@ for col, name, size0, lat0, fallback in ((cols[0], "smaller", size_a, lat_a, sli
                             step=0.1, key=f"slide_{name}_{key}")
         points.append((size, lat))
 
+extra = {}
+if st.checkbox(f"I measured a third {dim['label'].lower()} in between", key=f"third_{by}",
+               help="The curve then runs through all three points; on architectures left out of "
+                    "training a middle point cut the error at the other sizes by 30-45% "
+                    "(Model accuracy page, scalers)."):
+    c3, c4 = st.columns(2, gap="large")
+    mid_size = c3.number_input(f"{dim['label']} ({dim['unit']}), in between", min_value=lo, max_value=hi,
+                               value=int(round(np.sqrt(lo * hi))), step=1, key=f"size_mid_{key}")
+    label = "Batch latency at that size (ms)"
+    if mode == NUMBERS:
+        mid_lat = c4.number_input(label, value=None, format="%.3f", key=f"num_mid_{key}",
+                                  placeholder="milliseconds")
+    else:
+        mid_lat = c4.slider(label, min_value=0.1, max_value=slider_max, value=slider_max / 4, step=0.1,
+                            key=f"slide_mid_{key}")
+    if mid_lat is not None:
+        extra[mid_size] = mid_lat
+
 size = st.slider(f"{dim['label']} to predict ({dim['unit']})", min_value=lo, max_value=hi,
                  value=int(ui.round_sig((lo + hi) / 2, 2)), step=1, key=f"predict_{by}")
 
@@ -93,8 +112,8 @@ if lat_min is None and lat_max is None:
     st.stop()
 try:
     grid = np.arange(lo, hi + 1, dtype=float)
-    curve = predictor.scale(target, by, lat_min, lat_max, grid, size_min, size_max)
-    value = float(predictor.scale(target, by, lat_min, lat_max, size, size_min, size_max))
+    curve = predictor.scale(target, by, lat_min, lat_max, grid, size_min, size_max, points=extra)
+    value = float(predictor.scale(target, by, lat_min, lat_max, size, size_min, size_max, points=extra))
 except ProfetError as exc:
     st.error(str(exc))
     st.stop()
@@ -103,7 +122,7 @@ st.metric(f"Predicted batch latency on {target} at {dim['short']} {size}", ui.fm
 fig = go.Figure()
 fig.add_trace(go.Scatter(x=grid, y=curve, mode="lines", name="Scaler prediction",
                          hovertemplate=f"{dim['short']} %{{x:.0f}}<br>%{{y:.3g}} ms<extra></extra>"))
-fig.add_trace(go.Scatter(x=[size_min, size_max], y=[lat_min, lat_max], mode="markers",
+fig.add_trace(go.Scatter(x=[size_min, *extra, size_max], y=[lat_min, *extra.values(), lat_max], mode="markers",
                          name="Given points", marker={"size": 13, "symbol": "circle-open",
                                                       "line": {"width": 3}}))
 fig.add_trace(go.Scatter(x=[size], y=[value], mode="markers+text", name="Predicted",
@@ -119,6 +138,9 @@ scalers = predictor.validation.get("scalers")
 if scalers is not None and not scalers.empty:
     sel = scalers[(scalers["instance"] == target) & (scalers["by"] == by)]
     if not sel.empty:
-        parts = [f"{r.variant}: {r.mape_pct:.1f}% (n = {r.n})" for r in sel.itertuples()]
+        parts = [f"{r.variant}: {r.mape_pct:.1f}% (n = {r.n}"
+                 + (f"; {r.mape_3pt_pct:.1f}% with a middle size given" if pd.notna(getattr(r, "mape_3pt_pct", None))
+                    else "") + ")"
+                 for r in sel.itertuples()]
         st.caption("Scaler error on this instance (MAPE between the two trained ends, "
                    "validation): " + "; ".join(parts))

@@ -155,9 +155,12 @@ with c2:
         st.dataframe(sc, hide_index=True, key="scaler_table", column_config={
             "instance": "Instance", "by": "Scale by", "variant": "Variant",
             "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.2f"),
-            "n": st.column_config.NumberColumn("Points (n)", format="%d")})
+            "n": st.column_config.NumberColumn("Points (n)", format="%d"),
+            "mape_all_pct": st.column_config.NumberColumn("MAPE incl. ends (%)", format="%.2f"),
+            "mape_3pt_pct": st.column_config.NumberColumn("MAPE, middle size given (%)", format="%.2f")})
         st.caption("Error of the latency between the two given ends; `default` is what the "
-                   "Scaler page uses.")
+                   "Scaler page uses. With a third measured size in the middle, the error at the "
+                   "other sizes drops to the last column.")
 
 meta = predictor.metadata
 st.caption(f"Artifacts created {meta.get('created', '?')}, data fingerprint "

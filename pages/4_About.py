@@ -33,8 +33,9 @@ trained on (distance to the nearest ones). Novelty 1 means as unusual as a typic
 network; above 1.25 the page warns, because such networks were missed about twice as badly.
 
 The **Scaler** page moves a latency along batch size (16–256) or input size (32–256 pixels) from
-the latencies at two sizes, linearly in the work: the batch size, or the pixel count. The **Model
-accuracy** page shows how well all this works for architectures left out of training.
+the latencies at two sizes (or three, which is more accurate), linearly in the work: the batch
+size, or the pixel count. The **Model accuracy** page shows how well all this works for
+architectures left out of training.
 """
 )
 

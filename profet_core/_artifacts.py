@@ -48,13 +48,10 @@ SCALER_VARIANTS = {
     "profet": {"batch": {"degree": 2}, "input": {"degree": 2}},
     # Latency linear in the work: batch size, or pixel count (side length squared). It has
     # nothing fitted to the 12 training CNNs, and on leave-one-architecture-out it had the
-    # lowest worst-instance error of the variants in both dimensions (docs/accuracy.md).
+    # lowest worst-instance error in both dimensions (docs/accuracy.md; the learned,
+    # ratio-aware shape that was the input default before missed by 3.9-8.6% / 7.9-10.2%).
     "default": {"batch": {"degree": 1, "through_ends": True},
                 "input": {"degree": 1, "through_ends": True, "size_power": 2.0}},
-    # A learned shape that depends on the ratio of the two given latencies (overhead-bound
-    # curves bend differently): the previous default for input size, kept for comparison.
-    "ratio-aware": {"batch": {"degree": 2, "through_ends": True, "weighted": True, "ratio_degree": 1},
-                    "input": {"degree": 2, "through_ends": True, "weighted": True, "ratio_degree": 1}},
 }
 
 
@@ -310,8 +307,9 @@ class Predictor:
         return self.scalers[(target, by)]
 
     def scale(self, target: str, by: str, latency_min_ms: float, latency_max_ms: float, size,
-              size_min: float | None = None, size_max: float | None = None) -> np.ndarray:
-        """Latency (ms) at ``size`` from latencies measured at two sizes.
+              size_min: float | None = None, size_max: float | None = None,
+              points: dict | None = None) -> np.ndarray:
+        """Latency (ms) at ``size`` from latencies measured at two (or more) sizes.
 
         Parameters
         ----------
@@ -326,6 +324,11 @@ class Predictor:
         size_min, size_max : float, optional
             Sizes of the two given latencies (default: the trained range's ends, 16..256 for
             batch and 32..256 for input).
+        points : dict of float to float, optional
+            More measured points, ``{size: latency_ms}``, with sizes strictly between
+            ``size_min`` and ``size_max``: the scaler then runs through every point (on
+            left-out architectures a middle point cut the error at the other sizes between the
+            ends by 30-45%: docs/accuracy.md).
 
         Returns
         -------
@@ -336,7 +339,10 @@ class Predictor:
         lo, hi = s.size_range_
         size_min = lo if size_min is None else float(size_min)
         size_max = hi if size_max is None else float(size_max)
-        for name, v in (("latency_min_ms", latency_min_ms), ("latency_max_ms", latency_max_ms)):
+        points = dict(points or {})
+        given = [("latency_min_ms", latency_min_ms), ("latency_max_ms", latency_max_ms)]
+        given += [(f"latency at {by} size {k:g}", v) for k, v in points.items()]
+        for name, v in given:
             if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v) and v > 0):
                 raise ProfetValueError(f"{name} is {v!r}; it must be a number of milliseconds > 0")
         size_arr = np.asarray(size, dtype=float)
@@ -347,7 +353,14 @@ class Predictor:
                     f"{name} {v.tolist()!r} is outside the trained {by} range {lo:g}..{hi:g}")
         if size_min >= size_max:
             raise ProfetValueError(f"size_min ({size_min:g}) must be below size_max ({size_max:g})")
-        return s.predict(latency_min_ms, latency_max_ms, size_arr, size_min, size_max)
+        for k in points:
+            if not (isinstance(k, (int, float, np.integer, np.floating)) and size_min < k < size_max):
+                raise ProfetValueError(f"measured {by} size {k!r} must lie strictly between "
+                                       f"size_min {size_min:g} and size_max {size_max:g}")
+        if not points:
+            return s.predict(latency_min_ms, latency_max_ms, size_arr, size_min, size_max)
+        sizes = [size_min, *map(float, points), size_max]
+        return s.predict_points(sizes, [latency_min_ms, *points.values(), latency_max_ms], size_arr)
 
 
 # --------------------------------------------------------------------------------------------

@@ -89,12 +89,21 @@ def _cmd_predict(args) -> int:
     return 0
 
 
+def _size_latency(text: str) -> tuple[float, float]:
+    """``SIZE=MS`` of ``profet scale --point``."""
+    try:
+        size, ms = text.split("=")
+        return float(size), float(ms)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not SIZE=MS (e.g. 64=41.5)") from None
+
+
 def _cmd_scale(args) -> int:
     from . import load_artifacts
 
     predictor = load_artifacts(args.artifacts)
     value = predictor.scale(args.target, args.by, args.latency_min_ms, args.latency_max_ms, args.size,
-                            size_min=args.size_min, size_max=args.size_max)
+                            size_min=args.size_min, size_max=args.size_max, points=dict(args.point or []))
     print(f"{float(value):.3f}")
     return 0
 
@@ -159,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--size", type=float, required=True, help="size to predict")
     s.add_argument("--size-min", type=float, help="size of --latency-min-ms (default: 16 batch / 32 px)")
     s.add_argument("--size-max", type=float, help="size of --latency-max-ms (default: 256)")
+    s.add_argument("--point", type=_size_latency, action="append", metavar="SIZE=MS",
+                   help="another measured point between the two (repeatable), e.g. --point 64=41.5")
     s.add_argument("--artifacts", help="artifacts folder (default: the shipped ones)")
     s.set_defaults(func=_cmd_scale)
 

@@ -68,13 +68,16 @@ def accuracy_markdown(metrics: pd.DataFrame, noise: pd.DataFrame, scalers: pd.Da
                   _md(n.reset_index()), ""]
     if not scalers.empty:
         s = scalers.pivot_table(index=["by", "instance"], columns="variant", values="mape_pct")
-        if "mape_all_pct" in scalers:
-            a = scalers.pivot_table(index=["by", "instance"], columns="variant", values="mape_all_pct")
-            s = s.join(a, rsuffix=" (all sizes)")
+        for col, suffix in (("mape_all_pct", " (all sizes)"), ("mape_3pt_pct", " (3 sizes given)")):
+            if col in scalers and scalers[col].notna().any():
+                extra = scalers.pivot_table(index=["by", "instance"], columns="variant", values=col)
+                s = s.join(extra.add_suffix(suffix))
         parts += ["## Scaler MAPE %", "",
                   "Left-out architectures' latency curves, given their latencies at the two ends of "
                   "the trained range (batch 16 and 256, input 32 and 256 px): error at the sizes "
-                  "strictly between; `(all sizes)` counts the two exact ends too.", "",
+                  "strictly between; `(all sizes)` counts the two exact ends too; `(3 sizes given)`: "
+                  "the latency at the middle size (batch 64, input 128 px) is given as well, error "
+                  "at the other sizes between the ends.", "",
                   _md(s.reset_index(), ".2f"), ""]
     if breakdown is not None and not breakdown.empty:
         b = breakdown.groupby("learner")[["family_wape_pct", "busy_mape_pct", "latency_mape_pct"]].mean()

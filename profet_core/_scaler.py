@@ -155,6 +155,39 @@ class CurveScaler(BaseEstimator):
         frac = (self.curve(size, ratio) - fa) / (fb - fa)
         return la + frac * (lb - la)
 
+    def predict_points(self, sizes, latencies, size) -> np.ndarray:
+        """Latency at ``size`` from latencies measured at two or more sizes.
+
+        Between two neighbouring measured sizes this is :meth:`predict` on that pair; outside
+        them, the nearest pair's curve is extended. With the default (linear-in-work) scaler this
+        is piecewise-linear interpolation through every measured point.
+
+        Parameters
+        ----------
+        sizes : sequence of float, length k >= 2
+            Distinct measured sizes, in any order.
+        latencies : sequence of length k of float or of arrays of shape (n,)
+            Latency at each size (any unit; the result has the same), one value per curve.
+        size : float or array of shape (n,)
+            Size(s) to predict.
+        """
+        check_is_fitted(self, "coef_")
+        sizes = np.asarray(sizes, dtype=float)
+        if sizes.ndim != 1 or len(sizes) < 2 or len(np.unique(sizes)) != len(sizes):
+            raise ProfetValueError(f"sizes {sizes.tolist()!r}: need two or more distinct sizes")
+        if len(latencies) != len(sizes):
+            raise ProfetValueError(f"{len(latencies)} latencies for {len(sizes)} sizes")
+        order = np.argsort(sizes)
+        sizes = sizes[order]
+        lats = [np.asarray(latencies[i], dtype=float) for i in order]
+        size = np.asarray(size, dtype=float)
+        segment = np.clip(np.searchsorted(sizes, size, side="right") - 1, 0, len(sizes) - 2)
+        out = np.full(np.broadcast_shapes(size.shape, *(v.shape for v in lats)), np.nan)
+        for i in range(len(sizes) - 1):
+            part = self.predict(lats[i], lats[i + 1], size, sizes[i], sizes[i + 1])
+            out = np.where(segment == i, part, out)
+        return out
+
     def _ratio_free(self) -> CurveScaler:
         twin = CurveScaler(self.degree, self.through_ends, 0, self.weighted, self.size_power)
         twin.size_range_ = self.size_range_

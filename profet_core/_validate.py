@@ -10,7 +10,7 @@ import pandas as pd
 from ._clustering import OpClusterer
 from ._data import Dataset, make_pairs
 from ._errors import ProfetValueError
-from ._scaler import fit_scaler, scaling_curves
+from ._scaler import DIMENSIONS, fit_scaler, scaling_curves
 
 Progress = Callable[[int, int, str], None]
 #: Estimators that only make sense with the anchor latency (baselines).
@@ -310,8 +310,10 @@ def validate_scalers(latencies: pd.DataFrame, variants: Mapping[str, Mapping[str
     -------
     pandas.DataFrame
         ``instance, by, variant, mape_pct, n`` over the sizes strictly between the two given
-        ends, and ``mape_all_pct`` over every size of the curves, ends included (where the
-        scaler is exact by construction; comparable with figures quoted that way).
+        ends; ``mape_all_pct`` over every size of the curves, ends included (where the scaler
+        is exact by construction; comparable with figures quoted that way); ``mape_3pt_pct``
+        over the sizes strictly between the ends other than the middle one, when the latency at
+        the middle size is given too (:meth:`CurveScaler.predict_points`).
     """
     rows = []
     for by in ("batch", "input"):
@@ -319,9 +321,12 @@ def validate_scalers(latencies: pd.DataFrame, variants: Mapping[str, Mapping[str
         if curves.empty:
             continue
         size_range = (curves["size"].min(), curves["size"].max())
+        sizes = np.sort(curves["size"].unique())
+        mid = float(sizes[len(sizes) // 2])
+        group = DIMENSIONS[by][1]
         for instance, ci in curves.groupby("instance"):
             for variant, params in variants.items():
-                errs = []
+                errs, errs3 = [], []
                 for arch in ci["model"].unique():
                     train, test = ci[ci["model"] != arch], ci[ci["model"] == arch]
                     if train.empty or test.empty:
@@ -330,9 +335,17 @@ def validate_scalers(latencies: pd.DataFrame, variants: Mapping[str, Mapping[str
                     p = s.predict(test["lat_lo_s"], test["lat_hi_s"], test["size"])
                     ape = np.abs(p - test["latency_s"].to_numpy()) / test["latency_s"].to_numpy()
                     errs.append((ape, ~test["size"].isin(size_range).to_numpy()))
+                    at_mid = test[test["size"] == mid][[*group, "latency_s"]].rename(columns={"latency_s": "lat_mid_s"})
+                    t3 = test[~test["size"].isin([*size_range, mid])].merge(at_mid, on=group)
+                    if not t3.empty:
+                        p3 = s.predict_points([size_range[0], mid, size_range[1]],
+                                              [t3["lat_lo_s"], t3["lat_mid_s"], t3["lat_hi_s"]], t3["size"])
+                        errs3.append(np.abs(p3 - t3["latency_s"].to_numpy()) / t3["latency_s"].to_numpy())
                 if errs:
                     ape = np.concatenate([e for e, _ in errs])
                     inner = np.concatenate([m for _, m in errs])
+                    ape3 = 100 * float(np.concatenate(errs3).mean()) if errs3 else np.nan
                     rows.append((instance, by, variant, 100 * float(ape[inner].mean()), int(inner.sum()),
-                                 100 * float(ape.mean())))
-    return pd.DataFrame(rows, columns=["instance", "by", "variant", "mape_pct", "n", "mape_all_pct"])
+                                 100 * float(ape.mean()), ape3))
+    return pd.DataFrame(rows, columns=["instance", "by", "variant", "mape_pct", "n", "mape_all_pct",
+                                       "mape_3pt_pct"])

@@ -69,6 +69,27 @@ def test_inner_sizes_are_passed_to_the_core(page, predictor):
     assert at.metric[0].value == ui.fmt_ms(value)
 
 
+@pytest.mark.parametrize("by", ["batch", "input"], ids=["batch", "input"])
+def test_third_point_is_passed_to_the_core(page, predictor, by):
+    target = predictor.instances[0]
+    lo, hi = (int(v) for v in predictor.scaler(target, by).size_range_)
+    mid, query = int(round(np.sqrt(lo * hi))), int(round(np.sqrt(lo * hi))) // 2 + lo
+    at = page("scaler").run()
+    at.selectbox(key="target").set_value(target)
+    at.radio(key="by").set_value(by).run()
+    _set_points(at, 10.0, 200.0)
+    at.checkbox(key=f"third_{by}").check().run()
+    [third] = _inputs(at, "Batch latency at that size")
+    third.set_value(30.0)
+    _predict_slider(at).set_value(query).run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    want = float(predictor.scale(target, by, 10.0, 200.0, query, points={mid: 30.0}))
+    assert want != pytest.approx(float(predictor.scale(target, by, 10.0, 200.0, query)))
+    assert at.metric[0].value == ui.fmt_ms(want)
+    assert plotly_spec(at)["data"][1]["y"] == [10.0, 30.0, 200.0]
+
+
 def test_sliders_mode(page, predictor):
     target = predictor.instances[-1]
     at = page("scaler").run()
@@ -165,3 +186,17 @@ def test_bad_input_shows_error(page, predictor, lat_a, lat_b, sizes, fragment):
     _set_points(at, 10.0, 50.0, s[0], s[-1])
     at.run()
     assert not at.error and at.metric
+
+
+def test_validation_errors_are_quoted(page, predictor):
+    target = predictor.instances[0]
+    sc = predictor.validation["scalers"]
+    row = sc[(sc["instance"] == target) & (sc["by"] == "batch") & (sc["variant"] == "default")].iloc[0]
+    at = page("scaler").run()
+    at.selectbox(key="target").set_value(target).run()
+    _set_points(at, 10.0, 200.0)
+    at.run()
+    no_exception(at)
+    text = " ".join(c.value for c in at.caption)
+    assert (f"default: {row['mape_pct']:.1f}% (n = {row['n']}; {row['mape_3pt_pct']:.1f}% with a middle size given)"
+            in text)

@@ -72,6 +72,21 @@ def test_scale_prints_the_core_value(trained):
     assert float(out) == pytest.approx(float(load_artifacts(trained).scale("gpu-b", "batch", 10.0, 40.0, 32)), abs=1e-3)
 
 
+def test_scale_with_a_third_point(trained):
+    argv = ["scale", "--target", "gpu-b", "--by", "batch", "--latency-min-ms", 10, "--latency-max-ms", 40,
+            "--size", 24, "--artifacts", trained]
+    code, out, err = run(*argv, "--point", "32=12")
+    assert code == 0, err
+    want = load_artifacts(trained).scale("gpu-b", "batch", 10.0, 40.0, 24, points={32.0: 12.0})
+    assert float(out) == pytest.approx(float(want), abs=1e-3)
+    assert float(out) == pytest.approx(11.0, abs=1e-3)  # linear between (16, 10) and (32, 12)
+    err = io.StringIO()
+    # argparse rejects a malformed SIZE=MS itself: usage line, message, exit 2.
+    with redirect_stderr(err), pytest.raises(SystemExit) as exc:
+        main([*map(str, argv), "--point", "32:12"])
+    assert exc.value.code == 2 and "'32:12' is not SIZE=MS" in err.getvalue()
+
+
 @pytest.mark.parametrize(
     ("argv", "match"),
     [
@@ -82,10 +97,14 @@ def test_scale_prints_the_core_value(trained):
         (["predict", "--anchor", "gpu-a", "--profile", "{prof}", "--anchor-latency-ms", "-3", "--artifacts", "{art}"], "must be > 0"),
         (["scale", "--target", "gpu-a", "--by", "input", "--latency-min-ms", "1", "--latency-max-ms", "2",
           "--size", "1000", "--artifacts", "{art}"], "outside the trained input range"),
+        (["scale", "--target", "gpu-a", "--by", "batch", "--latency-min-ms", "1", "--latency-max-ms", "2",
+          "--size", "20", "--point", "64=1.5", "--artifacts", "{art}"], "size 64.0 must lie strictly between"),
+        (["scale", "--target", "gpu-a", "--by", "batch", "--latency-min-ms", "1", "--latency-max-ms", "2",
+          "--size", "20", "--point", "32=-1", "--artifacts", "{art}"], "latency at batch size 32 is -1.0"),
         (["train", "--data", "/no/data"], "dataset folder '/no/data' does not exist"),
     ],
     ids=["unknown-anchor", "bad-json", "missing-profile", "missing-artifacts", "negative-latency",
-         "size-out-of-range", "missing-data"],
+         "size-out-of-range", "point-outside-ends", "negative-point-latency", "missing-data"],
 )
 def test_bad_input_exits_2_with_one_line(trained, profile_file, tmp_path, argv, match):
     bad = tmp_path / "bad.json"

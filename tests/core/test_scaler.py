@@ -68,3 +68,40 @@ def test_ratio_aware_shape_reproduces_given_points_on_a_sub_range():
     # The shape differs by the end ratio: a nearly flat curve bends differently from a steep one.
     flat, steep = s.curve(64, ratio=1.5), s.curve(64, ratio=16.0)
     assert abs(flat - steep) > 0.05
+
+
+def test_predict_points_runs_through_every_given_point():
+    s = CurveScaler(degree=1, through_ends=True).fit([16, 256], [0.0, 1.0], (16, 256))
+    # A kink at 64 that two ends cannot see: flat 10 ms up to 64, then +1 ms per image.
+    truth = {16: 10.0, 64: 10.0, 256: 202.0}
+    got = s.predict_points(list(truth), list(truth.values()), [16, 32, 64, 128, 256])
+    np.testing.assert_allclose(got, [10.0, 10.0, 10.0, 74.0, 202.0])
+    # Vectorised over curves, points in any order: the same as one curve at a time.
+    sizes = [256, 16, 64]
+    lats = [np.array([202.0, 100.0]), np.array([10.0, 20.0]), np.array([10.0, 40.0])]
+    both = s.predict_points(sizes, lats, np.array([32.0, 32.0]))
+    np.testing.assert_allclose(both, [10.0, 20.0 + 20.0 * 16 / 48])
+
+
+@pytest.mark.parametrize(
+    ("sizes", "lats", "match"),
+    [([16], [1.0], "two or more distinct sizes"),
+     ([16, 16], [1.0, 2.0], "two or more distinct sizes"),
+     ([16, 64, 256], [1.0, 2.0], "2 latencies for 3 sizes")],
+    ids=["one-size", "duplicate-size", "count-mismatch"],
+)
+def test_predict_points_rejects_bad_points(sizes, lats, match):
+    s = CurveScaler(degree=1, through_ends=True).fit([16, 256], [0.0, 1.0], (16, 256))
+    with pytest.raises(ProfetValueError, match=match):
+        s.predict_points(sizes, lats, 32)
+
+
+def test_validation_reports_the_gain_of_a_middle_point():
+    from profet_core._validate import validate_scalers
+
+    # Overhead-bound up to batch 64 (the middle size), then linear: a kink the ends cannot see.
+    lat = _latencies(lambda n: max(n, 64))
+    linear = {"batch": {"degree": 1, "through_ends": True}, "input": {"degree": 1, "through_ends": True}}
+    r = validate_scalers(lat, {"linear": linear}).set_index("by").loc["batch"]
+    assert r["mape_pct"] > 1.0
+    assert r["mape_3pt_pct"] == pytest.approx(0.0, abs=1e-9)
