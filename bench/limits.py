@@ -24,9 +24,10 @@ import pandas as pd
 from sklearn.ensemble import ExtraTreesRegressor
 
 from profet_core import load_dataset, make_pairs
+from profet_core._artifacts import SCALER_VARIANTS
 from profet_core._data import PAIR_KEY, op_columns
 from profet_core._methods import profile_features
-from profet_core._scaler import DIMENSIONS, scaling_curves
+from profet_core._validate import validate_scalers
 
 KEY = [c for c in PAIR_KEY if c != "exp"]
 
@@ -68,45 +69,15 @@ def predictor_ceiling(dataset) -> pd.DataFrame:
     return t
 
 
-def _interior_mape(curves: pd.DataFrame, by: str) -> pd.Series:
-    size_col, _ = DIMENSIONS[by]
-    power = 2.0 if by == "input" else 1.0
-    lo, hi = curves["size"].min(), curves["size"].max()
-    inner = curves[~curves["size"].isin([lo, hi])]
-    x = (inner["size"] ** power - lo**power) / (hi**power - lo**power)
-    pred = inner["lat_lo_s"] + x * (inner["lat_hi_s"] - inner["lat_lo_s"])
-    ape = 100 * (pred - inner["latency_s"]).abs() / inner["latency_s"]
-    return ape.groupby(inner["instance"]).mean()
-
-
-def _three_point_mape(latencies: pd.DataFrame, by: str) -> pd.Series:
-    size_col, group = DIMENSIONS[by]
-    power = 2.0 if by == "input" else 1.0
-    wide = latencies.pivot_table(index=group, columns=size_col, values="batch_latency_s").dropna()
-    sizes = sorted(wide.columns)
-    given = [sizes[0], sizes[len(sizes) // 2], sizes[-1]]
-    test = [s for s in sizes if s not in given]
-    g = np.asarray(given, dtype=float) ** power
-    apes = []
-    for s in test:
-        pred = np.array([np.interp(s**power, g, row) for row in wide[given].to_numpy()])
-        apes.append(100 * np.abs(pred - wide[s].to_numpy()) / wide[s].to_numpy())
-    return pd.Series(np.mean(apes, axis=0), index=wide.index).groupby(level="instance").mean()
-
-
 def scaler_ceiling(latencies: pd.DataFrame) -> pd.DataFrame:
-    """Per dimension and instance: interior MAPE % of the interpolants described above."""
+    """Per dimension and instance: interior MAPE % of the default scaler (linear in the work)."""
     med = (latencies.groupby(["instance", "model", "input_size", "batch_size"], as_index=False)
            ["batch_latency_s"].median().assign(exp="median"))
-    parts = []
-    for by in ("batch", "input"):
-        parts.append(pd.DataFrame({
-            "by": by,
-            "two ends, one run": _interior_mape(scaling_curves(latencies, by), by),
-            "two ends, median of runs": _interior_mape(scaling_curves(med, by), by),
-            "three sizes, one run": _three_point_mape(latencies, by),
-        }))
-    return pd.concat(parts).reset_index()
+    default = {"default": SCALER_VARIANTS["default"]}
+    one, noiseless = (validate_scalers(d, default).set_index(["by", "instance"]) for d in (latencies, med))
+    return pd.DataFrame({"two ends, one run": one["mape_pct"],
+                         "two ends, median of runs": noiseless["mape_pct"],
+                         "three sizes, one run": one["mape_3pt_pct"]}).reset_index()
 
 
 def main() -> None:

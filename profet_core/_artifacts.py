@@ -33,6 +33,7 @@ from ._validate import (
     Progress,
     cross_validate,
     interval_quantiles,
+    interval_scale,
     member_spread,
     noise_floor,
     novelty_errors,
@@ -232,10 +233,12 @@ class Predictor:
                 continue
             cal = sel.iloc[0]
             eps, n_ref = cal.get("eps", np.nan), cal.get("novelty_ref", np.nan)
-            scale = spread[rows] + eps if np.isfinite(eps) else np.ones(rows.sum())
-            if novelty is not None and np.isfinite(n_ref):
-                rel[rows] = novelty[rows] / n_ref
-                scale = scale * (1 + rel[rows])
+            s = spread[rows] if np.isfinite(eps) else None
+            nov = novelty[rows] if novelty is not None and np.isfinite(n_ref) else None
+            if nov is not None:
+                rel[rows] = nov / n_ref
+            # The same scale the calibration used (interval_quantiles).
+            scale = interval_scale(s, eps, nov, n_ref)
             lo[rows], hi[rows] = cal["q_lo"] * scale, cal["q_hi"] * scale
         return (lo, hi), rel
 

@@ -264,26 +264,30 @@ class HybridEnsemble(BaseEstimator):
         lat = np.full(n, np.nan) if anchor_latency_s is None else np.asarray(anchor_latency_s, dtype=float)
         has = ~np.isnan(lat)
         members = {name: np.empty(n) for name in self.models_[True]}
+        # Latency-free features serve the rows without a latency and the novelty alike.
+        X_free, log_busy = profile_features(ops)
+        X_free = X_free.to_numpy()
         # Geometric mean: members are combined in log space, as the trees predict log ratios.
         for with_lat, rows in ((True, has), (False, ~has)):
             if not rows.any():
                 continue
             sub = ops[rows]
-            X, log_busy = profile_features(sub, lat[rows] if with_lat else None)
-            base = np.log(lat[rows]) if with_lat else log_busy
+            if with_lat:
+                X, base = profile_features(sub, lat[rows])[0].to_numpy(), np.log(lat[rows])
+            else:
+                X, base = X_free[rows], log_busy[rows]
             for name, model in self.models_[with_lat].items():
                 if isinstance(model, OpFamilyLinear):
                     members[name][rows] = np.log(model.predict(sub, lat[rows] if with_lat else None))
                 else:
-                    members[name][rows] = base + model.predict(X.to_numpy())
+                    members[name][rows] = base + model.predict(X)
         combined = np.exp(np.mean(list(members.values()), axis=0))
         members = {k: np.exp(v) for k, v in members.items()}
         ensemble = ("geometric mean of ExtraTrees, boosting (target/anchor "
                     + ("latency" if has.all() else "device time" if not has.any() else "latency or device time")
                     + " ratio) and linear op-family model")
         # Artifacts trained before novelty was measured load with novelty_ None.
-        novelty = (self.novelty_.distance(profile_features(ops)[0].to_numpy())
-                   if self.novelty_ is not None else None)
+        novelty = self.novelty_.distance(X_free) if self.novelty_ is not None else None
         return MethodOutput(combined, members, ensemble, novelty)
 
     def to_state(self):

@@ -164,7 +164,7 @@ def _spreads(oof: pd.DataFrame) -> pd.Series:
     return out
 
 
-def _scale(s, eps, n, n_ref):
+def interval_scale(s, eps, n, n_ref):
     """Per-row interval scale: member spread plus floor, times ``1 + relative novelty``."""
     scale = s + eps if s is not None else 1.0
     return scale * (1 + n / n_ref) if n is not None else scale
@@ -176,7 +176,7 @@ def _calibrate(r: np.ndarray, s: np.ndarray | None, n: np.ndarray | None,
     novelty ``n`` (relative to its median), each if given."""
     eps = SPREAD_FLOOR * float(np.median(s)) if s is not None else np.nan
     n_ref = float(np.median(n)) if n is not None else np.nan
-    ql, qh = np.quantile(r / _scale(s, eps, n, n_ref), [lo_q, hi_q])
+    ql, qh = np.quantile(r / interval_scale(s, eps, n, n_ref), [lo_q, hi_q])
     return float(ql), float(qh), eps, n_ref
 
 
@@ -229,7 +229,7 @@ def interval_quantiles(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
                 continue
             ql, qh, eps, n_ref = _calibrate(r[~held], None if s is None else s[~held],
                                             None if n is None else n[~held], lo_q, hi_q)
-            scale = _scale(None if s is None else s[held], eps, None if n is None else n[held], n_ref)
+            scale = interval_scale(None if s is None else s[held], eps, None if n is None else n[held], n_ref)
             inside[held] = (r[held] >= ql * scale) & (r[held] <= qh * scale)
         q_lo, q_hi, eps, n_ref = _calibrate(r, s, n, lo_q, hi_q)
         rows.append((*key, q_lo, q_hi, eps, n_ref, float(inside.mean())))
