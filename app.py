@@ -7,21 +7,33 @@ from __future__ import annotations
 
 import streamlit as st
 
-st.set_page_config(page_title="PROFET — GPU instance latency and cost", page_icon=":material/timer:",
-                   layout="wide")
+st.set_page_config(
+    page_title="PROFET — GPU instance latency and cost", page_icon=":material/timer:", layout="wide"
+)
 
 pages = {
     "Predict": [
-        st.Page("pages/1_Anchor_prediction.py", title="Anchor prediction", icon=":material/target:", default=True),
-        st.Page("pages/2_Scaler_prediction.py", title="Scaler prediction", icon=":material/show_chart:"),
+        st.Page(
+            "pages/1_Anchor_prediction.py",
+            title="Anchor prediction",
+            icon=":material/target:",
+            default=True,
+        ),
+        st.Page(
+            "pages/2_Scaler_prediction.py", title="Scaler prediction", icon=":material/show_chart:"
+        ),
     ],
     "Trust and plan": [
         st.Page("pages/3_Model_accuracy.py", title="Model accuracy", icon=":material/fact_check:"),
-        st.Page("pages/5_Experiment_design.py", title="Experiment design", icon=":material/science:"),
+        st.Page(
+            "pages/5_Experiment_design.py", title="Experiment design", icon=":material/science:"
+        ),
     ],
     "Help": [st.Page("pages/4_About.py", title="About / how to profile", icon=":material/help:")],
 }
 page = st.navigation(pages)
-st.sidebar.caption("PROFET predicts a CNN training step's latency and cost on GPU cloud "
-                   "instances from one TensorFlow profile.")
+st.sidebar.caption(
+    "PROFET predicts a CNN training step's latency and cost on GPU cloud "
+    "instances from one TensorFlow profile."
+)
 page.run()

@@ -141,8 +141,13 @@ def json_bytes(df: pd.DataFrame, **extra) -> bytes:
     return json.dumps({**extra, "predictions": records}, indent=1).encode("utf-8")
 
 
-def latency_cost_figure(table: pd.DataFrame, cost_col: str, cost_label: str,
-                        cost_low: str | None = None, cost_high: str | None = None) -> go.Figure:
+def latency_cost_figure(
+    table: pd.DataFrame,
+    cost_col: str,
+    cost_label: str,
+    cost_low: str | None = None,
+    cost_high: str | None = None,
+) -> go.Figure:
     """Bars of predicted latency (left axis) and markers of cost (right axis) per target.
 
     Parameters
@@ -165,33 +170,73 @@ def latency_cost_figure(table: pd.DataFrame, cost_col: str, cost_label: str,
     has_band = t[["low_ms", "high_ms"]].notna().all().all()
     error_y = None
     if has_band:
-        error_y = {"type": "data", "symmetric": False,
-                   "array": t["high_ms"].to_numpy(dtype=float) - lat,
-                   "arrayminus": lat - t["low_ms"].to_numpy(dtype=float)}
-    fig.add_trace(go.Bar(x=t["target"], y=lat, name="Batch latency (ms)", error_y=error_y,
-                         marker_color="#4C78A8",
-                         hovertemplate="%{x}<br>%{y:.3g} ms<extra></extra>"), secondary_y=False)
+        error_y = {
+            "type": "data",
+            "symmetric": False,
+            "array": t["high_ms"].to_numpy(dtype=float) - lat,
+            "arrayminus": lat - t["low_ms"].to_numpy(dtype=float),
+        }
+    fig.add_trace(
+        go.Bar(
+            x=t["target"],
+            y=lat,
+            name="Batch latency (ms)",
+            error_y=error_y,
+            marker_color="#4C78A8",
+            hovertemplate="%{x}<br>%{y:.3g} ms<extra></extra>",
+        ),
+        secondary_y=False,
+    )
     cost = t[cost_col].to_numpy(dtype=float)
     cost_err = None
     if cost_low and cost_high and t[[cost_low, cost_high]].notna().all().all():
-        cost_err = {"type": "data", "symmetric": False,
-                    "array": t[cost_high].to_numpy(dtype=float) - cost,
-                    "arrayminus": cost - t[cost_low].to_numpy(dtype=float)}
-    fig.add_trace(go.Scatter(x=t["target"], y=cost, name=cost_label, mode="markers",
-                             marker={"size": 14, "symbol": "diamond", "color": "#F58518"},
-                             error_y=cost_err,
-                             hovertemplate="%{x}<br>$%{y:.3g}<extra></extra>"), secondary_y=True)
+        cost_err = {
+            "type": "data",
+            "symmetric": False,
+            "array": t[cost_high].to_numpy(dtype=float) - cost,
+            "arrayminus": cost - t[cost_low].to_numpy(dtype=float),
+        }
+    fig.add_trace(
+        go.Scatter(
+            x=t["target"],
+            y=cost,
+            name=cost_label,
+            mode="markers",
+            marker={"size": 14, "symbol": "diamond", "color": "#F58518"},
+            error_y=cost_err,
+            hovertemplate="%{x}<br>$%{y:.3g}<extra></extra>",
+        ),
+        secondary_y=True,
+    )
     if len(t):
         fastest = int(np.nanargmin(lat))
-        fig.add_annotation(x=t["target"][fastest], y=lat[fastest], text="fastest", showarrow=True,
-                           arrowhead=2, ax=-45, ay=-35, yref="y")
+        fig.add_annotation(
+            x=t["target"][fastest],
+            y=lat[fastest],
+            text="fastest",
+            showarrow=True,
+            arrowhead=2,
+            ax=-45,
+            ay=-35,
+            yref="y",
+        )
         if np.isfinite(cost).any():
             cheapest = int(np.nanargmin(cost))
-            fig.add_annotation(x=t["target"][cheapest], y=cost[cheapest], text="cheapest",
-                               showarrow=True, arrowhead=2, ax=45, ay=-55, yref="y2",
-                               font={"color": "#F58518"})
+            fig.add_annotation(
+                x=t["target"][cheapest],
+                y=cost[cheapest],
+                text="cheapest",
+                showarrow=True,
+                arrowhead=2,
+                ax=45,
+                ay=-55,
+                yref="y2",
+                font={"color": "#F58518"},
+            )
     fig.update_xaxes(title_text="Target instance")
-    fig.update_yaxes(title_text="Predicted batch latency (ms)", secondary_y=False, rangemode="tozero")
+    fig.update_yaxes(
+        title_text="Predicted batch latency (ms)", secondary_y=False, rangemode="tozero"
+    )
     fig.update_yaxes(title_text=cost_label, secondary_y=True, rangemode="tozero", showgrid=False)
     fig.update_layout(legend={"orientation": "h", "y": 1.12}, margin={"t": 60}, height=430)
     return fig
@@ -207,12 +252,22 @@ def breakdown_figure(breakdown: pd.DataFrame) -> go.Figure:
     """
     fig = go.Figure()
     for target, part in breakdown.groupby("target", sort=True):
-        fig.add_bar(x=part["family"], y=part["speedup"], name=target,
-                    customdata=part[["anchor_us", "target_us"]],
-                    hovertemplate="%{x}: %{y:.2f}x<br>anchor %{customdata[0]:,.0f} µs -> "
-                                  "target %{customdata[1]:,.0f} µs<extra>%{fullData.name}</extra>")
+        fig.add_bar(
+            x=part["family"],
+            y=part["speedup"],
+            name=target,
+            customdata=part[["anchor_us", "target_us"]],
+            hovertemplate="%{x}: %{y:.2f}x<br>anchor %{customdata[0]:,.0f} µs -> "
+            "target %{customdata[1]:,.0f} µs<extra>%{fullData.name}</extra>",
+        )
     fig.add_hline(y=1.0, line_dash="dot", line_color="gray")
-    fig.update_layout(barmode="group", yaxis_type="log", height=380,
-                      yaxis_title="Speed-up vs anchor (x, log scale)", xaxis_title="Op family",
-                      legend_title_text="Target", margin={"t": 30})
+    fig.update_layout(
+        barmode="group",
+        yaxis_type="log",
+        height=380,
+        yaxis_title="Speed-up vs anchor (x, log scale)",
+        xaxis_title="Op family",
+        legend_title_text="Target",
+        margin={"t": 30},
+    )
     return fig

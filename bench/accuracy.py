@@ -18,7 +18,11 @@ from profet_core._cli import main as profet
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", default="../shared/data/profet")
-    ap.add_argument("--out", default="docs/accuracy", help="folder for the CSVs (report copied to docs/accuracy.md)")
+    ap.add_argument(
+        "--out",
+        default="docs/accuracy",
+        help="folder for the CSVs (report copied to docs/accuracy.md)",
+    )
     ap.add_argument("--dnn-epochs", type=int, help="cap the reference DNN's epochs")
     args, rest = ap.parse_known_args()
     argv = ["validate", "--data", args.data, "--out", args.out, *rest]

@@ -33,7 +33,9 @@ KEY = [c for c in PAIR_KEY if c != "exp"]
 
 
 def _learner() -> ExtraTreesRegressor:
-    return ExtraTreesRegressor(n_estimators=100, min_samples_leaf=2, max_features=0.5, random_state=0, n_jobs=-1)
+    return ExtraTreesRegressor(
+        n_estimators=100, min_samples_leaf=2, max_features=0.5, random_state=0, n_jobs=-1
+    )
 
 
 def predictor_ceiling(dataset) -> pd.DataFrame:
@@ -44,7 +46,9 @@ def predictor_ceiling(dataset) -> pd.DataFrame:
             if anchor == target:
                 continue
             pairs = make_pairs(dataset, anchor, target)
-            prof_t = dataset.profiles[dataset.profiles["instance"] == target].drop(columns="instance")
+            prof_t = dataset.profiles[dataset.profiles["instance"] == target].drop(
+                columns="instance"
+            )
             ops = op_columns(pairs.columns)
             both = pairs.merge(prof_t, on=list(PAIR_KEY), suffixes=("", "__t"))
             cols = [c for c in both.columns if c not in PAIR_KEY]
@@ -71,24 +75,39 @@ def predictor_ceiling(dataset) -> pd.DataFrame:
 
 def scaler_ceiling(latencies: pd.DataFrame) -> pd.DataFrame:
     """Per dimension and instance: interior MAPE % of the default scaler (linear in the work)."""
-    med = (latencies.groupby(["instance", "model", "input_size", "batch_size"], as_index=False)
-           ["batch_latency_s"].median().assign(exp="median"))
+    med = (
+        latencies.groupby(["instance", "model", "input_size", "batch_size"], as_index=False)[
+            "batch_latency_s"
+        ]
+        .median()
+        .assign(exp="median")
+    )
     default = {"default": SCALER_VARIANTS["default"]}
-    one, noiseless = (validate_scalers(d, default).set_index(["by", "instance"]) for d in (latencies, med))
-    return pd.DataFrame({"two ends, one run": one["mape_pct"],
-                         "two ends, median of runs": noiseless["mape_pct"],
-                         "three sizes, one run": one["mape_3pt_pct"]}).reset_index()
+    one, noiseless = (
+        validate_scalers(d, default).set_index(["by", "instance"]) for d in (latencies, med)
+    )
+    return pd.DataFrame(
+        {
+            "two ends, one run": one["mape_pct"],
+            "two ends, median of runs": noiseless["mape_pct"],
+            "three sizes, one run": one["mape_3pt_pct"],
+        }
+    ).reset_index()
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", default="../shared/data/profet")
     args = ap.parse_args()
     dataset = load_dataset(args.data)
     t0 = time.perf_counter()
     print("## Predictor, leave-one-architecture-out MAPE % with the anchor latency (extra trees)\n")
     print(predictor_ceiling(dataset).round(2).to_string(index=False))
-    print("\n## Scaler, MAPE % at the sizes between the given ones (linear in batch size / pixel count)\n")
+    print(
+        "\n## Scaler, MAPE % at the sizes between the given ones (linear in batch size / pixel count)\n"
+    )
     print(scaler_ceiling(dataset.latencies).round(2).to_string(index=False))
     print(f"\n({time.perf_counter() - t0:.0f} s)")
 

@@ -51,10 +51,13 @@ def take(out: Path) -> list[Path]:
         page.get_by_role("button", name="Predict").click()
         page.get_by_text("from a profile on").wait_for(timeout=60_000)
         settle(page)
-        shots = [("1_anchor_prediction", None), ("2_scaler_prediction", "Scaler prediction"),
-                 ("3_model_accuracy", "Model accuracy"),
-                 ("4_about", "About / how to profile"),
-                 ("5_experiment_design", "Experiment design")]
+        shots = [
+            ("1_anchor_prediction", None),
+            ("2_scaler_prediction", "Scaler prediction"),
+            ("3_model_accuracy", "Model accuracy"),
+            ("4_about", "About / how to profile"),
+            ("5_experiment_design", "Experiment design"),
+        ]
         for name, link in shots:
             if link:
                 goto_page(page, link)

@@ -37,8 +37,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         prof = Path(tmp) / "p.json"
         prof.write_text(json.dumps([example["profile"]]))
-        cmd = [sys.executable, "-m", "profet_core", "predict", "--anchor", anchor, "--profile", str(prof),
-               "--anchor-latency-ms", str(1000 * example["batch_latency_s"])]
+        cmd = [
+            sys.executable,
+            "-m",
+            "profet_core",
+            "predict",
+            "--anchor",
+            anchor,
+            "--profile",
+            str(prof),
+            "--anchor-latency-ms",
+            str(1000 * example["batch_latency_s"]),
+        ]
         if args.artifacts:
             cmd += ["--artifacts", args.artifacts]
         times = []
@@ -47,8 +57,10 @@ def main() -> None:
             subprocess.run(cmd, check=True, capture_output=True)
             times.append(time.perf_counter() - t0)
     print(f"load_artifacts (in process):           {load_s:.2f} s")
-    print(f"`profet predict`, one profile, process: median {statistics.median(times):.2f} s "
-          f"(min {min(times):.2f}, n={len(times)})")
+    print(
+        f"`profet predict`, one profile, process: median {statistics.median(times):.2f} s "
+        f"(min {min(times):.2f}, n={len(times)})"
+    )
 
     rng = np.random.default_rng(0)
     base = pd.DataFrame([example["profile"]])
@@ -59,18 +71,35 @@ def main() -> None:
             best = np.inf
             for _ in range(3):
                 t0 = time.perf_counter()
-                pred.predict(anchor, table, anchor_latency_s=lat if with_lat else None, method=method)
+                pred.predict(
+                    anchor, table, anchor_latency_s=lat if with_lat else None, method=method
+                )
                 best = min(best, time.perf_counter() - t0)
             n = 1000 * len(pred.targets(anchor))
-            print(f"in-process, 1,000-row table, method {method:>8}, latency {'given' if with_lat else 'absent'}: "
-                  f"{best:.3f} s -> {n / best:,.0f} predictions/s ({len(pred.targets(anchor))} targets/row)")
+            print(
+                f"in-process, 1,000-row table, method {method:>8}, latency {'given' if with_lat else 'absent'}: "
+                f"{best:.3f} s -> {n / best:,.0f} predictions/s ({len(pred.targets(anchor))} targets/row)"
+            )
 
     if args.train:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "profet_core", "train", "--data", args.data,
-                            "--out", str(Path(tmp) / "art")], check=True)
-            print(f"`profet train` (all methods, calibration included): {time.perf_counter() - t0:.0f} s")
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "profet_core",
+                    "train",
+                    "--data",
+                    args.data,
+                    "--out",
+                    str(Path(tmp) / "art"),
+                ],
+                check=True,
+            )
+            print(
+                f"`profet train` (all methods, calibration included): {time.perf_counter() - t0:.0f} s"
+            )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,13 @@ if wanted:
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    anchor = st.selectbox("Anchor instance (where the profile was taken)", instances,
-                          index=anchor_index, format_func=ui.instance_label(predictor), key="anchor")
+    anchor = st.selectbox(
+        "Anchor instance (where the profile was taken)",
+        instances,
+        index=anchor_index,
+        format_func=ui.instance_label(predictor),
+        key="anchor",
+    )
     source = st.radio("Profile", [EXAMPLE, UPLOAD, PASTE], horizontal=True, key="source")
     example = predictor.examples.get(anchor)
     uploaded, pasted = None, ""
@@ -43,61 +48,93 @@ with left:
         if example is None:
             st.warning(f"The artifacts hold no example profile for {anchor}; upload or paste one.")
         else:
-            st.caption(f"Example: {example['label']}; "
-                       f"{len(example['profile'])} ops, measured batch latency "
-                       f"{ui.fmt_ms(1000 * example['batch_latency_s'])}.")
+            st.caption(
+                f"Example: {example['label']}; "
+                f"{len(example['profile'])} ops, measured batch latency "
+                f"{ui.fmt_ms(1000 * example['batch_latency_s'])}."
+            )
     elif source == UPLOAD:
         # No `type=` filter: a wrong file type then reaches parse_profile, which names the problem.
         uploaded = st.file_uploader(
             "Profile file: PROFET JSON (op -> µs), TensorBoard tensorflow_stats CSV, or a CSV of "
-            "Host_<Op>/Device_<Op> columns", key="profile_file")
+            "Host_<Op>/Device_<Op> columns",
+            key="profile_file",
+        )
     else:
         pasted = st.text_area(
-            "Profile JSON (op name -> total microseconds)", height=160, key="profile_text",
-            placeholder='{"Host_IteratorGetNext": 1520.0, "Device_Conv2D": 40211.5, ...}')
+            "Profile JSON (op name -> total microseconds)",
+            height=160,
+            key="profile_text",
+            placeholder='{"Host_IteratorGetNext": 1520.0, "Device_Conv2D": 40211.5, ...}',
+        )
 
     use_example = source == EXAMPLE and example is not None
     # A checkbox, not an empty field, says "no latency": a prefilled number input cannot be
     # cleared in the browser.
     known = st.checkbox(
-        "I measured the anchor's batch latency", value=use_example, key=f"known_{source}_{anchor}",
+        "I measured the anchor's batch latency",
+        value=use_example,
+        key=f"known_{source}_{anchor}",
         help="One training step's wall time on the anchor. With it PROFET predicts the "
-             "target/anchor latency ratio, which is more accurate (see Model accuracy); without "
-             "it, it predicts from the profile's device time alone.")
+        "target/anchor latency ratio, which is more accurate (see Model accuracy); without "
+        "it, it predicts from the profile's device time alone.",
+    )
     latency, unit = None, "ms"
     if known:
         lat_col, unit_col = st.columns([3, 1])
         with unit_col:
             unit = st.selectbox("Unit", list(ui.LATENCY_UNITS), key=f"unit_{source}_{anchor}")
         with lat_col:
-            default_lat = (example["batch_latency_s"] / ui.LATENCY_UNITS[unit]
-                           if use_example else None)
-            latency = st.number_input("Measured anchor batch latency", value=default_lat,
-                                      format="%.3f", key=f"latency_{source}_{anchor}_{unit}",
-                                      placeholder=f"one training step, in {unit}")
-    method = st.selectbox("Method", predictor.methods,
-                          index=predictor.methods.index(predictor.default_method), key="method",
-                          help="The artifacts' default is listed first in the Model accuracy page.")
+            default_lat = (
+                example["batch_latency_s"] / ui.LATENCY_UNITS[unit] if use_example else None
+            )
+            latency = st.number_input(
+                "Measured anchor batch latency",
+                value=default_lat,
+                format="%.3f",
+                key=f"latency_{source}_{anchor}_{unit}",
+                placeholder=f"one training step, in {unit}",
+            )
+    method = st.selectbox(
+        "Method",
+        predictor.methods,
+        index=predictor.methods.index(predictor.default_method),
+        key="method",
+        help="The artifacts' default is listed first in the Model accuracy page.",
+    )
 
 with right:
     st.markdown("**Whole training run** (optional)")
-    dataset_images = st.number_input("Dataset size (images per epoch)", value=None, step=1,
-                                     placeholder="e.g. 50000", key="dataset_images")
+    dataset_images = st.number_input(
+        "Dataset size (images per epoch)",
+        value=None,
+        step=1,
+        placeholder="e.g. 50000",
+        key="dataset_images",
+    )
     batch_size = st.number_input(
-        "Batch size (images per step, as profiled)", step=1, key=f"batch_{anchor}_{source}",
-        value=int(example["batch_size"]) if use_example else 32)
+        "Batch size (images per step, as profiled)",
+        step=1,
+        key=f"batch_{anchor}_{source}",
+        value=int(example["batch_size"]) if use_example else 32,
+    )
     input_size = st.number_input(
-        "Input size (pixels per side, as profiled)", step=1, key=f"input_{anchor}_{source}",
+        "Input size (pixels per side, as profiled)",
+        step=1,
+        key=f"input_{anchor}_{source}",
         value=int(example["input_size"]) if use_example else 224,
-        help="Not used by the prediction; the Scaler page uses it to place this prediction.")
+        help="Not used by the prediction; the Scaler page uses it to place this prediction.",
+    )
     epochs = st.number_input("Epochs", value=10, step=1, key="epochs")
 
 if st.button("Predict", type="primary", key="predict"):
     st.session_state.pop(ui.ANCHOR_RESULT, None)
     try:
         if known and latency is None:
-            raise ProfetError("the anchor batch latency is missing: enter it, or untick "
-                              "\"I measured the anchor's batch latency\"")
+            raise ProfetError(
+                "the anchor batch latency is missing: enter it, or untick "
+                '"I measured the anchor\'s batch latency"'
+            )
         if source == EXAMPLE:
             if example is None:
                 raise ProfetError(f"no example profile for {anchor}")
@@ -108,20 +145,27 @@ if st.button("Predict", type="primary", key="predict"):
             profile = parse_profile(uploaded.getvalue(), uploaded.name)
         else:
             profile = parse_profile(pasted, "pasted.json")
-        prediction = predictor.predict(anchor, profile, ui.latency_to_seconds(latency, unit),
-                                       method=method)
+        prediction = predictor.predict(
+            anchor, profile, ui.latency_to_seconds(latency, unit), method=method
+        )
         table = estimate_run(prediction.table, COST_STEPS, 1, 1)
         table = table.rename(columns={"run_usd": "usd_per_1000_steps"}).drop(
-            columns=["steps", "run_hours", "run_usd_low", "run_usd_high"], errors="ignore")
+            columns=["steps", "run_hours", "run_usd_low", "run_usd_high"], errors="ignore"
+        )
         if dataset_images is not None:
             table = estimate_run(table, dataset_images, batch_size, epochs)
         breakdown = predictor.breakdown(anchor, profile)
         st.session_state[ui.ANCHOR_RESULT] = {
             "breakdown": breakdown,
-            "anchor": anchor, "method": prediction.method, "table": table,
-            "unknown_ops": prediction.unknown_ops, "interval_level": prediction.interval_level,
-            "batch_size": batch_size, "input_size": input_size,
-            "with_latency": latency is not None, "n_ops": profile.shape[1],
+            "anchor": anchor,
+            "method": prediction.method,
+            "table": table,
+            "unknown_ops": prediction.unknown_ops,
+            "interval_level": prediction.interval_level,
+            "batch_size": batch_size,
+            "input_size": input_size,
+            "with_latency": latency is not None,
+            "n_ops": profile.shape[1],
         }
     except ProfetError as exc:
         st.error(str(exc))
@@ -131,57 +175,93 @@ if result:
     table: pd.DataFrame = result["table"]
     run = "run_usd" in table
     st.divider()
-    st.subheader(f"Predicted on {table['target'].nunique()} targets from a profile on "
-                 f"{result['anchor']}")
+    st.subheader(
+        f"Predicted on {table['target'].nunique()} targets from a profile on {result['anchor']}"
+    )
     ensemble = "; ".join(table["ensemble"].unique())
-    st.caption(f"Method **{result['method']}**: {ensemble}. Bands: "
-               f"{result['interval_level']:.0%} prediction intervals from the leave-one-"
-               "architecture-out validation.")
+    st.caption(
+        f"Method **{result['method']}**: {ensemble}. Bands: "
+        f"{result['interval_level']:.0%} prediction intervals from the leave-one-"
+        "architecture-out validation."
+    )
     if result["unknown_ops"]:
         ops = ", ".join(result["unknown_ops"][:10])
         more = len(result["unknown_ops"]) - 10
-        st.warning(f"{len(result['unknown_ops'])} op(s) of the profile are unknown to the models "
-                   f"and were left out: {ops}{f' and {more} more' if more > 0 else ''}.")
+        st.warning(
+            f"{len(result['unknown_ops'])} op(s) of the profile are unknown to the models "
+            f"and were left out: {ops}{f' and {more} more' if more > 0 else ''}."
+        )
     n_rows = table["row"].nunique()
     row = 0
     if n_rows > 1:
-        row = st.selectbox(f"Profile row to show (the file holds {n_rows})",
-                           sorted(table["row"].unique()))
+        row = st.selectbox(
+            f"Profile row to show (the file holds {n_rows})", sorted(table["row"].unique())
+        )
     shown = table[table["row"] == row].reset_index(drop=True)
     novelty = shown["novelty"].max()
     if pd.notna(novelty):
         band = predictor.novelty_band(novelty, result["with_latency"], result["method"])
-        seen = (f" In validation, held-out CNNs this unusual (novelty {band['band']}) were missed by "
-                f"{band['mape_pct']:.0f}% on average." if band else "")
+        seen = (
+            f" In validation, held-out CNNs this unusual (novelty {band['band']}) were missed by "
+            f"{band['mape_pct']:.0f}% on average."
+            if band
+            else ""
+        )
         if novelty >= NOVELTY_WARN:
-            st.warning(f"This profile is unlike the networks PROFET was trained on (novelty "
-                       f"{novelty:.2f}; 1 = a typical held-out CNN in validation).{seen} The "
-                       "intervals are widened accordingly; treat the ranking of close targets with care.")
+            st.warning(
+                f"This profile is unlike the networks PROFET was trained on (novelty "
+                f"{novelty:.2f}; 1 = a typical held-out CNN in validation).{seen} The "
+                "intervals are widened accordingly; treat the ranking of close targets with care."
+            )
         else:
-            st.caption(f"Novelty of this profile: {novelty:.2f} (1 = a typical held-out CNN in "
-                       f"validation).{seen}")
+            st.caption(
+                f"Novelty of this profile: {novelty:.2f} (1 = a typical held-out CNN in "
+                f"validation).{seen}"
+            )
     cost_col = "run_usd" if run else "usd_per_1000_steps"
     fastest = shown.loc[shown["batch_latency_ms"].idxmin()]
     m1, m2, m3 = st.columns(3)
-    m1.metric("Fastest target", fastest["target"], ui.fmt_ms(fastest["batch_latency_ms"]),
-              delta_color="off", delta_arrow="off")
+    m1.metric(
+        "Fastest target",
+        fastest["target"],
+        ui.fmt_ms(fastest["batch_latency_ms"]),
+        delta_color="off",
+        delta_arrow="off",
+    )
     if shown[cost_col].notna().any():
         cheapest = shown.loc[shown[cost_col].idxmin()]
         label = "run cost" if run else "per 1,000 steps"
-        m2.metric("Cheapest target", cheapest["target"],
-                  f"{ui.fmt_usd(cheapest[cost_col])} {label}", delta_color="off", delta_arrow="off")
+        m2.metric(
+            "Cheapest target",
+            cheapest["target"],
+            f"{ui.fmt_usd(cheapest[cost_col])} {label}",
+            delta_color="off",
+            delta_arrow="off",
+        )
     if run:
         m3.metric("Steps in the run", f"{int(shown['steps'].iloc[0]):,}")
 
     fast_i = shown["batch_latency_ms"].idxmin()
     cheap_i = shown[cost_col].idxmin() if shown[cost_col].notna().any() else None
-    notes = [", ".join(n for n, on in (("fastest", i == fast_i), ("cheapest", i == cheap_i)) if on)
-             for i in shown.index]
+    notes = [
+        ", ".join(n for n, on in (("fastest", i == fast_i), ("cheapest", i == cheap_i)) if on)
+        for i in shown.index
+    ]
     display = shown.assign(note=notes)
-    members = [c for c in table.columns if c.endswith("_ms")
-               and c not in ("batch_latency_ms", "low_ms", "high_ms")]
-    columns = ["target", "gpu", "batch_latency_ms", "low_ms", "high_ms", "usd_per_hour",
-               "usd_per_1000_steps"]
+    members = [
+        c
+        for c in table.columns
+        if c.endswith("_ms") and c not in ("batch_latency_ms", "low_ms", "high_ms")
+    ]
+    columns = [
+        "target",
+        "gpu",
+        "batch_latency_ms",
+        "low_ms",
+        "high_ms",
+        "usd_per_hour",
+        "usd_per_1000_steps",
+    ]
     if run:
         columns += ["run_hours", "run_usd", "run_usd_low", "run_usd_high"]
     columns += ["note", "ensemble", *members]
@@ -192,46 +272,70 @@ if result:
         "low_ms": st.column_config.NumberColumn("Low (ms)", format="%.1f"),
         "high_ms": st.column_config.NumberColumn("High (ms)", format="%.1f"),
         "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
-        "usd_per_1000_steps": st.column_config.NumberColumn("Cost per 1,000 steps (USD)",
-                                                            format="%.4f"),
+        "usd_per_1000_steps": st.column_config.NumberColumn(
+            "Cost per 1,000 steps (USD)", format="%.4f"
+        ),
         "run_hours": st.column_config.NumberColumn("Run time (h)", format="%.2f"),
         "run_usd": st.column_config.NumberColumn("Run cost (USD)", format="%.2f"),
         "run_usd_low": st.column_config.NumberColumn("Run cost low (USD)", format="%.2f"),
         "run_usd_high": st.column_config.NumberColumn("Run cost high (USD)", format="%.2f"),
         "note": st.column_config.TextColumn("Note"),
         "ensemble": st.column_config.TextColumn("Ensemble"),
-        **{m: st.column_config.NumberColumn(f"{m[:-3]} member (ms)", format="%.1f")
-           for m in members},
+        **{
+            m: st.column_config.NumberColumn(f"{m[:-3]} member (ms)", format="%.1f")
+            for m in members
+        },
     }
-    st.dataframe(display[columns], column_config=config, hide_index=True, width="stretch",
-                 key="result_table")
+    st.dataframe(
+        display[columns], column_config=config, hide_index=True, width="stretch", key="result_table"
+    )
 
     cost_label = "Run cost (USD)" if run else "Cost per 1,000 steps (USD)"
-    fig = ui.latency_cost_figure(shown, cost_col, cost_label,
-                                 "run_usd_low" if run else None, "run_usd_high" if run else None)
+    fig = ui.latency_cost_figure(
+        shown, cost_col, cost_label, "run_usd_low" if run else None, "run_usd_high" if run else None
+    )
     st.plotly_chart(fig, width="stretch", key="result_chart")
 
     d1, d2, _ = st.columns([1, 1, 4])
     stem = f"profet_{result['anchor']}_{result['method']}"
     d1.download_button("Download CSV", ui.csv_bytes(table), f"{stem}.csv", "text/csv")
-    d2.download_button("Download JSON", ui.json_bytes(
-        table, anchor=result["anchor"], method=result["method"],
-        interval_level=result["interval_level"], unknown_ops=list(result["unknown_ops"])),
-        f"{stem}.json", "application/json")
-    st.caption("Open the **Scaler prediction** page to scale these latencies to other batch or "
-               "input sizes.")
+    d2.download_button(
+        "Download JSON",
+        ui.json_bytes(
+            table,
+            anchor=result["anchor"],
+            method=result["method"],
+            interval_level=result["interval_level"],
+            unknown_ops=list(result["unknown_ops"]),
+        ),
+        f"{stem}.json",
+        "application/json",
+    )
+    st.caption(
+        "Open the **Scaler prediction** page to scale these latencies to other batch or "
+        "input sizes."
+    )
 
     breakdown = result.get("breakdown")
     if breakdown is not None and not breakdown.empty:
         with st.expander("Which kinds of work get faster on each target (per-op-family breakdown)"):
-            st.caption("Predicted device time per op family on each target, from a multi-output "
-                       "model of target op times given the anchor's (first profile row). "
-                       "Speed-up > 1: faster than on the anchor.")
+            st.caption(
+                "Predicted device time per op family on each target, from a multi-output "
+                "model of target op times given the anchor's (first profile row). "
+                "Speed-up > 1: faster than on the anchor."
+            )
             st.plotly_chart(ui.breakdown_figure(breakdown), width="stretch", key="breakdown_chart")
-            st.dataframe(breakdown, hide_index=True, width="stretch", column_config={
-                "target": st.column_config.TextColumn("Target instance"),
-                "family": st.column_config.TextColumn("Op family"),
-                "anchor_us": st.column_config.NumberColumn("On the anchor (µs)", format="%.0f"),
-                "target_us": st.column_config.NumberColumn("Predicted on target (µs)", format="%.0f"),
-                "speedup": st.column_config.NumberColumn("Speed-up (x)", format="%.2f"),
-            })
+            st.dataframe(
+                breakdown,
+                hide_index=True,
+                width="stretch",
+                column_config={
+                    "target": st.column_config.TextColumn("Target instance"),
+                    "family": st.column_config.TextColumn("Op family"),
+                    "anchor_us": st.column_config.NumberColumn("On the anchor (µs)", format="%.0f"),
+                    "target_us": st.column_config.NumberColumn(
+                        "Predicted on target (µs)", format="%.0f"
+                    ),
+                    "speedup": st.column_config.NumberColumn("Speed-up (x)", format="%.2f"),
+                },
+            )

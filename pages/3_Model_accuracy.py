@@ -23,55 +23,91 @@ st.caption(
 val = predictor.validation
 metrics = val.get("metrics")
 if metrics is None or metrics.empty:
-    st.info("These artifacts were trained without validation (`calibrate=False`), so there is no "
-            "accuracy report. Retrain with validation to see it here.")
+    st.info(
+        "These artifacts were trained without validation (`calibrate=False`), so there is no "
+        "accuracy report. Retrain with validation to see it here."
+    )
     st.stop()
 
 
-estimators = list(dict.fromkeys([m for m in predictor.methods if m in set(metrics["estimator"])]
-                                + sorted(metrics["estimator"].unique())))
+estimators = list(
+    dict.fromkeys(
+        [m for m in predictor.methods if m in set(metrics["estimator"])]
+        + sorted(metrics["estimator"].unique())
+    )
+)
 c1, c2 = st.columns([1, 2])
-estimator = c1.selectbox("Method", estimators, help="Methods the app can use come first; others "
-                         "are baselines of the validation.")
-with_latency = c2.radio("Anchor batch latency", [True, False], horizontal=True,
-                        format_func=lambda w: "given" if w else "not given")
+estimator = c1.selectbox(
+    "Method",
+    estimators,
+    help="Methods the app can use come first; others are baselines of the validation.",
+)
+with_latency = c2.radio(
+    "Anchor batch latency",
+    [True, False],
+    horizontal=True,
+    format_func=lambda w: "given" if w else "not given",
+)
 m = metrics[(metrics["estimator"] == estimator) & (metrics["with_latency"] == with_latency)].copy()
 if m.empty:
-    st.warning(f"No validation results for {estimator} with the anchor latency "
-               f"{'given' if with_latency else 'not given'}.")
+    st.warning(
+        f"No validation results for {estimator} with the anchor latency "
+        f"{'given' if with_latency else 'not given'}."
+    )
     st.stop()
 m["pair"] = m["anchor"] + " → " + m["target"]
 
 noise = val.get("noise")
 k1, k2, k3, k4 = st.columns(4)
 k1.metric("Mean MAPE over pairs", f"{m['mape_pct'].mean():.1f} %")
-k2.metric("Worst pair MAPE", f"{m['mape_pct'].max():.1f} %", m.loc[m["mape_pct"].idxmax(), "pair"],
-          delta_color="off", delta_arrow="off")
+k2.metric(
+    "Worst pair MAPE",
+    f"{m['mape_pct'].max():.1f} %",
+    m.loc[m["mape_pct"].idxmax(), "pair"],
+    delta_color="off",
+    delta_arrow="off",
+)
 k3.metric("Median R²", f"{m['r2'].median():.3f}")
 if noise is not None and not noise.empty:
-    k4.metric("Noise floor (mean)", f"{noise['noise_pct'].mean():.1f} %",
-              help="Spread between repetitions of the very same workload: no model can beat it.")
+    k4.metric(
+        "Noise floor (mean)",
+        f"{noise['noise_pct'].mean():.1f} %",
+        help="Spread between repetitions of the very same workload: no model can beat it.",
+    )
 
 st.subheader("Error per anchor → target pair")
 left, right = st.columns([3, 2], gap="large")
 with left:
     cols = ["anchor", "target", "mape_pct", "r2", "rmse_ms", "n"] + (
-        ["coverage"] if "coverage" in m else [])
+        ["coverage"] if "coverage" in m else []
+    )
     shown = m[cols].assign(**({"coverage": 100 * m["coverage"]} if "coverage" in m else {}))
-    st.dataframe(shown, hide_index=True, width="stretch", key="metrics_table", column_config={
-        "anchor": "Anchor", "target": "Target",
-        "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
-        "r2": st.column_config.NumberColumn("R²", format="%.3f"),
-        "rmse_ms": st.column_config.NumberColumn("RMSE (ms)", format="%.1f"),
-        "n": st.column_config.NumberColumn("Predictions (n)", format="%d"),
-        "coverage": st.column_config.NumberColumn(
-            f"{predictor.interval_level:.0%} interval coverage (%)",
-            format="%.0f"),
-    })
+    st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        key="metrics_table",
+        column_config={
+            "anchor": "Anchor",
+            "target": "Target",
+            "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
+            "r2": st.column_config.NumberColumn("R²", format="%.3f"),
+            "rmse_ms": st.column_config.NumberColumn("RMSE (ms)", format="%.1f"),
+            "n": st.column_config.NumberColumn("Predictions (n)", format="%d"),
+            "coverage": st.column_config.NumberColumn(
+                f"{predictor.interval_level:.0%} interval coverage (%)", format="%.0f"
+            ),
+        },
+    )
 with right:
     heat = m.pivot_table(index="anchor", columns="target", values="mape_pct")
-    fig = px.imshow(heat, text_auto=".1f", color_continuous_scale="Blues", aspect="auto",
-                    labels={"x": "Target instance", "y": "Anchor instance", "color": "MAPE (%)"})
+    fig = px.imshow(
+        heat,
+        text_auto=".1f",
+        color_continuous_scale="Blues",
+        aspect="auto",
+        labels={"x": "Target instance", "y": "Anchor instance", "color": "MAPE (%)"},
+    )
     fig.update_layout(height=360, margin={"t": 30})
     st.plotly_chart(fig, width="stretch", key="mape_heatmap")
 
@@ -89,17 +125,34 @@ else:
     if pred.empty:
         st.info(f"No out-of-fold predictions of {estimator} for this choice.")
     else:
-        p = pred.assign(measured_ms=1000 * pred["measured_s"], predicted_ms=1000 * pred["predicted_s"])
-        fig = px.scatter(p, x="measured_ms", y="predicted_ms", color="architecture",
-                         log_x=True, log_y=True, opacity=0.6, render_mode="webgl",
-                         hover_data=["anchor", "target", "batch_size", "input_size"],
-                         labels={"measured_ms": "Measured batch latency (ms)",
-                                 "predicted_ms": "Predicted batch latency (ms)",
-                                 "architecture": "Architecture (left out)"})
-        lim = [float(p[["measured_ms", "predicted_ms"]].min().min()),
-               float(p[["measured_ms", "predicted_ms"]].max().max())]
-        fig.add_trace(go.Scatter(x=lim, y=lim, mode="lines", name="perfect",
-                                 line={"color": "black", "dash": "dash"}))
+        p = pred.assign(
+            measured_ms=1000 * pred["measured_s"], predicted_ms=1000 * pred["predicted_s"]
+        )
+        fig = px.scatter(
+            p,
+            x="measured_ms",
+            y="predicted_ms",
+            color="architecture",
+            log_x=True,
+            log_y=True,
+            opacity=0.6,
+            render_mode="webgl",
+            hover_data=["anchor", "target", "batch_size", "input_size"],
+            labels={
+                "measured_ms": "Measured batch latency (ms)",
+                "predicted_ms": "Predicted batch latency (ms)",
+                "architecture": "Architecture (left out)",
+            },
+        )
+        lim = [
+            float(p[["measured_ms", "predicted_ms"]].min().min()),
+            float(p[["measured_ms", "predicted_ms"]].max().max()),
+        ]
+        fig.add_trace(
+            go.Scatter(
+                x=lim, y=lim, mode="lines", name="perfect", line={"color": "black", "dash": "dash"}
+            )
+        )
         fig.update_layout(height=520)
         st.plotly_chart(fig, width="stretch", key="parity_plot")
         st.caption(f"{len(p):,} out-of-fold predictions (one repetition), log axes.")
@@ -110,30 +163,56 @@ if per_arch is None or per_arch.empty:
     st.info("The artifacts hold no per-architecture errors.")
 else:
     pa = per_arch[(per_arch["estimator"] == estimator) & (per_arch["with_latency"] == with_latency)]
-    summary = (pa.groupby("architecture")["mape_pct"].agg(["mean", "max"]).reset_index()
-               .sort_values("mean", ascending=False))
-    fig = go.Figure(go.Bar(x=summary["architecture"], y=summary["mean"], name="mean over pairs",
-                           error_y={"type": "data", "symmetric": False,
-                                    "array": summary["max"] - summary["mean"],
-                                    "arrayminus": np.zeros(len(summary))}))
-    fig.update_layout(xaxis_title="Architecture (left out of training)",
-                      yaxis_title="MAPE (%), mean over pairs; whisker: worst pair", height=400)
+    summary = (
+        pa.groupby("architecture")["mape_pct"]
+        .agg(["mean", "max"])
+        .reset_index()
+        .sort_values("mean", ascending=False)
+    )
+    fig = go.Figure(
+        go.Bar(
+            x=summary["architecture"],
+            y=summary["mean"],
+            name="mean over pairs",
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": summary["max"] - summary["mean"],
+                "arrayminus": np.zeros(len(summary)),
+            },
+        )
+    )
+    fig.update_layout(
+        xaxis_title="Architecture (left out of training)",
+        yaxis_title="MAPE (%), mean over pairs; whisker: worst pair",
+        height=400,
+    )
     st.plotly_chart(fig, width="stretch", key="arch_chart")
 
 novelty = val.get("novelty")
-nov = (None if novelty is None else
-       novelty[(novelty["estimator"] == estimator) & (novelty["with_latency"] == with_latency)])
+nov = (
+    None
+    if novelty is None
+    else novelty[(novelty["estimator"] == estimator) & (novelty["with_latency"] == with_latency)]
+)
 if nov is not None and not nov.empty:
     st.subheader("Error by novelty of the left-out profile")
-    st.dataframe(nov[["band", "share_pct", "mape_pct", "n"]], hide_index=True, key="novelty_table",
-                 column_config={
-                     "band": "Novelty (1 = typical left-out CNN)",
-                     "share_pct": st.column_config.NumberColumn("Share of rows (%)", format="%.1f"),
-                     "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
-                     "n": st.column_config.NumberColumn("Rows (n)", format="%d")})
-    st.caption("Novelty is a profile's distance from the profiles trained on. Unusual networks are "
-               "predicted worse; the Anchor page shows each profile's novelty and warns above "
-               f"{NOVELTY_WARN:g}.")
+    st.dataframe(
+        nov[["band", "share_pct", "mape_pct", "n"]],
+        hide_index=True,
+        key="novelty_table",
+        column_config={
+            "band": "Novelty (1 = typical left-out CNN)",
+            "share_pct": st.column_config.NumberColumn("Share of rows (%)", format="%.1f"),
+            "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
+            "n": st.column_config.NumberColumn("Rows (n)", format="%d"),
+        },
+    )
+    st.caption(
+        "Novelty is a profile's distance from the profiles trained on. Unusual networks are "
+        "predicted worse; the Anchor page shows each profile's novelty and warns above "
+        f"{NOVELTY_WARN:g}."
+    )
 
 c1, c2 = st.columns(2, gap="large")
 with c1:
@@ -141,28 +220,50 @@ with c1:
     if noise is None or noise.empty:
         st.info("The artifacts hold no noise-floor measurement.")
     else:
-        st.dataframe(noise, hide_index=True, key="noise_table", column_config={
-            "instance": "Instance",
-            "noise_pct": st.column_config.NumberColumn("Repetition spread (%)", format="%.2f")})
-        st.caption("The same workload measured repeatedly varies by this much; a MAPE near it "
-                   "is as good as a prediction can be.")
+        st.dataframe(
+            noise,
+            hide_index=True,
+            key="noise_table",
+            column_config={
+                "instance": "Instance",
+                "noise_pct": st.column_config.NumberColumn("Repetition spread (%)", format="%.2f"),
+            },
+        )
+        st.caption(
+            "The same workload measured repeatedly varies by this much; a MAPE near it "
+            "is as good as a prediction can be."
+        )
 with c2:
     st.subheader("Scalers")
     sc = val.get("scalers")
     if sc is None or sc.empty:
         st.info("The artifacts hold no scaler validation.")
     else:
-        st.dataframe(sc, hide_index=True, key="scaler_table", column_config={
-            "instance": "Instance", "by": "Scale by", "variant": "Variant",
-            "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.2f"),
-            "n": st.column_config.NumberColumn("Points (n)", format="%d"),
-            "mape_all_pct": st.column_config.NumberColumn("MAPE incl. ends (%)", format="%.2f"),
-            "mape_3pt_pct": st.column_config.NumberColumn("MAPE, middle size given (%)", format="%.2f")})
-        st.caption("Error of the latency between the two given ends; `default` is what the "
-                   "Scaler page uses. With a third measured size in the middle, the error at the "
-                   "other sizes drops to the last column.")
+        st.dataframe(
+            sc,
+            hide_index=True,
+            key="scaler_table",
+            column_config={
+                "instance": "Instance",
+                "by": "Scale by",
+                "variant": "Variant",
+                "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.2f"),
+                "n": st.column_config.NumberColumn("Points (n)", format="%d"),
+                "mape_all_pct": st.column_config.NumberColumn("MAPE incl. ends (%)", format="%.2f"),
+                "mape_3pt_pct": st.column_config.NumberColumn(
+                    "MAPE, middle size given (%)", format="%.2f"
+                ),
+            },
+        )
+        st.caption(
+            "Error of the latency between the two given ends; `default` is what the "
+            "Scaler page uses. With a third measured size in the middle, the error at the "
+            "other sizes drops to the last column."
+        )
 
 meta = predictor.metadata
-st.caption(f"Artifacts created {meta.get('created', '?')}, data fingerprint "
-           f"`{str(meta.get('data_fingerprint', '?'))[:12]}`, "
-           f"{meta.get('n_profiles', '?')} profiles.")
+st.caption(
+    f"Artifacts created {meta.get('created', '?')}, data fingerprint "
+    f"`{str(meta.get('data_fingerprint', '?'))[:12]}`, "
+    f"{meta.get('n_profiles', '?')} profiles."
+)

@@ -100,13 +100,23 @@ except ProfetError as exc:
     st.warning(f"The trained models are not available: {exc}")
 else:
     st.header("Instances and models")
-    st.dataframe(predictor.catalog, hide_index=True, key="catalog",
-                 column_config={"instance": "Instance", "gpu": "GPU", "gpu_count": "GPUs",
-                                "gpu_memory_gb": "GPU memory (GB)", "vcpus": "vCPUs",
-                                "memory_gib": "Memory (GiB)",
-                                "usd_per_hour": st.column_config.NumberColumn(
-                                    "Price (USD/h)", format="%.3f")})
+    st.dataframe(
+        predictor.catalog,
+        hide_index=True,
+        key="catalog",
+        column_config={
+            "instance": "Instance",
+            "gpu": "GPU",
+            "gpu_count": "GPUs",
+            "gpu_memory_gb": "GPU memory (GB)",
+            "vcpus": "vCPUs",
+            "memory_gib": "Memory (GiB)",
+            "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
+        },
+    )
     meta = predictor.metadata
-    st.caption(f"Methods: {', '.join(predictor.methods)} (default {predictor.default_method}). "
-               f"Artifacts created {meta.get('created', '?')}; data fingerprint "
-               f"`{str(meta.get('data_fingerprint', '?'))[:12]}`.")
+    st.caption(
+        f"Methods: {', '.join(predictor.methods)} (default {predictor.default_method}). "
+        f"Artifacts created {meta.get('created', '?')}; data fingerprint "
+        f"`{str(meta.get('data_fingerprint', '?'))[:12]}`."
+    )

@@ -26,7 +26,7 @@ from ._doe import (
     read_results,
 )
 from ._doe_plots import doe_figures
-from ._errors import ArtifactError, ProfetError, ProfetFileNotFoundError, ProfetValueError
+from .errors import ArtifactError, ProfetError, ProfetFileNotFoundError, ProfetValueError
 from ._profile import parse_profile, read_profile
 from ._validate import NOVELTY_WARN, cross_validate, summarize
 

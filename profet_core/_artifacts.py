@@ -23,7 +23,7 @@ from ._breakdown import BreakdownRegressor, breakdown_change, breakdown_pairs
 from ._catalog import validate_catalog
 from ._clustering import OpClusterer
 from ._data import Dataset, make_pairs, op_columns
-from ._errors import ArtifactError, ProfetValueError
+from .errors import ArtifactError, ProfetValueError
 from ._families import family_times
 from ._methods import DEFAULT_METHOD, METHODS, method_factory
 from ._profile import LATENCY_COLUMN
@@ -51,8 +51,10 @@ SCALER_VARIANTS = {
     # nothing fitted to the 12 training CNNs, and on leave-one-architecture-out it had the
     # lowest worst-instance error in both dimensions (docs/accuracy.md; the learned,
     # ratio-aware shape that was the input default before missed by 3.9-8.6% / 7.9-10.2%).
-    "default": {"batch": {"degree": 1, "through_ends": True},
-                "input": {"degree": 1, "through_ends": True, "size_power": 2.0}},
+    "default": {
+        "batch": {"degree": 1, "through_ends": True},
+        "input": {"degree": 1, "through_ends": True, "size_power": 2.0},
+    },
 }
 
 
@@ -148,10 +150,18 @@ class Predictor:
 
     def _check_instance(self, name: str, role: str) -> None:
         if name not in self.instances:
-            raise ProfetValueError(f"unknown {role} instance {name!r}; known: {', '.join(self.instances)}")
+            raise ProfetValueError(
+                f"unknown {role} instance {name!r}; known: {', '.join(self.instances)}"
+            )
 
-    def predict(self, anchor: str, profiles: pd.DataFrame, anchor_latency_s=None,
-                method: str | None = None, targets=None) -> Prediction:
+    def predict(
+        self,
+        anchor: str,
+        profiles: pd.DataFrame,
+        anchor_latency_s=None,
+        method: str | None = None,
+        targets=None,
+    ) -> Prediction:
         """Predict the batch latency of each profile on every other instance.
 
         Parameters
@@ -180,8 +190,14 @@ class Predictor:
         targets = list(targets) if targets is not None else self.targets(anchor)
         for t in targets:
             self._check_instance(t, "target")
-        if not isinstance(profiles, pd.DataFrame) or profiles.empty or not op_columns(profiles.columns):
-            raise ProfetValueError("profiles must be a non-empty table of Host_<Op>/Device_<Op> columns")
+        if (
+            not isinstance(profiles, pd.DataFrame)
+            or profiles.empty
+            or not op_columns(profiles.columns)
+        ):
+            raise ProfetValueError(
+                "profiles must be a non-empty table of Host_<Op>/Device_<Op> columns"
+            )
         n = len(profiles)
         lat = None
         if anchor_latency_s is not None:
@@ -191,7 +207,9 @@ class Predictor:
         if lat is not None:
             bad = ~np.isnan(lat) & ~(np.isfinite(lat) & (lat > 0))
             if bad.any():
-                raise ProfetValueError(f"anchor latency {lat[bad][0]!r} s is not allowed; it must be > 0")
+                raise ProfetValueError(
+                    f"anchor latency {lat[bad][0]!r} s is not allowed; it must be > 0"
+                )
             if np.isnan(lat).all():
                 lat = None
         ops = profiles[op_columns(profiles.columns)].reset_index(drop=True)
@@ -203,19 +221,27 @@ class Predictor:
             res = model.predict(ops, lat)
             p = res.latency_s
             q, novelty = self._interval(anchor, target, method, lat, res.members, res.novelty)
-            part = pd.DataFrame({
-                "row": np.arange(n), "anchor": anchor, "target": target,
-                "gpu": price["gpu"].get(target, ""),
-                "batch_latency_ms": 1000 * p,
-                "low_ms": 1000 * p * np.exp(q[0]), "high_ms": 1000 * p * np.exp(q[1]),
-                "novelty": novelty,
-                "usd_per_hour": float(price["usd_per_hour"].get(target, np.nan)),
-                "method": method, "ensemble": res.ensemble,
-            })
+            part = pd.DataFrame(
+                {
+                    "row": np.arange(n),
+                    "anchor": anchor,
+                    "target": target,
+                    "gpu": price["gpu"].get(target, ""),
+                    "batch_latency_ms": 1000 * p,
+                    "low_ms": 1000 * p * np.exp(q[0]),
+                    "high_ms": 1000 * p * np.exp(q[1]),
+                    "novelty": novelty,
+                    "usd_per_hour": float(price["usd_per_hour"].get(target, np.nan)),
+                    "method": method,
+                    "ensemble": res.ensemble,
+                }
+            )
             for member, values in res.members.items():
                 part[f"{member}_ms"] = 1000 * values
             parts.append(part)
-        table = pd.concat(parts, ignore_index=True).sort_values(["row", "target"], ignore_index=True)
+        table = pd.concat(parts, ignore_index=True).sort_values(
+            ["row", "target"], ignore_index=True
+        )
         return Prediction(table, unknown, method, INTERVAL_LEVEL)
 
     def _interval(self, anchor, target, method, lat, members: dict, novelty=None):
@@ -227,8 +253,12 @@ class Predictor:
         spread = member_spread(np.column_stack(list(members.values())))
         lo, hi, rel = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
         for with_lat, rows in ((True, has), (False, ~has)):
-            sel = iv[(iv["anchor"] == anchor) & (iv["target"] == target)
-                     & (iv["estimator"] == method) & (iv["with_latency"] == with_lat)]
+            sel = iv[
+                (iv["anchor"] == anchor)
+                & (iv["target"] == target)
+                & (iv["estimator"] == method)
+                & (iv["with_latency"] == with_lat)
+            ]
             if sel.empty or not rows.any():
                 continue
             cal = sel.iloc[0]
@@ -242,7 +272,9 @@ class Predictor:
             lo[rows], hi[rows] = cal["q_lo"] * scale, cal["q_hi"] * scale
         return (lo, hi), rel
 
-    def novelty_band(self, novelty: float, with_latency: bool, method: str | None = None) -> dict | None:
+    def novelty_band(
+        self, novelty: float, with_latency: bool, method: str | None = None
+    ) -> dict | None:
         """How a method did in validation on held-out profiles about as unusual as this one.
 
         Parameters
@@ -263,13 +295,20 @@ class Predictor:
         bands = self.validation.get("novelty")
         if bands is None or bands.empty or not np.isfinite(novelty):
             return None
-        sel = bands[(bands["estimator"] == (method or self.default_method))
-                    & (bands["with_latency"] == with_latency)
-                    & (bands["novelty_lo"] <= novelty) & (novelty < bands["novelty_hi"])]
+        sel = bands[
+            (bands["estimator"] == (method or self.default_method))
+            & (bands["with_latency"] == with_latency)
+            & (bands["novelty_lo"] <= novelty)
+            & (novelty < bands["novelty_hi"])
+        ]
         if sel.empty:
             return None
         row = sel.iloc[0]
-        return {"band": str(row["band"]), "share_pct": float(row["share_pct"]), "mape_pct": float(row["mape_pct"])}
+        return {
+            "band": str(row["band"]),
+            "share_pct": float(row["share_pct"]),
+            "mape_pct": float(row["mape_pct"]),
+        }
 
     def breakdown(self, anchor: str, profile: pd.DataFrame, targets=None) -> pd.DataFrame:
         """Predicted device time per op family on each target: which kinds of work get faster.
@@ -288,8 +327,14 @@ class Predictor:
             ``target, family, anchor_us, target_us, speedup`` (``anchor_us / target_us``).
         """
         self._check_instance(anchor, "anchor")
-        if not isinstance(profile, pd.DataFrame) or profile.empty or not op_columns(profile.columns):
-            raise ProfetValueError("profile must be a non-empty table of Host_<Op>/Device_<Op> columns")
+        if (
+            not isinstance(profile, pd.DataFrame)
+            or profile.empty
+            or not op_columns(profile.columns)
+        ):
+            raise ProfetValueError(
+                "profile must be a non-empty table of Host_<Op>/Device_<Op> columns"
+            )
         fam = family_times(profile.iloc[[0]], "Device")
         parts = []
         for target in targets if targets is not None else self.targets(anchor):
@@ -309,9 +354,17 @@ class Predictor:
             raise ProfetValueError(f"scale by {by!r}; allowed: batch, input")
         return self.scalers[(target, by)]
 
-    def scale(self, target: str, by: str, latency_min_ms: float, latency_max_ms: float, size,
-              size_min: float | None = None, size_max: float | None = None,
-              points: dict | None = None) -> np.ndarray:
+    def scale(
+        self,
+        target: str,
+        by: str,
+        latency_min_ms: float,
+        latency_max_ms: float,
+        size,
+        size_min: float | None = None,
+        size_max: float | None = None,
+        points: dict | None = None,
+    ) -> np.ndarray:
         """Latency (ms) at ``size`` from latencies measured at two (or more) sizes.
 
         Parameters
@@ -353,13 +406,18 @@ class Predictor:
             v = np.asarray(v)
             if not np.all(np.isfinite(v)) or np.any(v < lo) or np.any(v > hi):
                 raise ProfetValueError(
-                    f"{name} {v.tolist()!r} is outside the trained {by} range {lo:g}..{hi:g}")
+                    f"{name} {v.tolist()!r} is outside the trained {by} range {lo:g}..{hi:g}"
+                )
         if size_min >= size_max:
             raise ProfetValueError(f"size_min ({size_min:g}) must be below size_max ({size_max:g})")
         for k in points:
-            if not (isinstance(k, (int, float, np.integer, np.floating)) and size_min < k < size_max):
-                raise ProfetValueError(f"measured {by} size {k!r} must lie strictly between "
-                                       f"size_min {size_min:g} and size_max {size_max:g}")
+            if not (
+                isinstance(k, (int, float, np.integer, np.floating)) and size_min < k < size_max
+            ):
+                raise ProfetValueError(
+                    f"measured {by} size {k!r} must lie strictly between "
+                    f"size_min {size_min:g} and size_max {size_max:g}"
+                )
         if not points:
             return s.predict(latency_min_ms, latency_max_ms, size_arr, size_min, size_max)
         sizes = [size_min, *map(float, points), size_max]
@@ -374,10 +432,19 @@ def _write_json(path: Path, obj) -> None:
     path.write_text(json.dumps(obj, indent=1, sort_keys=True, default=float))
 
 
-def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
-          threshold: float = 6.0, calibrate: bool = True, calibrate_methods=None,
-          validation=None, method_params: dict | None = None,
-          progress: Progress | None = None) -> Path:
+def train(
+    dataset: Dataset,
+    catalog: pd.DataFrame,
+    out_dir,
+    *,
+    methods=None,
+    threshold: float = 6.0,
+    calibrate: bool = True,
+    calibrate_methods=None,
+    validation=None,
+    method_params: dict | None = None,
+    progress: Progress | None = None,
+) -> Path:
     """Train every method for every anchor -> target pair, the scalers, and write artifacts.
 
     Parameters
@@ -424,8 +491,13 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
     if len(instances) < 2:
         raise ProfetValueError(f"training needs at least 2 instances; the dataset has {instances}")
     known = set(catalog["instance"])
-    extra = pd.DataFrame({"instance": [i for i in instances if i not in known], "gpu": "unknown",
-                          "usd_per_hour": np.nan})
+    extra = pd.DataFrame(
+        {
+            "instance": [i for i in instances if i not in known],
+            "gpu": "unknown",
+            "usd_per_hour": np.nan,
+        }
+    )
     catalog = pd.concat([catalog[catalog["instance"].isin(instances)], extra], ignore_index=True)
 
     ops = [c for c in dataset.ops if dataset.profiles[c].to_numpy().any()]
@@ -473,36 +545,62 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
     try:
         (tmp / "validation").mkdir()
         if validation is not None:
-            intervals = _reuse_validation(Path(validation), tmp / "validation", dataset, methods,
-                                          {"threshold": threshold, "method_params": method_params})
+            intervals = _reuse_validation(
+                Path(validation),
+                tmp / "validation",
+                dataset,
+                methods,
+                {"threshold": threshold, "method_params": method_params},
+            )
         elif calibrate:
             chosen = list(calibrate_methods or [default])
-            oof = cross_validate(dataset, {m: factories[m] for m in chosen}, threshold=threshold,
-                                 progress=progress)
+            oof = cross_validate(
+                dataset, {m: factories[m] for m in chosen}, threshold=threshold, progress=progress
+            )
             intervals = interval_quantiles(oof, INTERVAL_LEVEL)
-            write_validation(tmp / "validation", oof, intervals, dataset,
-                             {"threshold": threshold, "method_params": method_params})
+            write_validation(
+                tmp / "validation",
+                oof,
+                intervals,
+                dataset,
+                {"threshold": threshold, "method_params": method_params},
+            )
         else:
             intervals = pd.DataFrame(columns=INTERVAL_COLUMNS)
         intervals.to_csv(tmp / "intervals.csv", index=False)
         _write_json(tmp / "examples.json", _examples(dataset))
         catalog.to_csv(tmp / "instances.csv", index=False)
         np.savez_compressed(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
-        _write_json(tmp / "model.json", {
-            "format": FORMAT_VERSION, "instances": instances, "methods": methods,
-            "default_method": default, "clustering": clusterer.to_state(),
-            "models": meta_models, "scalers": meta_scalers, "breakdowns": meta_breakdowns, "interval_level": INTERVAL_LEVEL,
-        })
+        _write_json(
+            tmp / "model.json",
+            {
+                "format": FORMAT_VERSION,
+                "instances": instances,
+                "methods": methods,
+                "default_method": default,
+                "clustering": clusterer.to_state(),
+                "models": meta_models,
+                "scalers": meta_scalers,
+                "breakdowns": meta_breakdowns,
+                "interval_level": INTERVAL_LEVEL,
+            },
+        )
         files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
-        _write_json(tmp / "manifest.json", {
-            "format": FORMAT_VERSION,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "data_fingerprint": dataset.fingerprint,
-            "n_profiles": len(dataset.profiles), "architectures": dataset.architectures,
-            "threshold": threshold, "calibrated": calibrate and (calibrate_methods or [default]), "method_params": method_params,
-            "versions": _versions(),
-            "files": {f: _sha256(tmp / f) for f in files},
-        })
+        _write_json(
+            tmp / "manifest.json",
+            {
+                "format": FORMAT_VERSION,
+                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "data_fingerprint": dataset.fingerprint,
+                "n_profiles": len(dataset.profiles),
+                "architectures": dataset.architectures,
+                "threshold": threshold,
+                "calibrated": calibrate and (calibrate_methods or [default]),
+                "method_params": method_params,
+                "versions": _versions(),
+                "files": {f: _sha256(tmp / f) for f in files},
+            },
+        )
         out = Path(out_dir)
         if out.exists():
             backup = out.with_name(out.name + ".old")
@@ -517,25 +615,37 @@ def train(dataset: Dataset, catalog: pd.DataFrame, out_dir, *, methods=None,
     return Path(out_dir)
 
 
-def _reuse_validation(src: Path, dst: Path, dataset: Dataset, methods, settings: dict) -> pd.DataFrame:
+def _reuse_validation(
+    src: Path, dst: Path, dataset: Dataset, methods, settings: dict
+) -> pd.DataFrame:
     """Copy a ``profet validate`` report after checking it fits these models; return intervals."""
     try:
         run = json.loads((src / "run.json").read_text())
         metrics = pd.read_csv(src / "metrics.csv")
     except (OSError, json.JSONDecodeError, pd.errors.ParserError) as exc:
-        raise ProfetValueError(f"{str(src)!r} is not a `profet validate` output folder: {exc}") from None
+        raise ProfetValueError(
+            f"{str(src)!r} is not a `profet validate` output folder: {exc}"
+        ) from None
     if run.get("data_fingerprint") != dataset.fingerprint:
-        raise ProfetValueError(f"validation in {str(src)!r} was run on other data (fingerprint differs)")
+        raise ProfetValueError(
+            f"validation in {str(src)!r} was run on other data (fingerprint differs)"
+        )
     for key, value in settings.items():
-        if json.loads(json.dumps(run.get(key), default=float)) != json.loads(json.dumps(value, default=float)):
-            raise ProfetValueError(f"validation in {str(src)!r} used {key}={run.get(key)!r}, training uses {value!r}")
+        if json.loads(json.dumps(run.get(key), default=float)) != json.loads(
+            json.dumps(value, default=float)
+        ):
+            raise ProfetValueError(
+                f"validation in {str(src)!r} used {key}={run.get(key)!r}, training uses {value!r}"
+            )
     missing = [m for m in methods if m not in run.get("estimators", [])]
     if missing:
         raise ProfetValueError(f"validation in {str(src)!r} does not cover method(s) {missing}")
     if not set(INTERVAL_COLUMNS) <= set(metrics.columns):
-        raise ProfetValueError(f"validation in {str(src)!r} predates the current interval calibration "
-                               f"(metrics.csv lacks {sorted(set(INTERVAL_COLUMNS) - set(metrics.columns))}); "
-                               "run `profet validate` again")
+        raise ProfetValueError(
+            f"validation in {str(src)!r} predates the current interval calibration "
+            f"(metrics.csv lacks {sorted(set(INTERVAL_COLUMNS) - set(metrics.columns))}); "
+            "run `profet validate` again"
+        )
     shutil.copytree(src, dst, dirs_exist_ok=True)
     return metrics.dropna(subset=["q_lo"])[INTERVAL_COLUMNS].reset_index(drop=True)
 
@@ -556,15 +666,24 @@ def _examples(dataset: Dataset) -> dict:
         pick = med_lat.index[len(med_lat) // 2]
         rows = prof.set_index(key).loc[[pick]]
         ops = rows[[c for c in dataset.ops if rows[c].to_numpy().any()]].median()
-        out[inst] = {"label": f"{pick[0]}, {pick[1]} px, batch {pick[2]} (median of {len(rows)} runs)",
-                     "model": pick[0], "input_size": int(pick[1]), "batch_size": int(pick[2]),
-                     "batch_latency_s": float(med_lat.loc[pick]),
-                     "profile": {k: round(float(v), 3) for k, v in ops.items()}}
+        out[inst] = {
+            "label": f"{pick[0]}, {pick[1]} px, batch {pick[2]} (median of {len(rows)} runs)",
+            "model": pick[0],
+            "input_size": int(pick[1]),
+            "batch_size": int(pick[2]),
+            "batch_latency_s": float(med_lat.loc[pick]),
+            "profile": {k: round(float(v), 3) for k, v in ops.items()},
+        }
     return out
 
 
-def write_validation(folder: Path, oof: pd.DataFrame, intervals: pd.DataFrame, dataset: Dataset,
-                     settings: dict | None = None) -> None:
+def write_validation(
+    folder: Path,
+    oof: pd.DataFrame,
+    intervals: pd.DataFrame,
+    dataset: Dataset,
+    settings: dict | None = None,
+) -> None:
     """Write the accuracy report (CSV + Markdown) of a cross-validation run into ``folder``.
 
     ``settings`` (``threshold``, ``method_params``) go into ``run.json`` with the data's
@@ -574,29 +693,54 @@ def write_validation(folder: Path, oof: pd.DataFrame, intervals: pd.DataFrame, d
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    _write_json(folder / "run.json", {
-        "data_fingerprint": dataset.fingerprint,
-        "estimators": sorted(oof["estimator"].unique()),
-        "pairs": sorted({pair_name(a, t) for a, t in zip(oof["anchor"], oof["target"], strict=True)}),
-        **(settings or {})})
-    metrics = summarize(oof).merge(intervals, on=["anchor", "target", "estimator", "with_latency"], how="left")
+    _write_json(
+        folder / "run.json",
+        {
+            "data_fingerprint": dataset.fingerprint,
+            "estimators": sorted(oof["estimator"].unique()),
+            "pairs": sorted(
+                {pair_name(a, t) for a, t in zip(oof["anchor"], oof["target"], strict=True)}
+            ),
+            **(settings or {}),
+        },
+    )
+    metrics = summarize(oof).merge(
+        intervals, on=["anchor", "target", "estimator", "with_latency"], how="left"
+    )
     from ._breakdown import LEARNERS, cross_validate_breakdown
 
-    breakdown = cross_validate_breakdown(dataset, anchors=sorted(oof["anchor"].unique()),
-                                         targets=sorted(oof["target"].unique()))
+    breakdown = cross_validate_breakdown(
+        dataset, anchors=sorted(oof["anchor"].unique()), targets=sorted(oof["target"].unique())
+    )
     breakdown.to_csv(folder / "breakdown.csv", index=False)
     # The per-op regressors predict latency too (anchor latency x predicted/anchor device time),
     # so they enter the same comparison, with the anchor latency only.
     learned = breakdown[breakdown["learner"].isin(LEARNERS)]
-    metrics = pd.concat([metrics, pd.DataFrame({
-        "anchor": learned["anchor"], "target": learned["target"],
-        "estimator": "per-op:" + learned["learner"], "with_latency": True,
-        "mape_pct": learned["latency_mape_pct"], "n": learned["n"]})], ignore_index=True)
+    metrics = pd.concat(
+        [
+            metrics,
+            pd.DataFrame(
+                {
+                    "anchor": learned["anchor"],
+                    "target": learned["target"],
+                    "estimator": "per-op:" + learned["learner"],
+                    "with_latency": True,
+                    "mape_pct": learned["latency_mape_pct"],
+                    "n": learned["n"],
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
     noise = noise_floor(dataset.latencies)
     scalers = validate_scalers(dataset.latencies, SCALER_VARIANTS)
-    per_arch = (oof.assign(ape=lambda d: 100 * (d["predicted_s"] - d["measured_s"]).abs() / d["measured_s"])
-                .groupby(["anchor", "target", "estimator", "with_latency", "architecture"])["ape"]
-                .mean().rename("mape_pct").reset_index())
+    per_arch = (
+        oof.assign(ape=lambda d: 100 * (d["predicted_s"] - d["measured_s"]).abs() / d["measured_s"])
+        .groupby(["anchor", "target", "estimator", "with_latency", "architecture"])["ape"]
+        .mean()
+        .rename("mape_pct")
+        .reset_index()
+    )
     metrics.to_csv(folder / "metrics.csv", index=False)
     noise.to_csv(folder / "noise.csv", index=False)
     scalers.to_csv(folder / "scalers.csv", index=False)
@@ -607,7 +751,9 @@ def write_validation(folder: Path, oof: pd.DataFrame, intervals: pd.DataFrame, d
     # (the full table is large and repetitions differ by ~1.5%).
     main = oof[oof["estimator"].isin(METHODS) & (oof["exp"] == oof["exp"].min())]
     main.to_csv(folder / "predictions.csv.gz", index=False, float_format="%.6g")
-    (folder / "report.md").write_text(accuracy_markdown(metrics, noise, scalers, breakdown, novelty))
+    (folder / "report.md").write_text(
+        accuracy_markdown(metrics, noise, scalers, breakdown, novelty)
+    )
 
 
 def _read_flagged(path: Path) -> pd.DataFrame:
@@ -634,22 +780,30 @@ def load_artifacts(path=None) -> Predictor:
     path = Path(path or os.environ.get("PROFET_ARTIFACTS") or DEFAULT_ARTIFACTS)
     manifest_path = path / "manifest.json"
     if not manifest_path.is_file():
-        raise ArtifactError(f"no trained artifacts in {str(path)!r} (manifest.json missing); "
-                            "run `profet train --data DIR --out DIR` first")
+        raise ArtifactError(
+            f"no trained artifacts in {str(path)!r} (manifest.json missing); "
+            "run `profet train --data DIR --out DIR` first"
+        )
     try:
         manifest = json.loads(manifest_path.read_text())
         files = manifest["files"]
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ArtifactError(f"manifest {str(manifest_path)!r} is unreadable: {exc}") from None
     if manifest.get("format") != FORMAT_VERSION:
-        raise ArtifactError(f"artifacts format {manifest.get('format')!r} is not the supported {FORMAT_VERSION}")
+        raise ArtifactError(
+            f"artifacts format {manifest.get('format')!r} is not the supported {FORMAT_VERSION}"
+        )
     for name, digest in files.items():
         f = path / name
         if not f.is_file():
-            raise ArtifactError(f"artifact file {name!r} listed in the manifest is missing from {str(path)!r}")
+            raise ArtifactError(
+                f"artifact file {name!r} listed in the manifest is missing from {str(path)!r}"
+            )
         if _sha256(f) != digest:
-            raise ArtifactError(f"artifact file {name!r} does not match its sha256 in the manifest; "
-                                "retrain or restore the artifacts")
+            raise ArtifactError(
+                f"artifact file {name!r} does not match its sha256 in the manifest; "
+                "retrain or restore the artifacts"
+            )
     examples = json.loads((path / "examples.json").read_text()) if "examples.json" in files else {}
     for required in ("model.json", "arrays.npz", "instances.csv", "intervals.csv"):
         if required not in files:
@@ -662,20 +816,22 @@ def load_artifacts(path=None) -> Predictor:
     for key, meta in model["models"].items():
         pair, method = key.split("|")
         prefix = f"{key}|"
-        arr = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+        arr = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
         models[(pair, method)] = METHODS[method].from_state(meta, arr, clusterer)
     scalers = {}
     for key, meta in model["scalers"].items():
         inst, by = key.split("|")
         prefix = f"scaler|{key}|"
         scalers[(inst, by)] = CurveScaler.from_state(
-            meta, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+            meta, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+        )
     breakdowns = {}
     for key, meta in model.get("breakdowns", {}).items():
         prefix = f"breakdown|{key}|"
         anchor, target = key.split("->")
         breakdowns[(anchor, target)] = BreakdownRegressor.from_state(
-            meta, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+            meta, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+        )
     intervals = _read_flagged(path / "intervals.csv")
     catalog = pd.read_csv(path / "instances.csv")
     validation = {}
@@ -686,8 +842,22 @@ def load_artifacts(path=None) -> Predictor:
     f = path / "validation" / "predictions.csv.gz"
     if f.is_file() and "validation/predictions.csv.gz" in files:
         validation["predictions"] = _read_flagged(f)
-    metadata = {**{k: v for k, v in manifest.items() if k != "files"},
-                "instances": model["instances"], "methods": model["methods"],
-                "default_method": model["default_method"], "interval_level": model["interval_level"]}
-    return Predictor(models, clusterer, scalers, intervals, catalog, metadata, path, validation, examples,
-                     breakdowns)
+    metadata = {
+        **{k: v for k, v in manifest.items() if k != "files"},
+        "instances": model["instances"],
+        "methods": model["methods"],
+        "default_method": model["default_method"],
+        "interval_level": model["interval_level"],
+    }
+    return Predictor(
+        models,
+        clusterer,
+        scalers,
+        intervals,
+        catalog,
+        metadata,
+        path,
+        validation,
+        examples,
+        breakdowns,
+    )

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._data import PAIR_KEY, Dataset, make_pairs
-from ._errors import ProfetValueError
+from .errors import ProfetValueError
 from ._families import family_times
 
 #: Learners of :class:`BreakdownRegressor`: scikit-learn multi-output regressors.
@@ -35,6 +35,7 @@ Progress = Callable[[int, int, str], None]
 
 
 # --------------------------------------------------------------------------------------- data
+
 
 def _instance_families(dataset: Dataset, instance: str) -> pd.DataFrame:
     prof = dataset.profiles[dataset.profiles["instance"] == instance]
@@ -87,6 +88,7 @@ def breakdown_pairs(dataset: Dataset, anchor: str, target: str, *, median: bool 
 
 # ---------------------------------------------------------------------------- flat trees
 
+
 class _MultiFlatTrees:
     """Multi-output scikit-learn trees as flat arrays; ``predict`` is the mean of the leaf values.
 
@@ -135,6 +137,7 @@ class _MultiFlatTrees:
 
 # ---------------------------------------------------------------------------- regressor
 
+
 class BreakdownRegressor(RegressorMixin, BaseEstimator):
     """Predict a target instance's device time per op family from an anchor's.
 
@@ -161,8 +164,16 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
         Family columns of the training inputs (the outputs have the same columns).
     """
 
-    def __init__(self, learner="forest", relative=True, shares=True, n_neighbors=5,
-                 n_estimators=50, min_samples_leaf=3, random_state=0):
+    def __init__(
+        self,
+        learner="forest",
+        relative=True,
+        shares=True,
+        n_neighbors=5,
+        n_estimators=50,
+        min_samples_leaf=3,
+        random_state=0,
+    ):
         self.learner = learner
         self.relative = relative
         self.shares = shares
@@ -175,7 +186,8 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
     def _check_learner(self) -> None:
         if self.learner not in LEARNERS:
             raise ProfetValueError(
-                f"unknown breakdown learner {self.learner!r}; allowed: {', '.join(LEARNERS)}")
+                f"unknown breakdown learner {self.learner!r}; allowed: {', '.join(LEARNERS)}"
+            )
 
     def _matrix(self, X, names=None) -> np.ndarray:
         if isinstance(X, pd.DataFrame):
@@ -209,7 +221,9 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
         Xa = self._matrix(X)
         Ya = self._matrix(Y, names if isinstance(Y, pd.DataFrame) and names else None)
         if Xa.shape != Ya.shape:
-            raise ProfetValueError(f"X and Y must have the same shape, got {Xa.shape} and {Ya.shape}")
+            raise ProfetValueError(
+                f"X and Y must have the same shape, got {Xa.shape} and {Ya.shape}"
+            )
         if len(Xa) < 2:
             raise ProfetValueError("need at least 2 training rows")
         names = names or [f"f{i}" for i in range(Xa.shape[1])]
@@ -224,8 +238,10 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
             from sklearn.linear_model import LinearRegression
 
             m = LinearRegression().fit(F, T)
-            self.arrays_ = {"coef": m.coef_.astype(np.float64),
-                            "intercept": np.asarray(m.intercept_, dtype=np.float64)}
+            self.arrays_ = {
+                "coef": m.coef_.astype(np.float64),
+                "intercept": np.asarray(m.intercept_, dtype=np.float64),
+            }
         elif self.learner == "knn":
             mu, sd = F.mean(axis=0), F.std(axis=0)
             sd = np.where(sd > 0, sd, 1.0)
@@ -235,13 +251,17 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
             from sklearn.tree import DecisionTreeRegressor
 
             if self.learner == "tree":
-                est = DecisionTreeRegressor(min_samples_leaf=self.min_samples_leaf,
-                                            random_state=self.random_state).fit(F, T)
+                est = DecisionTreeRegressor(
+                    min_samples_leaf=self.min_samples_leaf, random_state=self.random_state
+                ).fit(F, T)
                 trees = [est.tree_]
             else:
-                est = RandomForestRegressor(n_estimators=self.n_estimators, max_features=1.0,
-                                            min_samples_leaf=self.min_samples_leaf,
-                                            random_state=self.random_state).fit(F, T)
+                est = RandomForestRegressor(
+                    n_estimators=self.n_estimators,
+                    max_features=1.0,
+                    min_samples_leaf=self.min_samples_leaf,
+                    random_state=self.random_state,
+                ).fit(F, T)
                 trees = [e.tree_ for e in est.estimators_]
             flat = _MultiFlatTrees.from_trees(trees)
             self.arrays_, self.depth_ = flat.arrays, flat.depth
@@ -256,7 +276,9 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
             from sklearn.neighbors import KNeighborsRegressor
 
             k = min(self.n_neighbors, len(a["train_x"]))
-            knn = KNeighborsRegressor(n_neighbors=k, algorithm="brute").fit(a["train_x"], a["train_y"])
+            knn = KNeighborsRegressor(n_neighbors=k, algorithm="brute").fit(
+                a["train_x"], a["train_y"]
+            )
             return knn.predict((F - a["x_mean"]) / a["x_scale"])
         return _MultiFlatTrees(a, self.depth_).predict(F)
 
@@ -272,8 +294,12 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
         names = list(self.feature_names_in_)
         Xa = self._matrix(X, names if isinstance(X, pd.DataFrame) else None)
         if Xa.shape[1] != self.n_features_in_:
-            raise ProfetValueError(f"expected {self.n_features_in_} family columns, got {Xa.shape[1]}")
-        log = np.clip(self._predict_log(self._inputs(Xa)), self.arrays_["y_min"], self.arrays_["y_max"])
+            raise ProfetValueError(
+                f"expected {self.n_features_in_} family columns, got {Xa.shape[1]}"
+            )
+        log = np.clip(
+            self._predict_log(self._inputs(Xa)), self.arrays_["y_min"], self.arrays_["y_max"]
+        )
         out = log + (np.log1p(Xa) if self.relative else 0.0)
         index = X.index if isinstance(X, pd.DataFrame) else None
         return pd.DataFrame(np.maximum(np.expm1(out), 0.0), columns=names, index=index)
@@ -282,15 +308,21 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
         """R^2 of the log1p family times, averaged over families."""
         from sklearn.metrics import r2_score
 
-        return r2_score(np.log1p(self._matrix(y)), np.log1p(self.predict(X).to_numpy()),
-                        sample_weight=sample_weight)
+        return r2_score(
+            np.log1p(self._matrix(y)),
+            np.log1p(self.predict(X).to_numpy()),
+            sample_weight=sample_weight,
+        )
 
     # -- no-pickle state
     def to_state(self) -> tuple[dict, dict]:
         """``(meta, arrays)``: JSON-serialisable parameters and plain numpy arrays."""
         check_is_fitted(self, "arrays_")
-        meta = {"params": self.get_params(), "families": [str(c) for c in self.feature_names_in_],
-                "depth": getattr(self, "depth_", None)}
+        meta = {
+            "params": self.get_params(),
+            "families": [str(c) for c in self.feature_names_in_],
+            "depth": getattr(self, "depth_", None),
+        }
         return meta, {k: np.asarray(v) for k, v in self.arrays_.items()}
 
     @classmethod
@@ -306,7 +338,9 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
         return self
 
 
-def breakdown_change(anchor_family_us, predicted_target_us, *, drop_empty: bool = True) -> pd.DataFrame:
+def breakdown_change(
+    anchor_family_us, predicted_target_us, *, drop_empty: bool = True
+) -> pd.DataFrame:
     """Which op families get faster or slower on the target.
 
     Parameters
@@ -322,6 +356,7 @@ def breakdown_change(anchor_family_us, predicted_target_us, *, drop_empty: bool 
         ``family, anchor_us, target_us, speedup`` (``anchor_us / target_us``; > 1 means faster on
         the target, NaN where the target time is 0), in the anchor's family order.
     """
+
     def as_series(v, what):
         if isinstance(v, pd.DataFrame):
             if len(v) != 1:
@@ -335,40 +370,59 @@ def breakdown_change(anchor_family_us, predicted_target_us, *, drop_empty: bool 
     t = as_series(predicted_target_us, "predicted_target_us").reindex(a.index)
     if t.isna().any():
         raise ProfetValueError(f"predicted_target_us lacks families {list(t.index[t.isna()])}")
-    out = pd.DataFrame({"family": a.index.astype(str), "anchor_us": a.to_numpy(),
-                        "target_us": t.to_numpy()})
+    out = pd.DataFrame(
+        {"family": a.index.astype(str), "anchor_us": a.to_numpy(), "target_us": t.to_numpy()}
+    )
     if drop_empty:
         out = out[(out["anchor_us"] > 0) | (out["target_us"] > 0)]
     target = out["target_us"].to_numpy()
-    out["speedup"] = np.where(target > 0, out["anchor_us"] / np.where(target > 0, target, 1.0), np.nan)
+    out["speedup"] = np.where(
+        target > 0, out["anchor_us"] / np.where(target > 0, target, 1.0), np.nan
+    )
     return out.reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------- validation
+
 
 def _baseline(name: str, Xtr: pd.DataFrame, Ytr: pd.DataFrame, Xte: pd.DataFrame) -> pd.DataFrame:
     if name == "identity":
         return Xte.copy()
     # Per-family median of log(target / anchor) over the training workloads.
     ratio = np.median(np.log1p(Ytr.to_numpy()) - np.log1p(Xtr.to_numpy()), axis=0)
-    return pd.DataFrame(np.expm1(np.log1p(Xte.to_numpy()) + ratio), columns=Xte.columns,
-                        index=Xte.index)
+    return pd.DataFrame(
+        np.expm1(np.log1p(Xte.to_numpy()) + ratio), columns=Xte.columns, index=Xte.index
+    )
 
 
-def _metrics(pred: np.ndarray, true: np.ndarray, anchor: np.ndarray, busy_cols: np.ndarray,
-             anchor_lat: np.ndarray, target_lat: np.ndarray) -> dict:
+def _metrics(
+    pred: np.ndarray,
+    true: np.ndarray,
+    anchor: np.ndarray,
+    busy_cols: np.ndarray,
+    anchor_lat: np.ndarray,
+    target_lat: np.ndarray,
+) -> dict:
     wape = np.abs(pred - true).sum(axis=1) / np.maximum(true.sum(axis=1), 1e-9)
     pb, tb = pred[:, busy_cols].sum(axis=1), true[:, busy_cols].sum(axis=1)
     lat = anchor_lat * pred.sum(axis=1) / np.maximum(anchor.sum(axis=1), 1e-9)
-    return {"family_wape_pct": 100 * float(wape.mean()),
-            "busy_mape_pct": 100 * float(np.mean(np.abs(pb - tb) / np.maximum(tb, 1e-9))),
-            "latency_mape_pct": 100 * float(np.mean(np.abs(lat - target_lat) / target_lat)),
-            "n": len(true)}
+    return {
+        "family_wape_pct": 100 * float(wape.mean()),
+        "busy_mape_pct": 100 * float(np.mean(np.abs(pb - tb) / np.maximum(tb, 1e-9))),
+        "latency_mape_pct": 100 * float(np.mean(np.abs(lat - target_lat) / target_lat)),
+        "n": len(true),
+    }
 
 
-def cross_validate_breakdown(dataset: Dataset, learners=LEARNERS, anchors=None, targets=None,
-                             progress: Progress | None = None, params: dict | None = None,
-                             baselines=BASELINES) -> pd.DataFrame:
+def cross_validate_breakdown(
+    dataset: Dataset,
+    learners=LEARNERS,
+    anchors=None,
+    targets=None,
+    progress: Progress | None = None,
+    params: dict | None = None,
+    baselines=BASELINES,
+) -> pd.DataFrame:
     """Leave-one-architecture-out accuracy of breakdown learners for every anchor -> target pair.
 
     For each pair and architecture, every learner is trained on the other architectures (median
@@ -400,7 +454,9 @@ def cross_validate_breakdown(dataset: Dataset, learners=LEARNERS, anchors=None, 
     learners, baselines = list(learners), list(baselines)
     for name in learners:
         if name not in LEARNERS:
-            raise ProfetValueError(f"unknown breakdown learner {name!r}; allowed: {', '.join(LEARNERS)}")
+            raise ProfetValueError(
+                f"unknown breakdown learner {name!r}; allowed: {', '.join(LEARNERS)}"
+            )
     for name in baselines:
         if name not in BASELINES:
             raise ProfetValueError(f"unknown baseline {name!r}; allowed: {', '.join(BASELINES)}")
@@ -433,7 +489,13 @@ def cross_validate_breakdown(dataset: Dataset, learners=LEARNERS, anchors=None, 
                 progress(done, total, f"{anchor} -> {target}, left out {arch}")
         for name, p in preds.items():
             ok = has_lat & ~np.isnan(p).any(axis=1)
-            m = _metrics(p[ok], Y.to_numpy()[ok], X.to_numpy()[ok], busy_cols,
-                         lat["anchor_latency_s"].to_numpy()[ok], lat["target_latency_s"].to_numpy()[ok])
+            m = _metrics(
+                p[ok],
+                Y.to_numpy()[ok],
+                X.to_numpy()[ok],
+                busy_cols,
+                lat["anchor_latency_s"].to_numpy()[ok],
+                lat["target_latency_s"].to_numpy()[ok],
+            )
             rows.append({"anchor": anchor, "target": target, "learner": name, **m})
     return pd.DataFrame(rows)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._errors import ProfetFileNotFoundError, ProfetValueError
+from .errors import ProfetFileNotFoundError, ProfetValueError
 
 CATALOG_COLUMNS = ("instance", "gpu", "usd_per_hour")
 
@@ -28,7 +28,9 @@ def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
     """
     missing = [c for c in CATALOG_COLUMNS if c not in df.columns]
     if missing:
-        raise ProfetValueError(f"instance catalog lacks column(s) {missing}; needs {list(CATALOG_COLUMNS)}")
+        raise ProfetValueError(
+            f"instance catalog lacks column(s) {missing}; needs {list(CATALOG_COLUMNS)}"
+        )
     df = df.copy()
     df["instance"] = df["instance"].astype(str).str.strip()
     if df["instance"].duplicated().any():

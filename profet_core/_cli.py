@@ -23,8 +23,12 @@ class _Progress:
             self.start = time.monotonic()
         elapsed = time.monotonic() - self.start
         eta = elapsed / done * (total - done) if done else 0
-        print(f"\r[{done}/{total}] {message} ({elapsed:.0f}s, ~{eta:.0f}s left)".ljust(90),
-              end="\n" if done == total else "", file=sys.stderr, flush=True)
+        print(
+            f"\r[{done}/{total}] {message} ({elapsed:.0f}s, ~{eta:.0f}s left)".ljust(90),
+            end="\n" if done == total else "",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _cmd_train(args) -> int:
@@ -35,16 +39,28 @@ def _cmd_train(args) -> int:
     catalog = load_catalog(catalog_path)
     params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
     start = time.monotonic()
-    out = train(dataset, catalog, args.out, methods=args.methods, threshold=args.threshold,
-                calibrate=not args.no_calibrate, method_params=params, progress=_Progress(),
-                calibrate_methods=args.methods if args.calibrate_all else None,
-                validation=args.validation)
+    out = train(
+        dataset,
+        catalog,
+        args.out,
+        methods=args.methods,
+        threshold=args.threshold,
+        calibrate=not args.no_calibrate,
+        method_params=params,
+        progress=_Progress(),
+        calibrate_methods=args.methods if args.calibrate_all else None,
+        validation=args.validation,
+    )
     print(f"trained {len(dataset.instances)} instances in {time.monotonic() - start:.0f}s -> {out}")
     return 0
 
 
 def _find_catalog(data: Path) -> Path:
-    for candidate in (data / "instances.csv", data.parent.parent / "instances.csv", Path(DEFAULT_CATALOG)):
+    for candidate in (
+        data / "instances.csv",
+        data.parent.parent / "instances.csv",
+        Path(DEFAULT_CATALOG),
+    ):
         if candidate.is_file():
             return candidate
     from . import ProfetFileNotFoundError
@@ -62,29 +78,72 @@ def _cmd_predict(args) -> int:
     result = predictor.predict(args.anchor, profiles, anchor_latency_s=lat, method=args.method)
     table = result.table
     if result.unknown_ops:
-        print(f"profet: warning: ops not seen in training were left out: {', '.join(result.unknown_ops)}",
-              file=sys.stderr)
+        print(
+            f"profet: warning: ops not seen in training were left out: {', '.join(result.unknown_ops)}",
+            file=sys.stderr,
+        )
     novelty = table["novelty"].max()
     if novelty >= NOVELTY_WARN:
         band = predictor.novelty_band(novelty, lat is not None, result.method)
-        seen = f"; held-out CNNs this unusual were missed by {band['mape_pct']:.0f}% on average" if band else ""
-        print(f"profet: warning: the profile is unlike the training profiles (novelty {novelty:.2f}, "
-              f"1 = a typical held-out CNN){seen}; intervals are widened", file=sys.stderr)
+        seen = (
+            f"; held-out CNNs this unusual were missed by {band['mape_pct']:.0f}% on average"
+            if band
+            else ""
+        )
+        print(
+            f"profet: warning: the profile is unlike the training profiles (novelty {novelty:.2f}, "
+            f"1 = a typical held-out CNN){seen}; intervals are widened",
+            file=sys.stderr,
+        )
     if args.format == "csv":
-        cols = ["row", "target", "batch_latency_ms", "low_ms", "high_ms", "novelty", "gpu", "usd_per_hour",
-                "method", "ensemble"] + [c for c in table.columns if c.endswith("_ms")
-                                         and c not in ("batch_latency_ms", "low_ms", "high_ms")]
+        cols = [
+            "row",
+            "target",
+            "batch_latency_ms",
+            "low_ms",
+            "high_ms",
+            "novelty",
+            "gpu",
+            "usd_per_hour",
+            "method",
+            "ensemble",
+        ] + [
+            c
+            for c in table.columns
+            if c.endswith("_ms") and c not in ("batch_latency_ms", "low_ms", "high_ms")
+        ]
         table[cols].to_csv(sys.stdout, index=False, float_format="%.4f")
     elif args.format == "json":
-        json.dump({"anchor": args.anchor, "method": result.method,
-                   "interval_level": result.interval_level, "unknown_ops": list(result.unknown_ops),
-                   "predictions": json.loads(table.to_json(orient="records"))}, sys.stdout, indent=1)
+        json.dump(
+            {
+                "anchor": args.anchor,
+                "method": result.method,
+                "interval_level": result.interval_level,
+                "unknown_ops": list(result.unknown_ops),
+                "predictions": json.loads(table.to_json(orient="records")),
+            },
+            sys.stdout,
+            indent=1,
+        )
         print()
     else:
-        show = table[["row", "target", "gpu", "batch_latency_ms", "low_ms", "high_ms", "novelty", "usd_per_hour",
-                      "ensemble"]]
-        print(f"anchor {args.anchor}, method {result.method}, "
-              f"{int(result.interval_level * 100)}% interval low..high")
+        show = table[
+            [
+                "row",
+                "target",
+                "gpu",
+                "batch_latency_ms",
+                "low_ms",
+                "high_ms",
+                "novelty",
+                "usd_per_hour",
+                "ensemble",
+            ]
+        ]
+        print(
+            f"anchor {args.anchor}, method {result.method}, "
+            f"{int(result.interval_level * 100)}% interval low..high"
+        )
         print(show.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
     return 0
 
@@ -102,8 +161,16 @@ def _cmd_scale(args) -> int:
     from . import load_artifacts
 
     predictor = load_artifacts(args.artifacts)
-    value = predictor.scale(args.target, args.by, args.latency_min_ms, args.latency_max_ms, args.size,
-                            size_min=args.size_min, size_max=args.size_max, points=dict(args.point or []))
+    value = predictor.scale(
+        args.target,
+        args.by,
+        args.latency_min_ms,
+        args.latency_max_ms,
+        args.size,
+        size_min=args.size_min,
+        size_max=args.size_max,
+        points=dict(args.point or []),
+    )
     print(f"{float(value):.3f}")
     return 0
 
@@ -118,11 +185,23 @@ def _cmd_validate(args) -> int:
     methods = args.methods or list(METHODS)
     params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
     factories = {m: method_factory(m, params.get(m)) for m in methods}
-    oof = cross_validate(dataset, factories, threshold=args.threshold, anchors=args.anchors,
-                         targets=args.targets, architectures=args.architectures, progress=_Progress())
+    oof = cross_validate(
+        dataset,
+        factories,
+        threshold=args.threshold,
+        anchors=args.anchors,
+        targets=args.targets,
+        architectures=args.architectures,
+        progress=_Progress(),
+    )
     out = Path(args.out)
-    write_validation(out, oof, interval_quantiles(oof), dataset,
-                     {"threshold": args.threshold, "method_params": params})
+    write_validation(
+        out,
+        oof,
+        interval_quantiles(oof),
+        dataset,
+        {"threshold": args.threshold, "method_params": params},
+    )
     print((out / "report.md").read_text())
     print(f"written: {out}/report.md, metrics.csv, per_architecture.csv, scalers.csv, noise.csv")
     return 0
@@ -131,45 +210,87 @@ def _cmd_validate(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from ._methods import METHODS
 
-    p = argparse.ArgumentParser(prog="profet", description="Predict CNN training-step latency and "
-                                "cost on GPU instances from a profile taken on one anchor instance.")
+    p = argparse.ArgumentParser(
+        prog="profet",
+        description="Predict CNN training-step latency and "
+        "cost on GPU instances from a profile taken on one anchor instance.",
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train all models and write artifacts")
     t.add_argument("--data", default=DEFAULT_DATA, help=f"dataset folder (default {DEFAULT_DATA})")
-    t.add_argument("--out", default="artifacts", help="artifacts folder to write (default artifacts)")
+    t.add_argument(
+        "--out", default="artifacts", help="artifacts folder to write (default artifacts)"
+    )
     t.add_argument("--catalog", help="instance catalog CSV (default: instances.csv near the data)")
-    t.add_argument("--threshold", type=float, default=6.0, help="op-clustering distance (default 6)")
-    t.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
-                   help="methods to train (default all)")
-    t.add_argument("--dnn-epochs", type=int, help="cap the reference DNN's epochs (faster, less accurate)")
-    t.add_argument("--no-calibrate", action="store_true",
-                   help="skip the cross-validation that calibrates intervals (faster; no intervals)")
-    t.add_argument("--calibrate-all", action="store_true",
-                   help="calibrate intervals for every trained method (the reference adds ~25 min)")
-    t.add_argument("--validation", help="reuse a `profet validate --out DIR` folder (same data and "
-                   "settings) for intervals and the report instead of cross-validating again")
+    t.add_argument(
+        "--threshold", type=float, default=6.0, help="op-clustering distance (default 6)"
+    )
+    t.add_argument(
+        "--methods",
+        nargs="+",
+        choices=list(METHODS),
+        default=list(METHODS),
+        help="methods to train (default all)",
+    )
+    t.add_argument(
+        "--dnn-epochs", type=int, help="cap the reference DNN's epochs (faster, less accurate)"
+    )
+    t.add_argument(
+        "--no-calibrate",
+        action="store_true",
+        help="skip the cross-validation that calibrates intervals (faster; no intervals)",
+    )
+    t.add_argument(
+        "--calibrate-all",
+        action="store_true",
+        help="calibrate intervals for every trained method (the reference adds ~25 min)",
+    )
+    t.add_argument(
+        "--validation",
+        help="reuse a `profet validate --out DIR` folder (same data and "
+        "settings) for intervals and the report instead of cross-validating again",
+    )
     t.set_defaults(func=_cmd_train)
 
     pr = sub.add_parser("predict", help="predict batch latency on every other instance")
     pr.add_argument("--anchor", required=True, help="instance the profile was taken on")
-    pr.add_argument("--profile", required=True, help="profile: PROFET JSON, TensorBoard CSV, or table")
-    pr.add_argument("--anchor-latency-ms", type=float, help="measured batch latency on the anchor (ms)")
-    pr.add_argument("--method", choices=list(METHODS), help="prediction method (default: the artifacts')")
+    pr.add_argument(
+        "--profile", required=True, help="profile: PROFET JSON, TensorBoard CSV, or table"
+    )
+    pr.add_argument(
+        "--anchor-latency-ms", type=float, help="measured batch latency on the anchor (ms)"
+    )
+    pr.add_argument(
+        "--method", choices=list(METHODS), help="prediction method (default: the artifacts')"
+    )
     pr.add_argument("--artifacts", help="artifacts folder (default: the shipped ones)")
     pr.add_argument("--format", choices=["table", "json", "csv"], default="table")
     pr.set_defaults(func=_cmd_predict)
 
-    s = sub.add_parser("scale", help="latency at any batch or input size from latencies at two sizes")
+    s = sub.add_parser(
+        "scale", help="latency at any batch or input size from latencies at two sizes"
+    )
     s.add_argument("--target", required=True, help="instance the latencies are for")
     s.add_argument("--by", choices=["batch", "input"], required=True)
-    s.add_argument("--latency-min-ms", type=float, required=True, help="latency at the smaller size (ms)")
-    s.add_argument("--latency-max-ms", type=float, required=True, help="latency at the larger size (ms)")
+    s.add_argument(
+        "--latency-min-ms", type=float, required=True, help="latency at the smaller size (ms)"
+    )
+    s.add_argument(
+        "--latency-max-ms", type=float, required=True, help="latency at the larger size (ms)"
+    )
     s.add_argument("--size", type=float, required=True, help="size to predict")
-    s.add_argument("--size-min", type=float, help="size of --latency-min-ms (default: 16 batch / 32 px)")
+    s.add_argument(
+        "--size-min", type=float, help="size of --latency-min-ms (default: 16 batch / 32 px)"
+    )
     s.add_argument("--size-max", type=float, help="size of --latency-max-ms (default: 256)")
-    s.add_argument("--point", type=_size_latency, action="append", metavar="SIZE=MS",
-                   help="another measured point between the two (repeatable), e.g. --point 64=41.5")
+    s.add_argument(
+        "--point",
+        type=_size_latency,
+        action="append",
+        metavar="SIZE=MS",
+        help="another measured point between the two (repeatable), e.g. --point 64=41.5",
+    )
     s.add_argument("--artifacts", help="artifacts folder (default: the shipped ones)")
     s.set_defaults(func=_cmd_scale)
 
@@ -194,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from ._errors import ProfetError
+    from .errors import ProfetError
 
     args = build_parser().parse_args(argv)
     try:

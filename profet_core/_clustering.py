@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._data import op_columns
-from ._errors import ProfetValueError
+from .errors import ProfetValueError
 
 
 class OpClusterer(TransformerMixin, BaseEstimator):
@@ -44,8 +44,11 @@ class OpClusterer(TransformerMixin, BaseEstimator):
             groups[device[0]] = device
         elif device:
             dist = cdist(device, device, scorer=Levenshtein.distance, dtype=np.float64)
-            labels = fcluster(linkage(squareform(dist, checks=False), method="average"),
-                              t=self.threshold, criterion="distance")
+            labels = fcluster(
+                linkage(squareform(dist, checks=False), method="average"),
+                t=self.threshold,
+                criterion="distance",
+            )
             for label in np.unique(labels):
                 members = [d for d, lab in zip(device, labels, strict=True) if lab == label]
                 # Name a cluster after its shortest member plus a count, so features stay readable.

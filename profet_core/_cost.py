@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ._errors import ProfetValueError
+from .errors import ProfetValueError
 
 
 def _positive_int(name: str, value) -> int:
@@ -16,7 +16,9 @@ def _positive_int(name: str, value) -> int:
     return int(value)
 
 
-def estimate_run(table: pd.DataFrame, dataset_images: int, batch_size: int, epochs: int) -> pd.DataFrame:
+def estimate_run(
+    table: pd.DataFrame, dataset_images: int, batch_size: int, epochs: int
+) -> pd.DataFrame:
     """Time and cost of a whole training run on each target.
 
     Parameters

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._errors import ProfetFileNotFoundError, ProfetValueError
+from .errors import ProfetFileNotFoundError, ProfetValueError
 
 KEY = ("exp", "instance", "model", "input_size", "batch_size")
 #: Columns that join an anchor's profile to a target's latency (the instance differs).
@@ -73,10 +73,14 @@ def _read_table(folder: Path, stem: str) -> pd.DataFrame:
 def _require(df: pd.DataFrame, cols, what: str) -> None:
     missing = [c for c in cols if c not in df.columns]
     if missing:
-        raise ProfetValueError(f"{what} lacks required column(s) {missing}; it has {list(df.columns)[:12]}")
+        raise ProfetValueError(
+            f"{what} lacks required column(s) {missing}; it has {list(df.columns)[:12]}"
+        )
 
 
-def validate_tables(profiles: pd.DataFrame, latencies: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def validate_tables(
+    profiles: pd.DataFrame, latencies: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Check and normalise a profiles table and a latencies table.
 
     Parameters
@@ -117,16 +121,22 @@ def validate_tables(profiles: pd.DataFrame, latencies: pd.DataFrame) -> tuple[pd
     times = profiles[ops].apply(pd.to_numeric, errors="coerce")
     bad = [c for c in ops if (profiles[c].notna() & times[c].isna()).any()]
     if bad:
-        raise ProfetValueError(f"op column(s) {bad[:5]} hold non-numeric values; op times are microseconds")
+        raise ProfetValueError(
+            f"op column(s) {bad[:5]} hold non-numeric values; op times are microseconds"
+        )
     times = times.fillna(0.0).astype(float)
     arr = times.to_numpy()
     if not np.isfinite(arr).all() or (arr < 0).any():
         bad = [c for c in ops if (~np.isfinite(times[c]) | (times[c] < 0)).any()]
-        raise ProfetValueError(f"op column(s) {bad[:5]} hold negative or infinite times; allowed: finite >= 0 us")
+        raise ProfetValueError(
+            f"op column(s) {bad[:5]} hold negative or infinite times; allowed: finite >= 0 us"
+        )
     profiles[ops] = times
     lat = pd.to_numeric(latencies["batch_latency_s"], errors="coerce")
     if lat.isna().any() or not np.isfinite(lat).all() or (lat <= 0).any():
-        raise ProfetValueError("batch_latency_s must be a finite number of seconds > 0 in every row")
+        raise ProfetValueError(
+            "batch_latency_s must be a finite number of seconds > 0 in every row"
+        )
     latencies["batch_latency_s"] = lat.astype(float)
     return profiles, latencies
 
@@ -144,8 +154,11 @@ def make_dataset(profiles: pd.DataFrame, latencies: pd.DataFrame) -> Dataset:
     profiles, latencies = validate_tables(profiles, latencies)
     cols = [*KEY, "batch_latency_s"]
     latencies = latencies[cols + [c for c in latencies.columns if c not in cols]]
-    return Dataset(profiles.reset_index(drop=True), latencies.reset_index(drop=True),
-                   _fingerprint(profiles, latencies))
+    return Dataset(
+        profiles.reset_index(drop=True),
+        latencies.reset_index(drop=True),
+        _fingerprint(profiles, latencies),
+    )
 
 
 def load_dataset(path: str | Path) -> Dataset:

@@ -23,7 +23,7 @@ from pyDOE3 import ff2n, fracfact, fracfact_aliasing
 from scipy import stats
 from statsmodels.stats.anova import anova_lm
 
-from ._errors import ProfetFileNotFoundError, ProfetValueError
+from .errors import ProfetFileNotFoundError, ProfetValueError
 
 __all__ = [
     "AnalysisResult",

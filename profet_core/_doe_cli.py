@@ -23,7 +23,7 @@ from ._doe import (
     read_results,
 )
 from ._doe_plots import doe_figures
-from ._errors import ProfetError, ProfetValueError
+from .errors import ProfetError, ProfetValueError
 
 __all__ = ["add_doe_parser", "main"]
 

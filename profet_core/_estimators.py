@@ -39,9 +39,18 @@ class DenseNetRegressor(RegressorMixin, BaseEstimator):
     random_state : int
     """
 
-    def __init__(self, hidden=(128, 64, 32, 16), learning_rate=1e-3, decay_steps=1000,
-                 decay_rate=0.9, epochs=300, batch_size=32, patience=20,
-                 validation_fraction=0.2, random_state=0):
+    def __init__(
+        self,
+        hidden=(128, 64, 32, 16),
+        learning_rate=1e-3,
+        decay_steps=1000,
+        decay_rate=0.9,
+        epochs=300,
+        batch_size=32,
+        patience=20,
+        validation_fraction=0.2,
+        random_state=0,
+    ):
         self.hidden = hidden
         self.learning_rate = learning_rate
         self.decay_steps = decay_steps
@@ -70,7 +79,8 @@ class DenseNetRegressor(RegressorMixin, BaseEstimator):
         layers += [tf.keras.layers.Dense(1)]
         model = tf.keras.Sequential(layers)
         schedule = tf.keras.optimizers.schedules.ExponentialDecay(
-            self.learning_rate, decay_steps=self.decay_steps, decay_rate=self.decay_rate)
+            self.learning_rate, decay_steps=self.decay_steps, decay_rate=self.decay_rate
+        )
         model.compile(optimizer=tf.keras.optimizers.Adam(schedule), loss="mse")
         rng = np.random.default_rng(self.random_state)
         order = rng.permutation(len(Xs))
@@ -79,11 +89,19 @@ class DenseNetRegressor(RegressorMixin, BaseEstimator):
         callbacks = []
         fit_kw = {}
         if n_val:
-            callbacks.append(tf.keras.callbacks.EarlyStopping(
-                patience=self.patience, restore_best_weights=True))
+            callbacks.append(
+                tf.keras.callbacks.EarlyStopping(patience=self.patience, restore_best_weights=True)
+            )
             fit_kw["validation_data"] = (Xs[val], ys[val])
-        model.fit(Xs[tr], ys[tr], epochs=self.epochs, batch_size=self.batch_size, verbose=0,
-                  callbacks=callbacks, **fit_kw)
+        model.fit(
+            Xs[tr],
+            ys[tr],
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            verbose=0,
+            callbacks=callbacks,
+            **fit_kw,
+        )
         self.weights_ = [w.astype(np.float64) for w in model.get_weights()]
         self.n_features_in_ = X.shape[1]
         return self
@@ -100,8 +118,12 @@ class DenseNetRegressor(RegressorMixin, BaseEstimator):
 
     def to_state(self):
         check_is_fitted(self, "weights_")
-        meta = {"params": {**self.get_params(), "hidden": list(self.hidden)},
-                "y_mean": self.y_mean_, "y_std": self.y_std_, "n_weights": len(self.weights_)}
+        meta = {
+            "params": {**self.get_params(), "hidden": list(self.hidden)},
+            "y_mean": self.y_mean_,
+            "y_std": self.y_std_,
+            "n_weights": len(self.weights_),
+        }
         arrays = {"x_min": self.x_min_, "x_scale": self.x_scale_}
         arrays.update({f"w{i}": w for i, w in enumerate(self.weights_)})
         return meta, arrays
@@ -162,8 +184,12 @@ class _FlatTrees:
 
     def to_state(self):
         check_is_fitted(self, "value_")
-        meta = {"params": self.get_params(), "depth": self.depth_, "n_features": self.n_features_in_,
-                "offset": getattr(self, "offset_", 0.0)}
+        meta = {
+            "params": self.get_params(),
+            "depth": self.depth_,
+            "n_features": self.n_features_in_,
+            "offset": getattr(self, "offset_", 0.0),
+        }
         return meta, {k: getattr(self, f"{k}_") for k in self._ARRAYS}
 
     @classmethod
@@ -189,8 +215,16 @@ class ForestRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
     n_jobs : int or None
     """
 
-    def __init__(self, n_estimators=100, max_features=1.0, min_samples_leaf=1, max_depth=None,
-                 extra=False, random_state=0, n_jobs=None):
+    def __init__(
+        self,
+        n_estimators=100,
+        max_features=1.0,
+        min_samples_leaf=1,
+        max_depth=None,
+        extra=False,
+        random_state=0,
+        n_jobs=None,
+    ):
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.min_samples_leaf = min_samples_leaf
@@ -201,9 +235,14 @@ class ForestRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         cls = ExtraTreesRegressor if self.extra else RandomForestRegressor
-        forest = cls(n_estimators=self.n_estimators, max_features=self.max_features,
-                     min_samples_leaf=self.min_samples_leaf, max_depth=self.max_depth,
-                     random_state=self.random_state, n_jobs=self.n_jobs)
+        forest = cls(
+            n_estimators=self.n_estimators,
+            max_features=self.max_features,
+            min_samples_leaf=self.min_samples_leaf,
+            max_depth=self.max_depth,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+        )
         forest.fit(_as_2d(X), np.asarray(y, dtype=np.float64))
         self._flatten([e.tree_ for e in forest.estimators_])
         self.n_features_in_ = forest.n_features_in_
@@ -223,8 +262,15 @@ class BoostingRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
     random_state : int
     """
 
-    def __init__(self, n_estimators=200, learning_rate=0.05, max_depth=3, subsample=0.8,
-                 min_samples_leaf=1, random_state=0):
+    def __init__(
+        self,
+        n_estimators=200,
+        learning_rate=0.05,
+        max_depth=3,
+        subsample=0.8,
+        min_samples_leaf=1,
+        random_state=0,
+    ):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -237,8 +283,13 @@ class BoostingRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
 
         y = np.asarray(y, dtype=np.float64)
         gb = GradientBoostingRegressor(
-            n_estimators=self.n_estimators, learning_rate=self.learning_rate, max_depth=self.max_depth,
-            subsample=self.subsample, min_samples_leaf=self.min_samples_leaf, random_state=self.random_state)
+            n_estimators=self.n_estimators,
+            learning_rate=self.learning_rate,
+            max_depth=self.max_depth,
+            subsample=self.subsample,
+            min_samples_leaf=self.min_samples_leaf,
+            random_state=self.random_state,
+        )
         gb.fit(_as_2d(X), y)
         self._flatten([e.tree_ for e in gb.estimators_[:, 0]])
         # Squared-error boosting starts from the training mean.

@@ -27,9 +27,12 @@ FAMILY_RULES = (
     ("optimizer", r"apply|assign"),
     ("transfer", r"send|recv|memcpy|copy"),
     ("input", r"dataset|iterator|decode|prefetch"),
-    ("elementwise", r"add|mul|sub|div|square|sqrt|neg|bias|cast|equal|greater|less|logical|pad"
-                    r"|slice|concat|tile|transpose|broadcast|sum|mean|max|min|softmax|stitch"
-                    r"|random|pack|reshape|select|exp|log|argm|gather|where|fill|identity"),
+    (
+        "elementwise",
+        r"add|mul|sub|div|square|sqrt|neg|bias|cast|equal|greater|less|logical|pad"
+        r"|slice|concat|tile|transpose|broadcast|sum|mean|max|min|softmax|stitch"
+        r"|random|pack|reshape|select|exp|log|argm|gather|where|fill|identity",
+    ),
 )
 FAMILIES = tuple(f for f, _ in FAMILY_RULES) + ("other",)
 

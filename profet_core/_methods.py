@@ -149,10 +149,14 @@ def profile_features(ops: pd.DataFrame, anchor_latency_s=None) -> tuple[pd.DataF
     host_busy = ops[host].to_numpy(dtype=float).sum(axis=1) if host else zeros
     dev_idle = ops["Device_IDLE"].to_numpy(dtype=float) if "Device_IDLE" in ops else zeros
     host_idle = ops["Host_IDLE"].to_numpy(dtype=float) if "Host_IDLE" in ops else zeros
-    feats = {"log_device_busy": np.log(busy), "log_device_idle": np.log1p(dev_idle),
-             "log_host_idle": np.log1p(host_idle), "log_host_busy": np.log1p(host_busy),
-             "device_idle_share": dev_idle / (busy + dev_idle),
-             "host_idle_vs_busy": np.log1p(host_idle) - np.log(busy)}
+    feats = {
+        "log_device_busy": np.log(busy),
+        "log_device_idle": np.log1p(dev_idle),
+        "log_host_idle": np.log1p(host_idle),
+        "log_host_busy": np.log1p(host_busy),
+        "device_idle_share": dev_idle / (busy + dev_idle),
+        "host_idle_vs_busy": np.log1p(host_idle) - np.log(busy),
+    }
     shares = family_shares(ops)
     for fam in FAMILIES:
         feats[f"share_{fam}"] = shares[fam].to_numpy()
@@ -235,10 +239,22 @@ class HybridEnsemble(BaseEstimator):
         self.random_state = random_state
 
     def _members(self):
-        return {"extra-trees": ForestRegressor(n_estimators=self.n_trees_et, min_samples_leaf=2,
-                                               max_features=0.5, extra=True, random_state=self.random_state),
-                "boosting": BoostingRegressor(n_estimators=self.n_trees_gb, learning_rate=0.05, max_depth=3,
-                                              subsample=0.8, random_state=self.random_state)}
+        return {
+            "extra-trees": ForestRegressor(
+                n_estimators=self.n_trees_et,
+                min_samples_leaf=2,
+                max_features=0.5,
+                extra=True,
+                random_state=self.random_state,
+            ),
+            "boosting": BoostingRegressor(
+                n_estimators=self.n_trees_gb,
+                learning_rate=0.05,
+                max_depth=3,
+                subsample=0.8,
+                random_state=self.random_state,
+            ),
+        }
 
     def fit(self, pairs: pd.DataFrame):
         """Fit on a pairs table (anchor op columns, ``anchor_latency_s``, ``target_latency_s``)."""
@@ -251,9 +267,14 @@ class HybridEnsemble(BaseEstimator):
         for with_lat in (True, False):
             X, log_busy = profile_features(agg, agg["anchor_latency_s"] if with_lat else None)
             base = np.log(agg["anchor_latency_s"].to_numpy()) if with_lat else log_busy
-            self.models_[with_lat] = {n: m.fit(X.to_numpy(), y - base) for n, m in self._members().items()}
+            self.models_[with_lat] = {
+                n: m.fit(X.to_numpy(), y - base) for n, m in self._members().items()
+            }
             self.models_[with_lat]["linear-ops"] = OpFamilyLinear().fit(
-                agg, agg["target_latency_s"].to_numpy(), agg["anchor_latency_s"] if with_lat else None)
+                agg,
+                agg["target_latency_s"].to_numpy(),
+                agg["anchor_latency_s"] if with_lat else None,
+            )
         self.novelty_ = ProfileNovelty().fit(profile_features(agg)[0].to_numpy())
         return self
 
@@ -261,7 +282,11 @@ class HybridEnsemble(BaseEstimator):
         """Predict target latency (s) for rows of ``ops``; ``anchor_latency_s`` may hold NaN."""
         check_is_fitted(self, "models_")
         n = len(ops)
-        lat = np.full(n, np.nan) if anchor_latency_s is None else np.asarray(anchor_latency_s, dtype=float)
+        lat = (
+            np.full(n, np.nan)
+            if anchor_latency_s is None
+            else np.asarray(anchor_latency_s, dtype=float)
+        )
         has = ~np.isnan(lat)
         members = {name: np.empty(n) for name in self.models_[True]}
         # Latency-free features serve the rows without a latency and the novelty alike.
@@ -278,22 +303,34 @@ class HybridEnsemble(BaseEstimator):
                 X, base = X_free[rows], log_busy[rows]
             for name, model in self.models_[with_lat].items():
                 if isinstance(model, OpFamilyLinear):
-                    members[name][rows] = np.log(model.predict(sub, lat[rows] if with_lat else None))
+                    members[name][rows] = np.log(
+                        model.predict(sub, lat[rows] if with_lat else None)
+                    )
                 else:
                     members[name][rows] = base + model.predict(X)
         combined = np.exp(np.mean(list(members.values()), axis=0))
         members = {k: np.exp(v) for k, v in members.items()}
-        ensemble = ("geometric mean of ExtraTrees, boosting (target/anchor "
-                    + ("latency" if has.all() else "device time" if not has.any() else "latency or device time")
-                    + " ratio) and linear op-family model")
+        ensemble = (
+            "geometric mean of ExtraTrees, boosting (target/anchor "
+            + (
+                "latency"
+                if has.all()
+                else "device time"
+                if not has.any()
+                else "latency or device time"
+            )
+            + " ratio) and linear op-family model"
+        )
         # Artifacts trained before novelty was measured load with novelty_ None.
         novelty = self.novelty_.distance(X_free) if self.novelty_ is not None else None
         return MethodOutput(combined, members, ensemble, novelty)
 
     def to_state(self):
         check_is_fitted(self, "models_")
-        meta = {"params": {k: v for k, v in self.get_params(deep=False).items() if k != "clusterer"},
-"members": {}}
+        meta = {
+            "params": {k: v for k, v in self.get_params(deep=False).items() if k != "clusterer"},
+            "members": {},
+        }
         arrays = {}
         for with_lat, models in self.models_.items():
             for name, model in models.items():
@@ -307,14 +344,20 @@ class HybridEnsemble(BaseEstimator):
     @classmethod
     def from_state(cls, meta, arrays, clusterer=None):
         self = cls(clusterer=clusterer, **meta["params"])
-        kinds = {"extra-trees": ForestRegressor, "boosting": BoostingRegressor,
-                 "linear-ops": OpFamilyLinear}
+        kinds = {
+            "extra-trees": ForestRegressor,
+            "boosting": BoostingRegressor,
+            "linear-ops": OpFamilyLinear,
+        }
         self.models_ = {True: {}, False: {}}
         for key, m in meta["members"].items():
             with_lat, name = key.split("/")
             self.models_[with_lat == "True"][name] = kinds[name].from_state(m, _unpack(key, arrays))
-        self.novelty_ = (ProfileNovelty.from_state(meta["novelty"], _unpack("novelty", arrays))
-                         if "novelty" in meta else None)
+        self.novelty_ = (
+            ProfileNovelty.from_state(meta["novelty"], _unpack("novelty", arrays))
+            if "novelty" in meta
+            else None
+        )
         return self
 
 
@@ -325,7 +368,7 @@ DEFAULT_METHOD = "hybrid"
 
 def method_factory(name: str, params: dict | None = None):
     """``factory(clusterer) -> unfitted method`` for :func:`cross_validate` and training."""
-    from ._errors import ProfetValueError
+    from .errors import ProfetValueError
 
     if name not in METHODS:
         raise ProfetValueError(f"unknown method {name!r}; allowed: {', '.join(METHODS)}")

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._errors import ProfetValueError
+from .errors import ProfetValueError
 
 
 class ProfileNovelty(BaseEstimator):
@@ -52,7 +52,9 @@ class ProfileNovelty(BaseEstimator):
         return self
 
     def _z(self, X):
-        return np.clip((np.asarray(X, dtype=float) - self.center_) / self.scale_, -self.clip, self.clip)
+        return np.clip(
+            (np.asarray(X, dtype=float) - self.center_) / self.scale_, -self.clip, self.clip
+        )
 
     def distance(self, X) -> np.ndarray:
         """Novelty of each row of ``X`` (shape (n, n_features)): ndarray of shape (n,), >= 0."""
@@ -67,11 +69,17 @@ class ProfileNovelty(BaseEstimator):
 
     def to_state(self):
         check_is_fitted(self, "reference_")
-        return ({"params": self.get_params()},
-                {"center": self.center_, "scale": self.scale_, "reference": self.reference_})
+        return (
+            {"params": self.get_params()},
+            {"center": self.center_, "scale": self.scale_, "reference": self.reference_},
+        )
 
     @classmethod
     def from_state(cls, meta, arrays):
         self = cls(**meta["params"])
-        self.center_, self.scale_, self.reference_ = arrays["center"], arrays["scale"], arrays["reference"]
+        self.center_, self.scale_, self.reference_ = (
+            arrays["center"],
+            arrays["scale"],
+            arrays["reference"],
+        )
         return self

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ._data import OP_PREFIXES, op_columns
-from ._errors import ProfetFileNotFoundError, ProfetValueError
+from .errors import ProfetFileNotFoundError, ProfetValueError
 
 #: Largest profile file accepted (bytes). A single profile is a few kB; tables of thousands of
 #: profiles stay well under this.
@@ -22,10 +22,14 @@ _TB_COLUMNS = ("Host/device", "Type", "Total time (us)")
 
 def _check_time(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProfetValueError(f"op {name!r} has time {value!r}; op times must be numbers of microseconds")
+        raise ProfetValueError(
+            f"op {name!r} has time {value!r}; op times must be numbers of microseconds"
+        )
     value = float(value)
     if not math.isfinite(value) or value < 0:
-        raise ProfetValueError(f"op {name!r} has time {value!r}; allowed: finite and >= 0 microseconds")
+        raise ProfetValueError(
+            f"op {name!r} has time {value!r}; allowed: finite and >= 0 microseconds"
+        )
     return value
 
 
@@ -39,7 +43,9 @@ def _from_json(text: str) -> pd.DataFrame:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ProfetValueError(f"profile is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise ProfetValueError(
+            f"profile is not valid JSON ({exc.msg} at line {exc.lineno})"
+        ) from None
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list) or not data or not all(isinstance(d, dict) for d in data):
@@ -49,7 +55,9 @@ def _from_json(text: str) -> pd.DataFrame:
     rows = []
     for obj in data:
         if not obj:
-            raise ProfetValueError("profile JSON holds an empty object; it needs at least one op time")
+            raise ProfetValueError(
+                "profile JSON holds an empty object; it needs at least one op time"
+            )
         rows.append({_check_name(k): _check_time(k, v) for k, v in obj.items()})
     return pd.DataFrame(rows).fillna(0.0)
 
@@ -86,7 +94,9 @@ def _from_table(df: pd.DataFrame) -> pd.DataFrame:
     times = times.fillna(0.0).astype(float)
     bad = [c for c in ops if (~np.isfinite(times[c]) | (times[c] < 0)).any()]
     if bad:
-        raise ProfetValueError(f"op column(s) {bad[:5]} hold negative or infinite times; allowed: >= 0 us")
+        raise ProfetValueError(
+            f"op column(s) {bad[:5]} hold negative or infinite times; allowed: >= 0 us"
+        )
     out = times
     if LATENCY_COLUMN in df.columns:
         lat = pd.to_numeric(df[LATENCY_COLUMN], errors="coerce")
@@ -155,7 +165,9 @@ def parse_profile(data: bytes | str, name: str = "profile.json") -> pd.DataFrame
         else:
             df = pd.read_csv(io.BytesIO(data))
     except Exception as exc:  # pandas/pyarrow raise many types for malformed files
-        raise ProfetValueError(f"cannot read {name!r} as {kind}: {str(exc).splitlines()[0]}") from None
+        raise ProfetValueError(
+            f"cannot read {name!r} as {kind}: {str(exc).splitlines()[0]}"
+        ) from None
     return _from_table(df)
 
 

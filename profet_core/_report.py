@@ -14,8 +14,12 @@ def _md(df: pd.DataFrame, floatfmt: str = ".1f") -> str:
     return "\n".join(lines)
 
 
-def accuracy_table(metrics: pd.DataFrame, with_latency: bool, value: str = "mape_pct",
-                   noise: pd.DataFrame | None = None) -> pd.DataFrame:
+def accuracy_table(
+    metrics: pd.DataFrame,
+    with_latency: bool,
+    value: str = "mape_pct",
+    noise: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Pivot ``metrics`` to one row per pair (plus mean and max rows) and one column per estimator.
 
     With ``noise`` (``instance, noise_pct``) a first column gives the target's noise floor.
@@ -32,58 +36,101 @@ def accuracy_table(metrics: pd.DataFrame, with_latency: bool, value: str = "mape
     return t.reset_index()
 
 
-def accuracy_markdown(metrics: pd.DataFrame, noise: pd.DataFrame, scalers: pd.DataFrame,
-                      breakdown: pd.DataFrame | None = None, novelty: pd.DataFrame | None = None) -> str:
+def accuracy_markdown(
+    metrics: pd.DataFrame,
+    noise: pd.DataFrame,
+    scalers: pd.DataFrame,
+    breakdown: pd.DataFrame | None = None,
+    novelty: pd.DataFrame | None = None,
+) -> str:
     """The full accuracy report (leave-one-architecture-out), as Markdown."""
-    parts = ["# Accuracy (leave-one-architecture-out)", "",
-             "Each CNN architecture is predicted by models trained on the others only. "
-             "MAPE in %, per anchor -> target pair; `mean` and `max` over pairs.", "",
-             "Columns: `noise-floor`, how much repetitions of the same workload differ on the "
-             "target (no prediction can be steadily better); `linear-latency` and `median-ratio`, "
-             "baselines on the anchor latency alone; `profet`, PROFET's reference ensemble "
-             "(median of DNN, RandomForest and linear with the anchor latency, mean of DNN and RF "
-             "without), with its members `profet:<member>`; `hybrid`, the default method, with its "
-             "members; `per-op:<learner>`, multi-output regressors of the target's time per op "
-             "family, turned into latency with the anchor latency.", ""]
+    parts = [
+        "# Accuracy (leave-one-architecture-out)",
+        "",
+        "Each CNN architecture is predicted by models trained on the others only. "
+        "MAPE in %, per anchor -> target pair; `mean` and `max` over pairs.",
+        "",
+        "Columns: `noise-floor`, how much repetitions of the same workload differ on the "
+        "target (no prediction can be steadily better); `linear-latency` and `median-ratio`, "
+        "baselines on the anchor latency alone; `profet`, PROFET's reference ensemble "
+        "(median of DNN, RandomForest and linear with the anchor latency, mean of DNN and RF "
+        "without), with its members `profet:<member>`; `hybrid`, the default method, with its "
+        "members; `per-op:<learner>`, multi-output regressors of the target's time per op "
+        "family, turned into latency with the anchor latency.",
+        "",
+    ]
     parts += ["## Noise floor (repetitions of the same workload)", "", _md(noise, ".2f"), ""]
-    for with_lat, title in ((True, "with the anchor latency given"), (False, "without the anchor latency")):
+    for with_lat, title in (
+        (True, "with the anchor latency given"),
+        (False, "without the anchor latency"),
+    ):
         parts += [f"## MAPE % {title}", "", _md(accuracy_table(metrics, with_lat, noise=noise)), ""]
     if "coverage" in metrics:
         cov = metrics.copy()
         cov["coverage"] = 100 * cov["coverage"]
         for with_lat, title in ((True, "with"), (False, "without")):
-            parts += [f"## 80% interval coverage % ({title} anchor latency)", "",
-                      _md(accuracy_table(cov, with_lat, "coverage")), ""]
+            parts += [
+                f"## 80% interval coverage % ({title} anchor latency)",
+                "",
+                _md(accuracy_table(cov, with_lat, "coverage")),
+                "",
+            ]
     for with_lat, title in ((True, "with"), (False, "without")):
-        parts += [f"## R2 ({title} anchor latency)", "", _md(accuracy_table(metrics, with_lat, "r2"), ".3f"), ""]
+        parts += [
+            f"## R2 ({title} anchor latency)",
+            "",
+            _md(accuracy_table(metrics, with_lat, "r2"), ".3f"),
+            "",
+        ]
     if novelty is not None and not novelty.empty:
-        n = novelty.pivot_table(index=["estimator", "band"], columns="with_latency",
-                                values=["share_pct", "mape_pct"], sort=False)
+        n = novelty.pivot_table(
+            index=["estimator", "band"],
+            columns="with_latency",
+            values=["share_pct", "mape_pct"],
+            sort=False,
+        )
         n.columns = [f"{v} ({'with' if wl else 'without'} latency)" for v, wl in n.columns]
-        parts += ["## Error by novelty of the held-out profile", "",
-                  "Novelty: distance of a profile from the training profiles (mean over its 5 nearest, "
-                  "in standardised profile features), relative to its median over held-out rows "
-                  "(1 = as unusual as the typical held-out architecture). The intervals widen with it; "
-                  "the app warns above 1.25. `share_pct`: rows in the band; `mape_pct`: their MAPE.", "",
-                  _md(n.reset_index()), ""]
+        parts += [
+            "## Error by novelty of the held-out profile",
+            "",
+            "Novelty: distance of a profile from the training profiles (mean over its 5 nearest, "
+            "in standardised profile features), relative to its median over held-out rows "
+            "(1 = as unusual as the typical held-out architecture). The intervals widen with it; "
+            "the app warns above 1.25. `share_pct`: rows in the band; `mape_pct`: their MAPE.",
+            "",
+            _md(n.reset_index()),
+            "",
+        ]
     if not scalers.empty:
         s = scalers.pivot_table(index=["by", "instance"], columns="variant", values="mape_pct")
         for col, suffix in (("mape_all_pct", " (all sizes)"), ("mape_3pt_pct", " (3 sizes given)")):
             if col in scalers and scalers[col].notna().any():
                 extra = scalers.pivot_table(index=["by", "instance"], columns="variant", values=col)
                 s = s.join(extra.add_suffix(suffix))
-        parts += ["## Scaler MAPE %", "",
-                  "Left-out architectures' latency curves, given their latencies at the two ends of "
-                  "the trained range (batch 16 and 256, input 32 and 256 px): error at the sizes "
-                  "strictly between; `(all sizes)` counts the two exact ends too; `(3 sizes given)`: "
-                  "the latency at the middle size (batch 64, input 128 px) is given as well, error "
-                  "at the other sizes between the ends.", "",
-                  _md(s.reset_index(), ".2f"), ""]
+        parts += [
+            "## Scaler MAPE %",
+            "",
+            "Left-out architectures' latency curves, given their latencies at the two ends of "
+            "the trained range (batch 16 and 256, input 32 and 256 px): error at the sizes "
+            "strictly between; `(all sizes)` counts the two exact ends too; `(3 sizes given)`: "
+            "the latency at the middle size (batch 64, input 128 px) is given as well, error "
+            "at the other sizes between the ends.",
+            "",
+            _md(s.reset_index(), ".2f"),
+            "",
+        ]
     if breakdown is not None and not breakdown.empty:
-        b = breakdown.groupby("learner")[["family_wape_pct", "busy_mape_pct", "latency_mape_pct"]].mean()
-        parts += ["## Per-op breakdown: target time per op family from the anchor's (mean over pairs)", "",
-                  "`family_wape_pct`: weighted absolute % error over op families; `busy_mape_pct`: "
-                  "MAPE of the summed device-busy time; `latency_mape_pct`: anchor latency x "
-                  "predicted/anchor device time vs measured target latency.", "",
-                  _md(b.reset_index()), ""]
+        b = breakdown.groupby("learner")[
+            ["family_wape_pct", "busy_mape_pct", "latency_mape_pct"]
+        ].mean()
+        parts += [
+            "## Per-op breakdown: target time per op family from the anchor's (mean over pairs)",
+            "",
+            "`family_wape_pct`: weighted absolute % error over op families; `busy_mape_pct`: "
+            "MAPE of the summed device-busy time; `latency_mape_pct`: anchor latency x "
+            "predicted/anchor device time vs measured target latency.",
+            "",
+            _md(b.reset_index()),
+            "",
+        ]
     return "\n".join(parts)

@@ -7,7 +7,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._errors import ProfetValueError
+from .errors import ProfetValueError
 
 #: For each scaling dimension: the size column, and the columns that identify one curve.
 DIMENSIONS = {
@@ -37,8 +37,11 @@ def scaling_curves(latencies: pd.DataFrame, by: str) -> pd.DataFrame:
     size_col, group = DIMENSIONS[by]
     lo, hi = latencies[size_col].min(), latencies[size_col].max()
     df = latencies[[*group, size_col, "batch_latency_s"]].rename(
-        columns={size_col: "size", "batch_latency_s": "latency_s"})
-    ends = df[df["size"].isin([lo, hi])].pivot_table(index=group, columns="size", values="latency_s")
+        columns={size_col: "size", "batch_latency_s": "latency_s"}
+    )
+    ends = df[df["size"].isin([lo, hi])].pivot_table(
+        index=group, columns="size", values="latency_s"
+    )
     if lo not in ends.columns or hi not in ends.columns:
         return df.iloc[:0].assign(lat_lo_s=[], lat_hi_s=[])
     ends = ends[[lo, hi]].dropna().set_axis(["lat_lo_s", "lat_hi_s"], axis=1).reset_index()
@@ -75,7 +78,9 @@ class CurveScaler(BaseEstimator):
         count); PROFET uses 1.
     """
 
-    def __init__(self, degree=2, through_ends=False, ratio_degree=0, weighted=False, size_power=1.0):
+    def __init__(
+        self, degree=2, through_ends=False, ratio_degree=0, weighted=False, size_power=1.0
+    ):
         self.degree = degree
         self.through_ends = through_ends
         self.ratio_degree = ratio_degree
@@ -88,9 +93,14 @@ class CurveScaler(BaseEstimator):
         return (s - lo**self.size_power) / (hi**self.size_power - lo**self.size_power)
 
     def _design(self, x, ratio):
-        x, log_r = np.broadcast_arrays(np.asarray(x, dtype=float), np.log(np.asarray(ratio, dtype=float)))
-        cols = [x * (1 - x) * x**k * log_r**j
-                for k in range(self.degree - 1) for j in range(self.ratio_degree + 1)]
+        x, log_r = np.broadcast_arrays(
+            np.asarray(x, dtype=float), np.log(np.asarray(ratio, dtype=float))
+        )
+        cols = [
+            x * (1 - x) * x**k * log_r**j
+            for k in range(self.degree - 1)
+            for j in range(self.ratio_degree + 1)
+        ]
         return np.stack(cols, axis=-1) if cols else np.zeros((*np.shape(x), 0))
 
     def fit(self, sizes, y, size_range, ratio=None, weight=None):
@@ -114,7 +124,11 @@ class CurveScaler(BaseEstimator):
         x, y = self._x(sizes), np.asarray(y, dtype=float)
         if self.through_ends:
             ratio = np.ones_like(x) if ratio is None else np.asarray(ratio, dtype=float)
-            w = np.abs(np.asarray(weight, dtype=float)) if self.weighted and weight is not None else np.ones_like(x)
+            w = (
+                np.abs(np.asarray(weight, dtype=float))
+                if self.weighted and weight is not None
+                else np.ones_like(x)
+            )
             A = self._design(x, ratio)
             coef = np.zeros(A.shape[1])
             if A.shape[1]:
@@ -151,7 +165,9 @@ class CurveScaler(BaseEstimator):
             ratio = ends[1] / ends[0]
         fa, fb = self.curve(size_a, ratio), self.curve(size_b, ratio)
         if np.any(fa == fb):
-            raise ProfetValueError(f"sizes {size_a} and {size_b} give the same scaler value; pick two different sizes")
+            raise ProfetValueError(
+                f"sizes {size_a} and {size_b} give the same scaler value; pick two different sizes"
+            )
         frac = (self.curve(size, ratio) - fa) / (fb - fa)
         return la + frac * (lb - la)
 
@@ -196,7 +212,9 @@ class CurveScaler(BaseEstimator):
 
     def to_state(self):
         check_is_fitted(self, "coef_")
-        return {"params": self.get_params(), "size_range": list(self.size_range_)}, {"coef": self.coef_}
+        return {"params": self.get_params(), "size_range": list(self.size_range_)}, {
+            "coef": self.coef_
+        }
 
     @classmethod
     def from_state(cls, meta, arrays):
@@ -212,6 +230,10 @@ def fit_scaler(curves: pd.DataFrame, size_range, **params) -> CurveScaler:
         raise ProfetValueError("no complete latency curves to fit a scaler on")
     span = curves["lat_hi_s"] - curves["lat_lo_s"]
     y = (curves["latency_s"] - curves["lat_lo_s"]) / span
-    return CurveScaler(**params).fit(curves["size"].to_numpy(), y.to_numpy(), size_range,
-                                     ratio=(curves["lat_hi_s"] / curves["lat_lo_s"]).to_numpy(),
-                                     weight=(span / curves["latency_s"]).to_numpy())
+    return CurveScaler(**params).fit(
+        curves["size"].to_numpy(),
+        y.to_numpy(),
+        size_range,
+        ratio=(curves["lat_hi_s"] / curves["lat_lo_s"]).to_numpy(),
+        weight=(span / curves["latency_s"]).to_numpy(),
+    )

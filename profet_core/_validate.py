@@ -9,7 +9,7 @@ import pandas as pd
 
 from ._clustering import OpClusterer
 from ._data import Dataset, make_pairs
-from ._errors import ProfetValueError
+from .errors import ProfetValueError
 from ._scaler import DIMENSIONS, fit_scaler, scaling_curves
 
 Progress = Callable[[int, int, str], None]
@@ -21,13 +21,22 @@ def _baselines(train: pd.DataFrame, test: pd.DataFrame) -> dict[str, np.ndarray]
     a, t = train["anchor_latency_s"].to_numpy(), train["target_latency_s"].to_numpy()
     slope, intercept = np.polyfit(a, t, 1)
     lat = test["anchor_latency_s"].to_numpy()
-    return {"linear-latency": np.maximum(slope * lat + intercept, 1e-5),
-            "median-ratio": lat * float(np.median(t / a))}
+    return {
+        "linear-latency": np.maximum(slope * lat + intercept, 1e-5),
+        "median-ratio": lat * float(np.median(t / a)),
+    }
 
 
-def cross_validate(dataset: Dataset, methods: Mapping[str, Callable], *, threshold: float = 6.0,
-                   anchors=None, targets=None, architectures=None,
-                   progress: Progress | None = None) -> pd.DataFrame:
+def cross_validate(
+    dataset: Dataset,
+    methods: Mapping[str, Callable],
+    *,
+    threshold: float = 6.0,
+    anchors=None,
+    targets=None,
+    architectures=None,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
     """Leave-one-architecture-out predictions for every anchor -> target pair.
 
     For each pair and each architecture, the op clustering and every method are fitted on the
@@ -77,7 +86,9 @@ def cross_validate(dataset: Dataset, methods: Mapping[str, Callable], *, thresho
             for name, factory in methods.items():
                 model = factory(clusterer).fit(train)
                 for with_lat in (True, False):
-                    res = model.predict(test, test["anchor_latency_s"].to_numpy() if with_lat else None)
+                    res = model.predict(
+                        test, test["anchor_latency_s"].to_numpy() if with_lat else None
+                    )
                     preds[(name, with_lat)] = res.latency_s
                     if res.novelty is not None:
                         novelty[name] = res.novelty
@@ -86,27 +97,49 @@ def cross_validate(dataset: Dataset, methods: Mapping[str, Callable], *, thresho
             for name, values in _baselines(train, test).items():
                 preds[(name, True)] = values
             base = test[["exp", "model", "input_size", "batch_size", "target_latency_s"]].rename(
-                columns={"model": "architecture", "target_latency_s": "measured_s"})
+                columns={"model": "architecture", "target_latency_s": "measured_s"}
+            )
             for (est, with_lat), values in preds.items():
-                out.append(base.assign(anchor=anchor, target=target, estimator=est, with_latency=with_lat,
-                                       predicted_s=values, novelty=novelty.get(est, np.nan)))
+                out.append(
+                    base.assign(
+                        anchor=anchor,
+                        target=target,
+                        estimator=est,
+                        with_latency=with_lat,
+                        predicted_s=values,
+                        novelty=novelty.get(est, np.nan),
+                    )
+                )
             done += 1
             if progress:
                 progress(done, total, f"{anchor} -> {target}, left out {arch}")
-    cols = ["anchor", "target", "architecture", "exp", "input_size", "batch_size", "estimator",
-            "with_latency", "measured_s", "predicted_s", "novelty"]
+    cols = [
+        "anchor",
+        "target",
+        "architecture",
+        "exp",
+        "input_size",
+        "batch_size",
+        "estimator",
+        "with_latency",
+        "measured_s",
+        "predicted_s",
+        "novelty",
+    ]
     return pd.concat(out, ignore_index=True)[cols]
 
 
 def _metrics(g: pd.DataFrame) -> pd.Series:
     y, p = g["measured_s"].to_numpy(), g["predicted_s"].to_numpy()
     ss_tot = ((y - y.mean()) ** 2).sum()
-    return pd.Series({
-        "mape_pct": 100 * float(np.mean(np.abs(p - y) / y)),
-        "r2": float(1 - ((y - p) ** 2).sum() / ss_tot) if ss_tot > 0 else np.nan,
-        "rmse_ms": 1000 * float(np.sqrt(np.mean((y - p) ** 2))),
-        "n": len(y),
-    })
+    return pd.Series(
+        {
+            "mape_pct": 100 * float(np.mean(np.abs(p - y) / y)),
+            "r2": float(1 - ((y - p) ** 2).sum() / ss_tot) if ss_tot > 0 else np.nan,
+            "rmse_ms": 1000 * float(np.sqrt(np.mean((y - p) ** 2))),
+            "n": len(y),
+        }
+    )
 
 
 def summarize(oof: pd.DataFrame) -> pd.DataFrame:
@@ -126,7 +159,17 @@ def summarize(oof: pd.DataFrame) -> pd.DataFrame:
 #: whose members happen to agree from getting zero-width intervals.
 SPREAD_FLOOR = 0.25
 #: Columns of :func:`interval_quantiles` (and of the artifacts' intervals.csv).
-INTERVAL_COLUMNS = ["anchor", "target", "estimator", "with_latency", "q_lo", "q_hi", "eps", "novelty_ref", "coverage"]
+INTERVAL_COLUMNS = [
+    "anchor",
+    "target",
+    "estimator",
+    "with_latency",
+    "q_lo",
+    "q_hi",
+    "eps",
+    "novelty_ref",
+    "coverage",
+]
 _ROW_KEY = ["anchor", "target", "architecture", "exp", "input_size", "batch_size", "with_latency"]
 
 
@@ -156,7 +199,9 @@ def _spreads(oof: pd.DataFrame) -> pd.Series:
         mem = oof[est.str.startswith(method + ":")]
         if mem.empty:
             continue
-        wide = mem.pivot_table(index=_ROW_KEY, columns="estimator", values="predicted_s", dropna=False)
+        wide = mem.pivot_table(
+            index=_ROW_KEY, columns="estimator", values="predicted_s", dropna=False
+        )
         spread = pd.Series(member_spread(wide.to_numpy()), index=wide.index, name="spread")
         rows = oof[est == method]
         joined = rows[_ROW_KEY].merge(spread.reset_index(), on=_ROW_KEY, how="left")
@@ -170,8 +215,9 @@ def interval_scale(s, eps, n, n_ref):
     return scale * (1 + n / n_ref) if n is not None else scale
 
 
-def _calibrate(r: np.ndarray, s: np.ndarray | None, n: np.ndarray | None,
-               lo_q: float, hi_q: float) -> tuple[float, float, float, float]:
+def _calibrate(
+    r: np.ndarray, s: np.ndarray | None, n: np.ndarray | None, lo_q: float, hi_q: float
+) -> tuple[float, float, float, float]:
     """Quantiles of log errors, normalised by member spread ``s`` (plus its floor) and by
     novelty ``n`` (relative to its median), each if given."""
     eps = SPREAD_FLOOR * float(np.median(s)) if s is not None else np.nan
@@ -227,9 +273,16 @@ def interval_quantiles(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
             held = arch == a
             if held.all():
                 continue
-            ql, qh, eps, n_ref = _calibrate(r[~held], None if s is None else s[~held],
-                                            None if n is None else n[~held], lo_q, hi_q)
-            scale = interval_scale(None if s is None else s[held], eps, None if n is None else n[held], n_ref)
+            ql, qh, eps, n_ref = _calibrate(
+                r[~held],
+                None if s is None else s[~held],
+                None if n is None else n[~held],
+                lo_q,
+                hi_q,
+            )
+            scale = interval_scale(
+                None if s is None else s[held], eps, None if n is None else n[held], n_ref
+            )
             inside[held] = (r[held] >= ql * scale) & (r[held] <= qh * scale)
         q_lo, q_hi, eps, n_ref = _calibrate(r, s, n, lo_q, hi_q)
         rows.append((*key, q_lo, q_hi, eps, n_ref, float(inside.mean())))
@@ -260,7 +313,16 @@ def novelty_errors(oof: pd.DataFrame, bands=NOVELTY_BANDS) -> pd.DataFrame:
         ``estimator, with_latency, band, novelty_lo, novelty_hi, share_pct, mape_pct, n``:
         per band, the share of rows in it and their MAPE, pooled over pairs.
     """
-    cols = ["estimator", "with_latency", "band", "novelty_lo", "novelty_hi", "share_pct", "mape_pct", "n"]
+    cols = [
+        "estimator",
+        "with_latency",
+        "band",
+        "novelty_lo",
+        "novelty_hi",
+        "share_pct",
+        "mape_pct",
+        "n",
+    ]
     if "novelty" not in oof:
         return pd.DataFrame(columns=cols)
     d = oof[np.isfinite(oof["novelty"].to_numpy(dtype=float))].copy()
@@ -274,8 +336,18 @@ def novelty_errors(oof: pd.DataFrame, bands=NOVELTY_BANDS) -> pd.DataFrame:
         for lo, hi in zip(bands[:-1], bands[1:], strict=True):
             inb = g[(g["rel"] >= lo) & (g["rel"] < hi)]
             label = f"{lo:g}-{hi:g}" if np.isfinite(hi) else f">= {lo:g}"
-            rows.append((est, bool(wl), label, lo, hi, 100 * len(inb) / len(g),
-                         float(inb["ape"].mean()) if len(inb) else np.nan, len(inb)))
+            rows.append(
+                (
+                    est,
+                    bool(wl),
+                    label,
+                    lo,
+                    hi,
+                    100 * len(inb) / len(g),
+                    float(inb["ape"].mean()) if len(inb) else np.nan,
+                    len(inb),
+                )
+            )
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -293,10 +365,16 @@ def noise_floor(latencies: pd.DataFrame) -> pd.DataFrame:
     others = (s - latencies["batch_latency_s"]) / (n - 1)
     dev = (latencies["batch_latency_s"] - others).abs() / others
     dev = dev[n > 1]
-    return (100 * dev.groupby(latencies.loc[dev.index, "instance"]).mean()).rename("noise_pct").reset_index()
+    return (
+        (100 * dev.groupby(latencies.loc[dev.index, "instance"]).mean())
+        .rename("noise_pct")
+        .reset_index()
+    )
 
 
-def validate_scalers(latencies: pd.DataFrame, variants: Mapping[str, Mapping[str, dict]]) -> pd.DataFrame:
+def validate_scalers(
+    latencies: pd.DataFrame, variants: Mapping[str, Mapping[str, dict]]
+) -> pd.DataFrame:
     """Leave-one-architecture-out error of scaler variants at the sizes between the two ends.
 
     Parameters
@@ -335,17 +413,34 @@ def validate_scalers(latencies: pd.DataFrame, variants: Mapping[str, Mapping[str
                     p = s.predict(test["lat_lo_s"], test["lat_hi_s"], test["size"])
                     ape = np.abs(p - test["latency_s"].to_numpy()) / test["latency_s"].to_numpy()
                     errs.append((ape, ~test["size"].isin(size_range).to_numpy()))
-                    at_mid = test[test["size"] == mid][[*group, "latency_s"]].rename(columns={"latency_s": "lat_mid_s"})
+                    at_mid = test[test["size"] == mid][[*group, "latency_s"]].rename(
+                        columns={"latency_s": "lat_mid_s"}
+                    )
                     t3 = test[~test["size"].isin([*size_range, mid])].merge(at_mid, on=group)
                     if not t3.empty:
-                        p3 = s.predict_points([size_range[0], mid, size_range[1]],
-                                              [t3["lat_lo_s"], t3["lat_mid_s"], t3["lat_hi_s"]], t3["size"])
-                        errs3.append(np.abs(p3 - t3["latency_s"].to_numpy()) / t3["latency_s"].to_numpy())
+                        p3 = s.predict_points(
+                            [size_range[0], mid, size_range[1]],
+                            [t3["lat_lo_s"], t3["lat_mid_s"], t3["lat_hi_s"]],
+                            t3["size"],
+                        )
+                        errs3.append(
+                            np.abs(p3 - t3["latency_s"].to_numpy()) / t3["latency_s"].to_numpy()
+                        )
                 if errs:
                     ape = np.concatenate([e for e, _ in errs])
                     inner = np.concatenate([m for _, m in errs])
                     ape3 = 100 * float(np.concatenate(errs3).mean()) if errs3 else np.nan
-                    rows.append((instance, by, variant, 100 * float(ape[inner].mean()), int(inner.sum()),
-                                 100 * float(ape.mean()), ape3))
-    return pd.DataFrame(rows, columns=["instance", "by", "variant", "mape_pct", "n", "mape_all_pct",
-                                       "mape_3pt_pct"])
+                    rows.append(
+                        (
+                            instance,
+                            by,
+                            variant,
+                            100 * float(ape[inner].mean()),
+                            int(inner.sum()),
+                            100 * float(ape.mean()),
+                            ape3,
+                        )
+                    )
+    return pd.DataFrame(
+        rows, columns=["instance", "by", "variant", "mape_pct", "n", "mape_all_pct", "mape_3pt_pct"]
+    )

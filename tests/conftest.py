@@ -19,15 +19,28 @@ requires_shared = pytest.mark.skipif(
 
 # Per-instance speed of each op family: the target/anchor ratio depends on the op mix, which is
 # what the models have to learn.
-SPEED = {"gpu-a": {"conv": 1.0, "mem": 1.0}, "gpu-b": {"conv": 0.4, "mem": 0.8},
-         "gpu-c": {"conv": 1.5, "mem": 1.3}}
-OPS = {"Device_Conv2D": "conv", "Device_Conv2DBackpropFilter": "conv",
-       "Device_Conv2DBackpropInput": "conv", "Device_MatMul": "conv", "Device_Relu": "mem",
-       "Device_ReluGrad": "mem", "Device_MaxPool": "mem", "Device_IDLE": "mem",
-       "Host_IDLE": "host", "Host_Dataset": "host"}
+SPEED = {
+    "gpu-a": {"conv": 1.0, "mem": 1.0},
+    "gpu-b": {"conv": 0.4, "mem": 0.8},
+    "gpu-c": {"conv": 1.5, "mem": 1.3},
+}
+OPS = {
+    "Device_Conv2D": "conv",
+    "Device_Conv2DBackpropFilter": "conv",
+    "Device_Conv2DBackpropInput": "conv",
+    "Device_MatMul": "conv",
+    "Device_Relu": "mem",
+    "Device_ReluGrad": "mem",
+    "Device_MaxPool": "mem",
+    "Device_IDLE": "mem",
+    "Host_IDLE": "host",
+    "Host_Dataset": "host",
+}
 
 
-def make_synthetic(n_arch: int = 5, n_exp: int = 3, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+def make_synthetic(
+    n_arch: int = 5, n_exp: int = 3, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Profiles and latencies in the shared schema for 3 fake instances."""
     rng = np.random.default_rng(seed)
     prof_rows, lat_rows = [], []
@@ -44,19 +57,34 @@ def make_synthetic(n_arch: int = 5, n_exp: int = 3, seed: int = 0) -> tuple[pd.D
                         for op, fam in OPS.items():
                             share = conv_share if fam == "conv" else (1 - conv_share)
                             base = work * share * weights[op] / 4
-                            ops[op] = base * speed.get(fam, 1.0) * noise if fam != "host" else 50.0 * weights[op]
+                            ops[op] = (
+                                base * speed.get(fam, 1.0) * noise
+                                if fam != "host"
+                                else 50.0 * weights[op]
+                            )
                         device = sum(v for k, v in ops.items() if k.startswith("Device_"))
-                        key = {"exp": f"exp{e:02d}", "instance": inst, "model": f"Net{a}",
-                               "input_size": input_size, "batch_size": batch}
+                        key = {
+                            "exp": f"exp{e:02d}",
+                            "instance": inst,
+                            "model": f"Net{a}",
+                            "input_size": input_size,
+                            "batch_size": batch,
+                        }
                         prof_rows.append({**key, **ops})
-                        lat_rows.append({**key, "batch_latency_s": (device + 500) / 1e6,
-                                         "epoch_latency_s": (device + 500) / 1e6 * 100})
+                        lat_rows.append(
+                            {
+                                **key,
+                                "batch_latency_s": (device + 500) / 1e6,
+                                "epoch_latency_s": (device + 500) / 1e6 * 100,
+                            }
+                        )
     return pd.DataFrame(prof_rows), pd.DataFrame(lat_rows)
 
 
 def synthetic_catalog() -> pd.DataFrame:
-    return pd.DataFrame({"instance": list(SPEED), "gpu": ["GA", "GB", "GC"],
-                         "usd_per_hour": [1.0, 2.0, 0.5]})
+    return pd.DataFrame(
+        {"instance": list(SPEED), "gpu": ["GA", "GB", "GC"], "usd_per_hour": [1.0, 2.0, 0.5]}
+    )
 
 
 @pytest.fixture(scope="session")
@@ -87,6 +115,11 @@ def trained(tmp_path_factory, synthetic_dataset):
     from profet_core._methods import METHODS
 
     out = tmp_path_factory.mktemp("art") / "artifacts"
-    train(synthetic_dataset, synthetic_catalog(), out, calibrate_methods=list(METHODS),
-          method_params={"profet": {"dnn_params": {"epochs": 20}}})
+    train(
+        synthetic_dataset,
+        synthetic_catalog(),
+        out,
+        calibrate_methods=list(METHODS),
+        method_params={"profet": {"dnn_params": {"epochs": 20}}},
+    )
     return out

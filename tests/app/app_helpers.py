@@ -30,6 +30,7 @@ def values(v) -> np.ndarray:
     """A Plotly JSON array as floats; Plotly 6 writes numpy arrays as base64 ``bdata``."""
     if isinstance(v, dict) and "bdata" in v:
         arr = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
-        return (arr.reshape([int(n) for n in str(v["shape"]).split(",")]) if "shape" in v
-                else arr).astype(float)
+        return (
+            arr.reshape([int(n) for n in str(v["shape"]).split(",")]) if "shape" in v else arr
+        ).astype(float)
     return np.asarray(v, dtype=float)

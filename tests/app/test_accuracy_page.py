@@ -11,13 +11,17 @@ from app_helpers import no_exception, plotly_spec, values
 
 
 def _metrics_shown(at):
-    return next(d.value for d in at.dataframe if "mape_pct" in d.value.columns and "r2" in d.value.columns)
+    return next(
+        d.value for d in at.dataframe if "mape_pct" in d.value.columns and "r2" in d.value.columns
+    )
 
 
 def _expected(predictor, estimator, with_latency):
     m = predictor.validation["metrics"]
-    m = m[(m["estimator"] == estimator)
-          & (m["with_latency"].astype(str).str.lower() == str(with_latency).lower())]
+    m = m[
+        (m["estimator"] == estimator)
+        & (m["with_latency"].astype(str).str.lower() == str(with_latency).lower())
+    ]
     return m.reset_index(drop=True)
 
 
@@ -49,13 +53,20 @@ def test_every_estimator_and_pair_renders(page, predictor):
         no_exception(at)
     at.selectbox[0].set_value(predictor.default_method).run()
     pairs = at.selectbox(key="parity_pair").options
-    assert pairs[0] == "All pairs" and len(pairs) == len(predictor.instances) * (len(predictor.instances) - 1) + 1
+    assert (
+        pairs[0] == "All pairs"
+        and len(pairs) == len(predictor.instances) * (len(predictor.instances) - 1) + 1
+    )
     at.selectbox(key="parity_pair").set_value(pairs[1]).run()
     no_exception(at)
     a, t = pairs[1].split(" → ")
     p = predictor.validation["predictions"]
-    p = p[(p["anchor"] == a) & (p["target"] == t) & (p["estimator"] == predictor.default_method)
-          & (p["with_latency"].astype(str).str.lower() == "true")]
+    p = p[
+        (p["anchor"] == a)
+        & (p["target"] == t)
+        & (p["estimator"] == predictor.default_method)
+        & (p["with_latency"].astype(str).str.lower() == "true")
+    ]
     parity = plotly_spec(at, 1)
     n_points = sum(len(values(tr["x"])) for tr in parity["data"] if tr.get("mode") == "markers")
     assert n_points == len(p)
@@ -66,7 +77,9 @@ def test_without_validation_shows_info(page, predictor, tmp_path, use_artifacts)
     copy = tmp_path / "artifacts"
     shutil.copytree(predictor.path, copy)
     manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["files"] = {k: v for k, v in manifest["files"].items() if not k.startswith("validation/")}
+    manifest["files"] = {
+        k: v for k, v in manifest["files"].items() if not k.startswith("validation/")
+    }
     (copy / "manifest.json").write_text(json.dumps(manifest))
     use_artifacts(copy)
     at = page("accuracy").run()
@@ -84,8 +97,9 @@ def test_broken_artifacts_show_error(page, tmp_path, use_artifacts):
 @pytest.mark.parametrize("with_latency", [True, False], ids=["with-latency", "without-latency"])
 def test_novelty_table_equals_validation(page, predictor, with_latency):
     bands = predictor.validation["novelty"]
-    expected = bands[(bands["estimator"] == predictor.default_method)
-                     & (bands["with_latency"] == with_latency)].reset_index(drop=True)
+    expected = bands[
+        (bands["estimator"] == predictor.default_method) & (bands["with_latency"] == with_latency)
+    ].reset_index(drop=True)
     at = page("accuracy").run()
     at.radio[0].set_value(with_latency).run()
     no_exception(at)

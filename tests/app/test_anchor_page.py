@@ -16,7 +16,9 @@ from profet_core import NOVELTY_WARN, estimate_run, parse_profile
 
 def _widget(widgets, prefix: str):
     found = [w for w in widgets if w.label.startswith(prefix)]
-    assert len(found) == 1, f"expected one widget labelled {prefix!r}, got {[w.label for w in widgets]}"
+    assert len(found) == 1, (
+        f"expected one widget labelled {prefix!r}, got {[w.label for w in widgets]}"
+    )
     return found[0]
 
 
@@ -38,8 +40,13 @@ def _expected(predictor, anchor, profile, latency_s, method=None) -> pd.DataFram
 def _assert_same(shown: pd.DataFrame, expected: pd.DataFrame, columns=("batch_latency_ms",)):
     assert list(shown["target"]) == list(expected["target"])
     for col in columns:
-        np.testing.assert_allclose(shown[col].to_numpy(float), expected[col].to_numpy(float),
-                                   rtol=1e-9, equal_nan=True, err_msg=col)
+        np.testing.assert_allclose(
+            shown[col].to_numpy(float),
+            expected[col].to_numpy(float),
+            rtol=1e-9,
+            equal_nan=True,
+            err_msg=col,
+        )
 
 
 def _known(at):
@@ -80,8 +87,12 @@ def test_example_prediction_equals_core(page, predictor, anchor, with_latency):
     frames = [d for d in at.dataframe if "speedup" in d.value.columns]
     assert len(frames) == 1
     want = predictor.breakdown(anchor, example_profile(predictor, anchor))
-    np.testing.assert_allclose(frames[0].value["speedup"].to_numpy(float),
-                               want["speedup"].to_numpy(float), rtol=1e-9, equal_nan=True)
+    np.testing.assert_allclose(
+        frames[0].value["speedup"].to_numpy(float),
+        want["speedup"].to_numpy(float),
+        rtol=1e-9,
+        equal_nan=True,
+    )
 
 
 def test_with_and_without_latency_use_different_ensembles(page, predictor):
@@ -91,7 +102,9 @@ def test_with_and_without_latency_use_different_ensembles(page, predictor):
     assert set(with_lat["ensemble"]) != set(without["ensemble"])
 
 
-@pytest.mark.parametrize("unit,factor", [("ms", 1e3), ("s", 1.0), ("µs", 1e6)], ids=["ms", "s", "us"])
+@pytest.mark.parametrize(
+    "unit,factor", [("ms", 1e3), ("s", 1.0), ("µs", 1e6)], ids=["ms", "s", "us"]
+)
 def test_latency_unit_is_converted(page, predictor, unit, factor):
     anchor = predictor.instances[-1]
     at = page("anchor").run()
@@ -114,8 +127,13 @@ def test_every_method_is_offered_and_used(page, predictor):
         at.selectbox(key="method").set_value(method).run()
         at.button(key="predict").click().run()
         no_exception(at)
-        expected = _expected(predictor, anchor, example_profile(predictor, anchor),
-                             predictor.examples[anchor]["batch_latency_s"], method)
+        expected = _expected(
+            predictor,
+            anchor,
+            example_profile(predictor, anchor),
+            predictor.examples[anchor]["batch_latency_s"],
+            method,
+        )
         _assert_same(_shown_table(at), expected)
 
 
@@ -128,8 +146,9 @@ def test_run_time_and_cost_equal_estimate_run(page, predictor):
     at.number_input(key="epochs").set_value(3)
     at.button(key="predict").click().run()
     no_exception(at)
-    prediction = predictor.predict(anchor, example_profile(predictor, anchor),
-                                   predictor.examples[anchor]["batch_latency_s"])
+    prediction = predictor.predict(
+        anchor, example_profile(predictor, anchor), predictor.examples[anchor]["batch_latency_s"]
+    )
     expected = estimate_run(prediction.table, 50_000, 64, 3)
     shown = _shown_table(at)
     _assert_same(shown, expected, ("run_hours", "run_usd", "run_usd_low", "run_usd_high"))
@@ -181,9 +200,17 @@ def test_novelty_is_shown_and_warned_about(page, predictor, unusual):
 
 
 def _tensorboard_csv(profile: dict) -> bytes:
-    rows = [{"Rank": i + 1, "Host/device": k.split("_", 1)[0], "Type": k.split("_", 1)[1],
-             "Operation": f"op{i}", "#Occurrences": 1, "Total time (us)": v}
-            for i, (k, v) in enumerate(profile.items())]
+    rows = [
+        {
+            "Rank": i + 1,
+            "Host/device": k.split("_", 1)[0],
+            "Type": k.split("_", 1)[1],
+            "Operation": f"op{i}",
+            "#Occurrences": 1,
+            "Total time (us)": v,
+        }
+        for i, (k, v) in enumerate(profile.items())
+    ]
     return pd.DataFrame(rows).to_csv(index=False).encode()
 
 
@@ -191,9 +218,11 @@ def _tensorboard_csv(profile: dict) -> bytes:
 def test_uploaded_file_equals_core(page, predictor, kind):
     anchor = predictor.instances[-1]
     profile = predictor.examples[anchor]["profile"]
-    name, data, mime = (("profile.json", json.dumps(profile).encode(), "application/json")
-                        if kind == "json" else ("tensorflow_stats.csv", _tensorboard_csv(profile),
-                                                "text/csv"))
+    name, data, mime = (
+        ("profile.json", json.dumps(profile).encode(), "application/json")
+        if kind == "json"
+        else ("tensorflow_stats.csv", _tensorboard_csv(profile), "text/csv")
+    )
     at = page("anchor").run()
     at.selectbox(key="anchor").set_value(anchor)
     at.radio(key="source").set_value("Upload a file").run()
@@ -228,17 +257,26 @@ BAD_INPUTS = [
     ("empty-paste", "Paste JSON", "", "empty"),
     ("bad-op-name", "Paste JSON", '{"Conv2D": 12}', "Host_<Op> or Device_<Op>"),
     ("negative-op-time", "Paste JSON", '{"Device_Conv2D": -5}', ">= 0"),
-    ("wrong-file-type", "Upload a file", ("picture.png", b"\x89PNG\r\n\x1a\n", "image/png"),
-     "allowed: .json"),
+    (
+        "wrong-file-type",
+        "Upload a file",
+        ("picture.png", b"\x89PNG\r\n\x1a\n", "image/png"),
+        "allowed: .json",
+    ),
     ("empty-file", "Upload a file", ("profile.json", b"", "application/json"), "empty"),
-    ("oversized-file", "Upload a file",
-     ("profile.json", b"[" + b" " * (50 * 1024 * 1024) + b"]", "application/json"), "limit"),
+    (
+        "oversized-file",
+        "Upload a file",
+        ("profile.json", b"[" + b" " * (50 * 1024 * 1024) + b"]", "application/json"),
+        "limit",
+    ),
     ("no-file", "Upload a file", None, "no profile file"),
 ]
 
 
-@pytest.mark.parametrize("source,value,fragment", [b[1:] for b in BAD_INPUTS],
-                         ids=[b[0] for b in BAD_INPUTS])
+@pytest.mark.parametrize(
+    "source,value,fragment", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS]
+)
 def test_bad_profile_shows_error_and_app_keeps_working(page, predictor, source, value, fragment):
     at = page("anchor").run()
     at.radio(key="source").set_value(source).run()
@@ -259,14 +297,23 @@ def test_bad_profile_shows_error_and_app_keeps_working(page, predictor, source, 
     assert len(_shown_table(at)) == len(predictor.targets(at.selectbox(key="anchor").value))
 
 
-@pytest.mark.parametrize("field,value,fragment", [
-    ("latency", -3.0, "must be > 0"),
-    ("dataset_images", -10, "dataset_images"),
-    ("epochs", 0, "epochs"),
-    ("batch", -8, "batch_size"),
-    ("missing-latency", None, "latency is missing"),
-], ids=["negative-latency", "negative-dataset", "zero-epochs", "negative-batch-size",
-        "missing-latency"])
+@pytest.mark.parametrize(
+    "field,value,fragment",
+    [
+        ("latency", -3.0, "must be > 0"),
+        ("dataset_images", -10, "dataset_images"),
+        ("epochs", 0, "epochs"),
+        ("batch", -8, "batch_size"),
+        ("missing-latency", None, "latency is missing"),
+    ],
+    ids=[
+        "negative-latency",
+        "negative-dataset",
+        "zero-epochs",
+        "negative-batch-size",
+        "missing-latency",
+    ],
+)
 def test_bad_numbers_show_error(page, field, value, fragment):
     at = page("anchor").run()
     if field == "latency":

@@ -46,8 +46,9 @@ def test_prediction_equals_core(page, predictor, anchor, by):
     curve = spec["data"][0]
     grid = values(curve["x"])
     assert grid[0] == lo and grid[-1] == hi
-    np.testing.assert_allclose(values(curve["y"]),
-                               predictor.scale(target, by, 12.5, 180.0, grid), rtol=1e-9)
+    np.testing.assert_allclose(
+        values(curve["y"]), predictor.scale(target, by, 12.5, 180.0, grid), rtol=1e-9
+    )
     assert spec["data"][1]["y"] == [12.5, 180.0]  # the given points are marked
     np.testing.assert_allclose(spec["data"][2]["y"], [value], rtol=1e-9)
 
@@ -112,9 +113,17 @@ def _anchor_result(predictor, anchor, rows, batch_size):
         profile = profile.loc[[0, 0]].reset_index(drop=True)
         profile.iloc[1] *= 4
     table = predictor.predict(anchor, profile).table
-    return {"anchor": anchor, "method": predictor.default_method, "table": table,
-            "unknown_ops": (), "interval_level": 0.8, "batch_size": batch_size,
-            "input_size": 224, "with_latency": False, "n_ops": profile.shape[1]}
+    return {
+        "anchor": anchor,
+        "method": predictor.default_method,
+        "table": table,
+        "unknown_ops": (),
+        "interval_level": 0.8,
+        "batch_size": batch_size,
+        "input_size": 224,
+        "with_latency": False,
+        "n_ops": profile.shape[1],
+    }
 
 
 @pytest.mark.parametrize("which", [0, 1, 3], ids=["at-lo", "near-lo", "near-hi"])
@@ -133,8 +142,9 @@ def test_prefilled_from_one_anchor_prediction(page, predictor, which):
     assert "Prefilled one point" in at.info[0].value
     small, large = _inputs(at, "Batch latency at the")
     size_inputs = [w for w in at.number_input if w.key.startswith("size_")]
-    filled, empty, size_w = ((small, large, size_inputs[0]) if batch_size <= sizes[2]
-                             else (large, small, size_inputs[1]))
+    filled, empty, size_w = (
+        (small, large, size_inputs[0]) if batch_size <= sizes[2] else (large, small, size_inputs[1])
+    )
     assert filled.value == pytest.approx(predicted)
     assert empty.value is None
     assert size_w.value == batch_size
@@ -162,17 +172,24 @@ def test_prefilled_ends_from_several_rows(page, predictor):
     lat = t[t["target"] == target]["batch_latency_ms"]
     small, large = _inputs(at, "Batch latency at the")
     assert (small.value, large.value) == pytest.approx((lat.min(), lat.max()))
-    value = float(predictor.scale(target, "batch", float(lat.min()), float(lat.max()),
-                                  _predict_slider(at).value))
+    value = float(
+        predictor.scale(
+            target, "batch", float(lat.min()), float(lat.max()), _predict_slider(at).value
+        )
+    )
     assert at.metric[0].value == ui.fmt_ms(value)
 
 
-@pytest.mark.parametrize("lat_a,lat_b,sizes,fragment", [
-    (-1.0, 50.0, None, "latency_min_ms"),
-    (10.0, None, None, "latency_max_ms"),
-    (10.0, 50.0, (3, 1), "must be below"),
-    (10.0, 50.0, (2, 2), "must be below"),
-], ids=["negative-latency", "missing-latency", "sizes-reversed", "sizes-equal"])
+@pytest.mark.parametrize(
+    "lat_a,lat_b,sizes,fragment",
+    [
+        (-1.0, 50.0, None, "latency_min_ms"),
+        (10.0, None, None, "latency_max_ms"),
+        (10.0, 50.0, (3, 1), "must be below"),
+        (10.0, 50.0, (2, 2), "must be below"),
+    ],
+    ids=["negative-latency", "missing-latency", "sizes-reversed", "sizes-equal"],
+)
 def test_bad_input_shows_error(page, predictor, lat_a, lat_b, sizes, fragment):
     at = page("scaler").run()
     s = _sizes(predictor, at.selectbox(key="target").value)
@@ -191,12 +208,16 @@ def test_bad_input_shows_error(page, predictor, lat_a, lat_b, sizes, fragment):
 def test_validation_errors_are_quoted(page, predictor):
     target = predictor.instances[0]
     sc = predictor.validation["scalers"]
-    row = sc[(sc["instance"] == target) & (sc["by"] == "batch") & (sc["variant"] == "default")].iloc[0]
+    row = sc[
+        (sc["instance"] == target) & (sc["by"] == "batch") & (sc["variant"] == "default")
+    ].iloc[0]
     at = page("scaler").run()
     at.selectbox(key="target").set_value(target).run()
     _set_points(at, 10.0, 200.0)
     at.run()
     no_exception(at)
     text = " ".join(c.value for c in at.caption)
-    assert (f"default: {row['mape_pct']:.1f}% (n = {row['n']}; {row['mape_3pt_pct']:.1f}% with a middle size given)"
-            in text)
+    assert (
+        f"default: {row['mape_pct']:.1f}% (n = {row['n']}; {row['mape_3pt_pct']:.1f}% with a middle size given)"
+        in text
+    )

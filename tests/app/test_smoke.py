@@ -44,7 +44,13 @@ def test_app_does_not_import_tensorflow(predictor):
         "    assert not at.exception, (p, at.exception)\n"
         "print('TF' if 'tensorflow' in sys.modules else 'NO-TF')\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == "NO-TF"

@@ -18,7 +18,9 @@ def predictor(trained):
 def test_artifacts_hold_no_pickles_and_a_complete_manifest(trained):
     manifest = json.loads((trained / "manifest.json").read_text())
     listed = set(manifest["files"])
-    on_disk = {str(p.relative_to(trained)) for p in trained.rglob("*") if p.is_file()} - {"manifest.json"}
+    on_disk = {str(p.relative_to(trained)) for p in trained.rglob("*") if p.is_file()} - {
+        "manifest.json"
+    }
     assert listed == on_disk
     assert not any(f.endswith((".pkl", ".pickle", ".joblib")) for f in listed)
     with np.load(trained / "arrays.npz", allow_pickle=False) as npz:
@@ -36,13 +38,22 @@ def test_every_instance_is_anchor_and_target(predictor):
 def test_predictions_are_accurate_on_synthetic_data(predictor, synthetic_dataset, method):
     prof = synthetic_dataset.profiles
     rows = prof[(prof["instance"] == "gpu-a") & (prof["exp"] == "exp00")].reset_index(drop=True)
-    lat = synthetic_dataset.latencies.set_index(["exp", "instance", "model", "input_size", "batch_size"])
-    truth = lat.loc[[(r.exp, "gpu-b", r.model, r.input_size, r.batch_size) for r in rows.itertuples()],
-                    "batch_latency_s"].to_numpy()
-    anchor = lat.loc[[(r.exp, "gpu-a", r.model, r.input_size, r.batch_size) for r in rows.itertuples()],
-                     "batch_latency_s"].to_numpy()
+    lat = synthetic_dataset.latencies.set_index(
+        ["exp", "instance", "model", "input_size", "batch_size"]
+    )
+    truth = lat.loc[
+        [(r.exp, "gpu-b", r.model, r.input_size, r.batch_size) for r in rows.itertuples()],
+        "batch_latency_s",
+    ].to_numpy()
+    anchor = lat.loc[
+        [(r.exp, "gpu-a", r.model, r.input_size, r.batch_size) for r in rows.itertuples()],
+        "batch_latency_s",
+    ].to_numpy()
     res = predictor.predict("gpu-a", rows, anchor_latency_s=anchor, method=method)
-    got = res.table[res.table["target"] == "gpu-b"].sort_values("row")["batch_latency_ms"].to_numpy() / 1000
+    got = (
+        res.table[res.table["target"] == "gpu-b"].sort_values("row")["batch_latency_ms"].to_numpy()
+        / 1000
+    )
     assert np.mean(np.abs(got - truth) / truth) < 0.15
     assert (res.table["low_ms"] <= res.table["batch_latency_ms"]).all()
     assert (res.table["high_ms"] >= res.table["batch_latency_ms"]).all()
@@ -53,7 +64,15 @@ def test_prediction_table_shape_and_members(predictor, synthetic_dataset):
     res = predictor.predict("gpu-a", one)
     t = res.table
     assert list(t["target"]) == ["gpu-b", "gpu-c"]
-    assert {"row", "batch_latency_ms", "low_ms", "high_ms", "usd_per_hour", "ensemble", "gpu"} <= set(t.columns)
+    assert {
+        "row",
+        "batch_latency_ms",
+        "low_ms",
+        "high_ms",
+        "usd_per_hour",
+        "ensemble",
+        "gpu",
+    } <= set(t.columns)
     assert t["usd_per_hour"].tolist() == [2.0, 0.5]
     with_lat = predictor.predict("gpu-a", one, anchor_latency_s=0.01)
     assert with_lat.table["ensemble"].iloc[0] != t["ensemble"].iloc[0]
@@ -68,28 +87,37 @@ def test_latency_column_in_table_is_used_per_row(predictor, synthetic_dataset):
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"anchor": "p9.huge"}, "unknown anchor instance 'p9.huge'"),
-     ({"method": "magic"}, "unknown method 'magic'"),
-     ({"anchor_latency_s": -1.0}, "anchor latency .* must be > 0"),
-     ({"profiles": pd.DataFrame({"x": [1]})}, "Host_<Op>/Device_<Op>")],
+    [
+        ({"anchor": "p9.huge"}, "unknown anchor instance 'p9.huge'"),
+        ({"method": "magic"}, "unknown method 'magic'"),
+        ({"anchor_latency_s": -1.0}, "anchor latency .* must be > 0"),
+        ({"profiles": pd.DataFrame({"x": [1]})}, "Host_<Op>/Device_<Op>"),
+    ],
     ids=["unknown-anchor", "unknown-method", "negative-latency", "no-op-columns"],
 )
 def test_predict_rejects_bad_input(predictor, synthetic_dataset, kwargs, match):
-    args = {"anchor": "gpu-a", "profiles": synthetic_dataset.profiles.iloc[[0]][synthetic_dataset.ops]}
+    args = {
+        "anchor": "gpu-a",
+        "profiles": synthetic_dataset.profiles.iloc[[0]][synthetic_dataset.ops],
+    }
     args.update(kwargs)
     with pytest.raises(ProfetValueError, match=match):
         predictor.predict(**args)
 
 
 def test_unknown_ops_are_reported(predictor):
-    res = predictor.predict("gpu-a", pd.DataFrame([{"Device_Conv2D": 500.0, "Device_TotallyNovelKernel": 3.0}]))
+    res = predictor.predict(
+        "gpu-a", pd.DataFrame([{"Device_Conv2D": 500.0, "Device_TotallyNovelKernel": 3.0}])
+    )
     assert res.unknown_ops == ("Device_TotallyNovelKernel",)
 
 
 def test_scale(predictor):
     lo, hi = predictor.scaler("gpu-a", "batch").size_range_
     assert (lo, hi) == (16, 64)
-    np.testing.assert_allclose(predictor.scale("gpu-a", "batch", 10.0, 40.0, [lo, hi]), [10.0, 40.0])
+    np.testing.assert_allclose(
+        predictor.scale("gpu-a", "batch", 10.0, 40.0, [lo, hi]), [10.0, 40.0]
+    )
     mid = float(predictor.scale("gpu-a", "batch", 10.0, 40.0, 32))
     assert 10.0 < mid < 40.0
     with pytest.raises(ProfetValueError, match="outside the trained batch range 16..64"):
@@ -110,7 +138,9 @@ def test_default_scaler_is_linear_in_the_work(predictor, by, size):
 
 def test_unusual_profile_has_higher_novelty_and_a_wider_interval(predictor, synthetic_dataset):
     prof = synthetic_dataset.profiles
-    usual = prof[prof["instance"] == "gpu-a"].iloc[[20]][synthetic_dataset.ops].reset_index(drop=True)
+    usual = (
+        prof[prof["instance"] == "gpu-a"].iloc[[20]][synthetic_dataset.ops].reset_index(drop=True)
+    )
     odd = usual.copy()
     # Nearly all device time in pooling: no synthetic CNN has such an op mix.
     odd["Device_MaxPool"] *= 200
@@ -127,7 +157,9 @@ def test_unusual_profile_has_higher_novelty_and_a_wider_interval(predictor, synt
 def test_examples_and_validation_are_shipped(predictor):
     ex = predictor.examples["gpu-a"]
     assert ex["batch_latency_s"] > 0 and ex["profile"]
-    assert {"metrics", "noise", "scalers", "per_architecture", "predictions", "novelty"} <= set(predictor.validation)
+    assert {"metrics", "noise", "scalers", "per_architecture", "predictions", "novelty"} <= set(
+        predictor.validation
+    )
     cov = predictor.intervals["coverage"]
     assert ((cov >= 0) & (cov <= 1)).all()
 
@@ -191,8 +223,16 @@ def test_member_spread_and_normalised_intervals():
         s = rng.uniform(0.01, 0.3)
         truth = 1.0
         pred = truth * np.exp(rng.normal(scale=s))
-        key = {"anchor": "a", "target": "b", "architecture": f"n{i % 8}", "exp": "e", "input_size": i,
-               "batch_size": 1, "with_latency": True, "measured_s": truth}
+        key = {
+            "anchor": "a",
+            "target": "b",
+            "architecture": f"n{i % 8}",
+            "exp": "e",
+            "input_size": i,
+            "batch_size": 1,
+            "with_latency": True,
+            "measured_s": truth,
+        }
         rows.append({**key, "estimator": "m", "predicted_s": pred})
         rows.append({**key, "estimator": "m:x", "predicted_s": pred * np.exp(s)})
         rows.append({**key, "estimator": "m:y", "predicted_s": pred * np.exp(-s)})

@@ -12,7 +12,7 @@ from profet_core._breakdown import (
     breakdown_pairs,
     cross_validate_breakdown,
 )
-from profet_core._errors import ProfetValueError
+from profet_core.errors import ProfetValueError
 from profet_core._families import FAMILIES
 
 
@@ -87,9 +87,12 @@ def test_forest_matches_sklearn_multi_output(pairs):
     from sklearn.ensemble import RandomForestRegressor
 
     X, Y, _, _ = pairs
-    model = BreakdownRegressor(learner="forest", n_estimators=10, relative=False, shares=False).fit(X, Y)
-    ref = RandomForestRegressor(n_estimators=10, max_features=1.0, min_samples_leaf=3,
-                                random_state=0).fit(np.log1p(X.to_numpy()), np.log1p(Y.to_numpy()))
+    model = BreakdownRegressor(learner="forest", n_estimators=10, relative=False, shares=False).fit(
+        X, Y
+    )
+    ref = RandomForestRegressor(
+        n_estimators=10, max_features=1.0, min_samples_leaf=3, random_state=0
+    ).fit(np.log1p(X.to_numpy()), np.log1p(Y.to_numpy()))
     expected = np.maximum(np.expm1(ref.predict(np.log1p(X.to_numpy()))), 0)
     np.testing.assert_allclose(model.predict(X).to_numpy(), expected, rtol=1e-9)
 
@@ -132,9 +135,14 @@ def test_breakdown_change_needs_every_family():
 
 def test_cross_validate_breakdown(synthetic_dataset):
     calls = []
-    res = cross_validate_breakdown(synthetic_dataset, learners=("linear", "forest"),
-                                   anchors=["gpu-a"], targets=["gpu-b"], params={"n_estimators": 10},
-                                   progress=lambda d, t, m: calls.append((d, t)))
+    res = cross_validate_breakdown(
+        synthetic_dataset,
+        learners=("linear", "forest"),
+        anchors=["gpu-a"],
+        targets=["gpu-b"],
+        params={"n_estimators": 10},
+        progress=lambda d, t, m: calls.append((d, t)),
+    )
     assert calls[-1] == (5, 5)
     assert set(res["learner"]) == {"linear", "forest", "identity", "median-ratio"}
     assert list(res.columns[:3]) == ["anchor", "target", "learner"]

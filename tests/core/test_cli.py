@@ -25,25 +25,53 @@ def profile_file(tmp_path_factory, synthetic_dataset):
 
 
 def test_predict_csv_matches_core(trained, profile_file):
-    code, out, err = run("predict", "--anchor", "gpu-a", "--profile", profile_file,
-                         "--anchor-latency-ms", 12.5, "--artifacts", trained, "--format", "csv")
+    code, out, err = run(
+        "predict",
+        "--anchor",
+        "gpu-a",
+        "--profile",
+        profile_file,
+        "--anchor-latency-ms",
+        12.5,
+        "--artifacts",
+        trained,
+        "--format",
+        "csv",
+    )
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
     assert list(got.columns[:3]) == ["row", "target", "batch_latency_ms"]
-    want = load_artifacts(trained).predict("gpu-a", parse_profile(profile_file.read_bytes(), "p.json"),
-                                           anchor_latency_s=0.0125).table
+    want = (
+        load_artifacts(trained)
+        .predict(
+            "gpu-a", parse_profile(profile_file.read_bytes(), "p.json"), anchor_latency_s=0.0125
+        )
+        .table
+    )
     assert got["target"].tolist() == want["target"].tolist()
-    pd.testing.assert_series_equal(got["batch_latency_ms"], want["batch_latency_ms"], atol=1e-4,
-                                   check_exact=False)
+    pd.testing.assert_series_equal(
+        got["batch_latency_ms"], want["batch_latency_ms"], atol=1e-4, check_exact=False
+    )
 
 
 @pytest.mark.parametrize("factor", [1, 200], ids=["usual", "unusual"])
-def test_predict_reports_novelty_and_warns_when_unusual(trained, synthetic_dataset, tmp_path, factor):
+def test_predict_reports_novelty_and_warns_when_unusual(
+    trained, synthetic_dataset, tmp_path, factor
+):
     row = synthetic_dataset.profiles.iloc[20][synthetic_dataset.ops].copy()
     row["Device_MaxPool"] *= factor
     (tmp_path / "p.json").write_text(json.dumps([row.to_dict()]))
-    code, out, err = run("predict", "--anchor", "gpu-a", "--profile", tmp_path / "p.json",
-                         "--artifacts", trained, "--format", "csv")
+    code, out, err = run(
+        "predict",
+        "--anchor",
+        "gpu-a",
+        "--profile",
+        tmp_path / "p.json",
+        "--artifacts",
+        trained,
+        "--format",
+        "csv",
+    )
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
     assert (got["novelty"] > 0).all()
@@ -54,8 +82,17 @@ def test_predict_reports_novelty_and_warns_when_unusual(trained, synthetic_datas
 
 @pytest.mark.parametrize("fmt", ["json", "table"], ids=["json", "table"])
 def test_predict_other_formats(trained, profile_file, fmt):
-    code, out, _ = run("predict", "--anchor", "gpu-a", "--profile", profile_file, "--artifacts", trained,
-                       "--format", fmt)
+    code, out, _ = run(
+        "predict",
+        "--anchor",
+        "gpu-a",
+        "--profile",
+        profile_file,
+        "--artifacts",
+        trained,
+        "--format",
+        fmt,
+    )
     assert code == 0
     if fmt == "json":
         doc = json.loads(out)
@@ -66,15 +103,43 @@ def test_predict_other_formats(trained, profile_file, fmt):
 
 
 def test_scale_prints_the_core_value(trained):
-    code, out, _ = run("scale", "--target", "gpu-b", "--by", "batch", "--latency-min-ms", 10,
-                       "--latency-max-ms", 40, "--size", 32, "--artifacts", trained)
+    code, out, _ = run(
+        "scale",
+        "--target",
+        "gpu-b",
+        "--by",
+        "batch",
+        "--latency-min-ms",
+        10,
+        "--latency-max-ms",
+        40,
+        "--size",
+        32,
+        "--artifacts",
+        trained,
+    )
     assert code == 0
-    assert float(out) == pytest.approx(float(load_artifacts(trained).scale("gpu-b", "batch", 10.0, 40.0, 32)), abs=1e-3)
+    assert float(out) == pytest.approx(
+        float(load_artifacts(trained).scale("gpu-b", "batch", 10.0, 40.0, 32)), abs=1e-3
+    )
 
 
 def test_scale_with_a_third_point(trained):
-    argv = ["scale", "--target", "gpu-b", "--by", "batch", "--latency-min-ms", 10, "--latency-max-ms", 40,
-            "--size", 24, "--artifacts", trained]
+    argv = [
+        "scale",
+        "--target",
+        "gpu-b",
+        "--by",
+        "batch",
+        "--latency-min-ms",
+        10,
+        "--latency-max-ms",
+        40,
+        "--size",
+        24,
+        "--artifacts",
+        trained,
+    ]
     code, out, err = run(*argv, "--point", "32=12")
     assert code == 0, err
     want = load_artifacts(trained).scale("gpu-b", "batch", 10.0, 40.0, 24, points={32.0: 12.0})
@@ -90,21 +155,107 @@ def test_scale_with_a_third_point(trained):
 @pytest.mark.parametrize(
     ("argv", "match"),
     [
-        (["predict", "--anchor", "p9.huge", "--profile", "{prof}", "--artifacts", "{art}"], "unknown anchor instance 'p9.huge'"),
-        (["predict", "--anchor", "gpu-a", "--profile", "{bad}", "--artifacts", "{art}"], "not valid JSON"),
-        (["predict", "--anchor", "gpu-a", "--profile", "/no/such.json", "--artifacts", "{art}"], "does not exist"),
-        (["predict", "--anchor", "gpu-a", "--profile", "{prof}", "--artifacts", "/no/art"], "no trained artifacts"),
-        (["predict", "--anchor", "gpu-a", "--profile", "{prof}", "--anchor-latency-ms", "-3", "--artifacts", "{art}"], "must be > 0"),
-        (["scale", "--target", "gpu-a", "--by", "input", "--latency-min-ms", "1", "--latency-max-ms", "2",
-          "--size", "1000", "--artifacts", "{art}"], "outside the trained input range"),
-        (["scale", "--target", "gpu-a", "--by", "batch", "--latency-min-ms", "1", "--latency-max-ms", "2",
-          "--size", "20", "--point", "64=1.5", "--artifacts", "{art}"], "size 64.0 must lie strictly between"),
-        (["scale", "--target", "gpu-a", "--by", "batch", "--latency-min-ms", "1", "--latency-max-ms", "2",
-          "--size", "20", "--point", "32=-1", "--artifacts", "{art}"], "latency at batch size 32 is -1.0"),
+        (
+            ["predict", "--anchor", "p9.huge", "--profile", "{prof}", "--artifacts", "{art}"],
+            "unknown anchor instance 'p9.huge'",
+        ),
+        (
+            ["predict", "--anchor", "gpu-a", "--profile", "{bad}", "--artifacts", "{art}"],
+            "not valid JSON",
+        ),
+        (
+            ["predict", "--anchor", "gpu-a", "--profile", "/no/such.json", "--artifacts", "{art}"],
+            "does not exist",
+        ),
+        (
+            ["predict", "--anchor", "gpu-a", "--profile", "{prof}", "--artifacts", "/no/art"],
+            "no trained artifacts",
+        ),
+        (
+            [
+                "predict",
+                "--anchor",
+                "gpu-a",
+                "--profile",
+                "{prof}",
+                "--anchor-latency-ms",
+                "-3",
+                "--artifacts",
+                "{art}",
+            ],
+            "must be > 0",
+        ),
+        (
+            [
+                "scale",
+                "--target",
+                "gpu-a",
+                "--by",
+                "input",
+                "--latency-min-ms",
+                "1",
+                "--latency-max-ms",
+                "2",
+                "--size",
+                "1000",
+                "--artifacts",
+                "{art}",
+            ],
+            "outside the trained input range",
+        ),
+        (
+            [
+                "scale",
+                "--target",
+                "gpu-a",
+                "--by",
+                "batch",
+                "--latency-min-ms",
+                "1",
+                "--latency-max-ms",
+                "2",
+                "--size",
+                "20",
+                "--point",
+                "64=1.5",
+                "--artifacts",
+                "{art}",
+            ],
+            "size 64.0 must lie strictly between",
+        ),
+        (
+            [
+                "scale",
+                "--target",
+                "gpu-a",
+                "--by",
+                "batch",
+                "--latency-min-ms",
+                "1",
+                "--latency-max-ms",
+                "2",
+                "--size",
+                "20",
+                "--point",
+                "32=-1",
+                "--artifacts",
+                "{art}",
+            ],
+            "latency at batch size 32 is -1.0",
+        ),
         (["train", "--data", "/no/data"], "dataset folder '/no/data' does not exist"),
     ],
-    ids=["unknown-anchor", "bad-json", "missing-profile", "missing-artifacts", "negative-latency",
-         "size-out-of-range", "point-outside-ends", "negative-point-latency", "missing-data"],
+    ids=[
+        "unknown-anchor",
+        "bad-json",
+        "missing-profile",
+        "missing-artifacts",
+        "negative-latency",
+        "size-out-of-range",
+        "point-outside-ends",
+        "negative-point-latency",
+        "missing-data",
+    ],
 )
 def test_bad_input_exits_2_with_one_line(trained, profile_file, tmp_path, argv, match):
     bad = tmp_path / "bad.json"
@@ -117,25 +268,64 @@ def test_bad_input_exits_2_with_one_line(trained, profile_file, tmp_path, argv, 
 
 
 def test_train_and_validate_commands(synthetic_dir, tmp_path):
-    code, out, err = run("train", "--data", synthetic_dir, "--out", tmp_path / "art", "--dnn-epochs", 5,
-                         "--no-calibrate")
+    code, out, err = run(
+        "train",
+        "--data",
+        synthetic_dir,
+        "--out",
+        tmp_path / "art",
+        "--dnn-epochs",
+        5,
+        "--no-calibrate",
+    )
     assert code == 0, err
     assert "[" in err  # progress
     assert load_artifacts(tmp_path / "art").instances == ["gpu-a", "gpu-b", "gpu-c"]
-    code, out, err = run("validate", "--data", synthetic_dir, "--out", tmp_path / "val", "--dnn-epochs", 5,
-                         "--anchors", "gpu-a", "--targets", "gpu-b")
+    code, out, err = run(
+        "validate",
+        "--data",
+        synthetic_dir,
+        "--out",
+        tmp_path / "val",
+        "--dnn-epochs",
+        5,
+        "--anchors",
+        "gpu-a",
+        "--targets",
+        "gpu-b",
+    )
     assert code == 0, err
     metrics = pd.read_csv(tmp_path / "val" / "metrics.csv")
     assert set(metrics["anchor"]) == {"gpu-a"} and set(metrics["target"]) == {"gpu-b"}
     assert "MAPE" in (tmp_path / "val" / "report.md").read_text()
     # Training can reuse that validation run for the same data and settings, and only then.
-    code, _, err = run("train", "--data", synthetic_dir, "--out", tmp_path / "art2", "--dnn-epochs", 5,
-                       "--validation", tmp_path / "val")
+    code, _, err = run(
+        "train",
+        "--data",
+        synthetic_dir,
+        "--out",
+        tmp_path / "art2",
+        "--dnn-epochs",
+        5,
+        "--validation",
+        tmp_path / "val",
+    )
     assert code == 0, err
     reused = load_artifacts(tmp_path / "art2")
     assert set(reused.intervals["estimator"]) >= {"hybrid", "profet"}
-    assert (tmp_path / "art2" / "validation" / "report.md").read_text() == (tmp_path / "val" / "report.md").read_text()
-    code, _, err = run("train", "--data", synthetic_dir, "--out", tmp_path / "art3", "--dnn-epochs", 6,
-                       "--validation", tmp_path / "val")
+    assert (tmp_path / "art2" / "validation" / "report.md").read_text() == (
+        tmp_path / "val" / "report.md"
+    ).read_text()
+    code, _, err = run(
+        "train",
+        "--data",
+        synthetic_dir,
+        "--out",
+        tmp_path / "art3",
+        "--dnn-epochs",
+        6,
+        "--validation",
+        tmp_path / "val",
+    )
     assert code == 2 and "used method_params=" in err
     assert not (tmp_path / "art3").exists()

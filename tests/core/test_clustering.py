@@ -4,8 +4,15 @@ from sklearn.exceptions import NotFittedError
 
 from profet_core._clustering import OpClusterer
 
-COLS = ["Device_Conv2D", "Device_Conv2DBackpropFilter", "Device_Conv2DBackpropInput",
-        "Device_Relu", "Device_ReluGrad", "Host_IDLE", "Host_Dataset"]
+COLS = [
+    "Device_Conv2D",
+    "Device_Conv2DBackpropFilter",
+    "Device_Conv2DBackpropInput",
+    "Device_Relu",
+    "Device_ReluGrad",
+    "Host_IDLE",
+    "Host_Dataset",
+]
 
 
 def _frame(values=None):
@@ -26,8 +33,11 @@ def test_close_names_share_a_cluster_and_times_are_summed():
     assert out.to_numpy().sum() == 5.0
 
 
-@pytest.mark.parametrize(("threshold", "n_features"), [(0.5, 7), (6, 5), (100, 3)],
-                         ids=["no-merge", "profet-6", "all-device-ops"])
+@pytest.mark.parametrize(
+    ("threshold", "n_features"),
+    [(0.5, 7), (6, 5), (100, 3)],
+    ids=["no-merge", "profet-6", "all-device-ops"],
+)
 def test_threshold_controls_merging(threshold, n_features):
     assert len(OpClusterer(threshold=threshold).fit(_frame()).feature_names_) == n_features
 

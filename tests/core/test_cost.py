@@ -4,8 +4,15 @@ import pytest
 
 from profet_core import ProfetValueError, estimate_run
 
-TABLE = pd.DataFrame({"target": ["a", "b"], "batch_latency_ms": [100.0, 50.0], "low_ms": [90.0, 40.0],
-                      "high_ms": [110.0, 60.0], "usd_per_hour": [3.6, np.nan]})
+TABLE = pd.DataFrame(
+    {
+        "target": ["a", "b"],
+        "batch_latency_ms": [100.0, 50.0],
+        "low_ms": [90.0, 40.0],
+        "high_ms": [110.0, 60.0],
+        "usd_per_hour": [3.6, np.nan],
+    }
+)
 
 
 def test_run_time_and_cost():
@@ -18,9 +25,15 @@ def test_run_time_and_cost():
     assert out["run_usd_low"].iloc[0] < out["run_usd"].iloc[0] < out["run_usd_high"].iloc[0]
 
 
-@pytest.mark.parametrize(("kw", "match"), [({"epochs": 0}, "epochs is 0"), ({"batch_size": 2.5}, "batch_size is 2.5"),
-                                           ({"dataset_images": -5}, "dataset_images is -5")],
-                         ids=["zero-epochs", "fractional-batch", "negative-images"])
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"epochs": 0}, "epochs is 0"),
+        ({"batch_size": 2.5}, "batch_size is 2.5"),
+        ({"dataset_images": -5}, "dataset_images is -5"),
+    ],
+    ids=["zero-epochs", "fractional-batch", "negative-images"],
+)
 def test_bad_run_parameters(kw, match):
     args = {"dataset_images": 1000, "batch_size": 32, "epochs": 1, **kw}
     with pytest.raises(ProfetValueError, match=match):

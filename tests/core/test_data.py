@@ -52,15 +52,21 @@ def _break(kind):
         elif kind == "bad-size":
             prof.loc[0, "batch_size"] = -16
         return prof, lat
+
     return f
 
 
 @pytest.mark.parametrize(
     ("kind", "match"),
-    [("no-key", r"lacks required column.*batch_size"), ("negative", "Device_Relu.*negative"),
-     ("inf", "Device_Relu.*infinite"), ("text", "Device_Relu.*non-numeric"),
-     ("zero-latency", "batch_latency_s must be"), ("no-ops", "no Host_<Op>/Device_<Op>"),
-     ("bad-size", "batch_size.*positive")],
+    [
+        ("no-key", r"lacks required column.*batch_size"),
+        ("negative", "Device_Relu.*negative"),
+        ("inf", "Device_Relu.*infinite"),
+        ("text", "Device_Relu.*non-numeric"),
+        ("zero-latency", "batch_latency_s must be"),
+        ("no-ops", "no Host_<Op>/Device_<Op>"),
+        ("bad-size", "batch_size.*positive"),
+    ],
     ids=lambda v: v if isinstance(v, str) and " " not in v and "*" not in v else None,
 )
 def test_validation_names_the_problem(synthetic_tables, kind, match):
@@ -78,7 +84,9 @@ def test_missing_op_values_count_as_zero(synthetic_tables):
 
 def test_make_pairs_joins_anchor_profile_to_both_latencies(synthetic_dataset):
     pairs = make_pairs(synthetic_dataset, "gpu-a", "gpu-b")
-    lat = synthetic_dataset.latencies.set_index(["exp", "instance", "model", "input_size", "batch_size"])
+    lat = synthetic_dataset.latencies.set_index(
+        ["exp", "instance", "model", "input_size", "batch_size"]
+    )
     row = pairs.iloc[7]
     key = (row["exp"], row["model"], row["input_size"], row["batch_size"])
     assert row["anchor_latency_s"] == lat.loc[(key[0], "gpu-a", *key[1:]), "batch_latency_s"]

@@ -20,7 +20,7 @@ from profet_core._doe import (
 )
 from profet_core._doe_cli import main
 from profet_core._doe_plots import doe_figures
-from profet_core._errors import ProfetFileNotFoundError, ProfetValueError
+from profet_core.errors import ProfetFileNotFoundError, ProfetValueError
 
 STUDY = [
     "cpu=750m,1500m",

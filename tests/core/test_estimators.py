@@ -16,8 +16,11 @@ X = rng.normal(size=(300, 6))
 y = X[:, 0] ** 2 + 2 * X[:, 1] + rng.normal(scale=0.1, size=300)
 
 
-@pytest.mark.parametrize(("extra", "cls"), [(False, RandomForestRegressor), (True, ExtraTreesRegressor)],
-                         ids=["random-forest", "extra-trees"])
+@pytest.mark.parametrize(
+    ("extra", "cls"),
+    [(False, RandomForestRegressor), (True, ExtraTreesRegressor)],
+    ids=["random-forest", "extra-trees"],
+)
 def test_exported_forest_predicts_like_sklearn(extra, cls):
     mine = ForestRegressor(n_estimators=20, min_samples_leaf=2, extra=extra).fit(X, y)
     ref = cls(n_estimators=20, max_features=1.0, min_samples_leaf=2, random_state=0).fit(X, y)
@@ -31,14 +34,18 @@ def test_exported_boosting_predicts_like_sklearn():
     from sklearn.ensemble import GradientBoostingRegressor
 
     mine = BoostingRegressor(n_estimators=30, subsample=0.8).fit(X, y)
-    ref = GradientBoostingRegressor(n_estimators=30, learning_rate=0.05, subsample=0.8, random_state=0).fit(X, y)
+    ref = GradientBoostingRegressor(
+        n_estimators=30, learning_rate=0.05, subsample=0.8, random_state=0
+    ).fit(X, y)
     Xt = rng.normal(size=(50, 6))
     np.testing.assert_allclose(mine.predict(Xt), ref.predict(Xt), rtol=1e-10)
     back = BoostingRegressor.from_state(*mine.to_state())
     np.testing.assert_array_equal(back.predict(Xt), mine.predict(Xt))
 
 
-@pytest.mark.parametrize(("alpha", "ref"), [(0.0, LinearRegression()), (3.0, None)], ids=["ols", "ridge"])
+@pytest.mark.parametrize(
+    ("alpha", "ref"), [(0.0, LinearRegression()), (3.0, None)], ids=["ols", "ridge"]
+)
 def test_linear_model_matches_sklearn(alpha, ref):
     m = LinearModel(alpha=alpha).fit(X, y)
     if ref is None:
@@ -54,8 +61,14 @@ def test_dnn_numpy_forward_equals_keras():
     import tensorflow as tf
 
     m = DenseNetRegressor(hidden=(8, 4), epochs=3).fit(X, y)
-    keras = tf.keras.Sequential([tf.keras.Input(shape=(6,)), tf.keras.layers.Dense(8, activation="relu"),
-                                 tf.keras.layers.Dense(4, activation="relu"), tf.keras.layers.Dense(1)])
+    keras = tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(6,)),
+            tf.keras.layers.Dense(8, activation="relu"),
+            tf.keras.layers.Dense(4, activation="relu"),
+            tf.keras.layers.Dense(1),
+        ]
+    )
     keras.set_weights([w.astype(np.float32) for w in m.weights_])
     Xs = ((X - m.x_min_) / m.x_scale_).astype(np.float32)
     ref = keras.predict(Xs, verbose=0)[:, 0] * m.y_std_ + m.y_mean_
@@ -70,8 +83,11 @@ def test_dnn_learns_the_signal():
     assert np.corrcoef(m.predict(X), y)[0, 1] > 0.9
 
 
-@pytest.mark.parametrize("est", [ForestRegressor(), BoostingRegressor(), LinearModel(), DenseNetRegressor()],
-                         ids=["forest", "boosting", "linear", "dnn"])
+@pytest.mark.parametrize(
+    "est",
+    [ForestRegressor(), BoostingRegressor(), LinearModel(), DenseNetRegressor()],
+    ids=["forest", "boosting", "linear", "dnn"],
+)
 def test_predict_before_fit_raises(est):
     with pytest.raises(NotFittedError):
         est.predict(X)

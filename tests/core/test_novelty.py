@@ -50,10 +50,24 @@ def _oof(with_novelty: bool, seed: int = 0) -> pd.DataFrame:
         novelty = 1.0 + a
         for i in range(60):
             pred = np.exp(rng.normal(scale=0.05 * (1 + novelty / 5.5)))
-            key = {"anchor": "a", "target": "b", "architecture": f"n{a}", "exp": "e", "input_size": i,
-                   "batch_size": 1, "with_latency": True, "measured_s": 1.0}
-            rows.append({**key, "estimator": "m", "predicted_s": pred,
-                         "novelty": novelty if with_novelty else np.nan})
+            key = {
+                "anchor": "a",
+                "target": "b",
+                "architecture": f"n{a}",
+                "exp": "e",
+                "input_size": i,
+                "batch_size": 1,
+                "with_latency": True,
+                "measured_s": 1.0,
+            }
+            rows.append(
+                {
+                    **key,
+                    "estimator": "m",
+                    "predicted_s": pred,
+                    "novelty": novelty if with_novelty else np.nan,
+                }
+            )
             rows.append({**key, "estimator": "m:x", "predicted_s": pred * 1.05, "novelty": np.nan})
             rows.append({**key, "estimator": "m:y", "predicted_s": pred / 1.05, "novelty": np.nan})
     return pd.DataFrame(rows)
@@ -70,7 +84,9 @@ def test_novelty_widens_intervals_where_errors_are_larger(with_novelty):
     cover = []
     for a, g in m.groupby("architecture"):
         cal = interval_quantiles(oof[oof["architecture"] != a]).set_index("estimator").loc["m"]
-        scale = (0.05 + cal["eps"]) * ((1 + g["novelty"] / cal["novelty_ref"]) if with_novelty else 1)
+        scale = (0.05 + cal["eps"]) * (
+            (1 + g["novelty"] / cal["novelty_ref"]) if with_novelty else 1
+        )
         inside = (r[g.index] >= cal["q_lo"] * scale) & (r[g.index] <= cal["q_hi"] * scale)
         cover.append(inside.mean())
     if with_novelty:

@@ -42,7 +42,9 @@ def test_shipped_artifacts_predict_the_examples(shipped, path):
     t = res.table.set_index("target")
     assert list(t.index) == ["g4dn.xlarge", "p2.xlarge", "p3.2xlarge"]
     assert (t["batch_latency_ms"] > 0).all() and np.isfinite(t["batch_latency_ms"]).all()
-    assert (t["low_ms"] < t["batch_latency_ms"]).all() and (t["high_ms"] > t["batch_latency_ms"]).all()
+    assert (t["low_ms"] < t["batch_latency_ms"]).all() and (
+        t["high_ms"] > t["batch_latency_ms"]
+    ).all()
     # A V100 trains these CNNs faster than a K80 on every workload in the data.
     assert t.loc["p3.2xlarge", "batch_latency_ms"] < t.loc["p2.xlarge", "batch_latency_ms"]
     if given:
@@ -53,16 +55,24 @@ def test_example_from_artifacts_round_trips(shipped):
     ex = shipped.examples["g3s.xlarge"]
     from profet_core import parse_profile
 
-    res = shipped.predict("g3s.xlarge", parse_profile(json.dumps([ex["profile"]])),
-                          anchor_latency_s=ex["batch_latency_s"])
+    res = shipped.predict(
+        "g3s.xlarge",
+        parse_profile(json.dumps([ex["profile"]])),
+        anchor_latency_s=ex["batch_latency_s"],
+    )
     assert len(res.table) == 3
 
 
 def test_default_method_accuracy_on_left_out_architectures(dataset):
     """A reduced leave-one-architecture-out run (one pair, four left-out CNNs of different kinds)."""
     archs = ["MobileNetV2", "ResNet50", "VGG16", "LeNet5"]
-    oof = cross_validate(dataset, {DEFAULT_METHOD: method_factory(DEFAULT_METHOD)},
-                         anchors=["g3s.xlarge"], targets=["p3.2xlarge"], architectures=archs)
+    oof = cross_validate(
+        dataset,
+        {DEFAULT_METHOD: method_factory(DEFAULT_METHOD)},
+        anchors=["g3s.xlarge"],
+        targets=["p3.2xlarge"],
+        architectures=archs,
+    )
     m = summarize(oof).set_index(["estimator", "with_latency"])["mape_pct"]
     assert m[(DEFAULT_METHOD, True)] < 15.0
     assert m[(DEFAULT_METHOD, False)] < 25.0
@@ -74,7 +84,9 @@ def test_shipped_validation_errors_grow_with_novelty(shipped):
     """What novelty warnings rest on: held-out CNNs unlike the rest were predicted worse."""
     bands = shipped.validation["novelty"]
     for with_lat in (True, False):
-        b = bands[(bands["estimator"] == shipped.default_method) & (bands["with_latency"] == with_lat)]
+        b = bands[
+            (bands["estimator"] == shipped.default_method) & (bands["with_latency"] == with_lat)
+        ]
         b = b.sort_values("novelty_lo")
         assert b["share_pct"].sum() == pytest.approx(100)
         assert b["mape_pct"].iloc[-1] > 2 * b["mape_pct"].iloc[0]

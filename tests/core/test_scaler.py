@@ -10,8 +10,16 @@ def _latencies(shape):
     rows = []
     for m, (a, b) in enumerate([(5.0, 0.1), (20.0, 0.5), (1.0, 2.0)]):
         for bs in (16, 32, 64, 128, 256):
-            rows.append({"exp": "e", "instance": "g", "model": f"m{m}", "input_size": 32,
-                         "batch_size": bs, "batch_latency_s": a + b * shape(bs)})
+            rows.append(
+                {
+                    "exp": "e",
+                    "instance": "g",
+                    "model": f"m{m}",
+                    "input_size": 32,
+                    "batch_size": bs,
+                    "batch_latency_s": a + b * shape(bs),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -34,7 +42,9 @@ def test_ends_are_reproduced_and_other_end_pairs_work():
 
 
 def test_pixel_count_normalisation():
-    s = CurveScaler(degree=1, through_ends=True, size_power=2.0).fit([32, 256], [0.0, 1.0], (32, 256))
+    s = CurveScaler(degree=1, through_ends=True, size_power=2.0).fit(
+        [32, 256], [0.0, 1.0], (32, 256)
+    )
     # Linear in pixel count: 128 px is (128^2 - 32^2) / (256^2 - 32^2) of the way.
     expected = (128**2 - 32**2) / (256**2 - 32**2)
     np.testing.assert_allclose(s.curve(128), expected)
@@ -60,8 +70,16 @@ def test_ratio_aware_shape_reproduces_given_points_on_a_sub_range():
     for m, (a, b) in enumerate([(50.0, 0.01), (1.0, 1.0), (40.0, 0.02), (2.0, 1.0)]):
         for bs in (16, 32, 64, 128, 256):
             lat = a + b * bs if m % 2 else a + b * max(bs - 64, 0) ** 2
-            rows.append({"exp": "e", "instance": "g", "model": f"m{m}", "input_size": 32,
-                         "batch_size": bs, "batch_latency_s": lat})
+            rows.append(
+                {
+                    "exp": "e",
+                    "instance": "g",
+                    "model": f"m{m}",
+                    "input_size": 32,
+                    "batch_size": bs,
+                    "batch_latency_s": lat,
+                }
+            )
     curves = scaling_curves(pd.DataFrame(rows), "batch")
     s = fit_scaler(curves, (16, 256), degree=3, through_ends=True, ratio_degree=1, weighted=True)
     np.testing.assert_allclose(s.predict(5.0, 9.0, [32, 128], size_a=32, size_b=128), [5.0, 9.0])
@@ -85,9 +103,11 @@ def test_predict_points_runs_through_every_given_point():
 
 @pytest.mark.parametrize(
     ("sizes", "lats", "match"),
-    [([16], [1.0], "two or more distinct sizes"),
-     ([16, 16], [1.0, 2.0], "two or more distinct sizes"),
-     ([16, 64, 256], [1.0, 2.0], "2 latencies for 3 sizes")],
+    [
+        ([16], [1.0], "two or more distinct sizes"),
+        ([16, 16], [1.0, 2.0], "two or more distinct sizes"),
+        ([16, 64, 256], [1.0, 2.0], "2 latencies for 3 sizes"),
+    ],
     ids=["one-size", "duplicate-size", "count-mismatch"],
 )
 def test_predict_points_rejects_bad_points(sizes, lats, match):
@@ -101,7 +121,10 @@ def test_validation_reports_the_gain_of_a_middle_point():
 
     # Overhead-bound up to batch 64 (the middle size), then linear: a kink the ends cannot see.
     lat = _latencies(lambda n: max(n, 64))
-    linear = {"batch": {"degree": 1, "through_ends": True}, "input": {"degree": 1, "through_ends": True}}
+    linear = {
+        "batch": {"degree": 1, "through_ends": True},
+        "input": {"degree": 1, "through_ends": True},
+    }
     r = validate_scalers(lat, {"linear": linear}).set_index("by").loc["batch"]
     assert r["mape_pct"] > 1.0
     assert r["mape_3pt_pct"] == pytest.approx(0.0, abs=1e-9)
