@@ -26,9 +26,9 @@ from ._doe import (
     read_results,
 )
 from ._doe_plots import doe_figures
-from .errors import ArtifactError, ProfetError, ProfetFileNotFoundError, ProfetValueError
 from ._profile import parse_profile, read_profile
 from ._validate import NOVELTY_WARN, cross_validate, summarize
+from .errors import ArtifactError, ProfetError, ProfetFileNotFoundError, ProfetValueError
 
 __all__ = [
     "NOVELTY_WARN",

@@ -23,7 +23,6 @@ from ._breakdown import BreakdownRegressor, breakdown_change, breakdown_pairs
 from ._catalog import validate_catalog
 from ._clustering import OpClusterer
 from ._data import Dataset, make_pairs, op_columns
-from .errors import ArtifactError, ProfetValueError
 from ._families import family_times
 from ._methods import DEFAULT_METHOD, METHODS, method_factory
 from ._profile import LATENCY_COLUMN
@@ -40,6 +39,7 @@ from ._validate import (
     summarize,
     validate_scalers,
 )
+from .errors import ArtifactError, ProfetValueError
 
 FORMAT_VERSION = 2
 DEFAULT_ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"

@@ -21,8 +21,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._data import PAIR_KEY, Dataset, make_pairs
-from .errors import ProfetValueError
 from ._families import family_times
+from .errors import ProfetValueError
 
 #: Learners of :class:`BreakdownRegressor`: scikit-learn multi-output regressors.
 LEARNERS = ("linear", "knn", "tree", "forest")

@@ -9,8 +9,8 @@ import pandas as pd
 
 from ._clustering import OpClusterer
 from ._data import Dataset, make_pairs
-from .errors import ProfetValueError
 from ._scaler import DIMENSIONS, fit_scaler, scaling_curves
+from .errors import ProfetValueError
 
 Progress = Callable[[int, int, str], None]
 #: Estimators that only make sense with the anchor latency (baselines).

@@ -12,8 +12,8 @@ from profet_core._breakdown import (
     breakdown_pairs,
     cross_validate_breakdown,
 )
-from profet_core.errors import ProfetValueError
 from profet_core._families import FAMILIES
+from profet_core.errors import ProfetValueError
 
 
 def _linear_relation(n=200, seed=0):
