@@ -11,13 +11,13 @@ import numpy as np
 import pandas as pd
 
 from ._data import OP_PREFIXES, op_columns
+from ._tfstats import group_tf_stats, tf_stats_columns
 from .errors import ProfetFileNotFoundError, ProfetValueError
 
 #: Largest profile file accepted (bytes). A single profile is a few kB; tables of thousands of
 #: profiles stay well under this.
 MAX_PROFILE_BYTES = 50 * 1024 * 1024
 LATENCY_COLUMN = "batch_latency_s"
-_TB_COLUMNS = ("Host/device", "Type", "Total time (us)")
 
 
 def _check_time(name: str, value) -> float:
@@ -62,28 +62,14 @@ def _from_json(text: str) -> pd.DataFrame:
     return pd.DataFrame(rows).fillna(0.0)
 
 
-def _from_tensorboard(df: pd.DataFrame) -> pd.DataFrame:
-    side = df["Host/device"].astype(str).str.strip().str.capitalize()
-    bad = sorted(set(side) - {"Host", "Device"})
-    if bad:
-        raise ProfetValueError(f"'Host/device' column holds {bad[:3]}; allowed: Host, Device")
-    times = pd.to_numeric(df["Total time (us)"], errors="coerce")
-    if times.isna().any():
-        raise ProfetValueError("'Total time (us)' column holds non-numeric values")
-    names = side + "_" + df["Type"].astype(str).str.strip()
-    # The training data was built this way: total time grouped by host/device and op type.
-    grouped = times.groupby(names).sum()
-    return pd.DataFrame([{_check_name(k): _check_time(k, v) for k, v in grouped.items()}])
-
-
 def _from_table(df: pd.DataFrame) -> pd.DataFrame:
-    if all(c in df.columns for c in _TB_COLUMNS):
-        return _from_tensorboard(df)
+    if tf_stats_columns(df.columns) is not None:
+        return group_tf_stats(df)
     ops = op_columns(df.columns)
     if not ops:
         raise ProfetValueError(
             "table has no Host_<Op>/Device_<Op> columns and is not a TensorBoard tensorflow_stats "
-            f"export (needs columns {list(_TB_COLUMNS)}); columns found: {list(df.columns)[:8]}"
+            f"export (needs Host/device, Type, Total time (us)); columns found: {list(df.columns)[:8]}"
         )
     if df.empty:
         raise ProfetValueError("profile table has no rows")
