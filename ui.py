@@ -6,8 +6,9 @@ is at the top level (not in ``pages/``) because Streamlit treats every ``pages/*
 
 from __future__ import annotations
 
-import json
 import math
+import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -15,10 +16,57 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from profet_core import Predictor, ProfetError, load_artifacts
+from profet_core import Prediction, Predictor, ProfetError, load_artifacts
 
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
 ANCHOR_RESULT = "anchor_result"
+#: Characters that make Markdown (as st.error/st.warning render it) links, images, HTML, code
+#: or emphasis; ":" so that "https://..." is no autolink.
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>!#|~$:])")
+#: Longest user-derived message shown (characters); longer ones are cut.
+MAX_MESSAGE = 2000
+
+
+@dataclass(frozen=True)
+class AnchorResult:
+    """What the Anchor page hands to the Scaler page (kept in session state).
+
+    Attributes
+    ----------
+    prediction : profet_core.Prediction
+    table : pandas.DataFrame
+        ``prediction.table`` plus run time and cost columns when a run was described.
+    breakdown : pandas.DataFrame
+    batch_size, input_size : int
+        The sizes the profile was taken with (images; pixels per side).
+    """
+
+    prediction: Prediction
+    table: pd.DataFrame
+    breakdown: pd.DataFrame
+    batch_size: int
+    input_size: int
+
+    @property
+    def anchor(self) -> str:
+        return self.prediction.anchor
+
+
+def safe(text) -> str:
+    """``text`` escaped for Markdown and bounded in length: user strings (op names, file names,
+    query parameters) must never become links, images or HTML in the app."""
+    text = str(text)
+    if len(text) > MAX_MESSAGE:
+        text = text[: MAX_MESSAGE - 1] + "…"
+    text = _MARKDOWN.sub(r"\\\1", text)
+    return re.sub(r"(?i)www\.", r"www\\.", text)
+
+
+def show_error(exc: Exception, prefix: str = "") -> None:
+    """An ``st.error`` with the (escaped) message of a ProfetError."""
+    st.error(safe(f"{prefix}{exc}"))
+
+
 #: Seconds per unit of the anchor latency input.
 LATENCY_UNITS = {"ms": 1e-3, "s": 1.0, "µs": 1e-6}
 #: People-facing names and units of the two scaling dimensions.
@@ -50,7 +98,7 @@ def predictor_or_stop() -> Predictor:
     try:
         return get_predictor()
     except ProfetError as exc:
-        st.error(f"The trained models cannot be loaded: {exc}")
+        show_error(exc, "The trained models cannot be loaded: ")
         st.stop()
 
 
@@ -133,12 +181,6 @@ def fmt_hours(hours: float) -> str:
 def csv_bytes(df: pd.DataFrame) -> bytes:
     """The table as UTF-8 CSV for a download button."""
     return df.to_csv(index=False).encode("utf-8")
-
-
-def json_bytes(df: pd.DataFrame, **extra) -> bytes:
-    """The table as JSON records (plus ``extra`` top-level fields) for a download button."""
-    records = json.loads(df.to_json(orient="records", double_precision=10))
-    return json.dumps({**extra, "predictions": records}, indent=1).encode("utf-8")
 
 
 def latency_cost_figure(

@@ -24,10 +24,10 @@ import pandas as pd
 from sklearn.ensemble import ExtraTreesRegressor
 
 from profet_core import load_dataset, make_pairs
-from profet_core._artifacts import SCALER_VARIANTS
 from profet_core._data import PAIR_KEY, op_columns
-from profet_core._methods import profile_features
-from profet_core._validate import validate_scalers
+from profet_core._evaluate import validate_scalers
+from profet_core._features import profile_features
+from profet_core._scaler import SCALER_VARIANTS
 
 KEY = [c for c in PAIR_KEY if c != "exp"]
 

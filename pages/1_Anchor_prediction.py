@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
 import ui
-from profet_core import NOVELTY_WARN, ProfetError, estimate_run, parse_profile
+from profet_core import ProfetError, ProfetValueError, estimate_run, parse_profile
 
 EXAMPLE, UPLOAD, PASTE = "Built-in example", "Upload a file", "Paste JSON"
-#: Steps used for the always-shown "cost per 1,000 steps" (a run-independent cost).
-COST_STEPS = 1000
 
 predictor = ui.predictor_or_stop()
 st.title("Anchor prediction")
@@ -131,93 +130,63 @@ if st.button("Predict", type="primary", key="predict"):
     st.session_state.pop(ui.ANCHOR_RESULT, None)
     try:
         if known and latency is None:
-            raise ProfetError(
+            raise ProfetValueError(
                 "the anchor batch latency is missing: enter it, or untick "
                 '"I measured the anchor\'s batch latency"'
             )
         if source == EXAMPLE:
             if example is None:
-                raise ProfetError(f"no example profile for {anchor}")
+                raise ProfetValueError(f"no example profile for {anchor}")
             profile = parse_profile(json.dumps(example["profile"]), "example.json")
         elif source == UPLOAD:
             if uploaded is None:
-                raise ProfetError("no profile file uploaded; choose a .json or .csv file first")
+                raise ProfetValueError(
+                    "no profile file uploaded; choose a .json or .csv file first"
+                )
             profile = parse_profile(uploaded.getvalue(), uploaded.name)
         else:
             profile = parse_profile(pasted, "pasted.json")
         prediction = predictor.predict(
             anchor, profile, ui.latency_to_seconds(latency, unit), method=method
         )
-        table = estimate_run(prediction.table, COST_STEPS, 1, 1)
-        table = table.rename(columns={"run_usd": "usd_per_1000_steps"}).drop(
-            columns=["steps", "run_hours", "run_usd_low", "run_usd_high"], errors="ignore"
-        )
+        table = prediction.table
         if dataset_images is not None:
             table = estimate_run(table, dataset_images, batch_size, epochs)
-        breakdown = predictor.breakdown(anchor, profile)
-        st.session_state[ui.ANCHOR_RESULT] = {
-            "breakdown": breakdown,
-            "anchor": anchor,
-            "method": prediction.method,
-            "table": table,
-            "unknown_ops": prediction.unknown_ops,
-            "interval_level": prediction.interval_level,
-            "batch_size": batch_size,
-            "input_size": input_size,
-            "with_latency": latency is not None,
-            "n_ops": profile.shape[1],
-        }
+        st.session_state[ui.ANCHOR_RESULT] = ui.AnchorResult(
+            prediction, table, predictor.breakdown(anchor, profile), batch_size, input_size
+        )
     except ProfetError as exc:
-        st.error(str(exc))
+        ui.show_error(exc)
 
-result = st.session_state.get(ui.ANCHOR_RESULT)
+result: ui.AnchorResult | None = st.session_state.get(ui.ANCHOR_RESULT)
 if result:
-    table: pd.DataFrame = result["table"]
+    prediction = result.prediction
+    table: pd.DataFrame = result.table
     run = "run_usd" in table
     st.divider()
     st.subheader(
-        f"Predicted on {table['target'].nunique()} targets from a profile on {result['anchor']}"
+        f"Predicted on {table['target'].nunique()} targets from a profile on {result.anchor}"
     )
     ensemble = "; ".join(table["ensemble"].unique())
     st.caption(
-        f"Method **{result['method']}**: {ensemble}. Bands: "
-        f"{result['interval_level']:.0%} prediction intervals from the leave-one-"
-        "architecture-out validation."
+        f"Method **{prediction.method}**: {ensemble}. Bands: "
+        f"{prediction.interval_level:.0%} prediction intervals from the leave-one-"
+        "architecture-out validation. Latencies in ms per training step, prices in USD."
     )
-    if result["unknown_ops"]:
-        ops = ", ".join(result["unknown_ops"][:10])
-        more = len(result["unknown_ops"]) - 10
-        st.warning(
-            f"{len(result['unknown_ops'])} op(s) of the profile are unknown to the models "
-            f"and were left out: {ops}{f' and {more} more' if more > 0 else ''}."
-        )
     n_rows = table["row"].nunique()
     row = 0
     if n_rows > 1:
         row = st.selectbox(
             f"Profile row to show (the file holds {n_rows})", sorted(table["row"].unique())
         )
+    for warning in prediction.warnings(row):
+        st.warning(ui.safe(warning))
     shown = table[table["row"] == row].reset_index(drop=True)
     novelty = shown["novelty"].max()
-    if pd.notna(novelty):
-        band = predictor.novelty_band(novelty, result["with_latency"], result["method"])
-        seen = (
-            f" In validation, held-out CNNs this unusual (novelty {band['band']}) were missed by "
-            f"{band['mape_pct']:.0f}% on average."
-            if band
-            else ""
+    if pd.notna(novelty) and not prediction.novelty_warning(row):
+        st.caption(
+            f"Novelty of this profile: {novelty:.2f} (1 = a typical held-out CNN in validation)."
         )
-        if novelty >= NOVELTY_WARN:
-            st.warning(
-                f"This profile is unlike the networks PROFET was trained on (novelty "
-                f"{novelty:.2f}; 1 = a typical held-out CNN in validation).{seen} The "
-                "intervals are widened accordingly; treat the ranking of close targets with care."
-            )
-        else:
-            st.caption(
-                f"Novelty of this profile: {novelty:.2f} (1 = a typical held-out CNN in "
-                f"validation).{seen}"
-            )
     cost_col = "run_usd" if run else "usd_per_1000_steps"
     fastest = shown.loc[shown["batch_latency_ms"].idxmin()]
     m1, m2, m3 = st.columns(3)
@@ -248,11 +217,7 @@ if result:
         for i in shown.index
     ]
     display = shown.assign(note=notes)
-    members = [
-        c
-        for c in table.columns
-        if c.endswith("_ms") and c not in ("batch_latency_ms", "low_ms", "high_ms")
-    ]
+    members = prediction.member_columns
     columns = [
         "target",
         "gpu",
@@ -297,26 +262,18 @@ if result:
     st.plotly_chart(fig, width="stretch", key="result_chart")
 
     d1, d2, _ = st.columns([1, 1, 4])
-    stem = f"profet_{result['anchor']}_{result['method']}"
+    stem = f"profet_{result.anchor}_{prediction.method}"
     d1.download_button("Download CSV", ui.csv_bytes(table), f"{stem}.csv", "text/csv")
+    document = replace(prediction, table=table).to_json()
     d2.download_button(
-        "Download JSON",
-        ui.json_bytes(
-            table,
-            anchor=result["anchor"],
-            method=result["method"],
-            interval_level=result["interval_level"],
-            unknown_ops=list(result["unknown_ops"]),
-        ),
-        f"{stem}.json",
-        "application/json",
+        "Download JSON", json.dumps(document, indent=1), f"{stem}.json", "application/json"
     )
     st.caption(
         "Open the **Scaler prediction** page to scale these latencies to other batch or "
         "input sizes."
     )
 
-    breakdown = result.get("breakdown")
+    breakdown = result.breakdown
     if breakdown is not None and not breakdown.empty:
         with st.expander("Which kinds of work get faster on each target (per-op-family breakdown)"):
             st.caption(

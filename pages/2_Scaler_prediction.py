@@ -24,7 +24,7 @@ instances = predictor.instances
 target_index = 0
 if anchor_result is not None:
     # Start on the anchor page's fastest target: the one a user most likely wants to scale.
-    t = anchor_result["table"]
+    t = anchor_result.table
     target_index = instances.index(t.loc[t["batch_latency_ms"].idxmin(), "target"])
 
 c1, c2 = st.columns([2, 1])
@@ -53,10 +53,10 @@ except (ProfetError, KeyError):
 # with; several rows (profiles at several sizes) give the two ends, fastest at the smaller.
 size_a, size_b, lat_a, lat_b = lo, hi, None, None
 prefill_note = None
-if anchor_result is not None and target != anchor_result["anchor"]:
-    rows = anchor_result["table"]
+if anchor_result is not None and target != anchor_result.anchor:
+    rows = anchor_result.table
     rows = rows[rows["target"] == target]["batch_latency_ms"].to_numpy(dtype=float)
-    profiled = int(anchor_result["batch_size" if by == "batch" else "input_size"])
+    profiled = int(anchor_result.batch_size if by == "batch" else anchor_result.input_size)
     if len(rows) == 1 and lo <= profiled <= hi:
         if profiled <= (lo + hi) / 2:
             size_a, lat_a = profiled, float(rows[0])
@@ -170,7 +170,7 @@ try:
         predictor.scale(target, by, lat_min, lat_max, size, size_min, size_max, points=extra)
     )
 except ProfetError as exc:
-    st.error(str(exc))
+    ui.show_error(exc)
     st.stop()
 
 st.metric(f"Predicted batch latency on {target} at {dim['short']} {size}", ui.fmt_ms(value))

@@ -97,7 +97,7 @@ st.markdown(
 try:
     predictor = ui.get_predictor()
 except ProfetError as exc:
-    st.warning(f"The trained models are not available: {exc}")
+    st.warning(ui.safe(f"The trained models are not available: {exc}"))
 else:
     st.header("Instances and models")
     st.dataframe(

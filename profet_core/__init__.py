@@ -6,60 +6,65 @@ Typical use::
     predictor = load_artifacts()
     result = predictor.predict("g3s.xlarge", read_profile("profile.json"), anchor_latency_s=0.12)
     result.table  # batch_latency_ms, low_ms, high_ms per target instance
+
+This package exports the prediction side. Training (``train``, ``load_dataset``,
+``cross_validate``) and the experiment-design subpackage (``profet_core.doe``) are imported
+only when used, so ``import profet_core`` stays light (no scikit-learn, scipy, statsmodels,
+plotly or TensorFlow).
 """
 
-from ._artifacts import Prediction, Predictor, load_artifacts, train
-from ._catalog import load_catalog
-from ._cost import estimate_run
-from ._data import Dataset, load_dataset, make_dataset, make_pairs
-from ._doe import (
-    RUN_COLUMNS,
-    AnalysisResult,
-    Design,
-    Factor,
-    analyze,
-    default_factors,
-    demo_results,
-    make_design,
-    montgomery_filtration_example,
-    parse_factor,
-    read_results,
-)
-from ._doe_plots import doe_figures
+from importlib import import_module
+
+from ._catalog import estimate_run, load_catalog
+from ._prediction import NOVELTY_WARN, Prediction
+from ._predictor import Predictor, load_artifacts
 from ._profile import parse_profile, read_profile
-from ._validate import NOVELTY_WARN, cross_validate, summarize
-from .errors import ArtifactError, ProfetError, ProfetFileNotFoundError, ProfetValueError
+from .errors import (
+    ArtifactError,
+    NotFittedError,
+    ProfetError,
+    ProfetFileNotFoundError,
+    ProfetValueError,
+)
+
+#: Public names loaded on first use: ``name -> module``.
+_LAZY = {
+    "train": "._train",
+    "cross_validate": "._evaluate",
+    "summarize": "._evaluate",
+    "Dataset": "._data",
+    "load_dataset": "._data",
+    "make_dataset": "._data",
+    "make_pairs": "._data",
+}
 
 __all__ = [
     "NOVELTY_WARN",
-    "RUN_COLUMNS",
-    "AnalysisResult",
     "ArtifactError",
     "Dataset",
-    "Design",
-    "Factor",
+    "NotFittedError",
     "Prediction",
     "Predictor",
     "ProfetError",
     "ProfetFileNotFoundError",
     "ProfetValueError",
-    "analyze",
     "cross_validate",
-    "default_factors",
-    "demo_results",
-    "doe_figures",
     "estimate_run",
     "load_artifacts",
     "load_catalog",
     "load_dataset",
     "make_dataset",
-    "make_design",
     "make_pairs",
-    "montgomery_filtration_example",
-    "parse_factor",
     "parse_profile",
     "read_profile",
-    "read_results",
     "summarize",
     "train",
 ]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name], __name__), name)
+    if name == "doe":
+        return import_module(".doe", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

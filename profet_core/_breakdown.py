@@ -1,6 +1,6 @@
 """Predicted per-op-family breakdown on a target instance (multi-output regression).
 
-From an anchor profile's device time per op family (see :mod:`profet_core._families`), predict the
+From an anchor profile's device time per op family (see :mod:`profet_core._features`), predict the
 target instance's device time per family, so people can see which op groups get faster or slower.
 Families, not op names, are modelled because they transfer to architectures never seen.
 
@@ -13,15 +13,13 @@ with it). The learned state is plain arrays (no pickle), see :meth:`BreakdownReg
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
-from ._data import PAIR_KEY, Dataset, make_pairs
-from ._families import family_times
+from ._base import Estimator, check_is_fitted
+from ._data import PAIR_KEY, Dataset
+from ._features import family_times
+from ._trees import FlatTrees
 from .errors import ProfetValueError
 
 #: Learners of :class:`BreakdownRegressor`: scikit-learn multi-output regressors.
@@ -30,8 +28,6 @@ LEARNERS = ("linear", "knn", "tree", "forest")
 BASELINES = ("identity", "median-ratio")
 #: Family left out of the device-busy time.
 IDLE = "idle"
-
-Progress = Callable[[int, int, str], None]
 
 
 # --------------------------------------------------------------------------------------- data
@@ -86,59 +82,10 @@ def breakdown_pairs(dataset: Dataset, anchor: str, target: str, *, median: bool 
     return X, Y, joined["model"].to_numpy(dtype=str), joined[key].copy()
 
 
-# ---------------------------------------------------------------------------- flat trees
-
-
-class _MultiFlatTrees:
-    """Multi-output scikit-learn trees as flat arrays; ``predict`` is the mean of the leaf values.
-
-    Like ``_estimators._FlatTrees`` but ``value`` has shape (n_nodes, n_outputs).
-    """
-
-    ARRAYS = ("left", "right", "feature", "threshold", "value", "roots")
-
-    def __init__(self, arrays: dict, depth: int):
-        self.arrays = arrays
-        self.depth = depth
-
-    @classmethod
-    def from_trees(cls, trees) -> _MultiFlatTrees:
-        parts = {k: [] for k in cls.ARRAYS}
-        offset = 0
-        for tree in trees:
-            parts["roots"].append(np.array([offset]))
-            is_leaf = tree.children_left < 0
-            # Global node ids; a leaf points at itself so traversal can run a fixed depth.
-            ids = np.arange(tree.node_count) + offset
-            parts["left"].append(np.where(is_leaf, ids, tree.children_left + offset))
-            parts["right"].append(np.where(is_leaf, ids, tree.children_right + offset))
-            parts["feature"].append(np.where(is_leaf, 0, tree.feature))
-            parts["threshold"].append(np.where(is_leaf, np.inf, tree.threshold))
-            parts["value"].append(tree.value[:, :, 0])
-            offset += tree.node_count
-        arrays = {k: np.concatenate(v) for k, v in parts.items()}
-        for k in ("left", "right", "feature", "roots"):
-            arrays[k] = arrays[k].astype(np.int32)
-        arrays["threshold"] = arrays["threshold"].astype(np.float64)
-        arrays["value"] = arrays["value"].astype(np.float64)
-        return cls(arrays, int(max(t.max_depth for t in trees)))
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        a = self.arrays
-        # Trees compare float32 inputs with their thresholds; cast the same way to match exactly.
-        X = np.asarray(X, dtype=np.float32).astype(np.float64)
-        nodes = np.broadcast_to(a["roots"], (len(X), len(a["roots"]))).copy()
-        rows = np.arange(len(X))[:, None]
-        for _ in range(self.depth):
-            go_left = X[rows, a["feature"][nodes]] <= a["threshold"][nodes]
-            nodes = np.where(go_left, a["left"][nodes], a["right"][nodes])
-        return a["value"][nodes].mean(axis=1)  # (n, n_trees, n_outputs) -> (n, n_outputs)
-
-
 # ---------------------------------------------------------------------------- regressor
 
 
-class BreakdownRegressor(RegressorMixin, BaseEstimator):
+class BreakdownRegressor(Estimator):
     """Predict a target instance's device time per op family from an anchor's.
 
     Parameters
@@ -263,8 +210,8 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
                     random_state=self.random_state,
                 ).fit(F, T)
                 trees = [e.tree_ for e in est.estimators_]
-            flat = _MultiFlatTrees.from_trees(trees)
-            self.arrays_, self.depth_ = flat.arrays, flat.depth
+            flat = FlatTrees.from_sklearn(trees)
+            self.arrays_, self.depth_ = flat.state(), flat.depth
         self.arrays_.update(bounds)
         return self
 
@@ -280,7 +227,7 @@ class BreakdownRegressor(RegressorMixin, BaseEstimator):
                 a["train_x"], a["train_y"]
             )
             return knn.predict((F - a["x_mean"]) / a["x_scale"])
-        return _MultiFlatTrees(a, self.depth_).predict(F)
+        return FlatTrees(a, self.depth_).leaves(F).mean(axis=1)
 
     def predict(self, X) -> pd.DataFrame:
         """Target device time per family (microseconds, >= 0) for each row of anchor times ``X``.
@@ -380,122 +327,3 @@ def breakdown_change(
         target > 0, out["anchor_us"] / np.where(target > 0, target, 1.0), np.nan
     )
     return out.reset_index(drop=True)
-
-
-# ---------------------------------------------------------------------------- validation
-
-
-def _baseline(name: str, Xtr: pd.DataFrame, Ytr: pd.DataFrame, Xte: pd.DataFrame) -> pd.DataFrame:
-    if name == "identity":
-        return Xte.copy()
-    # Per-family median of log(target / anchor) over the training workloads.
-    ratio = np.median(np.log1p(Ytr.to_numpy()) - np.log1p(Xtr.to_numpy()), axis=0)
-    return pd.DataFrame(
-        np.expm1(np.log1p(Xte.to_numpy()) + ratio), columns=Xte.columns, index=Xte.index
-    )
-
-
-def _metrics(
-    pred: np.ndarray,
-    true: np.ndarray,
-    anchor: np.ndarray,
-    busy_cols: np.ndarray,
-    anchor_lat: np.ndarray,
-    target_lat: np.ndarray,
-) -> dict:
-    wape = np.abs(pred - true).sum(axis=1) / np.maximum(true.sum(axis=1), 1e-9)
-    pb, tb = pred[:, busy_cols].sum(axis=1), true[:, busy_cols].sum(axis=1)
-    lat = anchor_lat * pred.sum(axis=1) / np.maximum(anchor.sum(axis=1), 1e-9)
-    return {
-        "family_wape_pct": 100 * float(wape.mean()),
-        "busy_mape_pct": 100 * float(np.mean(np.abs(pb - tb) / np.maximum(tb, 1e-9))),
-        "latency_mape_pct": 100 * float(np.mean(np.abs(lat - target_lat) / target_lat)),
-        "n": len(true),
-    }
-
-
-def cross_validate_breakdown(
-    dataset: Dataset,
-    learners=LEARNERS,
-    anchors=None,
-    targets=None,
-    progress: Progress | None = None,
-    params: dict | None = None,
-    baselines=BASELINES,
-) -> pd.DataFrame:
-    """Leave-one-architecture-out accuracy of breakdown learners for every anchor -> target pair.
-
-    For each pair and architecture, every learner is trained on the other architectures (median
-    over repetitions) and predicts each repetition of the left-out one.
-
-    Parameters
-    ----------
-    dataset : Dataset
-    learners : iterable of str
-        Among :data:`LEARNERS`.
-    anchors, targets : list of str, optional
-        Restrict the run (default: every instance).
-    progress : callable, optional
-        ``progress(done, total, message)`` after each fold.
-    params : dict, optional
-        Extra keyword arguments of :class:`BreakdownRegressor`.
-    baselines : iterable of str
-        Among :data:`BASELINES`: ``identity`` (target family = anchor family) and
-        ``median-ratio`` (anchor family times the training median target/anchor ratio).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (anchor, target, learner): ``family_wape_pct`` (sum over families of
-        |pred - true| / sum of true, per row, then mean), ``busy_mape_pct`` (MAPE of the summed
-        non-idle families), ``latency_mape_pct`` (MAPE of ``anchor_latency_s * predicted device
-        total / anchor device total`` against the measured target latency) and ``n`` rows.
-    """
-    learners, baselines = list(learners), list(baselines)
-    for name in learners:
-        if name not in LEARNERS:
-            raise ProfetValueError(
-                f"unknown breakdown learner {name!r}; allowed: {', '.join(LEARNERS)}"
-            )
-    for name in baselines:
-        if name not in BASELINES:
-            raise ProfetValueError(f"unknown baseline {name!r}; allowed: {', '.join(BASELINES)}")
-    instances = dataset.instances
-    jobs = [(a, t) for a in (anchors or instances) for t in (targets or instances) if a != t]
-    archs = dataset.architectures
-    if len(archs) < 2:
-        raise ProfetValueError("leave-one-architecture-out needs at least 2 architectures")
-    key = list(PAIR_KEY)
-    total, done = len(jobs) * len(archs), 0
-    rows = []
-    for anchor, target in jobs:
-        X, Y, groups, keys = breakdown_pairs(dataset, anchor, target)
-        Xm, Ym, gm, _ = breakdown_pairs(dataset, anchor, target, median=True)
-        lat = make_pairs(dataset, anchor, target)[[*key, "anchor_latency_s", "target_latency_s"]]
-        lat = keys.merge(lat, on=key, how="left")
-        has_lat = lat["target_latency_s"].notna().to_numpy()
-        busy_cols = np.asarray([c != IDLE for c in X.columns])
-        preds = {name: np.full(Y.shape, np.nan) for name in [*learners, *baselines]}
-        for arch in archs:
-            te, tr = groups == arch, gm != arch
-            done += 1
-            if te.any() and tr.sum() >= 2:
-                for name in learners:
-                    model = BreakdownRegressor(learner=name, **(params or {})).fit(Xm[tr], Ym[tr])
-                    preds[name][te] = model.predict(X[te]).to_numpy()
-                for name in baselines:
-                    preds[name][te] = _baseline(name, Xm[tr], Ym[tr], X[te]).to_numpy()
-            if progress:
-                progress(done, total, f"{anchor} -> {target}, left out {arch}")
-        for name, p in preds.items():
-            ok = has_lat & ~np.isnan(p).any(axis=1)
-            m = _metrics(
-                p[ok],
-                Y.to_numpy()[ok],
-                X.to_numpy()[ok],
-                busy_cols,
-                lat["anchor_latency_s"].to_numpy()[ok],
-                lat["target_latency_s"].to_numpy()[ok],
-            )
-            rows.append({"anchor": anchor, "target": target, "learner": name, **m})
-    return pd.DataFrame(rows)

@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 DEFAULT_DATA = "../shared/data/profet"
 DEFAULT_CATALOG = "../shared/instances.csv"
+_CATALOG_HELP = (
+    "instance catalog CSV (instance,gpu,usd_per_hour) overriding the artifacts' prices and GPU "
+    "names without retraining"
+)
+#: Options whose value may be a negative number or -inf (argparse would take it for an option).
+_NUMERIC_OPTIONS = (
+    "--anchor-latency-ms",
+    "--latency-min-ms",
+    "--latency-max-ms",
+    "--size",
+    "--size-min",
+    "--size-max",
+    "--seed",
+    "--batch-size",
+    "--dataset-images",
+    "--epochs",
+    "--steps",
+)
 
 
 class _Progress:
@@ -68,83 +85,75 @@ def _find_catalog(data: Path) -> Path:
     raise ProfetFileNotFoundError(f"no instances.csv next to {str(data)!r}; pass --catalog PATH")
 
 
-def _cmd_predict(args) -> int:
-    from . import load_artifacts, read_profile
-    from ._validate import NOVELTY_WARN
+def _load_predictor(args):
+    from . import load_artifacts, load_catalog
 
-    predictor = load_artifacts(args.artifacts)
+    catalog = load_catalog(args.catalog) if getattr(args, "catalog", None) else None
+    return load_artifacts(args.artifacts, catalog=catalog)
+
+
+def _cmd_predict(args) -> int:
+    from . import estimate_run, read_profile
+
+    _check_run_args(args)
+    predictor = _load_predictor(args)
     profiles = read_profile(args.profile)
     lat = None if args.anchor_latency_ms is None else args.anchor_latency_ms / 1000
     result = predictor.predict(args.anchor, profiles, anchor_latency_s=lat, method=args.method)
     table = result.table
-    if result.unknown_ops:
-        print(
-            f"profet: warning: ops not seen in training were left out: {', '.join(result.unknown_ops)}",
-            file=sys.stderr,
-        )
-    novelty = table["novelty"].max()
-    if novelty >= NOVELTY_WARN:
-        band = predictor.novelty_band(novelty, lat is not None, result.method)
-        seen = (
-            f"; held-out CNNs this unusual were missed by {band['mape_pct']:.0f}% on average"
-            if band
-            else ""
-        )
-        print(
-            f"profet: warning: the profile is unlike the training profiles (novelty {novelty:.2f}, "
-            f"1 = a typical held-out CNN){seen}; intervals are widened",
-            file=sys.stderr,
-        )
+    if args.dataset_images is not None:
+        table = estimate_run(table, args.dataset_images, args.batch_size, args.epochs)
+    for warning in result.warnings():
+        print(f"profet: warning: {warning}", file=sys.stderr)
     if args.format == "csv":
-        cols = [
-            "row",
-            "target",
-            "batch_latency_ms",
-            "low_ms",
-            "high_ms",
-            "novelty",
-            "gpu",
-            "usd_per_hour",
-            "method",
-            "ensemble",
-        ] + [
-            c
-            for c in table.columns
-            if c.endswith("_ms") and c not in ("batch_latency_ms", "low_ms", "high_ms")
-        ]
+        first = ["row", "target", "batch_latency_ms", "low_ms", "high_ms", "novelty"]
+        cols = first + [c for c in table.columns if c not in (*first, "anchor")]
         table[cols].to_csv(sys.stdout, index=False, float_format="%.4f")
     elif args.format == "json":
-        json.dump(
-            {
-                "anchor": args.anchor,
-                "method": result.method,
-                "interval_level": result.interval_level,
-                "unknown_ops": list(result.unknown_ops),
-                "predictions": json.loads(table.to_json(orient="records")),
-            },
-            sys.stdout,
-            indent=1,
-        )
-        print()
+        if table is not result.table:
+            result = type(result)(**{**result.__dict__, "table": table})
+        result.write_json(sys.stdout)
     else:
-        show = table[
-            [
-                "row",
-                "target",
-                "gpu",
-                "batch_latency_ms",
-                "low_ms",
-                "high_ms",
-                "novelty",
-                "usd_per_hour",
-                "ensemble",
-            ]
-        ]
-        print(
-            f"anchor {args.anchor}, method {result.method}, "
-            f"{int(result.interval_level * 100)}% interval low..high"
-        )
-        print(show.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
+        _print_table(result, table)
+    return 0
+
+
+#: Columns of `profet predict --format table` with their headers (units included).
+_TABLE_COLUMNS = {
+    "row": "row",
+    "target": "target",
+    "gpu": "gpu",
+    "basis": "basis",
+    "batch_latency_ms": "latency_ms",
+    "low_ms": "low_ms",
+    "high_ms": "high_ms",
+    "novelty": "novelty",
+    "usd_per_hour": "usd_per_hour",
+    "usd_per_1000_steps": "usd_per_1000_steps",
+    "run_hours": "run_hours",
+    "run_usd": "run_usd",
+}
+
+
+def _print_table(result, table) -> None:
+    cols = [c for c in _TABLE_COLUMNS if c in table.columns]
+    show = table[cols].rename(columns=_TABLE_COLUMNS)
+    level = int(round(result.interval_level * 100))
+    print(f"anchor {result.anchor}, method {result.method}: {result.table['ensemble'].iloc[0]}")
+    print(f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD")
+    print(show.to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
+
+
+def _cmd_instances(args) -> int:
+    predictor = _load_predictor(args)
+    cat = predictor.catalog.set_index("instance")
+    rows = [
+        {"instance": i, "gpu": cat["gpu"].get(i, ""), "usd_per_hour": cat["usd_per_hour"].get(i)}
+        for i in predictor.instances
+    ]
+    import pandas as pd
+
+    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     return 0
 
 
@@ -159,7 +168,12 @@ def _size_latency(text: str) -> tuple[float, float]:
 
 def _cmd_scale(args) -> int:
     from . import load_artifacts
+    from .errors import ProfetValueError
 
+    sizes = [size for size, _ in args.point or []]
+    dup = sorted({s for s in sizes if sizes.count(s) > 1})
+    if dup:
+        raise ProfetValueError(f"--point gives size {dup[0]:g} more than once; give each size once")
     predictor = load_artifacts(args.artifacts)
     value = predictor.scale(
         args.target,
@@ -171,15 +185,19 @@ def _cmd_scale(args) -> int:
         size_max=args.size_max,
         points=dict(args.point or []),
     )
-    print(f"{float(value):.3f}")
+    unit = "images" if args.by == "batch" else "px"
+    print(
+        f"{float(value):.3f} ms per training step on {args.target} at {args.by} size {args.size:g} {unit}"
+    )
     return 0
 
 
 def _cmd_validate(args) -> int:
     from . import load_dataset
-    from ._artifacts import write_validation
+    from ._evaluate import cross_validate
+    from ._intervals import interval_quantiles
     from ._methods import METHODS, method_factory
-    from ._validate import cross_validate, interval_quantiles
+    from ._report import write_validation
 
     dataset = load_dataset(args.data)
     methods = args.methods or list(METHODS)
@@ -265,8 +283,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--method", choices=list(METHODS), help="prediction method (default: the artifacts')"
     )
     pr.add_argument("--artifacts", help="artifacts folder (default: the shipped ones)")
+    pr.add_argument("--catalog", help=_CATALOG_HELP)
     pr.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    run = pr.add_argument_group("whole-run time and cost (all three or none)")
+    run.add_argument("--dataset-images", type=int, help="training images per epoch")
+    run.add_argument("--batch-size", type=int, help="images per step, as profiled")
+    run.add_argument("--epochs", type=int, help="epochs of the run")
     pr.set_defaults(func=_cmd_predict)
+
+    ins = sub.add_parser("instances", help="list the instances the artifacts know, with prices")
+    ins.add_argument("--artifacts", help="artifacts folder (default: the shipped ones)")
+    ins.add_argument("--catalog", help=_CATALOG_HELP)
+    ins.set_defaults(func=_cmd_instances)
 
     s = sub.add_parser(
         "scale", help="latency at any batch or input size from latencies at two sizes"
@@ -314,9 +342,34 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _join_numeric(argv: list) -> list:
+    """``--size -1`` -> ``--size=-1``, so a bad number gets its own message, not argparse's
+    "expected one argument"."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in _NUMERIC_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
+def _check_run_args(args) -> None:
+    given = [args.dataset_images, args.batch_size, args.epochs]
+    if any(v is not None for v in given) and not all(v is not None for v in given):
+        from .errors import ProfetValueError
+
+        raise ProfetValueError(
+            "whole-run cost needs --dataset-images, --batch-size and --epochs together"
+        )
+
+
 def main(argv=None) -> int:
     from .errors import ProfetError
 
+    argv = _join_numeric(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

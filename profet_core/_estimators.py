@@ -8,9 +8,9 @@ alone).
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
-from sklearn.utils.validation import check_is_fitted
+
+from ._base import Estimator, check_is_fitted
+from ._trees import FlatTrees
 
 
 def _as_2d(X) -> np.ndarray:
@@ -18,7 +18,7 @@ def _as_2d(X) -> np.ndarray:
     return X.reshape(-1, 1) if X.ndim == 1 else X
 
 
-class DenseNetRegressor(RegressorMixin, BaseEstimator):
+class DenseNetRegressor(Estimator):
     """PROFET's Keras DNN (Dense 128-64-32-16-1, relu) behind scikit-learn's interface.
 
     Trained with Keras (Adam, exponential learning-rate decay, early stopping on a validation
@@ -140,69 +140,41 @@ class DenseNetRegressor(RegressorMixin, BaseEstimator):
         return self
 
 
-class _FlatTrees:
-    """Trees of a fitted scikit-learn ensemble as flat arrays, evaluated in numpy.
+class _TreeEnsemble(Estimator):
+    """Shared state of the exported tree ensembles: a :class:`FlatTrees` plus an offset.
 
     Prediction is ``offset + scale * reduce(leaf values)`` with ``reduce`` the mean (forests) or
     the sum (boosting).
     """
 
-    _ARRAYS = ("left", "right", "feature", "threshold", "value", "roots")
-
-    def _flatten(self, trees) -> None:
-        left, right, feature, threshold, value, roots = [], [], [], [], [], []
-        offset = 0
-        for tree in trees:
-            roots.append(offset)
-            is_leaf = tree.children_left < 0
-            # Global node ids; a leaf points at itself so traversal can run a fixed depth.
-            ids = np.arange(tree.node_count) + offset
-            left.append(np.where(is_leaf, ids, tree.children_left + offset))
-            right.append(np.where(is_leaf, ids, tree.children_right + offset))
-            feature.append(np.where(is_leaf, 0, tree.feature))
-            threshold.append(np.where(is_leaf, np.inf, tree.threshold))
-            value.append(tree.value[:, 0, 0])
-            offset += tree.node_count
-        self.left_ = np.concatenate(left).astype(np.int32)
-        self.right_ = np.concatenate(right).astype(np.int32)
-        self.feature_ = np.concatenate(feature).astype(np.int32)
-        self.threshold_ = np.concatenate(threshold)
-        self.value_ = np.concatenate(value)
-        self.roots_ = np.asarray(roots, dtype=np.int32)
-        self.depth_ = int(max(t.max_depth for t in trees))
+    def _set_trees(self, trees, n_features: int) -> None:
+        self.trees_ = FlatTrees.from_sklearn(trees)
+        self.n_features_in_ = n_features
 
     def _leaf_values(self, X) -> np.ndarray:
-        check_is_fitted(self, "value_")
-        # Trees compare float32 inputs with their thresholds; cast the same way to match exactly.
-        X = _as_2d(X).astype(np.float32).astype(np.float64)
-        nodes = np.broadcast_to(self.roots_, (len(X), len(self.roots_))).copy()
-        rows = np.arange(len(X))[:, None]
-        for _ in range(self.depth_):
-            go_left = X[rows, self.feature_[nodes]] <= self.threshold_[nodes]
-            nodes = np.where(go_left, self.left_[nodes], self.right_[nodes])
-        return self.value_[nodes]
+        check_is_fitted(self, "trees_")
+        return self.trees_.leaves(_as_2d(X))[:, :, 0]
 
     def to_state(self):
-        check_is_fitted(self, "value_")
+        check_is_fitted(self, "trees_")
         meta = {
             "params": self.get_params(),
-            "depth": self.depth_,
+            "depth": self.trees_.depth,
             "n_features": self.n_features_in_,
             "offset": getattr(self, "offset_", 0.0),
         }
-        return meta, {k: getattr(self, f"{k}_") for k in self._ARRAYS}
+        return meta, self.trees_.state(squeeze=True)
 
     @classmethod
     def from_state(cls, meta, arrays):
         self = cls(**meta["params"])
-        for k in cls._ARRAYS:
-            setattr(self, f"{k}_", arrays[k])
-        self.depth_, self.n_features_in_ = meta["depth"], meta["n_features"]
+        self.trees_ = FlatTrees(arrays, meta["depth"])
+        self.n_features_in_ = meta["n_features"]
         self.offset_ = meta.get("offset", 0.0)
         return self
 
 
-class ForestRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
+class ForestRegressor(_TreeEnsemble):
     """A scikit-learn random forest (or extra-trees) whose trees are exported as flat arrays.
 
     Parameters
@@ -234,6 +206,8 @@ class ForestRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
+        from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+
         cls = ExtraTreesRegressor if self.extra else RandomForestRegressor
         forest = cls(
             n_estimators=self.n_estimators,
@@ -244,15 +218,14 @@ class ForestRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
             n_jobs=self.n_jobs,
         )
         forest.fit(_as_2d(X), np.asarray(y, dtype=np.float64))
-        self._flatten([e.tree_ for e in forest.estimators_])
-        self.n_features_in_ = forest.n_features_in_
+        self._set_trees([e.tree_ for e in forest.estimators_], forest.n_features_in_)
         return self
 
     def predict(self, X):
         return self._leaf_values(X).mean(axis=1)
 
 
-class BoostingRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
+class BoostingRegressor(_TreeEnsemble):
     """scikit-learn gradient boosting (squared error) exported as flat arrays.
 
     Parameters
@@ -291,10 +264,9 @@ class BoostingRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
             random_state=self.random_state,
         )
         gb.fit(_as_2d(X), y)
-        self._flatten([e.tree_ for e in gb.estimators_[:, 0]])
+        self._set_trees([e.tree_ for e in gb.estimators_[:, 0]], gb.n_features_in_)
         # Squared-error boosting starts from the training mean.
         self.offset_ = float(gb.init_.constant_.ravel()[0])
-        self.n_features_in_ = gb.n_features_in_
         return self
 
     def predict(self, X):
@@ -302,7 +274,7 @@ class BoostingRegressor(_FlatTrees, RegressorMixin, BaseEstimator):
         return self.offset_ + self.learning_rate * leaves.sum(axis=1)
 
 
-class LinearModel(RegressorMixin, BaseEstimator):
+class LinearModel(Estimator):
     """Ordinary or ridge least squares with its coefficients as plain arrays.
 
     Parameters

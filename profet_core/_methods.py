@@ -11,13 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
+from ._base import Estimator, check_is_fitted
 from ._data import PAIR_KEY, op_columns
 from ._estimators import BoostingRegressor, DenseNetRegressor, ForestRegressor, LinearModel
-from ._families import FAMILIES, family_shares, family_times
-from ._novelty import ProfileNovelty
+from ._features import ProfileFeatures, ProfileNovelty, family_matrix
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,7 @@ def _unpack(prefix: str, arrays: dict) -> dict:
     return {k[cut:]: v for k, v in arrays.items() if k.startswith(prefix + "/")}
 
 
-class ProfetEnsemble(BaseEstimator):
+class ProfetEnsemble(Estimator):
     """PROFET's reference: a Keras DNN and a RandomForest on Levenshtein-clustered op times, and a
     linear model on the anchor's latency.
 
@@ -86,8 +84,15 @@ class ProfetEnsemble(BaseEstimator):
         self.linear_ = LinearModel().fit(pairs[["anchor_latency_s"]].to_numpy(), y)
         return self
 
-    def predict(self, ops: pd.DataFrame, anchor_latency_s=None) -> MethodOutput:
-        """Predict target latency (s) for rows of ``ops``; ``anchor_latency_s`` may hold NaN."""
+    def ignored_ops(self, ops) -> tuple:
+        """Ops among ``ops`` (names) that no op cluster takes: their time is not used."""
+        return tuple(self.clusterer.unknown_ops(ops))
+
+    def predict(self, ops: pd.DataFrame, anchor_latency_s=None, features=None) -> MethodOutput:
+        """Predict target latency (s) for rows of ``ops``; ``anchor_latency_s`` may hold NaN.
+
+        ``features`` is accepted for a common signature; this method uses its op clusters.
+        """
         check_is_fitted(self, "rf_")
         X = self._features(ops)
         # A small floor keeps a wild extrapolation from going negative.
@@ -124,50 +129,7 @@ class ProfetEnsemble(BaseEstimator):
         return self
 
 
-def profile_features(ops: pd.DataFrame, anchor_latency_s=None) -> tuple[pd.DataFrame, np.ndarray]:
-    """Scale-free features of anchor profiles, and each row's log device-busy time.
-
-    Parameters
-    ----------
-    ops : pandas.DataFrame
-        ``Host_*``/``Device_*`` op times (us); any op names (new ones fall into a family).
-    anchor_latency_s : array of shape (n,), optional
-        Adds the log anchor latency and its ratio to the device-busy time.
-
-    Returns
-    -------
-    features : pandas.DataFrame
-        Log busy/idle times, idle shares and each op family's share of the device-busy time.
-    log_busy_s : ndarray of shape (n,)
-        ``log`` of the device-busy seconds (the base of predictions without the anchor latency).
-    """
-    cols = op_columns(ops.columns)
-    dev = [c for c in cols if c.startswith("Device_") and c != "Device_IDLE"]
-    host = [c for c in cols if c.startswith("Host_") and c != "Host_IDLE"]
-    zeros = np.zeros(len(ops))
-    busy = np.maximum(ops[dev].to_numpy(dtype=float).sum(axis=1) if dev else zeros, 1.0)
-    host_busy = ops[host].to_numpy(dtype=float).sum(axis=1) if host else zeros
-    dev_idle = ops["Device_IDLE"].to_numpy(dtype=float) if "Device_IDLE" in ops else zeros
-    host_idle = ops["Host_IDLE"].to_numpy(dtype=float) if "Host_IDLE" in ops else zeros
-    feats = {
-        "log_device_busy": np.log(busy),
-        "log_device_idle": np.log1p(dev_idle),
-        "log_host_idle": np.log1p(host_idle),
-        "log_host_busy": np.log1p(host_busy),
-        "device_idle_share": dev_idle / (busy + dev_idle),
-        "host_idle_vs_busy": np.log1p(host_idle) - np.log(busy),
-    }
-    shares = family_shares(ops)
-    for fam in FAMILIES:
-        feats[f"share_{fam}"] = shares[fam].to_numpy()
-    if anchor_latency_s is not None:
-        lat = np.asarray(anchor_latency_s, dtype=float)
-        feats["log_anchor_latency"] = np.log(lat)
-        feats["anchor_latency_vs_busy"] = np.log(lat * 1e6 / busy)
-    return pd.DataFrame(feats, index=ops.index), np.log(busy * 1e-6)
-
-
-class OpFamilyLinear(BaseEstimator):
+class OpFamilyLinear(Estimator):
     """Target latency as a non-negative combination of the anchor's device time per op family.
 
     ``T = c0 + sum_f k_f * A_f (+ k_lat * anchor latency)`` with every coefficient >= 0, fitted
@@ -175,19 +137,21 @@ class OpFamilyLinear(BaseEstimator):
     extrapolates to networks larger or smaller than any seen, where trees cannot.
     """
 
-    def _X(self, ops: pd.DataFrame, anchor_latency_s=None) -> np.ndarray:
-        fam = family_times(ops, "Device").to_numpy() * 1e-6
-        cols = [fam, np.ones((len(ops), 1))]
+    @staticmethod
+    def _X(device_families: np.ndarray, anchor_latency_s=None) -> np.ndarray:
+        cols = [device_families * 1e-6, np.ones((len(device_families), 1))]
         if anchor_latency_s is not None:
             cols.append(np.asarray(anchor_latency_s, dtype=float)[:, None])
         return np.hstack(cols)
 
     def fit(self, ops: pd.DataFrame, y, anchor_latency_s=None):
+        """Fit on op times (us) and target latencies ``y`` (s), optionally with anchor latency."""
         from scipy.optimize import nnls
 
         y = np.asarray(y, dtype=float)
         w = 1.0 / y
-        self.coef_, _ = nnls(self._X(ops, anchor_latency_s) * w[:, None], y * w)
+        X = self._X(family_matrix(ops, "Device"), anchor_latency_s)
+        self.coef_, _ = nnls(X * w[:, None], y * w)
         return self
 
     def to_state(self):
@@ -200,13 +164,18 @@ class OpFamilyLinear(BaseEstimator):
         self.coef_ = arrays["coef"]
         return self
 
-    def predict(self, ops: pd.DataFrame, anchor_latency_s=None) -> np.ndarray:
+    def predict_families(self, device_families: np.ndarray, anchor_latency_s=None) -> np.ndarray:
+        """Target latency (s) from device time per family (``ProfileFeatures.device_families``)."""
         check_is_fitted(self, "coef_")
         # A floor keeps a profile with (almost) no known device time from predicting 0.
-        return np.maximum(self._X(ops, anchor_latency_s) @ self.coef_, 1e-5)
+        return np.maximum(self._X(device_families, anchor_latency_s) @ self.coef_, 1e-5)
+
+    def predict(self, ops: pd.DataFrame, anchor_latency_s=None) -> np.ndarray:
+        """Target latency (s) for op times ``ops`` (us)."""
+        return self.predict_families(family_matrix(ops, "Device"), anchor_latency_s)
 
 
-class HybridEnsemble(BaseEstimator):
+class HybridEnsemble(Estimator):
     """PROFET's default: tree ensembles on the latency ratio plus a linear op-family model.
 
     Trees cannot extrapolate to an unseen CNN's scale, but a ratio transfers: an architecture
@@ -214,10 +183,10 @@ class HybridEnsemble(BaseEstimator):
     learners predict ``log(target / anchor latency)`` (with the anchor latency) or
     ``log(target latency / anchor device-busy time)`` (without it) from each op family's share
     of device time, idle shares and log times; families come from op-name keywords, so an op
-    type never seen in training still lands with its kind. A third member,
-    :class:`OpFamilyLinear`, brings a physical, extrapolating view. The prediction is the
-    geometric mean of ExtraTrees, gradient boosting and that linear model, each trained on the
-    median over repetitions (chosen by the leave-one-architecture-out mean over all pairs:
+    type never seen in training still lands with its kind (this method ignores no op). A third
+    member, :class:`OpFamilyLinear`, brings a physical, extrapolating view. The prediction is
+    the geometric mean of ExtraTrees, gradient boosting and that linear model, each trained on
+    the median over repetitions (chosen by the leave-one-architecture-out mean over all pairs:
     docs/accuracy.md). It also remembers its training profiles to report each new profile's
     novelty (:class:`ProfileNovelty`), which widens the prediction intervals.
 
@@ -239,22 +208,25 @@ class HybridEnsemble(BaseEstimator):
         self.random_state = random_state
 
     def _members(self):
-        return {
-            "extra-trees": ForestRegressor(
-                n_estimators=self.n_trees_et,
-                min_samples_leaf=2,
-                max_features=0.5,
-                extra=True,
-                random_state=self.random_state,
-            ),
-            "boosting": BoostingRegressor(
-                n_estimators=self.n_trees_gb,
-                learning_rate=0.05,
-                max_depth=3,
-                subsample=0.8,
-                random_state=self.random_state,
-            ),
-        }
+        et = ForestRegressor(
+            n_estimators=self.n_trees_et,
+            min_samples_leaf=2,
+            max_features=0.5,
+            extra=True,
+            random_state=self.random_state,
+        )
+        gb = BoostingRegressor(
+            n_estimators=self.n_trees_gb,
+            learning_rate=0.05,
+            max_depth=3,
+            subsample=0.8,
+            random_state=self.random_state,
+        )
+        return {"extra-trees": et, "boosting": gb}
+
+    def ignored_ops(self, ops) -> tuple:
+        """Ops of ``ops`` this method does not use: none (every op falls into a family)."""
+        return ()
 
     def fit(self, pairs: pd.DataFrame):
         """Fit on a pairs table (anchor op columns, ``anchor_latency_s``, ``target_latency_s``)."""
@@ -263,66 +235,57 @@ class HybridEnsemble(BaseEstimator):
         # Repetitions differ by ~1.5%: their median is a cleaner target and 9x less to fit.
         agg = pairs.groupby(key, as_index=False)[cols].median() if key else pairs[cols]
         y = np.log(agg["target_latency_s"].to_numpy())
+        lat = agg["anchor_latency_s"].to_numpy()
+        feats = ProfileFeatures.from_ops(agg)
         self.models_ = {}
         for with_lat in (True, False):
-            X, log_busy = profile_features(agg, agg["anchor_latency_s"] if with_lat else None)
-            base = np.log(agg["anchor_latency_s"].to_numpy()) if with_lat else log_busy
-            self.models_[with_lat] = {
-                n: m.fit(X.to_numpy(), y - base) for n, m in self._members().items()
-            }
+            X = feats.with_latency(lat) if with_lat else feats.free
+            base = np.log(lat) if with_lat else feats.log_busy_s
+            self.models_[with_lat] = {n: m.fit(X, y - base) for n, m in self._members().items()}
             self.models_[with_lat]["linear-ops"] = OpFamilyLinear().fit(
-                agg,
-                agg["target_latency_s"].to_numpy(),
-                agg["anchor_latency_s"] if with_lat else None,
+                agg, agg["target_latency_s"].to_numpy(), lat if with_lat else None
             )
-        self.novelty_ = ProfileNovelty().fit(profile_features(agg)[0].to_numpy())
+        self.novelty_ = ProfileNovelty().fit(feats.free)
         return self
 
-    def predict(self, ops: pd.DataFrame, anchor_latency_s=None) -> MethodOutput:
-        """Predict target latency (s) for rows of ``ops``; ``anchor_latency_s`` may hold NaN."""
+    def predict(self, ops, anchor_latency_s=None, features=None) -> MethodOutput:
+        """Predict target latency (s) for rows of ``ops``; ``anchor_latency_s`` may hold NaN.
+
+        ``features`` (:class:`ProfileFeatures` of ``ops``) saves recomputing them per target.
+        """
         check_is_fitted(self, "models_")
-        n = len(ops)
+        f = features if features is not None else ProfileFeatures.from_ops(ops)
+        n = len(f.log_busy_s)
         lat = (
-            np.full(n, np.nan)
-            if anchor_latency_s is None
-            else np.asarray(anchor_latency_s, dtype=float)
+            np.full(n, np.nan) if anchor_latency_s is None else np.asarray(anchor_latency_s, float)
         )
         has = ~np.isnan(lat)
         members = {name: np.empty(n) for name in self.models_[True]}
-        # Latency-free features serve the rows without a latency and the novelty alike.
-        X_free, log_busy = profile_features(ops)
-        X_free = X_free.to_numpy()
         # Geometric mean: members are combined in log space, as the trees predict log ratios.
         for with_lat, rows in ((True, has), (False, ~has)):
             if not rows.any():
                 continue
-            sub = ops[rows]
             if with_lat:
-                X, base = profile_features(sub, lat[rows])[0].to_numpy(), np.log(lat[rows])
+                X, base = f.with_latency(lat[rows], rows), np.log(lat[rows])
             else:
-                X, base = X_free[rows], log_busy[rows]
+                X, base = f.free[rows], f.log_busy_s[rows]
             for name, model in self.models_[with_lat].items():
                 if isinstance(model, OpFamilyLinear):
-                    members[name][rows] = np.log(
-                        model.predict(sub, lat[rows] if with_lat else None)
-                    )
+                    lat_arg = lat[rows] if with_lat else None
+                    fam = f.device_families[rows]
+                    members[name][rows] = np.log(model.predict_families(fam, lat_arg))
                 else:
                     members[name][rows] = base + model.predict(X)
         combined = np.exp(np.mean(list(members.values()), axis=0))
         members = {k: np.exp(v) for k, v in members.items()}
-        ensemble = (
-            "geometric mean of ExtraTrees, boosting (target/anchor "
-            + (
-                "latency"
-                if has.all()
-                else "device time"
-                if not has.any()
-                else "latency or device time"
-            )
-            + " ratio) and linear op-family model"
+        basis = (
+            "latency" if has.all() else "device time" if not has.any() else "latency or device time"
         )
-        # Artifacts trained before novelty was measured load with novelty_ None.
-        novelty = self.novelty_.distance(X_free) if self.novelty_ is not None else None
+        ensemble = (
+            f"geometric mean of ExtraTrees, boosting (target/anchor {basis} ratio) "
+            "and linear op-family model"
+        )
+        novelty = self.novelty_.distance(f.free) if self.novelty_ is not None else None
         return MethodOutput(combined, members, ensemble, novelty)
 
     def to_state(self):

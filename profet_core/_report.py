@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
+
+from ._breakdown import LEARNERS
+from ._data import Dataset
+from ._evaluate import cross_validate_breakdown, noise_floor, summarize, validate_scalers
+from ._intervals import novelty_errors
+from ._methods import METHODS
+from ._predictor import pair_name
+from ._scaler import SCALER_VARIANTS
+from ._store import write_json
 
 
 def _md(df: pd.DataFrame, floatfmt: str = ".1f") -> str:
@@ -134,3 +145,78 @@ def accuracy_markdown(
             "",
         ]
     return "\n".join(parts)
+
+
+def write_validation(
+    folder: Path,
+    oof: pd.DataFrame,
+    intervals: pd.DataFrame,
+    dataset: Dataset,
+    settings: dict | None = None,
+) -> None:
+    """Write the accuracy report (CSV + Markdown) of a cross-validation run into ``folder``.
+
+    ``settings`` (``threshold``, ``method_params``) go into ``run.json`` with the data's
+    fingerprint, so that ``train(validation=folder)`` can reuse the run for the same models.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(
+        folder / "run.json",
+        {
+            "data_fingerprint": dataset.fingerprint,
+            "estimators": sorted(oof["estimator"].unique()),
+            "pairs": sorted(
+                {pair_name(a, t) for a, t in zip(oof["anchor"], oof["target"], strict=True)}
+            ),
+            **(settings or {}),
+        },
+    )
+    metrics = summarize(oof).merge(
+        intervals, on=["anchor", "target", "estimator", "with_latency"], how="left"
+    )
+    breakdown = cross_validate_breakdown(
+        dataset, anchors=sorted(oof["anchor"].unique()), targets=sorted(oof["target"].unique())
+    )
+    breakdown.to_csv(folder / "breakdown.csv", index=False)
+    # The per-op regressors predict latency too (anchor latency x predicted/anchor device time),
+    # so they enter the same comparison, with the anchor latency only.
+    learned = breakdown[breakdown["learner"].isin(LEARNERS)]
+    metrics = pd.concat(
+        [
+            metrics,
+            pd.DataFrame(
+                {
+                    "anchor": learned["anchor"],
+                    "target": learned["target"],
+                    "estimator": "per-op:" + learned["learner"],
+                    "with_latency": True,
+                    "mape_pct": learned["latency_mape_pct"],
+                    "n": learned["n"],
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    noise = noise_floor(dataset.latencies)
+    scalers = validate_scalers(dataset.latencies, SCALER_VARIANTS)
+    per_arch = (
+        oof.assign(ape=lambda d: 100 * (d["predicted_s"] - d["measured_s"]).abs() / d["measured_s"])
+        .groupby(["anchor", "target", "estimator", "with_latency", "architecture"])["ape"]
+        .mean()
+        .rename("mape_pct")
+        .reset_index()
+    )
+    metrics.to_csv(folder / "metrics.csv", index=False)
+    noise.to_csv(folder / "noise.csv", index=False)
+    scalers.to_csv(folder / "scalers.csv", index=False)
+    per_arch.to_csv(folder / "per_architecture.csv", index=False)
+    novelty = novelty_errors(oof)
+    novelty.to_csv(folder / "novelty.csv", index=False)
+    # Keep one repetition's out-of-fold predictions of the main estimators for parity plots
+    # (the full table is large and repetitions differ by ~1.5%).
+    main = oof[oof["estimator"].isin(METHODS) & (oof["exp"] == oof["exp"].min())]
+    main.to_csv(folder / "predictions.csv.gz", index=False, float_format="%.6g")
+    (folder / "report.md").write_text(
+        accuracy_markdown(metrics, noise, scalers, breakdown, novelty)
+    )

@@ -4,15 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
+from ._base import Estimator, check_is_fitted
 from .errors import ProfetValueError
 
 #: For each scaling dimension: the size column, and the columns that identify one curve.
 DIMENSIONS = {
     "batch": ("batch_size", ["exp", "instance", "model", "input_size"]),
     "input": ("input_size", ["exp", "instance", "model", "batch_size"]),
+}
+
+
+#: Scaler settings per variant; "profet" is the paper's, "default" is what predictions use.
+SCALER_VARIANTS = {
+    "profet": {"batch": {"degree": 2}, "input": {"degree": 2}},
+    # Latency linear in the work: batch size, or pixel count (side length squared). It has
+    # nothing fitted to the 12 training CNNs, and on leave-one-architecture-out it had the
+    # lowest worst-instance error in both dimensions (docs/accuracy.md; the learned,
+    # ratio-aware shape that was the input default before missed by 3.9-8.6% / 7.9-10.2%).
+    "default": {
+        "batch": {"degree": 1, "through_ends": True},
+        "input": {"degree": 1, "through_ends": True, "size_power": 2.0},
+    },
 }
 
 
@@ -49,7 +62,7 @@ def scaling_curves(latencies: pd.DataFrame, by: str) -> pd.DataFrame:
     return df.merge(ends, on=group, how="inner")
 
 
-class CurveScaler(BaseEstimator):
+class CurveScaler(Estimator):
     """A normalised latency-vs-size curve ``f`` with ``f(lo) ~ 0`` and ``f(hi) ~ 1``.
 
     Latency at size ``n``, given latencies ``La`` at size ``a`` and ``Lb`` at size ``b``::
@@ -61,30 +74,18 @@ class CurveScaler(BaseEstimator):
     Parameters
     ----------
     degree : int
-        Polynomial degree of ``f`` in the normalised size ``x``.
+        Polynomial degree of ``f`` in the normalised size ``x`` (1 = linear in the work).
     through_ends : bool
         Constrain ``f`` to pass exactly through (0, 0) and (1, 1):
-        ``f = x + x (1 - x) sum_k sum_j c_kj x^k log(Lb / La)^j``. PROFET fits an unconstrained
-        polynomial (and ignores ``ratio_degree`` and ``weighted``).
-    ratio_degree : int
-        Let the curve's shape depend on the ratio of the two given latencies (a curve that
-        barely grows is overhead-bound and bends differently from one that grows 10x), as a
-        polynomial of this degree in ``log(Lb / La)``; 0 = one shape for every curve.
-    weighted : bool
-        Fit relative latency error (each point weighted by ``(Lb - La) / L``) instead of error in
-        the normalised units, so flat, noisy curves do not dominate the fit.
+        ``f = x + x (1 - x) sum_k c_k x^k``. PROFET fits an unconstrained polynomial.
     size_power : float
         Normalise ``size ** size_power`` (2 for the input side length makes ``x`` the pixel
         count); PROFET uses 1.
     """
 
-    def __init__(
-        self, degree=2, through_ends=False, ratio_degree=0, weighted=False, size_power=1.0
-    ):
+    def __init__(self, degree=2, through_ends=False, size_power=1.0):
         self.degree = degree
         self.through_ends = through_ends
-        self.ratio_degree = ratio_degree
-        self.weighted = weighted
         self.size_power = size_power
 
     def _x(self, size):
@@ -92,18 +93,12 @@ class CurveScaler(BaseEstimator):
         lo, hi = self.size_range_
         return (s - lo**self.size_power) / (hi**self.size_power - lo**self.size_power)
 
-    def _design(self, x, ratio):
-        x, log_r = np.broadcast_arrays(
-            np.asarray(x, dtype=float), np.log(np.asarray(ratio, dtype=float))
-        )
-        cols = [
-            x * (1 - x) * x**k * log_r**j
-            for k in range(self.degree - 1)
-            for j in range(self.ratio_degree + 1)
-        ]
+    def _design(self, x):
+        x = np.asarray(x, dtype=float)
+        cols = [x * (1 - x) * x**k for k in range(self.degree - 1)]
         return np.stack(cols, axis=-1) if cols else np.zeros((*np.shape(x), 0))
 
-    def fit(self, sizes, y, size_range, ratio=None, weight=None):
+    def fit(self, sizes, y, size_range):
         """Fit ``f`` to normalised latencies.
 
         Parameters
@@ -113,38 +108,28 @@ class CurveScaler(BaseEstimator):
         y : array of shape (n,)
             ``(latency - latency_at_lo) / (latency_at_hi - latency_at_lo)``.
         size_range : tuple (lo, hi)
-        ratio : array of shape (n,), optional
-            ``latency_at_hi / latency_at_lo`` of each point's curve (needed if ``ratio_degree``).
-        weight : array of shape (n,), optional
-            ``(latency_at_hi - latency_at_lo) / latency`` (used if ``weighted``).
         """
         if self.degree < 1:
             raise ProfetValueError(f"scaler degree {self.degree!r}; allowed: 1 or more")
         self.size_range_ = (float(size_range[0]), float(size_range[1]))
         x, y = self._x(sizes), np.asarray(y, dtype=float)
         if self.through_ends:
-            ratio = np.ones_like(x) if ratio is None else np.asarray(ratio, dtype=float)
-            w = (
-                np.abs(np.asarray(weight, dtype=float))
-                if self.weighted and weight is not None
-                else np.ones_like(x)
-            )
-            A = self._design(x, ratio)
+            A = self._design(x)
             coef = np.zeros(A.shape[1])
             if A.shape[1]:
-                coef, *_ = np.linalg.lstsq(A * w[:, None], (y - x) * w, rcond=None)
+                coef, *_ = np.linalg.lstsq(A, y - x, rcond=None)
         else:
             coef = np.polyfit(x, y, self.degree)
         self.coef_ = np.asarray(coef, dtype=float)
         return self
 
-    def curve(self, size, ratio=1.0) -> np.ndarray:
-        """``f(size)``: the fitted normalised curve (for curves whose ends differ by ``ratio``)."""
+    def curve(self, size) -> np.ndarray:
+        """``f(size)``: the fitted normalised curve."""
         check_is_fitted(self, "coef_")
         x = self._x(size)
         if not self.through_ends:
             return np.polyval(self.coef_, x)
-        return x + self._design(x, ratio) @ self.coef_
+        return x + self._design(x) @ self.coef_
 
     def predict(self, latency_a, latency_b, size, size_a=None, size_b=None) -> np.ndarray:
         """Latency at ``size`` from latencies at ``size_a`` and ``size_b`` (default: trained ends).
@@ -156,19 +141,12 @@ class CurveScaler(BaseEstimator):
         size_a = lo if size_a is None else size_a
         size_b = hi if size_b is None else size_b
         la, lb = np.asarray(latency_a, dtype=float), np.asarray(latency_b, dtype=float)
-        ratio = lb / la
-        if self.through_ends and self.ratio_degree and (size_a != lo or size_b != hi):
-            # The shape is indexed by the latency ratio across the trained range: estimate the
-            # latencies at the trained ends with the ratio-free shape first.
-            twin = self._ratio_free()
-            ends = twin.predict(la, lb, np.array([[lo], [hi]]), size_a, size_b)
-            ratio = ends[1] / ends[0]
-        fa, fb = self.curve(size_a, ratio), self.curve(size_b, ratio)
+        fa, fb = self.curve(size_a), self.curve(size_b)
         if np.any(fa == fb):
             raise ProfetValueError(
                 f"sizes {size_a} and {size_b} give the same scaler value; pick two different sizes"
             )
-        frac = (self.curve(size, ratio) - fa) / (fb - fa)
+        frac = (self.curve(size) - fa) / (fb - fa)
         return la + frac * (lb - la)
 
     def predict_points(self, sizes, latencies, size) -> np.ndarray:
@@ -204,12 +182,6 @@ class CurveScaler(BaseEstimator):
             out = np.where(segment == i, part, out)
         return out
 
-    def _ratio_free(self) -> CurveScaler:
-        twin = CurveScaler(self.degree, self.through_ends, 0, self.weighted, self.size_power)
-        twin.size_range_ = self.size_range_
-        twin.coef_ = self.coef_[:: self.ratio_degree + 1]
-        return twin
-
     def to_state(self):
         check_is_fitted(self, "coef_")
         return {"params": self.get_params(), "size_range": list(self.size_range_)}, {
@@ -230,10 +202,4 @@ def fit_scaler(curves: pd.DataFrame, size_range, **params) -> CurveScaler:
         raise ProfetValueError("no complete latency curves to fit a scaler on")
     span = curves["lat_hi_s"] - curves["lat_lo_s"]
     y = (curves["latency_s"] - curves["lat_lo_s"]) / span
-    return CurveScaler(**params).fit(
-        curves["size"].to_numpy(),
-        y.to_numpy(),
-        size_range,
-        ratio=(curves["lat_hi_s"] / curves["lat_lo_s"]).to_numpy(),
-        weight=(span / curves["latency_s"]).to_numpy(),
-    )
+    return CurveScaler(**params).fit(curves["size"].to_numpy(), y.to_numpy(), size_range)

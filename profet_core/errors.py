@@ -21,3 +21,7 @@ class ProfetFileNotFoundError(ProfetError, FileNotFoundError):
 
 class ArtifactError(ProfetError):
     """Trained artifacts are missing, corrupt or do not match their manifest."""
+
+
+class NotFittedError(ProfetError, ValueError, AttributeError):
+    """An estimator was used before ``fit`` (the same bases as scikit-learn's NotFittedError)."""

@@ -110,16 +110,19 @@ def synthetic_dir(tmp_path_factory, synthetic_tables):
 
 @pytest.fixture(scope="session")
 def trained(tmp_path_factory, synthetic_dataset):
-    """Artifacts trained on the synthetic data (every method; a short DNN)."""
+    """Artifacts trained on the synthetic data: every method (a short DNN), intervals calibrated
+    for the default method only (calibrating the reference's DNN over every fold takes minutes)."""
     from profet_core import train
-    from profet_core._methods import METHODS
 
     out = tmp_path_factory.mktemp("art") / "artifacts"
     train(
         synthetic_dataset,
         synthetic_catalog(),
         out,
-        calibrate_methods=list(METHODS),
-        method_params={"profet": {"dnn_params": {"epochs": 20}}},
+        # Small ensembles keep this shared fixture to seconds; accuracy tests allow for it.
+        method_params={
+            "profet": {"dnn_params": {"epochs": 20}},
+            "hybrid": {"n_trees_et": 30, "n_trees_gb": 60},
+        },
     )
     return out

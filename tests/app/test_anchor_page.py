@@ -157,7 +157,7 @@ def test_run_time_and_cost_equal_estimate_run(page, predictor):
     assert at.metric[2].value == f"{int(expected['steps'].iloc[0]):,}"
     # The result is kept for the scaler page.
     kept = at.session_state[ui.ANCHOR_RESULT]
-    assert kept["anchor"] == anchor and kept["batch_size"] == 64
+    assert kept.anchor == anchor and kept.batch_size == 64
 
 
 def test_pasted_json_equals_core(page, predictor):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from app_helpers import example_profile, no_exception, plotly_spec, values
 
@@ -112,18 +113,8 @@ def _anchor_result(predictor, anchor, rows, batch_size):
     if rows == 2:
         profile = profile.loc[[0, 0]].reset_index(drop=True)
         profile.iloc[1] *= 4
-    table = predictor.predict(anchor, profile).table
-    return {
-        "anchor": anchor,
-        "method": predictor.default_method,
-        "table": table,
-        "unknown_ops": (),
-        "interval_level": 0.8,
-        "batch_size": batch_size,
-        "input_size": 224,
-        "with_latency": False,
-        "n_ops": profile.shape[1],
-    }
+    prediction = predictor.predict(anchor, profile)
+    return ui.AnchorResult(prediction, prediction.table, pd.DataFrame(), batch_size, 224)
 
 
 @pytest.mark.parametrize("which", [0, 1, 3], ids=["at-lo", "near-lo", "near-hi"])
@@ -133,7 +124,7 @@ def test_prefilled_from_one_anchor_prediction(page, predictor, which):
     batch_size = sizes[which]
     result = _anchor_result(predictor, anchor, 1, batch_size)
     target = predictor.targets(anchor)[1]
-    predicted = float(result["table"].set_index("target").at[target, "batch_latency_ms"])
+    predicted = float(result.table.set_index("target").at[target, "batch_latency_ms"])
     at = page("scaler")
     at.session_state[ui.ANCHOR_RESULT] = result
     at.run()
@@ -165,7 +156,7 @@ def test_prefilled_ends_from_several_rows(page, predictor):
     at.session_state[ui.ANCHOR_RESULT] = result
     at.run()
     no_exception(at)
-    t = result["table"]
+    t = result.table
     # The page opens on the fastest target of the anchor prediction.
     target = t.loc[t["batch_latency_ms"].idxmin(), "target"]
     assert at.selectbox(key="target").value == target

@@ -3,17 +3,11 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.exceptions import NotFittedError
 
-from profet_core._breakdown import (
-    LEARNERS,
-    BreakdownRegressor,
-    breakdown_change,
-    breakdown_pairs,
-    cross_validate_breakdown,
-)
-from profet_core._families import FAMILIES
-from profet_core.errors import ProfetValueError
+from profet_core._breakdown import LEARNERS, BreakdownRegressor, breakdown_change, breakdown_pairs
+from profet_core._evaluate import cross_validate_breakdown
+from profet_core._features import FAMILIES
+from profet_core.errors import NotFittedError, ProfetValueError
 
 
 def _linear_relation(n=200, seed=0):

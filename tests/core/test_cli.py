@@ -77,7 +77,7 @@ def test_predict_reports_novelty_and_warns_when_unusual(
     assert (got["novelty"] > 0).all()
     unusual = got["novelty"].max() >= NOVELTY_WARN
     assert unusual == (factor > 1)
-    assert ("unlike the training profiles" in err) == unusual
+    assert ("unlike the networks PROFET was trained on" in err) == unusual
 
 
 @pytest.mark.parametrize("fmt", ["json", "table"], ids=["json", "table"])
@@ -119,7 +119,8 @@ def test_scale_prints_the_core_value(trained):
         trained,
     )
     assert code == 0
-    assert float(out) == pytest.approx(
+    assert out.split()[1:4] == ["ms", "per", "training"]
+    assert float(out.split()[0]) == pytest.approx(
         float(load_artifacts(trained).scale("gpu-b", "batch", 10.0, 40.0, 32)), abs=1e-3
     )
 
@@ -143,8 +144,11 @@ def test_scale_with_a_third_point(trained):
     code, out, err = run(*argv, "--point", "32=12")
     assert code == 0, err
     want = load_artifacts(trained).scale("gpu-b", "batch", 10.0, 40.0, 24, points={32.0: 12.0})
-    assert float(out) == pytest.approx(float(want), abs=1e-3)
-    assert float(out) == pytest.approx(11.0, abs=1e-3)  # linear between (16, 10) and (32, 12)
+    assert out.split()[1:4] == ["ms", "per", "training"]
+    assert float(out.split()[0]) == pytest.approx(float(want), abs=1e-3)
+    assert float(out.split()[0]) == pytest.approx(
+        11.0, abs=1e-3
+    )  # linear between (16, 10) and (32, 12)
     err = io.StringIO()
     # argparse rejects a malformed SIZE=MS itself: usage line, message, exit 2.
     with redirect_stderr(err), pytest.raises(SystemExit) as exc:

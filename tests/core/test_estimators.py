@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
-from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression, Ridge
 
 from profet_core._estimators import (
@@ -10,6 +9,7 @@ from profet_core._estimators import (
     ForestRegressor,
     LinearModel,
 )
+from profet_core.errors import NotFittedError
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(300, 6))

@@ -1,4 +1,4 @@
-"""Leave-one-architecture-out validation, interval calibration and the accuracy report."""
+"""Leave-one-architecture-out validation of the methods and scalers, and the noise floor."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from ._breakdown import BASELINES, IDLE, LEARNERS, BreakdownRegressor, breakdown_pairs
 from ._clustering import OpClusterer
-from ._data import Dataset, make_pairs
+from ._data import PAIR_KEY, Dataset, make_pairs
 from ._scaler import DIMENSIONS, fit_scaler, scaling_curves
 from .errors import ProfetValueError
 
@@ -155,202 +156,6 @@ def summarize(oof: pd.DataFrame) -> pd.DataFrame:
     return oof.groupby(keys, sort=True)[["measured_s", "predicted_s"]].apply(_metrics).reset_index()
 
 
-#: Floor of the member spread, as a share of its median, in normalised intervals: keeps rows
-#: whose members happen to agree from getting zero-width intervals.
-SPREAD_FLOOR = 0.25
-#: Columns of :func:`interval_quantiles` (and of the artifacts' intervals.csv).
-INTERVAL_COLUMNS = [
-    "anchor",
-    "target",
-    "estimator",
-    "with_latency",
-    "q_lo",
-    "q_hi",
-    "eps",
-    "novelty_ref",
-    "coverage",
-]
-_ROW_KEY = ["anchor", "target", "architecture", "exp", "input_size", "batch_size", "with_latency"]
-
-
-def member_spread(members: np.ndarray) -> np.ndarray:
-    """Spread of an ensemble's members per row: std of their log predictions (NaNs skipped).
-
-    Parameters
-    ----------
-    members : ndarray of shape (n_rows, n_members)
-        Member predictions (seconds, > 0; NaN where a member does not apply).
-    """
-    with np.errstate(invalid="ignore", divide="ignore"):
-        logs = np.log(np.maximum(members, 1e-9))
-    logs = np.where(np.isnan(members), np.nan, logs)
-    count = (~np.isnan(logs)).sum(axis=1)
-    n = np.maximum(count, 1)[:, None]
-    mean = np.nansum(logs, axis=1, keepdims=True) / n
-    spread = np.sqrt(np.nansum((logs - mean) ** 2, axis=1, keepdims=True) / n)[:, 0]
-    return np.where(count >= 2, spread, np.nan)
-
-
-def _spreads(oof: pd.DataFrame) -> pd.Series:
-    """Member spread of every out-of-fold row of a method that has members (NaN otherwise)."""
-    out = pd.Series(np.nan, index=oof.index)
-    est = oof["estimator"]
-    for method in est[~est.str.contains(":")].unique():
-        mem = oof[est.str.startswith(method + ":")]
-        if mem.empty:
-            continue
-        wide = mem.pivot_table(
-            index=_ROW_KEY, columns="estimator", values="predicted_s", dropna=False
-        )
-        spread = pd.Series(member_spread(wide.to_numpy()), index=wide.index, name="spread")
-        rows = oof[est == method]
-        joined = rows[_ROW_KEY].merge(spread.reset_index(), on=_ROW_KEY, how="left")
-        out.loc[rows.index] = joined["spread"].to_numpy()
-    return out
-
-
-def interval_scale(s, eps, n, n_ref):
-    """Per-row interval scale: member spread plus floor, times ``1 + relative novelty``."""
-    scale = s + eps if s is not None else 1.0
-    return scale * (1 + n / n_ref) if n is not None else scale
-
-
-def _calibrate(
-    r: np.ndarray, s: np.ndarray | None, n: np.ndarray | None, lo_q: float, hi_q: float
-) -> tuple[float, float, float, float]:
-    """Quantiles of log errors, normalised by member spread ``s`` (plus its floor) and by
-    novelty ``n`` (relative to its median), each if given."""
-    eps = SPREAD_FLOOR * float(np.median(s)) if s is not None else np.nan
-    n_ref = float(np.median(n)) if n is not None else np.nan
-    ql, qh = np.quantile(r / interval_scale(s, eps, n, n_ref), [lo_q, hi_q])
-    return float(ql), float(qh), eps, n_ref
-
-
-def interval_quantiles(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
-    """Calibrate prediction intervals from out-of-fold log errors, and measure their coverage.
-
-    For an ensemble, an interval widens with the disagreement of its members (an unusual
-    network makes the trees and the linear model disagree) and with the profile's novelty (its
-    distance from the training profiles, :class:`ProfileNovelty`; held-out CNNs far from the
-    rest are predicted worst). With ``s`` the member spread (:func:`member_spread`),
-    ``eps = SPREAD_FLOOR * median(s)``, ``n`` the novelty and ``n_ref`` its median, the
-    interval of a prediction ``p`` is ``[p * exp(q_lo * c), p * exp(q_hi * c)]`` with
-    ``c = (s + eps) * (1 + n / n_ref)``, where ``q_lo``, ``q_hi`` are the ``(1 - level) / 2``
-    and ``(1 + level) / 2`` quantiles of ``log(measured / predicted) / c`` over the out-of-fold
-    rows of the same pair, estimator and anchor-latency setting. Without members, ``s + eps``
-    is 1; without novelty, so is ``1 + n / n_ref``. Coverage is measured per architecture:
-    each architecture's rows are checked against an interval calibrated on the other
-    architectures only.
-
-    Parameters
-    ----------
-    oof : pandas.DataFrame
-        Output of :func:`cross_validate` (a ``novelty`` column is optional).
-    level : float
-        Nominal coverage, in (0, 1).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``anchor, target, estimator, with_latency, q_lo, q_hi, eps, novelty_ref, coverage``
-        (coverage in 0..1; ``eps``/``novelty_ref`` NaN where not used).
-    """
-    lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
-    oof = oof.dropna(subset=["predicted_s"])
-    spreads = _spreads(oof)
-    novelty = oof["novelty"] if "novelty" in oof else pd.Series(np.nan, index=oof.index)
-    rows = []
-    for key, g in oof.groupby(["anchor", "target", "estimator", "with_latency"], sort=True):
-        r = np.log(g["measured_s"].to_numpy() / np.maximum(g["predicted_s"].to_numpy(), 1e-9))
-        s = spreads.loc[g.index].to_numpy()
-        n = novelty.loc[g.index].to_numpy(dtype=float)
-        s = s if np.isfinite(s).all() and np.median(s) > 0 else None
-        n = n if np.isfinite(n).all() and np.median(n) > 0 else None
-        arch = g["architecture"].to_numpy()
-
-        inside = np.zeros(len(r), dtype=bool)
-        for a in np.unique(arch):
-            held = arch == a
-            if held.all():
-                continue
-            ql, qh, eps, n_ref = _calibrate(
-                r[~held],
-                None if s is None else s[~held],
-                None if n is None else n[~held],
-                lo_q,
-                hi_q,
-            )
-            scale = interval_scale(
-                None if s is None else s[held], eps, None if n is None else n[held], n_ref
-            )
-            inside[held] = (r[held] >= ql * scale) & (r[held] <= qh * scale)
-        q_lo, q_hi, eps, n_ref = _calibrate(r, s, n, lo_q, hi_q)
-        rows.append((*key, q_lo, q_hi, eps, n_ref, float(inside.mean())))
-    return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
-
-
-#: Bands of relative novelty (novelty / its median over held-out rows) for :func:`novelty_errors`.
-NOVELTY_BANDS = (0.0, 0.75, 1.25, 2.0, np.inf)
-#: Relative novelty from which the CLI and the app warn (held-out CNNs above it were predicted
-#: about twice as badly as the rest: docs/accuracy.md, "Error by novelty").
-NOVELTY_WARN = 1.25
-
-
-def novelty_errors(oof: pd.DataFrame, bands=NOVELTY_BANDS) -> pd.DataFrame:
-    """Out-of-fold error by how unusual the held-out profile was.
-
-    Parameters
-    ----------
-    oof : pandas.DataFrame
-        Output of :func:`cross_validate`; only rows with a finite ``novelty`` count.
-    bands : sequence of float
-        Edges of the relative-novelty bands (novelty divided by its median over the rows of the
-        same pair, estimator and anchor-latency setting, as in the intervals).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``estimator, with_latency, band, novelty_lo, novelty_hi, share_pct, mape_pct, n``:
-        per band, the share of rows in it and their MAPE, pooled over pairs.
-    """
-    cols = [
-        "estimator",
-        "with_latency",
-        "band",
-        "novelty_lo",
-        "novelty_hi",
-        "share_pct",
-        "mape_pct",
-        "n",
-    ]
-    if "novelty" not in oof:
-        return pd.DataFrame(columns=cols)
-    d = oof[np.isfinite(oof["novelty"].to_numpy(dtype=float))].copy()
-    if d.empty:
-        return pd.DataFrame(columns=cols)
-    keys = ["anchor", "target", "estimator", "with_latency"]
-    d["rel"] = d["novelty"] / d.groupby(keys)["novelty"].transform("median")
-    d["ape"] = 100 * (d["predicted_s"] - d["measured_s"]).abs() / d["measured_s"]
-    rows = []
-    for (est, wl), g in d.groupby(["estimator", "with_latency"], sort=True):
-        for lo, hi in zip(bands[:-1], bands[1:], strict=True):
-            inb = g[(g["rel"] >= lo) & (g["rel"] < hi)]
-            label = f"{lo:g}-{hi:g}" if np.isfinite(hi) else f">= {lo:g}"
-            rows.append(
-                (
-                    est,
-                    bool(wl),
-                    label,
-                    lo,
-                    hi,
-                    100 * len(inb) / len(g),
-                    float(inb["ape"].mean()) if len(inb) else np.nan,
-                    len(inb),
-                )
-            )
-    return pd.DataFrame(rows, columns=cols)
-
-
 def noise_floor(latencies: pd.DataFrame) -> pd.DataFrame:
     """Mean absolute relative deviation of one repetition from the mean of the others, per instance.
 
@@ -444,3 +249,124 @@ def validate_scalers(
     return pd.DataFrame(
         rows, columns=["instance", "by", "variant", "mape_pct", "n", "mape_all_pct", "mape_3pt_pct"]
     )
+
+
+# ------------------------------------------------------------------ per-op-family breakdown
+
+
+def _breakdown_baseline(
+    name: str, Xtr: pd.DataFrame, Ytr: pd.DataFrame, Xte: pd.DataFrame
+) -> pd.DataFrame:
+    if name == "identity":
+        return Xte.copy()
+    # Per-family median of log(target / anchor) over the training workloads.
+    ratio = np.median(np.log1p(Ytr.to_numpy()) - np.log1p(Xtr.to_numpy()), axis=0)
+    return pd.DataFrame(
+        np.expm1(np.log1p(Xte.to_numpy()) + ratio), columns=Xte.columns, index=Xte.index
+    )
+
+
+def _breakdown_metrics(
+    pred: np.ndarray,
+    true: np.ndarray,
+    anchor: np.ndarray,
+    busy_cols: np.ndarray,
+    anchor_lat: np.ndarray,
+    target_lat: np.ndarray,
+) -> dict:
+    wape = np.abs(pred - true).sum(axis=1) / np.maximum(true.sum(axis=1), 1e-9)
+    pb, tb = pred[:, busy_cols].sum(axis=1), true[:, busy_cols].sum(axis=1)
+    lat = anchor_lat * pred.sum(axis=1) / np.maximum(anchor.sum(axis=1), 1e-9)
+    return {
+        "family_wape_pct": 100 * float(wape.mean()),
+        "busy_mape_pct": 100 * float(np.mean(np.abs(pb - tb) / np.maximum(tb, 1e-9))),
+        "latency_mape_pct": 100 * float(np.mean(np.abs(lat - target_lat) / target_lat)),
+        "n": len(true),
+    }
+
+
+def cross_validate_breakdown(
+    dataset: Dataset,
+    learners=LEARNERS,
+    anchors=None,
+    targets=None,
+    progress: Progress | None = None,
+    params: dict | None = None,
+    baselines=BASELINES,
+) -> pd.DataFrame:
+    """Leave-one-architecture-out accuracy of breakdown learners for every anchor -> target pair.
+
+    For each pair and architecture, every learner is trained on the other architectures (median
+    over repetitions) and predicts each repetition of the left-out one.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    learners : iterable of str
+        Among :data:`LEARNERS`.
+    anchors, targets : list of str, optional
+        Restrict the run (default: every instance).
+    progress : callable, optional
+        ``progress(done, total, message)`` after each fold.
+    params : dict, optional
+        Extra keyword arguments of :class:`BreakdownRegressor`.
+    baselines : iterable of str
+        Among :data:`BASELINES`: ``identity`` (target family = anchor family) and
+        ``median-ratio`` (anchor family times the training median target/anchor ratio).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (anchor, target, learner): ``family_wape_pct`` (sum over families of
+        |pred - true| / sum of true, per row, then mean), ``busy_mape_pct`` (MAPE of the summed
+        non-idle families), ``latency_mape_pct`` (MAPE of ``anchor_latency_s * predicted device
+        total / anchor device total`` against the measured target latency) and ``n`` rows.
+    """
+    learners, baselines = list(learners), list(baselines)
+    for name in learners:
+        if name not in LEARNERS:
+            raise ProfetValueError(
+                f"unknown breakdown learner {name!r}; allowed: {', '.join(LEARNERS)}"
+            )
+    for name in baselines:
+        if name not in BASELINES:
+            raise ProfetValueError(f"unknown baseline {name!r}; allowed: {', '.join(BASELINES)}")
+    instances = dataset.instances
+    jobs = [(a, t) for a in (anchors or instances) for t in (targets or instances) if a != t]
+    archs = dataset.architectures
+    if len(archs) < 2:
+        raise ProfetValueError("leave-one-architecture-out needs at least 2 architectures")
+    key = list(PAIR_KEY)
+    total, done = len(jobs) * len(archs), 0
+    rows = []
+    for anchor, target in jobs:
+        X, Y, groups, keys = breakdown_pairs(dataset, anchor, target)
+        Xm, Ym, gm, _ = breakdown_pairs(dataset, anchor, target, median=True)
+        lat = make_pairs(dataset, anchor, target)[[*key, "anchor_latency_s", "target_latency_s"]]
+        lat = keys.merge(lat, on=key, how="left")
+        has_lat = lat["target_latency_s"].notna().to_numpy()
+        busy_cols = np.asarray([c != IDLE for c in X.columns])
+        preds = {name: np.full(Y.shape, np.nan) for name in [*learners, *baselines]}
+        for arch in archs:
+            te, tr = groups == arch, gm != arch
+            done += 1
+            if te.any() and tr.sum() >= 2:
+                for name in learners:
+                    model = BreakdownRegressor(learner=name, **(params or {})).fit(Xm[tr], Ym[tr])
+                    preds[name][te] = model.predict(X[te]).to_numpy()
+                for name in baselines:
+                    preds[name][te] = _breakdown_baseline(name, Xm[tr], Ym[tr], X[te]).to_numpy()
+            if progress:
+                progress(done, total, f"{anchor} -> {target}, left out {arch}")
+        for name, p in preds.items():
+            ok = has_lat & ~np.isnan(p).any(axis=1)
+            m = _breakdown_metrics(
+                p[ok],
+                Y.to_numpy()[ok],
+                X.to_numpy()[ok],
+                busy_cols,
+                lat["anchor_latency_s"].to_numpy()[ok],
+                lat["target_latency_s"].to_numpy()[ok],
+            )
+            rows.append({"anchor": anchor, "target": target, "learner": name, **m})
+    return pd.DataFrame(rows)

@@ -1,0 +1,123 @@
+"""The work behind ``Predictor.predict`` and ``Predictor.scale``, vectorised over rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._features import ProfileFeatures
+from ._prediction import NOVELTY_WARN, Prediction
+from .errors import ProfetValueError
+
+#: Hours per millisecond, for costs.
+_MS_PER_HOUR = 3.6e6
+
+
+def run_prediction(predictor, anchor, ops, lat, method, targets) -> Prediction:
+    """Predict ``ops`` (n rows) from ``anchor`` on each target: see ``Predictor.predict``."""
+    n, k = len(ops), len(targets)
+    # The features do not depend on the target: computed once for every target.
+    features = ProfileFeatures.from_ops(ops)
+    cat = predictor.catalog.set_index("instance")
+    cols: dict[str, list] = {c: [] for c in ("p", "lo", "hi", "novelty")}
+    members: dict[str, list] = {}
+    ensemble = []
+    ignored = ()
+    for target in sorted(targets):
+        model = predictor.model(anchor, target, method)
+        res = model.predict(ops, lat, features=features)
+        (qlo, qhi), rel = predictor.interval(anchor, target, method, lat, res.members, res.novelty)
+        p = 1000 * res.latency_s
+        cols["p"].append(p)
+        cols["lo"].append(p * np.exp(qlo))
+        cols["hi"].append(p * np.exp(qhi))
+        cols["novelty"].append(rel)
+        for name, values in res.members.items():
+            members.setdefault(name, []).append(1000 * values)
+        ensemble.append(res.ensemble)
+        ignored = ignored or model.ignored_ops(ops.columns[ops.to_numpy().any(axis=0)])
+    targets = sorted(targets)
+    # Row-major: input row 0 on every target, then row 1, ... (targets sorted).
+    flat = {name: np.column_stack(v).ravel() for name, v in cols.items()}
+    price = np.array([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets])
+    price = np.tile(price, n)
+    table = pd.DataFrame(
+        {
+            "row": np.repeat(np.arange(n), k),
+            "anchor": anchor,
+            "target": np.tile(targets, n),
+            "gpu": np.tile([str(cat["gpu"].get(t, "")) for t in targets], n),
+            "basis": "measured",
+            "batch_latency_ms": flat["p"],
+            "low_ms": flat["lo"],
+            "high_ms": flat["hi"],
+            "novelty": flat["novelty"],
+            "usd_per_hour": price,
+            "usd_per_1000_steps": flat["p"] * 1000 / _MS_PER_HOUR * price,
+            "method": method,
+            "ensemble": np.tile(ensemble, n),
+        }
+    )
+    for name, v in members.items():
+        table[f"{name}_ms"] = np.column_stack(v).ravel()
+    rows = _row_summary(predictor, table, lat, method)
+    return Prediction(table, tuple(ignored), method, predictor.interval_level, anchor, rows)
+
+
+def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
+    """Per input row: the largest novelty over targets and its validation band."""
+    nov = table.groupby("row", sort=True)["novelty"].max()
+    has = np.zeros(len(nov), dtype=bool) if lat is None else ~np.isnan(lat)
+    rows = pd.DataFrame({"row": nov.index, "novelty": nov.to_numpy(), "with_latency": has})
+    band, mape = [], []
+    # Bands are looked up only where a warning may be shown (a handful of rows, not 100,000).
+    for r in rows.itertuples():
+        info = None
+        if np.isfinite(r.novelty) and r.novelty >= NOVELTY_WARN:
+            info = predictor.novelty_band(r.novelty, bool(r.with_latency), method)
+        band.append(info["band"] if info else None)
+        mape.append(info["mape_pct"] if info else np.nan)
+    return rows.assign(band=band, band_mape_pct=mape)
+
+
+def _positive_ms(name: str, v) -> float:
+    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+    if not (ok and np.isfinite(v) and 0 < v < 1e9):
+        shown = float(v) if ok else str(v)[:40]
+        raise ProfetValueError(
+            f"{name} is {shown!r}; it must be a number of milliseconds > 0 and < 1e9"
+        )
+    return float(v)
+
+
+def scale_latency(scaler, by, latency_min_ms, latency_max_ms, size, size_min, size_max, points):
+    """Checked inputs -> ``CurveScaler.predict`` / ``predict_points`` (see ``Predictor.scale``)."""
+    lo, hi = scaler.size_range_
+    size_min = lo if size_min is None else float(size_min)
+    size_max = hi if size_max is None else float(size_max)
+    points = dict(points or {})
+    lat_min = _positive_ms("latency_min_ms", latency_min_ms)
+    lat_max = _positive_ms("latency_max_ms", latency_max_ms)
+    extra = {k: _positive_ms(f"latency at {by} size {k:g}", v) for k, v in points.items()}
+    try:
+        size_arr = np.asarray(size, dtype=float)
+    except (TypeError, ValueError):
+        raise ProfetValueError(f"size {str(size)[:40]!r} must be a number") from None
+    for name, v in (("size", size_arr), ("size_min", size_min), ("size_max", size_max)):
+        v = np.asarray(v)
+        if not np.all(np.isfinite(v)) or np.any(v < lo) or np.any(v > hi):
+            raise ProfetValueError(
+                f"{name} {v.tolist()!r} is outside the trained {by} range {lo:g}..{hi:g}"
+            )
+    if size_min >= size_max:
+        raise ProfetValueError(f"size_min ({size_min:g}) must be below size_max ({size_max:g})")
+    for k in extra:
+        if not (isinstance(k, (int, float, np.integer, np.floating)) and size_min < k < size_max):
+            raise ProfetValueError(
+                f"measured {by} size {k!r} must lie strictly between "
+                f"size_min {size_min:g} and size_max {size_max:g}"
+            )
+    if not extra:
+        return scaler.predict(lat_min, lat_max, size_arr, size_min, size_max)
+    sizes = [size_min, *map(float, extra), size_max]
+    return scaler.predict_points(sizes, [lat_min, *extra.values(), lat_max], size_arr)

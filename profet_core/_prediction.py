@@ -1,0 +1,146 @@
+"""The result of a prediction, and everything both the CLI and the app show of it.
+
+Warnings, member columns and the JSON document are computed here once, so the command line and
+the web app say the same thing in the same words (a test compares them).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+#: Relative novelty from which the CLI and the app warn (held-out CNNs above it were predicted
+#: about twice as badly as the rest: docs/accuracy.md, "Error by novelty").
+NOVELTY_WARN = 1.25
+#: Columns of the prediction table that are not ensemble members, in display order.
+BASE_COLUMNS = (
+    "row",
+    "anchor",
+    "target",
+    "gpu",
+    "basis",
+    "batch_latency_ms",
+    "low_ms",
+    "high_ms",
+    "novelty",
+    "usd_per_hour",
+    "usd_per_1000_steps",
+    "method",
+    "ensemble",
+)
+#: Op names quoted in a warning at most (the rest are counted).
+_MAX_QUOTED = 10
+
+
+def _quote(name: str, limit: int = 60) -> str:
+    """An op name for a message: quoted and bounded in length (a name can be megabytes)."""
+    return repr(name if len(name) <= limit else name[: limit - 1] + "…")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Result of :meth:`Predictor.predict`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Long format, one row per (input row, target): :data:`BASE_COLUMNS` (``row`` is the
+        0-based input row; ``low_ms``..``high_ms`` the calibrated interval; ``novelty`` how
+        unlike the training profiles the row's profile is, 1 = as unusual as a typical
+        held-out CNN, NaN where not measured; ``basis`` what the prediction rests on;
+        ``usd_per_1000_steps`` the cost of 1,000 steps at that latency), then one
+        ``<member>_ms`` column per ensemble member.
+    ignored_ops : tuple of str
+        Ops of the input that the method did not use (their time did not count).
+    method : str
+    interval_level : float
+        Nominal coverage of ``low_ms``..``high_ms``.
+    anchor : str
+    rows : pandas.DataFrame
+        One row per input row: ``row``, ``novelty`` (the largest over targets),
+        ``with_latency`` and the validation band of that novelty (``band``, ``band_mape_pct``).
+    notes : tuple of str
+        Further warnings found while predicting (e.g. sense checks of the input).
+    """
+
+    table: pd.DataFrame
+    ignored_ops: tuple
+    method: str
+    interval_level: float
+    anchor: str = ""
+    rows: pd.DataFrame = field(default_factory=pd.DataFrame)
+    notes: tuple = ()
+
+    @property
+    def member_columns(self) -> list[str]:
+        """The ``<member>_ms`` columns of :attr:`table` (ensemble members' predictions)."""
+        return [c for c in self.table.columns if c.endswith("_ms") and c not in BASE_COLUMNS]
+
+    def novelty_warning(self, row: int | None = None) -> str | None:
+        """The novelty warning for one input row (default: the most novel row), or None."""
+        rows = self.rows if row is None else self.rows[self.rows["row"] == row]
+        rows = rows[np.isfinite(rows["novelty"].to_numpy(dtype=float))] if len(rows) else rows
+        if rows.empty:
+            return None
+        r = rows.loc[rows["novelty"].idxmax()]
+        if r["novelty"] < NOVELTY_WARN:
+            return None
+        seen = ""
+        if pd.notna(r.get("band_mape_pct")):
+            seen = (
+                f" In validation, held-out CNNs this unusual (novelty {r['band']}) were missed by "
+                f"{r['band_mape_pct']:.0f}% on average."
+            )
+        where = f"Profile row {int(r['row'])}" if len(self.rows) > 1 else "The profile"
+        return (
+            f"{where} is unlike the networks PROFET was trained on (novelty {r['novelty']:.2f}; "
+            f"1 = a typical held-out CNN in validation).{seen} The intervals are widened; treat "
+            "the ranking of close targets with care."
+        )
+
+    def ignored_warning(self) -> str | None:
+        """The warning about ops the method did not use, or None."""
+        if not self.ignored_ops:
+            return None
+        shown = ", ".join(_quote(op) for op in self.ignored_ops[:_MAX_QUOTED])
+        more = len(self.ignored_ops) - _MAX_QUOTED
+        return (
+            f"{len(self.ignored_ops)} op(s) of the profile are unknown to method "
+            f"{self.method} and were left out (their time did not count): {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + "."
+        )
+
+    def warnings(self, row: int | None = None) -> list[str]:
+        """Every warning about this prediction, as the CLI prints and the app shows them."""
+        out = [w for w in (self.ignored_warning(), self.novelty_warning(row)) if w]
+        return [*self.notes, *out]
+
+    def document(self) -> dict:
+        """The JSON document of the prediction (without the records; see :meth:`write_json`)."""
+        return {
+            "anchor": self.anchor,
+            "method": self.method,
+            "interval_level": self.interval_level,
+            "units": {"latency": "ms", "price": "USD/h", "cost": "USD"},
+            "ignored_ops": list(self.ignored_ops),
+            "warnings": self.warnings(),
+        }
+
+    def to_json(self) -> dict:
+        """The whole JSON document: :meth:`document` plus ``predictions`` (a list of records)."""
+        records = json.loads(self.table.to_json(orient="records", double_precision=10))
+        return {**self.document(), "predictions": records}
+
+    def write_json(self, fp, chunk: int = 5000) -> None:
+        """Stream :meth:`to_json` to a text file object, ``chunk`` records at a time."""
+        head = json.dumps(self.document(), indent=1)
+        fp.write(head[:-2] + ',\n "predictions": [')
+        for start in range(0, len(self.table), chunk):
+            part = self.table.iloc[start : start + chunk]
+            text = part.to_json(orient="records", double_precision=10)
+            fp.write(("," if start else "") + "\n" + text[1:-1])
+        fp.write("\n ]\n}\n")

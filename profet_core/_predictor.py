@@ -1,0 +1,416 @@
+"""The :class:`Predictor`: trained models loaded from an artifacts folder, and their answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._catalog import validate_catalog
+from ._data import op_columns
+from ._features import family_times
+from ._intervals import interval_scale, member_spread
+from ._prediction import Prediction
+from ._profile import LATENCY_COLUMN
+from ._store import Bundle, load_bundle, sub_arrays
+from .errors import ArtifactError, ProfetValueError
+
+INTERVAL_LEVEL = 0.8
+#: Exceptions a malformed (but checksum-consistent) artifact raises while models are built.
+_MALFORMED = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
+def pair_name(anchor: str, target: str) -> str:
+    """``"anchor->target"``: the key of a trained pair in the artifacts."""
+    return f"{anchor}->{target}"
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """Trained PROFET models loaded from an artifacts folder (see :func:`load_artifacts`).
+
+    Models are built from the verified arrays on first use (the reference method's op clustering
+    imports rapidfuzz and scipy only when that method is asked for).
+    """
+
+    bundle: Bundle
+    catalog: pd.DataFrame
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ what the artifacts know
+    @property
+    def path(self) -> Path:
+        return self.bundle.path
+
+    @property
+    def metadata(self) -> dict:
+        """The manifest (training date, data fingerprint, versions) plus the model's settings."""
+        m = self.bundle.model
+        keys = ("instances", "methods", "default_method", "interval_level")
+        return {**self.bundle.manifest, **{k: m.get(k) for k in keys}}
+
+    @property
+    def instances(self) -> list[str]:
+        """Every instance the artifacts know (each is an anchor and a target)."""
+        return list(self.bundle.model["instances"])
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.bundle.model["methods"])
+
+    @property
+    def default_method(self) -> str:
+        return self.bundle.model["default_method"]
+
+    @property
+    def interval_level(self) -> float:
+        """Nominal coverage of the prediction intervals (``low_ms``..``high_ms``)."""
+        return float(self.bundle.model.get("interval_level", INTERVAL_LEVEL))
+
+    @property
+    def intervals(self) -> pd.DataFrame:
+        return self.bundle.intervals
+
+    @property
+    def validation(self) -> dict:
+        return self.bundle.validation
+
+    @property
+    def examples(self) -> dict:
+        """``{instance: {"label", "profile" (op -> us), "batch_latency_s", "model", ...}}``."""
+        return self.bundle.examples
+
+    def with_catalog(self, catalog: pd.DataFrame) -> Predictor:
+        """The same models with other prices/GPU names (a user's catalog; validated).
+
+        Instances the catalog lacks keep the artifacts' line.
+        """
+        cat = validate_catalog(catalog)
+        keep = self.bundle.catalog[~self.bundle.catalog["instance"].isin(cat["instance"])]
+        merged = pd.concat([cat, keep], ignore_index=True)
+        return Predictor(self.bundle, merged, self._cache)
+
+    def targets(self, anchor: str) -> list[str]:
+        self._check_instance(anchor, "anchor")
+        return [t for t in self.instances if t != anchor]
+
+    def _check_instance(self, name, role: str) -> None:
+        if not isinstance(name, str) or name not in self.instances:
+            shown = repr(name)[:80]
+            raise ProfetValueError(
+                f"unknown {role} instance {shown}; known: {', '.join(self.instances)}"
+            )
+
+    def _check_method(self, method) -> str:
+        method = method or self.default_method
+        if method not in self.methods:
+            raise ProfetValueError(
+                f"unknown method {str(method)[:80]!r}; allowed: {', '.join(self.methods)}"
+            )
+        return method
+
+    # ------------------------------------------------------------------ lazily built models
+    def _cached(self, key, build):
+        if key not in self._cache:
+            try:
+                self._cache[key] = build()
+            except _MALFORMED as exc:
+                raise ArtifactError(
+                    f"artifacts in {str(self.path)!r} are malformed ({key[0]} "
+                    f"{'/'.join(map(str, key[1:]))}): {type(exc).__name__}: {exc}"
+                ) from None
+        return self._cache[key]
+
+    def _clusterer(self):
+        from ._clustering import OpClusterer
+
+        return self._cached(
+            ("clustering",), lambda: OpClusterer.from_state(self.bundle.model["clustering"])
+        )
+
+    def model(self, anchor: str, target: str, method: str):
+        """The fitted method for one trained pair."""
+        from ._methods import METHODS
+
+        def build():
+            key = f"{pair_name(anchor, target)}|{method}"
+            meta = self.bundle.model["models"][key]
+            clusterer = self._clusterer() if method == "profet" else None
+            arrays = sub_arrays(self.bundle.arrays, f"{key}|")
+            return METHODS[method].from_state(meta, arrays, clusterer)
+
+        return self._cached(("model", anchor, target, method), build)
+
+    def _interval_table(self) -> dict:
+        def build():
+            iv = self.bundle.intervals
+            keys = zip(iv["anchor"], iv["target"], iv["estimator"], iv["with_latency"], strict=True)
+            return {k: row for k, row in zip(keys, iv.to_dict("records"), strict=True)}
+
+        return self._cached(("intervals",), build)
+
+    def scaler(self, target: str, by: str):
+        """The fitted :class:`CurveScaler` of ``target`` along ``by`` (``"batch"``/``"input"``)."""
+        from ._scaler import CurveScaler
+
+        self._check_instance(target, "target")
+        if by not in ("batch", "input"):
+            raise ProfetValueError(f"scale by {str(by)[:40]!r}; allowed: batch, input")
+        meta = self.bundle.model.get("scalers", {}).get(f"{target}|{by}")
+        if meta is None:
+            raise ProfetValueError(f"the artifacts hold no {by} scaler for {target}")
+        arrays = sub_arrays(self.bundle.arrays, f"scaler|{target}|{by}|")
+        return self._cached(("scaler", target, by), lambda: CurveScaler.from_state(meta, arrays))
+
+    # ------------------------------------------------------------------ predictions
+    def predict(
+        self, anchor: str, profiles: pd.DataFrame, anchor_latency_s=None, method=None, targets=None
+    ) -> Prediction:
+        """Predict the batch latency of each profile on every other instance.
+
+        Parameters
+        ----------
+        anchor : str
+            Instance the profiles were taken on.
+        profiles : pandas.DataFrame
+            Shape (n, n_ops): ``Host_*``/``Device_*`` op times in microseconds (as returned by
+            ``parse_profile``); a ``batch_latency_s`` column, if present, gives each row's
+            measured anchor latency (seconds, NaN where unknown).
+        anchor_latency_s : float or array of shape (n,), optional
+            Measured anchor batch latency in seconds; overrides the column.
+        method : str, optional
+            One of :attr:`methods` (default: :attr:`default_method`).
+        targets : list of str, optional
+            Target instances (default: every instance but the anchor).
+
+        Returns
+        -------
+        Prediction
+        """
+        from ._predict import run_prediction
+
+        self._check_instance(anchor, "anchor")
+        method = self._check_method(method)
+        targets = self.targets(anchor) if targets is None else list(targets)
+        for t in targets:
+            self._check_instance(t, "target")
+        ops, lat = _inputs(profiles, anchor_latency_s)
+        return run_prediction(self, anchor, ops, lat, method, [t for t in targets if t != anchor])
+
+    def interval(self, anchor, target, method, lat, members: dict, novelty=None):
+        """Log-space bounds per row and each row's relative novelty (NaN where uncalibrated).
+
+        Parameters
+        ----------
+        lat : ndarray of shape (n,) or None
+            Anchor latency (s; NaN where unknown).
+        members : dict of str to ndarray of shape (n,)
+        novelty : ndarray of shape (n,), optional
+
+        Returns
+        -------
+        (lo, hi), rel : tuple of ndarray, ndarray
+        """
+        table = self._interval_table()
+        n = len(next(iter(members.values())))
+        has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
+        spread = member_spread(np.column_stack(list(members.values())))
+        lo, hi, rel = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+        for with_lat, rows in ((True, has), (False, ~has)):
+            cal = table.get((anchor, target, method, with_lat))
+            if cal is None or not rows.any():
+                continue
+            eps, n_ref = cal.get("eps", np.nan), cal.get("novelty_ref", np.nan)
+            s = spread[rows] if np.isfinite(eps) else None
+            nov = novelty[rows] if novelty is not None and np.isfinite(n_ref) else None
+            if nov is not None:
+                rel[rows] = nov / n_ref
+            scale = interval_scale(s, eps, nov, n_ref)
+            lo[rows], hi[rows] = cal["q_lo"] * scale, cal["q_hi"] * scale
+        return (lo, hi), rel
+
+    def novelty_band(self, novelty: float, with_latency: bool, method=None) -> dict | None:
+        """How a method did in validation on held-out profiles about as unusual as this one.
+
+        Returns
+        -------
+        dict or None
+            ``band`` (label), ``share_pct`` and ``mape_pct`` (%), or None where validation did
+            not measure novelty.
+        """
+        bands = self.validation.get("novelty")
+        if bands is None or bands.empty or not np.isfinite(novelty):
+            return None
+        sel = bands[
+            (bands["estimator"] == (method or self.default_method))
+            & (bands["with_latency"] == with_latency)
+            & (bands["novelty_lo"] <= novelty)
+            & (novelty < bands["novelty_hi"])
+        ]
+        if sel.empty:
+            return None
+        row = sel.iloc[0]
+        keys = ("share_pct", "mape_pct")
+        return {"band": str(row["band"]), **{k: float(row[k]) for k in keys}}
+
+    def breakdown(self, anchor: str, profile: pd.DataFrame, targets=None) -> pd.DataFrame:
+        """Predicted device time per op family on each target: which kinds of work get faster.
+
+        Parameters
+        ----------
+        anchor : str
+        profile : pandas.DataFrame
+            Op columns (us); the first row is used.
+        targets : list of str, optional
+            Default: every instance but the anchor.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``target, family, anchor_us, target_us, speedup`` (``anchor_us / target_us``).
+        """
+        from ._breakdown import BreakdownRegressor, breakdown_change
+
+        self._check_instance(anchor, "anchor")
+        ops, _ = _inputs(profile, None)
+        fam = family_times(ops.iloc[[0]], "Device")
+        parts = []
+        for target in targets if targets is not None else self.targets(anchor):
+            self._check_instance(target, "target")
+            key = pair_name(anchor, target)
+            meta = self.bundle.model.get("breakdowns", {}).get(key)
+            if meta is None:
+                continue
+            arrays = sub_arrays(self.bundle.arrays, f"breakdown|{key}|")
+            model = self._cached(
+                ("breakdown", anchor, target),
+                lambda m=meta, a=arrays: BreakdownRegressor.from_state(m, a),
+            )
+            parts.append(breakdown_change(fam, model.predict(fam)).assign(target=target))
+        cols = ["target", "family", "anchor_us", "target_us", "speedup"]
+        return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+
+    def scale(
+        self,
+        target,
+        by,
+        latency_min_ms,
+        latency_max_ms,
+        size,
+        size_min=None,
+        size_max=None,
+        points=None,
+    ):
+        """Latency (ms) at ``size`` from latencies measured at two (or more) sizes.
+
+        Parameters
+        ----------
+        target : str
+            Instance the latencies are for.
+        by : {"batch", "input"}
+            Scale by batch size or by input image side length (pixels).
+        latency_min_ms, latency_max_ms : float
+            Latencies (ms, > 0) at ``size_min`` and ``size_max``.
+        size : float or array
+            Size(s) to predict, within the trained range.
+        size_min, size_max : float, optional
+            Sizes of the two given latencies (default: the trained range's ends, 16..256 for
+            batch and 32..256 for input).
+        points : dict of float to float, optional
+            More measured points, ``{size: latency_ms}``, strictly between ``size_min`` and
+            ``size_max``: the scaler then runs through every point.
+
+        Returns
+        -------
+        ndarray
+            Predicted latency in ms, same shape as ``size``.
+        """
+        from ._predict import scale_latency
+
+        return scale_latency(
+            self.scaler(target, by),
+            by,
+            latency_min_ms,
+            latency_max_ms,
+            size,
+            size_min,
+            size_max,
+            points,
+        )
+
+
+def _inputs(profiles, anchor_latency_s):
+    """Op table and per-row anchor latency (s; None if none given) of a prediction's input."""
+    if not isinstance(profiles, pd.DataFrame) or profiles.empty or not op_columns(profiles.columns):
+        raise ProfetValueError(
+            "profiles must be a non-empty table of Host_<Op>/Device_<Op> columns"
+        )
+    n = len(profiles)
+    lat = None
+    if anchor_latency_s is not None:
+        try:
+            lat = np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,)).copy()
+        except (TypeError, ValueError):
+            raise ProfetValueError(
+                f"anchor latency {str(anchor_latency_s)[:40]!r} must be one number of seconds "
+                f"or one per profile row ({n})"
+            ) from None
+        if np.ndim(anchor_latency_s) == 0 and np.isnan(lat).any():
+            # One latency for every row: NaN is a mistake, not "unknown" (that is None).
+            raise ProfetValueError("anchor latency nan s is not allowed; it must be a number > 0")
+    elif LATENCY_COLUMN in profiles.columns:
+        lat = profiles[LATENCY_COLUMN].to_numpy(dtype=float)
+    if lat is not None:
+        bad = ~np.isnan(lat) & ~(np.isfinite(lat) & (lat > 0) & (lat < 1e6))
+        if bad.any():
+            raise ProfetValueError(
+                f"anchor latency {lat[bad][0]!r} s is not allowed; it must be > 0 and < 1e6 s"
+            )
+        if np.isnan(lat).all():
+            lat = None
+    ops = profiles[op_columns(profiles.columns)].reset_index(drop=True)
+    values = ops.to_numpy(dtype=float)
+    if not np.isfinite(values).all() or (values < 0).any():
+        raise ProfetValueError("op times must be finite microseconds >= 0")
+    return ops, lat
+
+
+def load_artifacts(path=None, catalog=None) -> Predictor:
+    """Load and verify trained artifacts.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        Artifacts folder; default: ``$PROFET_ARTIFACTS`` or the project's ``artifacts/``.
+    catalog : pandas.DataFrame, optional
+        An instance catalog (``instance, gpu, usd_per_hour``) overriding the artifacts' prices
+        and GPU names, without touching the models.
+
+    Raises
+    ------
+    ArtifactError
+        If the folder, its manifest or a file is missing, edited or malformed.
+    """
+    bundle = load_bundle(path)
+    model = bundle.model
+    for key, kind in (
+        ("instances", list),
+        ("methods", list),
+        ("models", dict),
+        ("default_method", str),
+    ):
+        if not isinstance(model.get(key), kind):
+            raise ArtifactError(f"model.json: {key!r} must be a {kind.__name__}")
+    try:
+        base_catalog = validate_catalog(bundle.catalog)
+    except ProfetValueError as exc:
+        raise ArtifactError(f"instances.csv in the artifacts is invalid: {exc}") from None
+    predictor = Predictor(bundle, base_catalog)
+    # Build the default method's models now: a malformed file is reported at load, not later.
+    for anchor in predictor.instances:
+        for target in predictor.targets(anchor):
+            if f"{pair_name(anchor, target)}|{predictor.default_method}" in model["models"]:
+                predictor.model(anchor, target, predictor.default_method)
+    return predictor.with_catalog(catalog) if catalog is not None else predictor

@@ -1,0 +1,289 @@
+"""``train()``: every method for every anchor -> target pair, the scalers, written as artifacts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._breakdown import BreakdownRegressor, breakdown_pairs
+from ._catalog import validate_catalog
+from ._clustering import OpClusterer
+from ._data import Dataset, make_pairs
+from ._evaluate import Progress, cross_validate
+from ._intervals import INTERVAL_COLUMNS, interval_quantiles
+from ._methods import DEFAULT_METHOD, METHODS, method_factory
+from ._predictor import INTERVAL_LEVEL, pair_name
+from ._report import write_validation
+from ._scaler import SCALER_VARIANTS, fit_scaler, scaling_curves
+from ._store import FORMAT_VERSION, new_temp_folder, replace_folder, write_json, write_manifest
+from .errors import ProfetValueError
+
+#: Fewest joined rows a pair needs to be trained.
+MIN_PAIR_ROWS = 4
+
+
+def check_trainable(dataset: Dataset, methods, calibrate: bool) -> None:
+    """Refuse, before any fitting, data that cannot be trained (or cross-validated).
+
+    Raises
+    ------
+    ProfetValueError
+        Fewer than 2 instances, a pair whose keys never join (or join fewer than
+        :data:`MIN_PAIR_ROWS` rows), or calibration asked with fewer than 2 architectures.
+    """
+    for m in methods:
+        if m not in METHODS:
+            raise ProfetValueError(f"unknown method {m!r}; allowed: {', '.join(METHODS)}")
+    instances = dataset.instances
+    if len(instances) < 2:
+        raise ProfetValueError(f"training needs at least 2 instances; the dataset has {instances}")
+    if calibrate and len(dataset.architectures) < 2:
+        raise ProfetValueError(
+            "calibrating intervals (leave-one-architecture-out) needs at least 2 architectures; "
+            f"the dataset has {dataset.architectures} (pass --no-calibrate to skip it)"
+        )
+    for anchor in instances:
+        for target in instances:
+            if anchor != target:
+                n = len(make_pairs(dataset, anchor, target))
+                if n < MIN_PAIR_ROWS:
+                    raise ProfetValueError(
+                        f"pair {anchor} -> {target} joins {n} rows on (exp, model, input_size, "
+                        f"batch_size); training needs at least {MIN_PAIR_ROWS}"
+                    )
+
+
+def _train_methods(dataset, clusterer, factories, progress) -> tuple[dict, dict]:
+    instances = dataset.instances
+    jobs = [(a, t) for a in instances for t in instances if a != t]
+    meta, arrays, done = {}, {}, 0
+    for anchor, target in jobs:
+        pairs = make_pairs(dataset, anchor, target)
+        for m, factory in factories.items():
+            m_meta, m_arrays = factory(clusterer).fit(pairs).to_state()
+            key = f"{pair_name(anchor, target)}|{m}"
+            meta[key] = m_meta
+            arrays.update({f"{key}|{k}": v for k, v in m_arrays.items()})
+            done += 1
+            if progress:
+                progress(done, len(jobs) * len(factories), f"trained {m} {anchor} -> {target}")
+    return meta, arrays
+
+
+def _train_breakdowns(dataset) -> tuple[dict, dict]:
+    instances = dataset.instances
+    have = set(dataset.profiles["instance"])
+    meta, arrays = {}, {}
+    for anchor in instances:
+        for target in instances:
+            if anchor == target or target not in have:
+                continue
+            X, Y, _, _ = breakdown_pairs(dataset, anchor, target, median=True)
+            if len(X) < 2:
+                continue
+            m, a = BreakdownRegressor().fit(X, Y).to_state()
+            key = pair_name(anchor, target)
+            meta[key] = m
+            arrays.update({f"breakdown|{key}|{k}": v for k, v in a.items()})
+    return meta, arrays
+
+
+def _train_scalers(dataset) -> tuple[dict, dict]:
+    meta, arrays = {}, {}
+    for by in ("batch", "input"):
+        curves = scaling_curves(dataset.latencies, by)
+        if curves.empty:
+            continue
+        size_range = (float(curves["size"].min()), float(curves["size"].max()))
+        for inst, c in curves.groupby("instance"):
+            m, a = fit_scaler(c, size_range, **SCALER_VARIANTS["default"][by]).to_state()
+            meta[f"{inst}|{by}"] = m
+            arrays.update({f"scaler|{inst}|{by}|{k}": v for k, v in a.items()})
+    return meta, arrays
+
+
+def _full_catalog(catalog: pd.DataFrame, instances) -> pd.DataFrame:
+    catalog = validate_catalog(catalog)
+    known = set(catalog["instance"])
+    extra = pd.DataFrame(
+        {
+            "instance": [i for i in instances if i not in known],
+            "gpu": "unknown",
+            "usd_per_hour": np.nan,
+        }
+    )
+    return pd.concat([catalog[catalog["instance"].isin(instances)], extra], ignore_index=True)
+
+
+def train(
+    dataset: Dataset,
+    catalog: pd.DataFrame,
+    out_dir,
+    *,
+    methods=None,
+    threshold: float = 6.0,
+    calibrate: bool = True,
+    calibrate_methods=None,
+    validation=None,
+    method_params: dict | None = None,
+    progress: Progress | None = None,
+) -> Path:
+    """Train every method for every anchor -> target pair, the scalers, and write artifacts.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    catalog : pandas.DataFrame
+        Instance catalog (``instance, gpu, usd_per_hour``); instances of the dataset that it
+        lacks are kept with an unknown GPU and price.
+    out_dir : path-like
+        Folder to write. It is replaced only once everything was trained and written, so a
+        failure leaves an existing folder as it was.
+    methods : list of str, optional
+        Methods to train (default: all). The artifacts' default method is ``DEFAULT_METHOD`` if
+        trained, else the first listed.
+    threshold : float
+        Op-clustering distance threshold (reference method).
+    calibrate : bool
+        Cross-validate (leave one architecture out) to calibrate the intervals and write the
+        accuracy report into ``validation/``.
+    calibrate_methods : list of str, optional
+        Methods to cross-validate (default: the default method only; the reference's DNN makes
+        its cross-validation take ~25 minutes). Methods not calibrated have no interval.
+    validation : path-like, optional
+        A ``profet validate`` folder on the same data and settings, reused instead of running
+        the cross-validation again.
+    method_params : dict, optional
+        ``{method: {param: value}}`` passed to the method constructors.
+    progress : callable, optional
+        ``progress(done, total, message)``.
+
+    Returns
+    -------
+    pathlib.Path
+        The artifacts folder.
+    """
+    methods = list(methods or METHODS)
+    method_params = method_params or {}
+    check_trainable(dataset, methods, calibrate and validation is None)
+    factories = {m: method_factory(m, method_params.get(m)) for m in methods}
+    default = DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
+    catalog = _full_catalog(catalog, dataset.instances)
+    ops = [c for c in dataset.ops if dataset.profiles[c].to_numpy().any()]
+    clusterer = OpClusterer(threshold=threshold).fit(dataset.profiles[ops])
+    model_meta, arrays = _train_methods(dataset, clusterer, factories, progress)
+    breakdown_meta, a = _train_breakdowns(dataset)
+    arrays.update(a)
+    scaler_meta, a = _train_scalers(dataset)
+    arrays.update(a)
+    settings = {"threshold": threshold, "method_params": method_params}
+    calibrated = list(calibrate_methods or [default]) if calibrate else []
+    tmp = new_temp_folder(out_dir)
+    try:
+        (tmp / "validation").mkdir()
+        if validation is not None:
+            intervals = _reuse_validation(
+                Path(validation), tmp / "validation", dataset, methods, settings
+            )
+        elif calibrated:
+            chosen = {m: factories[m] for m in calibrated}
+            oof = cross_validate(dataset, chosen, threshold=threshold, progress=progress)
+            intervals = interval_quantiles(oof, INTERVAL_LEVEL)
+            write_validation(tmp / "validation", oof, intervals, dataset, settings)
+        else:
+            intervals = pd.DataFrame(columns=INTERVAL_COLUMNS)
+        intervals.to_csv(tmp / "intervals.csv", index=False)
+        write_json(tmp / "examples.json", _examples(dataset))
+        catalog.to_csv(tmp / "instances.csv", index=False)
+        np.savez_compressed(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
+        write_json(
+            tmp / "model.json",
+            {
+                "format": FORMAT_VERSION,
+                "instances": dataset.instances,
+                "methods": methods,
+                "default_method": default,
+                "clustering": clusterer.to_state(),
+                "models": model_meta,
+                "scalers": scaler_meta,
+                "breakdowns": breakdown_meta,
+                "interval_level": INTERVAL_LEVEL,
+            },
+        )
+        write_manifest(
+            tmp,
+            data_fingerprint=dataset.fingerprint,
+            n_profiles=len(dataset.profiles),
+            architectures=dataset.architectures,
+            calibrated=calibrated,
+            **settings,
+        )
+        replace_folder(tmp, Path(out_dir))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return Path(out_dir)
+
+
+def _reuse_validation(
+    src: Path, dst: Path, dataset: Dataset, methods, settings: dict
+) -> pd.DataFrame:
+    """Copy a ``profet validate`` report after checking it fits these models; return intervals."""
+    try:
+        run = json.loads((src / "run.json").read_text())
+        metrics = pd.read_csv(src / "metrics.csv")
+    except (OSError, ValueError, json.JSONDecodeError, pd.errors.ParserError) as exc:
+        raise ProfetValueError(
+            f"{str(src)!r} is not a `profet validate` output folder: {exc}"
+        ) from None
+    if run.get("data_fingerprint") != dataset.fingerprint:
+        raise ProfetValueError(
+            f"validation in {str(src)!r} was run on other data (fingerprint differs)"
+        )
+    for key, value in settings.items():
+        ran = json.loads(json.dumps(run.get(key), default=float))
+        if ran != json.loads(json.dumps(value, default=float)):
+            raise ProfetValueError(
+                f"validation in {str(src)!r} used {key}={run.get(key)!r}, training uses {value!r}"
+            )
+    missing = [m for m in methods if m not in run.get("estimators", [])]
+    if missing:
+        raise ProfetValueError(f"validation in {str(src)!r} does not cover method(s) {missing}")
+    lacking = sorted(set(INTERVAL_COLUMNS) - set(metrics.columns))
+    if lacking:
+        raise ProfetValueError(
+            f"validation in {str(src)!r} predates the current interval calibration (metrics.csv "
+            f"lacks {lacking}); run `profet validate` again"
+        )
+    shutil.copytree(src, dst, dirs_exist_ok=True)
+    return metrics.dropna(subset=["q_lo"])[INTERVAL_COLUMNS].reset_index(drop=True)
+
+
+def _examples(dataset: Dataset) -> dict:
+    """One example profile per instance, for the app: the median of the repetitions of a
+    mid-sized workload (so the example is an aggregate, not a copy of a measured row)."""
+    key = ["model", "input_size", "batch_size"]
+    out = {}
+    for inst in dataset.instances:
+        prof = dataset.profiles[dataset.profiles["instance"] == inst]
+        lat = dataset.latencies[dataset.latencies["instance"] == inst]
+        med_lat = lat.groupby(key)["batch_latency_s"].median()
+        common = med_lat.index.intersection(prof.set_index(key).index.unique())
+        if common.empty:
+            continue
+        med_lat = med_lat.loc[common].sort_values()
+        pick = med_lat.index[len(med_lat) // 2]
+        rows = prof.set_index(key).loc[[pick]]
+        ops = rows[[c for c in dataset.ops if rows[c].to_numpy().any()]].median()
+        out[inst] = {
+            "label": f"{pick[0]}, {pick[1]} px, batch {pick[2]} (median of {len(rows)} runs)",
+            "model": pick[0],
+            "input_size": int(pick[1]),
+            "batch_size": int(pick[2]),
+            "batch_latency_s": float(med_lat.loc[pick]),
+            "profile": {k: round(float(v), 3) for k, v in ops.items()},
+        }
+    return out

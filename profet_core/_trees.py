@@ -1,0 +1,78 @@
+"""Fitted scikit-learn trees as flat numpy arrays: the one tree evaluator of profet_core.
+
+Forests, gradient boosting and the multi-output breakdown forest all predict through
+:class:`FlatTrees`, so artifacts hold plain arrays (no pickle) and prediction needs numpy only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Array names of the state, in :meth:`FlatTrees.state` order.
+TREE_ARRAYS = ("left", "right", "feature", "threshold", "value", "roots")
+#: Rows evaluated at once: bounds the (rows x trees) index temporaries (~40 MB per array).
+_CHUNK = 8192
+
+
+class FlatTrees:
+    """Trees of one ensemble with global node ids; a leaf points at itself.
+
+    Parameters
+    ----------
+    arrays : dict of str to ndarray
+        :data:`TREE_ARRAYS`; ``value`` has shape (n_nodes,) or (n_nodes, n_outputs).
+    depth : int
+        Depth of the deepest tree (traversal runs this many fixed steps).
+    """
+
+    def __init__(self, arrays: dict, depth: int):
+        self.arrays = {k: np.asarray(arrays[k]) for k in TREE_ARRAYS}
+        value = self.arrays["value"]
+        self.arrays["value"] = value[:, None] if value.ndim == 1 else value
+        self.depth = int(depth)
+
+    @classmethod
+    def from_sklearn(cls, trees) -> FlatTrees:
+        """Flatten ``sklearn.tree._tree.Tree`` objects (e.g. ``[e.tree_ for e in forest]``)."""
+        parts = {k: [] for k in TREE_ARRAYS}
+        offset = 0
+        for tree in trees:
+            is_leaf = tree.children_left < 0
+            ids = np.arange(tree.node_count) + offset
+            parts["roots"].append([offset])
+            parts["left"].append(np.where(is_leaf, ids, tree.children_left + offset))
+            parts["right"].append(np.where(is_leaf, ids, tree.children_right + offset))
+            parts["feature"].append(np.where(is_leaf, 0, tree.feature))
+            parts["threshold"].append(np.where(is_leaf, np.inf, tree.threshold))
+            parts["value"].append(tree.value[:, :, 0])
+            offset += tree.node_count
+        arrays = {k: np.concatenate(v) for k, v in parts.items()}
+        for k in ("left", "right", "feature", "roots"):
+            arrays[k] = arrays[k].astype(np.int32)
+        arrays["threshold"] = arrays["threshold"].astype(np.float64)
+        arrays["value"] = arrays["value"].astype(np.float64)
+        return cls(arrays, max(t.max_depth for t in trees))
+
+    def state(self, squeeze: bool = False) -> dict:
+        """The arrays to store; ``squeeze`` writes a single output as shape (n_nodes,)."""
+        out = dict(self.arrays)
+        if squeeze and out["value"].shape[1] == 1:
+            out["value"] = out["value"][:, 0]
+        return out
+
+    def leaves(self, X) -> np.ndarray:
+        """Leaf values reached by each row in each tree: shape (n_rows, n_trees, n_outputs)."""
+        a = self.arrays
+        # Trees compare float32 inputs with their thresholds; cast the same way to match exactly.
+        X = np.asarray(X, dtype=np.float32).astype(np.float64)
+        X = X.reshape(1, -1) if X.ndim == 1 else X
+        out = np.empty((len(X), len(a["roots"]), a["value"].shape[1]))
+        for start in range(0, len(X), _CHUNK):
+            xs = X[start : start + _CHUNK]
+            nodes = np.broadcast_to(a["roots"], (len(xs), len(a["roots"]))).copy()
+            rows = np.arange(len(xs))[:, None]
+            for _ in range(self.depth):
+                go_left = xs[rows, a["feature"][nodes]] <= a["threshold"][nodes]
+                nodes = np.where(go_left, a["left"][nodes], a["right"][nodes])
+            out[start : start + len(xs)] = a["value"][nodes]
+        return out
