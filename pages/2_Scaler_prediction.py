@@ -45,7 +45,7 @@ by = c2.radio(
 dim = ui.DIMENSIONS[by]
 try:
     lo, hi = (int(v) for v in predictor.scaler(target, by).size_range_)
-except (ProfetError, KeyError):
+except ProfetError:
     st.error(f"The artifacts hold no {dim['label'].lower()} scaler for {target}.")
     st.stop()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
@@ -34,3 +35,8 @@ def values(v) -> np.ndarray:
             arr.reshape([int(n) for n in str(v["shape"]).split(",")]) if "shape" in v else arr
         ).astype(float)
     return np.asarray(v, dtype=float)
+
+
+def plain(markdown: str) -> str:
+    """Text of an escaped Markdown message as a person reads it (``ui.safe`` undone)."""
+    return re.sub(r"\\(.)", r"\1", markdown)

@@ -7,7 +7,7 @@ import shutil
 
 import numpy as np
 import pytest
-from app_helpers import no_exception, plotly_spec, values
+from app_helpers import no_exception, plain, plotly_spec, values
 
 
 def _metrics_shown(at):
@@ -91,7 +91,7 @@ def test_broken_artifacts_show_error(page, tmp_path, use_artifacts):
     use_artifacts(tmp_path)
     at = page("accuracy").run()
     no_exception(at)
-    assert at.error and "manifest.json missing" in at.error[0].value
+    assert at.error and "manifest.json missing" in plain(at.error[0].value)
 
 
 @pytest.mark.parametrize("with_latency", [True, False], ids=["with-latency", "without-latency"])

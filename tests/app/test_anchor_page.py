@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from app_helpers import example_profile, no_exception, plotly_spec, values
+from app_helpers import example_profile, no_exception, plain, plotly_spec, values
 
 import ui
 from profet_core import NOVELTY_WARN, estimate_run, parse_profile
@@ -191,7 +191,7 @@ def test_novelty_is_shown_and_warned_about(page, predictor, unusual):
     at.button(key="predict").click().run()
     no_exception(at)
     shown = f"{novelty:.2f}"
-    warned = [w.value for w in at.warning if "unlike the networks" in w.value]
+    warned = [plain(w.value) for w in at.warning if "unlike the networks" in plain(w.value)]
     if unusual:
         assert len(warned) == 1 and shown in warned[0]
     else:
@@ -287,7 +287,7 @@ def test_bad_profile_shows_error_and_app_keeps_working(page, predictor, source, 
         at.run()
     at.button(key="predict").click().run()
     no_exception(at)
-    assert len(at.error) == 1 and fragment in at.error[0].value, [e.value for e in at.error]
+    assert len(at.error) == 1 and fragment in plain(at.error[0].value), [e.value for e in at.error]
     assert not [d for d in at.dataframe if "batch_latency_ms" in d.value.columns]
     # The page still works: the example predicts.
     at.radio(key="source").set_value("Built-in example").run()
@@ -332,7 +332,7 @@ def test_bad_numbers_show_error(page, field, value, fragment):
         at.number_input(key=field).set_value(value)
     at.button(key="predict").click().run()
     no_exception(at)
-    assert len(at.error) == 1 and fragment in at.error[0].value, [e.value for e in at.error]
+    assert len(at.error) == 1 and fragment in plain(at.error[0].value), [e.value for e in at.error]
 
 
 def test_unknown_anchor_in_link_shows_error(page, predictor):
@@ -340,7 +340,7 @@ def test_unknown_anchor_in_link_shows_error(page, predictor):
     at.query_params["anchor"] = "x9.megalarge"
     at.run()
     no_exception(at)
-    assert len(at.error) == 1 and "x9.megalarge" in at.error[0].value
+    assert len(at.error) == 1 and "x9.megalarge" in plain(at.error[0].value)
     assert at.selectbox(key="anchor").value == predictor.instances[0]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from app_helpers import example_profile, no_exception, plotly_spec, values
+from app_helpers import example_profile, no_exception, plain, plotly_spec, values
 
 import ui
 
@@ -140,7 +140,7 @@ def test_prefilled_from_one_anchor_prediction(page, predictor, which):
     assert empty.value is None
     assert size_w.value == batch_size
     # The missing point is reported, not raised.
-    assert at.error and "latency_" in at.error[0].value
+    assert at.error and "latency_" in plain(at.error[0].value)
 
 
 def test_fresh_page_asks_for_latencies(page):
@@ -188,7 +188,7 @@ def test_bad_input_shows_error(page, predictor, lat_a, lat_b, sizes, fragment):
     _set_points(at, lat_a, lat_b, size_a, size_b)
     at.run()
     no_exception(at)
-    assert len(at.error) == 1 and fragment in at.error[0].value, [e.value for e in at.error]
+    assert len(at.error) == 1 and fragment in plain(at.error[0].value), [e.value for e in at.error]
     assert not at.get("plotly_chart")
     # Fixing the input brings the prediction back.
     _set_points(at, 10.0, 50.0, s[0], s[-1])

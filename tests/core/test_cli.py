@@ -278,8 +278,8 @@ def test_train_and_validate_commands(synthetic_dir, tmp_path):
         synthetic_dir,
         "--out",
         tmp_path / "art",
-        "--dnn-epochs",
-        5,
+        "--methods",
+        "hybrid",
         "--no-calibrate",
     )
     assert code == 0, err
@@ -291,8 +291,8 @@ def test_train_and_validate_commands(synthetic_dir, tmp_path):
         synthetic_dir,
         "--out",
         tmp_path / "val",
-        "--dnn-epochs",
-        5,
+        "--methods",
+        "hybrid",
         "--anchors",
         "gpu-a",
         "--targets",
@@ -309,14 +309,14 @@ def test_train_and_validate_commands(synthetic_dir, tmp_path):
         synthetic_dir,
         "--out",
         tmp_path / "art2",
-        "--dnn-epochs",
-        5,
+        "--methods",
+        "hybrid",
         "--validation",
         tmp_path / "val",
     )
     assert code == 0, err
     reused = load_artifacts(tmp_path / "art2")
-    assert set(reused.intervals["estimator"]) >= {"hybrid", "profet"}
+    assert set(reused.intervals["estimator"]) >= {"hybrid", "hybrid:boosting"}
     assert (tmp_path / "art2" / "validation" / "report.md").read_text() == (
         tmp_path / "val" / "report.md"
     ).read_text()
@@ -326,10 +326,12 @@ def test_train_and_validate_commands(synthetic_dir, tmp_path):
         synthetic_dir,
         "--out",
         tmp_path / "art3",
-        "--dnn-epochs",
-        6,
+        "--methods",
+        "hybrid",
+        "--threshold",
+        5,
         "--validation",
         tmp_path / "val",
     )
-    assert code == 2 and "used method_params=" in err
+    assert code == 2 and "used threshold=6.0" in err
     assert not (tmp_path / "art3").exists()

@@ -4,7 +4,9 @@ and find the targets in the result table."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from urllib.parse import quote, urlparse
 
 import pytest
 
@@ -13,25 +15,37 @@ from tests.e2e.browser import CHROMIUM, chromium_page, serve_app
 pytestmark = pytest.mark.browser
 
 
-def test_paste_example_and_predict():
+def _need_browser() -> None:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)")
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+
+def predict_and_time(page, url: str, anchor: str, text: str) -> float:
+    """Paste ``text`` on the Anchor page, click Predict; seconds until the result grid shows."""
+    page.goto(f"{url}/?anchor={anchor}", wait_until="networkidle")
+    page.get_by_text("Paste JSON", exact=True).click()
+    area = page.get_by_label("Profile JSON (op name -> total microseconds)")
+    area.fill(text)
+    area.press("Control+Enter")
+    page.wait_for_load_state("networkidle")
+    t0 = time.perf_counter()
+    page.get_by_role("button", name="Predict").click()
+    page.get_by_text(f"from a profile on {anchor}").wait_for(timeout=60_000)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=30_000)
+    return time.perf_counter() - t0
+
+
+def test_paste_example_and_predict():
+    _need_browser()
     from profet_core import load_artifacts
 
     predictor = load_artifacts()
     anchor = predictor.instances[0]
     text = json.dumps(predictor.examples[anchor]["profile"])
     with serve_app() as url, chromium_page() as page:
-        page.goto(f"{url}/?anchor={anchor}", wait_until="networkidle")
-        page.get_by_text("Paste JSON", exact=True).click()
-        area = page.get_by_label("Profile JSON (op name -> total microseconds)")
-        area.fill(text)
-        area.press("Control+Enter")
-        page.get_by_role("button", name="Predict").click()
-        heading = page.get_by_text(f"from a profile on {anchor}")
-        heading.wait_for(timeout=60_000)
-        assert "Predicted on" in heading.inner_text()
+        predict_and_time(page, url, anchor, text)
+        assert "Predicted on" in page.get_by_text(f"from a profile on {anchor}").inner_text()
         grid = page.locator('[data-testid="stDataFrame"]').first
         grid.wait_for(timeout=30_000)
         # The grid draws on a canvas; its cells' text is in an accessibility table (hidden).
@@ -41,3 +55,47 @@ def test_paste_example_and_predict():
         for target in predictor.targets(anchor):
             assert target in shown, f"{target} is not in the result table: {shown[:500]}"
         assert not page.locator('[data-testid="stException"]').count()
+
+
+EVIL = "evil.example"
+PAYLOADS = {
+    "link": f"[click me](https://{EVIL}/login)",
+    "image": f"![x](https://{EVIL}/pixel.png)",
+}
+
+
+def _outside(requests: list) -> list:
+    return [u for u in requests if urlparse(u).hostname not in ("127.0.0.1", "localhost", None)]
+
+
+@pytest.mark.parametrize("kind", list(PAYLOADS), ids=list(PAYLOADS))
+def test_user_strings_never_become_links_or_requests(kind):
+    """A shared URL, an op name and a file name carrying Markdown stay text on every path."""
+    _need_browser()
+    payload = PAYLOADS[kind]
+    with serve_app() as url, chromium_page() as page:
+        requests = []
+        page.on("request", lambda r: requests.append(r.url))
+        # 1. The query parameter, quoted in the unknown-anchor error.
+        page.goto(f"{url}/?anchor={quote(payload)}", wait_until="networkidle")
+        page.get_by_text("unknown anchor instance").first.wait_for(timeout=30_000)
+        # 2. An op name, quoted in the bad-op-name error.
+        page.get_by_text("Paste JSON", exact=True).click()
+        area = page.get_by_label("Profile JSON (op name -> total microseconds)")
+        area.fill(json.dumps({payload: 5.0}))
+        area.press("Control+Enter")
+        page.get_by_role("button", name="Predict").click()
+        page.get_by_text("is not of the form").first.wait_for(timeout=30_000)
+        # 3. A file name, quoted in the unreadable-file error.
+        page.get_by_text("Upload a file", exact=True).click()
+        page.locator('input[type="file"]').set_input_files(
+            {"name": f"{payload}.bin", "mimeType": "application/octet-stream", "buffer": b"x"}
+        )
+        page.wait_for_load_state("networkidle")
+        page.get_by_role("button", name="Predict").click()
+        page.get_by_text("has type").first.wait_for(timeout=30_000)
+        page.wait_for_load_state("networkidle")
+        assert page.locator(f'a[href*="{EVIL}"]').count() == 0
+        assert page.locator(f'img[src*="{EVIL}"]').count() == 0
+        assert not _outside(requests), _outside(requests)
+        assert payload.split("(")[0] in page.inner_text("body")
