@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 st.set_page_config(
-    page_title="PROFET — GPU instance latency and cost", page_icon=":material/timer:", layout="wide"
+    page_title="PROFET — GPU instance latency and cost", page_icon="⏱️", layout="wide"
 )
 
 pages = {

@@ -21,8 +21,12 @@ from profet_core import Prediction, Predictor, ProfetError, load_artifacts
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
 ANCHOR_RESULT = "anchor_result"
 #: Characters that make Markdown (as st.error/st.warning render it) links, images, HTML, code
-#: or emphasis; ":" so that "https://..." is no autolink.
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>!#|~$:])")
+#: or emphasis.
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>!#|~$])")
+#: GFM turns bare "https://...", "www." and e-mail addresses into links even when escaped or
+#: written as character references; an invisible word joiner after ":", "@" and "www." keeps
+#: the text as it reads but breaks the pattern.
+_JOINER = "\u2060"
 #: Longest user-derived message shown (characters); longer ones are cut.
 MAX_MESSAGE = 2000
 
@@ -58,8 +62,8 @@ def safe(text) -> str:
     text = str(text)
     if len(text) > MAX_MESSAGE:
         text = text[: MAX_MESSAGE - 1] + "…"
-    text = _MARKDOWN.sub(r"\\\1", text)
-    return re.sub(r"(?i)www\.", r"www\\.", text)
+    text = _MARKDOWN.sub(r"\\\1", text.replace("&", "&amp;"))
+    return re.sub(r"(?i)([:@]|www\.)", rf"\1{_JOINER}", text)
 
 
 def show_error(exc: Exception, prefix: str = "") -> None:

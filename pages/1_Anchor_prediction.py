@@ -29,7 +29,7 @@ if wanted:
         predictor.targets(wanted)
         anchor_index = instances.index(wanted)
     except ProfetError as exc:
-        st.error(f"Profile from an unknown anchor: {exc}")
+        ui.show_error(exc, "Profile from an unknown anchor: ")
 
 left, right = st.columns([3, 2], gap="large")
 with left:

@@ -39,4 +39,6 @@ def values(v) -> np.ndarray:
 
 def plain(markdown: str) -> str:
     """Text of an escaped Markdown message as a person reads it (``ui.safe`` undone)."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    import html
+
+    return html.unescape(re.sub(r"\\(.)", r"\1", markdown)).replace("\u2060", "")

@@ -95,7 +95,9 @@ def test_user_strings_never_become_links_or_requests(kind):
         page.get_by_role("button", name="Predict").click()
         page.get_by_text("has type").first.wait_for(timeout=30_000)
         page.wait_for_load_state("networkidle")
-        assert page.locator(f'a[href*="{EVIL}"]').count() == 0
-        assert page.locator(f'img[src*="{EVIL}"]').count() == 0
+        targets = page.eval_on_selector_all(
+            "a[href], img[src]", "els => els.map(e => e.href || e.src)"
+        )
+        assert not [t for t in targets if urlparse(t).hostname == EVIL], targets
         assert not _outside(requests), _outside(requests)
         assert payload.split("(")[0] in page.inner_text("body")
