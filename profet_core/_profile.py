@@ -123,7 +123,11 @@ def parse_profile(
     if kind == "json":
         out = from_json(_decode(data, where).lstrip("\ufeff"))
     else:
-        raw = from_parquet(data, where) if kind == "parquet" else from_csv(_decode(data, where), where)
+        raw = (
+            from_parquet(data, where)
+            if kind == "parquet"
+            else from_csv(_decode(data, where), where)
+        )
         ops, lat, raw_steps = finish(raw, where)
         out = ops
         if lat is not None:

@@ -96,9 +96,7 @@ def _meta_value(key: str, value, i: int):
     elif key == "instance":
         bad = not isinstance(value, str) or not 0 < len(value) <= 80
     if bad:
-        raise ProfetValueError(
-            f"profile {i}: {key} is {quote(value)}; allowed: {META[key]}"
-        )
+        raise ProfetValueError(f"profile {i}: {key} is {quote(value)}; allowed: {META[key]}")
     return float(value) if key == LATENCY_COLUMN else value
 
 
@@ -153,8 +151,10 @@ def from_json(text: str) -> pd.DataFrame:
     if not isinstance(data, list) or not data or not all(isinstance(d, dict) for d in data):
         raise ProfetValueError(_SHAPE)
     if len(data) > MAX_ROWS:
-        raise ProfetValueError(f"profile JSON holds {len(data):,} profiles; the limit is {MAX_ROWS:,}")
-    items, metas = zip(*(_split(obj, i) for i, obj in enumerate(data)))
+        raise ProfetValueError(
+            f"profile JSON holds {len(data):,} profiles; the limit is {MAX_ROWS:,}"
+        )
+    items, metas = zip(*(_split(obj, i) for i, obj in enumerate(data)), strict=True)
     for i, ops in enumerate(items):
         if not ops:
             raise ProfetValueError(f"profile {i} is an empty object; it needs at least one op time")

@@ -90,6 +90,15 @@ def check_op_names(names, where: str = "profile") -> None:
         raise ProfetValueError(f"{where}: op name {quote(bad)} is not text")
     if not names:
         return
+    # one encode of all names (bounded by MAX_OPS) finds any lone surrogate; first, as pandas
+    # string operations would raise on one
+    try:
+        "\n".join(names).encode("utf-8")
+    except UnicodeEncodeError:
+        bad = next(n for n in names if not _encodable(n))
+        raise ProfetValueError(
+            f"{where}: op name {quote(bad)} holds a lone surrogate (invalid Unicode)"
+        ) from None
     s = s.astype(str)
     long = (s.str.len() > MAX_OP_NAME_CHARS).to_numpy()
     if long.any():
@@ -103,13 +112,6 @@ def check_op_names(names, where: str = "profile") -> None:
             f"{where}: op name {quote(names[int((~ok).argmax())])} is not of the form "
             "Host_<Op> or Device_<Op>"
         )
-    try:  # one encode of all names (bounded by the limits above) finds any lone surrogate
-        "\n".join(names).encode("utf-8")
-    except UnicodeEncodeError:
-        bad = next(n for n in names if not _encodable(n))
-        raise ProfetValueError(
-            f"{where}: op name {quote(bad)} holds a lone surrogate (invalid Unicode)"
-        ) from None
 
 
 def _encodable(text: str) -> bool:
@@ -160,8 +162,9 @@ def check_steps(values, where: str = "profile") -> np.ndarray:
         if isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer():
             is_int = True
         if not is_int or not 1 <= v <= MAX_STEPS:
+            shown = int(v) if isinstance(v, float) and v.is_integer() else v
             raise ProfetValueError(
-                f"{where}: steps {quote(v)} at row {i} is not allowed; steps must be an integer "
+                f"{where}: steps {quote(shown)} at row {i} is not allowed; steps must be an integer "
                 f"1..{MAX_STEPS} (the number of training steps the profile covers; PROFET's "
                 f"convention is {DEFAULT_STEPS})"
             )
