@@ -199,7 +199,13 @@ def finish(df: pd.DataFrame, where: str) -> tuple[pd.DataFrame, np.ndarray | Non
     if df.empty:
         raise ProfetValueError(f"{where} has no rows")
     times = df[ops].to_numpy(dtype=float)
-    times = np.where(np.isnan(times), 0.0, times)
+    absent = np.isnan(times)
+    if absent.all(axis=1).any():  # like JSON's empty object: a row must give some op time
+        raise ProfetValueError(
+            f"{where}: row {int(absent.all(axis=1).argmax())} has no op time (every op cell is "
+            "empty); each row needs at least one"
+        )
+    times = np.where(absent, 0.0, times)
     check_times(times, ops, where)
     lat = df[LATENCY_COLUMN].to_numpy(dtype=float) if LATENCY_COLUMN in df.columns else None
     steps = df[STEPS_COLUMN].to_numpy(dtype=float) if STEPS_COLUMN in df.columns else None

@@ -113,7 +113,8 @@ def test_parquet_column_types_are_checked(frame, match):
 
 
 def test_parquet_null_is_an_absent_op():
-    df = parse_profile(_parquet(pd.DataFrame({"Device_A": [1.0, None]})), "p.parquet")
+    frame = pd.DataFrame({"Device_A": [1.0, None], "Device_B": [2.0, 3.0]})
+    df = parse_profile(_parquet(frame), "p.parquet")
     assert df["Device_A"].tolist() == [1.0, 0.0]
 
 
@@ -125,6 +126,19 @@ def test_parquet_duplicate_columns_are_refused():
     pq.write_table(pa.table([pa.array([1.0]), pa.array([2.0])], names=["Device_A"] * 2), buf)
     with pytest.raises(ProfetValueError, match="repeats the column"):
         parse_profile(buf.getvalue(), "p.parquet")
+
+
+@pytest.mark.parametrize(
+    ("data", "name"),
+    [
+        (b"Device_A,Device_B\n1,2\n,\n", "p.csv"),
+        (_parquet(pd.DataFrame({"Device_A": [1.0, None]})), "p.parquet"),
+    ],
+    ids=["csv", "parquet"],
+)
+def test_row_without_any_op_time_is_refused(data, name):
+    with pytest.raises(ProfetValueError, match="row 1 has no op time"):
+        parse_profile(data, name)
 
 
 def test_csv_empty_cell_is_an_absent_op():
