@@ -1,96 +1,40 @@
-"""Reading user profiles: PROFET JSON, TensorBoard ``tensorflow_stats`` CSV, or a table of many."""
+"""Reading user profiles: PROFET JSON, TensorBoard ``tensorflow_stats`` CSV, or a table of many.
+
+Every format goes through the same rules (:mod:`._profile_rules`): op names, op times, step
+counts and latencies are refused the same way whichever reader found them. The result keeps op
+times as given (us, over ``steps`` training steps); :func:`normalise_steps` moves them to
+PROFET's convention of 2 steps, the span of every training profile.
+"""
 
 from __future__ import annotations
 
-import io
-import json
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ._data import OP_PREFIXES, op_columns
-from ._tfstats import group_tf_stats, tf_stats_columns
-from .errors import ProfetFileNotFoundError, ProfetValueError
+from ._profile_json import from_json
+from ._profile_rules import (
+    DEFAULT_STEPS,
+    LATENCY_COLUMN,
+    MAX_PROFILE_BYTES,
+    STEPS_COLUMN,
+    check_latency,
+    check_steps,
+    quote,
+)
+from ._profile_table import finish, from_csv, from_parquet
+from ._safe_read import read_bounded
+from .errors import ProfetValueError
 
-#: Largest profile file accepted (bytes). A single profile is a few kB; tables of thousands of
-#: profiles stay well under this.
-MAX_PROFILE_BYTES = 50 * 1024 * 1024
-LATENCY_COLUMN = "batch_latency_s"
-
-
-def _check_time(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProfetValueError(
-            f"op {name!r} has time {value!r}; op times must be numbers of microseconds"
-        )
-    value = float(value)
-    if not math.isfinite(value) or value < 0:
-        raise ProfetValueError(
-            f"op {name!r} has time {value!r}; allowed: finite and >= 0 microseconds"
-        )
-    return value
-
-
-def _check_name(name) -> str:
-    if not isinstance(name, str) or not name.startswith(OP_PREFIXES) or name in OP_PREFIXES:
-        raise ProfetValueError(f"op name {name!r} is not of the form Host_<Op> or Device_<Op>")
-    return name
-
-
-def _from_json(text: str) -> pd.DataFrame:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ProfetValueError(
-            f"profile is not valid JSON ({exc.msg} at line {exc.lineno})"
-        ) from None
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list) or not data or not all(isinstance(d, dict) for d in data):
-        raise ProfetValueError(
-            "profile JSON must be an object of op name -> microseconds, or a list of such objects"
-        )
-    rows = []
-    for obj in data:
-        if not obj:
-            raise ProfetValueError(
-                "profile JSON holds an empty object; it needs at least one op time"
-            )
-        rows.append({_check_name(k): _check_time(k, v) for k, v in obj.items()})
-    return pd.DataFrame(rows).fillna(0.0)
-
-
-def _from_table(df: pd.DataFrame) -> pd.DataFrame:
-    if tf_stats_columns(df.columns) is not None:
-        return group_tf_stats(df)
-    ops = op_columns(df.columns)
-    if not ops:
-        raise ProfetValueError(
-            "table has no Host_<Op>/Device_<Op> columns and is not a TensorBoard tensorflow_stats "
-            f"export (needs Host/device, Type, Total time (us)); columns found: {list(df.columns)[:8]}"
-        )
-    if df.empty:
-        raise ProfetValueError("profile table has no rows")
-    times = df[ops].apply(pd.to_numeric, errors="coerce")
-    nonnum = [c for c in ops if (df[c].notna() & times[c].isna()).any()]
-    if nonnum:
-        raise ProfetValueError(f"op column(s) {nonnum[:5]} hold non-numeric values")
-    times = times.fillna(0.0).astype(float)
-    bad = [c for c in ops if (~np.isfinite(times[c]) | (times[c] < 0)).any()]
-    if bad:
-        raise ProfetValueError(
-            f"op column(s) {bad[:5]} hold negative or infinite times; allowed: >= 0 us"
-        )
-    out = times
-    if LATENCY_COLUMN in df.columns:
-        lat = pd.to_numeric(df[LATENCY_COLUMN], errors="coerce")
-        present = df[LATENCY_COLUMN].notna()
-        if (present & (lat.isna() | ~np.isfinite(lat) | (lat <= 0))).any():
-            raise ProfetValueError(f"column {LATENCY_COLUMN!r} must hold seconds > 0 (or be empty)")
-        out = out.assign(**{LATENCY_COLUMN: lat.astype(float)})
-    return out.reset_index(drop=True)
+__all__ = [
+    "LATENCY_COLUMN",
+    "MAX_PROFILE_BYTES",
+    "STEPS_COLUMN",
+    "normalise_steps",
+    "parse_profile",
+    "read_profile",
+]
 
 
 def _sniff(data: bytes, name: str) -> str:
@@ -101,70 +45,131 @@ def _sniff(data: bytes, name: str) -> str:
         return "json"
     if suffix in (".csv", ".txt", ""):
         return "csv"
-    raise ProfetValueError(f"file {name!r} has type {suffix!r}; allowed: .json, .csv, .parquet")
+    raise ProfetValueError(
+        f"file {quote(name)} has type {quote(suffix)}; allowed: .json, .csv, .parquet"
+    )
 
 
-def parse_profile(data: bytes | str, name: str = "profile.json") -> pd.DataFrame:
+def _decode(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ProfetValueError(f"{where} is not UTF-8 text") from None
+
+
+def _with_steps(out: pd.DataFrame, steps, where: str) -> pd.DataFrame:
+    """Put a checked int ``steps`` column last: the override, else the input's, else 2."""
+    n = len(out)
+    if steps is not None:
+        values = np.full(n, check_steps([steps], "steps override")[0])
+    elif STEPS_COLUMN in out.columns:
+        raw = pd.Series(out[STEPS_COLUMN], dtype=object)
+        raw = raw.where(pd.notna(raw), DEFAULT_STEPS)  # a row that does not say: 2
+        values = check_steps(raw.to_numpy(), where)
+    else:
+        values = np.full(n, DEFAULT_STEPS)
+    out = out.drop(columns=[STEPS_COLUMN], errors="ignore")
+    return out.assign(**{STEPS_COLUMN: values.astype(np.int64)})
+
+
+def parse_profile(
+    data: bytes | str, name: str = "profile.json", steps: int | None = None
+) -> pd.DataFrame:
     """Parse profile bytes (an upload, pasted text or a file's contents).
 
     Parameters
     ----------
     data : bytes or str
-        The file's contents. Accepted: PROFET JSON (one object op -> microseconds, or a list of
-        them); TensorBoard's ``tensorflow_stats`` CSV (columns ``Host/device``, ``Type``,
-        ``Total time (us)``), grouped by host/device and op type; a CSV or Parquet table with one
-        profile per row in ``Host_<Op>``/``Device_<Op>`` columns, optionally with
-        ``batch_latency_s`` (each row's anchor latency, seconds).
+        The file's contents. Accepted: PROFET JSON (one object op -> microseconds, a list of
+        them, or ``{"ops": {...}, "steps": int, "batch_latency_s": float, "batch_size": int,
+        "input_size": int, "instance": str}`` with every key but ``ops`` optional);
+        TensorBoard's ``tensorflow_stats`` CSV (columns ``Host/device``, ``Type``, ``Total time
+        (us)``), grouped by host/device and op type; a CSV or Parquet table with one profile per
+        row in ``Host_<Op>``/``Device_<Op>`` columns, optionally with ``batch_latency_s`` (each
+        row's anchor latency, seconds) and ``steps``. An empty CSV cell or Parquet null is an
+        absent op (0); NaN, inf, booleans and text are refused.
     name : str
         File name, used only to tell the format by its suffix and in messages.
+    steps : int, optional
+        Training steps the profile covers (1..1000), overriding the input's; default: the
+        input's ``steps``, else 2 (PROFET's convention).
 
     Returns
     -------
     pandas.DataFrame
-        Shape (n_profiles, n_ops): op times in microseconds (0 for ops a profile lacks), plus a
-        ``batch_latency_s`` column when the input carried one.
+        Shape (n_profiles, n_ops + k): op times in microseconds as given (0 for ops a profile
+        lacks), a ``steps`` column (int), and ``batch_latency_s`` (NaN where unknown) when the
+        input carried one; JSON's object form may add ``batch_size``, ``input_size``,
+        ``instance``.
 
     Raises
     ------
     ProfetValueError
-        Empty or oversized input, an unknown format, malformed JSON or CSV, a non-numeric,
-        negative or non-finite time, or a bad op name.
+        Empty or oversized input, an unknown format, malformed JSON, CSV or Parquet; an op name
+        that is malformed, longer than 256 characters or one of more than 5,000; a time that is
+        not a number, negative, NaN, inf or above 1e12 us; a duplicate key or column; a bad
+        ``steps`` or latency; more rows than 200,000.
     """
     if isinstance(data, str):
-        data = data.encode("utf-8")
-    if not data.strip():
-        raise ProfetValueError(f"profile {name!r} is empty")
+        data = data.encode("utf-8", errors="surrogatepass")
+    where = f"profile {quote(name)}"
     if len(data) > MAX_PROFILE_BYTES:
         raise ProfetValueError(
-            f"profile {name!r} is {len(data) / 1e6:.1f} MB; the limit is {MAX_PROFILE_BYTES / 1e6:.0f} MB"
+            f"{where} is {len(data) / 1e6:.1f} MB; the limit is {MAX_PROFILE_BYTES / 1e6:.0f} MB"
         )
+    if not data.strip():
+        raise ProfetValueError(f"{where} is empty")
     kind = _sniff(data, name)
     if kind == "json":
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ProfetValueError(f"profile {name!r} is not UTF-8 text") from None
-        return _from_json(text)
-    try:
-        if kind == "parquet":
-            df = pd.read_parquet(io.BytesIO(data))
-        else:
-            df = pd.read_csv(io.BytesIO(data))
-    except Exception as exc:  # pandas/pyarrow raise many types for malformed files
-        raise ProfetValueError(
-            f"cannot read {name!r} as {kind}: {str(exc).splitlines()[0]}"
-        ) from None
-    return _from_table(df)
-
-
-def read_profile(path: str | Path) -> pd.DataFrame:
-    """Read a profile file; see :func:`parse_profile` for the formats and the result."""
-    path = Path(path)
-    if not path.is_file():
-        raise ProfetFileNotFoundError(f"profile file {str(path)!r} does not exist")
-    size = path.stat().st_size
-    if size > MAX_PROFILE_BYTES:
-        raise ProfetValueError(
-            f"profile {path.name!r} is {size / 1e6:.1f} MB; the limit is {MAX_PROFILE_BYTES / 1e6:.0f} MB"
+        out = from_json(_decode(data, where).lstrip("\ufeff"))
+    else:
+        raw = (
+            from_parquet(data, where)
+            if kind == "parquet"
+            else from_csv(_decode(data, where), where)
         )
-    return parse_profile(path.read_bytes(), path.name)
+        ops, lat, raw_steps = finish(raw, where)
+        out = ops
+        if lat is not None:
+            out = out.assign(**{LATENCY_COLUMN: lat})
+        if raw_steps is not None:
+            out = out.assign(**{STEPS_COLUMN: raw_steps})
+    if LATENCY_COLUMN in out.columns:
+        lat = pd.to_numeric(out[LATENCY_COLUMN], errors="coerce").to_numpy(dtype=float)
+        out[LATENCY_COLUMN] = check_latency(lat, where)
+    return _with_steps(out.reset_index(drop=True), steps, where)
+
+
+def read_profile(path: str | Path, steps: int | None = None) -> pd.DataFrame:
+    """Read a profile file; see :func:`parse_profile` for the formats, ``steps`` and the result.
+
+    Only a regular file is read, at most :data:`MAX_PROFILE_BYTES`; a folder, FIFO, device,
+    symlink loop, empty path, over-long name or unreadable file is refused saying which.
+    """
+    data = read_bounded(path, MAX_PROFILE_BYTES, "profile file")
+    return parse_profile(data, Path(path).name, steps=steps)
+
+
+def normalise_steps(profiles: pd.DataFrame) -> pd.DataFrame:
+    """Rescale op times to PROFET's 2-step convention and drop the ``steps`` column.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        As returned by :func:`parse_profile`: ``Host_*``/``Device_*`` columns (us over
+        ``steps`` steps) and optionally ``steps`` (int 1..1000; 2 where absent).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same rows and columns without ``steps``; each op time multiplied by ``2 / steps``.
+        Other columns (``batch_latency_s``: one step's latency) are unchanged.
+    """
+    if STEPS_COLUMN not in profiles.columns:
+        return profiles.copy()
+    steps = check_steps(profiles[STEPS_COLUMN].to_numpy(), "profiles")
+    out = profiles.drop(columns=[STEPS_COLUMN])
+    ops = [c for c in out.columns if isinstance(c, str) and c.startswith(("Host_", "Device_"))]
+    factor = DEFAULT_STEPS / steps.astype(float)
+    out[ops] = out[ops].to_numpy(dtype=float) * factor[:, None]
+    return out

@@ -9,10 +9,10 @@ accepted, an unknown layout is refused with the columns found.
 
 from __future__ import annotations
 
-import math
-
+import numpy as np
 import pandas as pd
 
+from ._profile_rules import MAX_ROWS, check_op_names, check_times, quote, text_to_float
 from .errors import ProfetValueError
 
 #: Canonical column -> accepted spellings (compared case-insensitively, spaces folded).
@@ -78,24 +78,35 @@ def group_tf_stats(df: pd.DataFrame) -> pd.DataFrame:
         )
     if df.empty:
         raise ProfetValueError("tensorflow_stats table has no rows")
-    side = df[cols["Host/device"]].astype(str).str.strip().str.capitalize()
-    bad = sorted(set(side) - {"Host", "Device"})
-    if bad:
-        raise ProfetValueError(f"'Host/device' column holds {bad[:3]}; allowed: Host, Device")
-    kind = df[cols["Type"]].astype(str).str.strip()
-    empty = df[cols["Type"]].isna() | (kind == "")
+    if len(df) > MAX_ROWS:
+        raise ProfetValueError(
+            f"tensorflow_stats table has {len(df):,} rows; the limit is {MAX_ROWS:,}"
+        )
+    raw_side = df[cols["Host/device"]]
+    side = raw_side.astype("string").str.strip().str.capitalize().fillna("")
+    bad = ~side.isin(["Host", "Device"]).to_numpy()
+    if bad.any():
+        i = int(bad.argmax())
+        raise ProfetValueError(
+            f"tensorflow_stats row {i}: {cols['Host/device']!r} is {quote(raw_side.iloc[i])}; "
+            "allowed: Host, Device"
+        )
+    kind = df[cols["Type"]].astype("string").str.strip()
+    empty = (kind.isna() | (kind == "")).to_numpy()
     if empty.any():
         raise ProfetValueError(
-            f"tensorflow_stats row {int(empty.to_numpy().argmax())} has an empty op Type; "
-            "every row needs one"
+            f"tensorflow_stats row {int(empty.argmax())} has an empty op Type; every row needs one"
         )
-    times = pd.to_numeric(df[cols["Total time (us)"]], errors="coerce")
-    if times.isna().any():
-        raise ProfetValueError(f"column {cols['Total time (us)']!r} holds non-numeric values")
-    grouped = times.astype(float).groupby(side + "_" + kind, sort=True).sum()
-    for name, value in grouped.items():
-        if not math.isfinite(value) or value < 0:
-            raise ProfetValueError(
-                f"op {name!r} has total time {value!r}; allowed: finite and >= 0 microseconds"
-            )
+    total = df[cols["Total time (us)"]]
+    if pd.api.types.is_bool_dtype(total):
+        raise ProfetValueError(f"column {cols['Total time (us)']!r} holds True/False; allowed: us")
+    if pd.api.types.is_numeric_dtype(total):
+        times = total.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        times = text_to_float(total, cols["Total time (us)"], "tensorflow_stats table")
+    names = (side + "_" + kind).astype(str)
+    check_op_names(names.unique().tolist(), "tensorflow_stats table")
+    check_times(times[:, None], [cols["Total time (us)"]], "tensorflow_stats table", "column")
+    grouped = pd.Series(times).groupby(names.to_numpy(), sort=True).sum()
+    check_times(grouped.to_numpy()[None, :], list(grouped.index), "tensorflow_stats total", "op")
     return pd.DataFrame([grouped.to_dict()])

@@ -13,13 +13,14 @@ PROFILE = {"Device_Conv2D": 100.5, "Device_Relu": 20.0, "Host_IDLE": 5.0}
 @pytest.mark.parametrize("payload", [[PROFILE], PROFILE], ids=["list-of-one", "plain-object"])
 def test_profet_json(payload):
     df = parse_profile(json.dumps(payload), "p.json")
-    assert df.shape == (1, 3)
+    assert df.shape == (1, 4)
     assert df.loc[0, "Device_Conv2D"] == 100.5
+    assert df.loc[0, "steps"] == 2
 
 
 def test_json_list_of_many_fills_missing_with_zero():
     df = parse_profile(json.dumps([PROFILE, {"Device_MatMul": 3}]), "p.json")
-    assert df.shape == (2, 4)
+    assert df.shape == (2, 5)
     assert df.loc[1, "Device_Conv2D"] == 0.0 and df.loc[1, "Device_MatMul"] == 3.0
 
 
@@ -34,7 +35,9 @@ def test_tensorboard_csv_is_grouped_by_side_and_type():
         }
     )
     df = parse_profile(tb.to_csv(index=False), "tensorflow_stats.csv")
-    assert df.to_dict("records") == [{"Device_Conv2D": 25.0, "Device_Relu": 3.0, "Host_IDLE": 7.0}]
+    assert df.to_dict("records") == [
+        {"Device_Conv2D": 25.0, "Device_Relu": 3.0, "Host_IDLE": 7.0, "steps": 2}
+    ]
 
 
 def test_table_with_latency_column(tmp_path):
@@ -48,7 +51,7 @@ def test_table_with_latency_column(tmp_path):
     )
     table.to_parquet(tmp_path / "many.parquet")
     df = read_profile(tmp_path / "many.parquet")
-    assert list(df.columns) == ["Device_Conv2D", "Host_IDLE", "batch_latency_s"]
+    assert list(df.columns) == ["Device_Conv2D", "Host_IDLE", "batch_latency_s", "steps"]
     assert df.loc[1, "Host_IDLE"] == 0.0
     assert np.isnan(df.loc[1, "batch_latency_s"])
 

@@ -1,0 +1,206 @@
+"""One rule set for every profile reader (JSON, CSV, Parquet, tensorflow_stats).
+
+Every reader turns its input into op names and a float matrix of times and hands both to the
+checks here, so a value refused in one format is refused in all, with the same message. The
+checks are vectorised: a file of many thousands of names or cells fails in milliseconds, and
+every user string quoted in a message is truncated (:func:`quote`), so a 10-million-character
+name never becomes a 10-million-character message.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ._data import OP_PREFIXES
+from .errors import ProfetValueError
+
+#: Largest profile file accepted (bytes). A single profile is a few kB; tables of thousands of
+#: profiles stay well under this.
+MAX_PROFILE_BYTES = 50 * 1024 * 1024
+#: Longest op name (characters). TensorFlow op types are short (the longest in the training data
+#: has 33); 256 leaves room for custom ops while keeping every later step cheap.
+MAX_OP_NAME_CHARS = 256
+#: Most distinct ops per input (union over its rows). The training data has 65 op columns and a
+#: large network's tensorflow_stats a few hundred types.
+MAX_OPS = 5_000
+#: Most rows (profiles) per table, and rows of a tensorflow_stats export.
+MAX_ROWS = 200_000
+#: Most cells (rows x op columns) built in memory: 20 M float64 = 160 MB.
+MAX_CELLS = 20_000_000
+#: Most columns a table may have (op columns plus others).
+MAX_COLUMNS = 2 * MAX_OPS
+#: Largest op time accepted (us): 1e12 us is 11.6 days of one op type within one profile.
+#: Real totals are below 1e8 us; the bound keeps sums over <= MAX_OPS ops far from float overflow
+#: (5e15), so no later total turns into inf or NaN.
+MAX_OP_TIME_US = 1e12
+#: Steps a profile may cover (PROFET's training profiles cover 2).
+MAX_STEPS = 1_000
+DEFAULT_STEPS = 2
+LATENCY_COLUMN = "batch_latency_s"
+STEPS_COLUMN = "steps"
+#: Longest user string quoted in a message (characters).
+QUOTE_CHARS = 80
+#: A number in a text cell: ASCII decimal only (Python's float() would also take "1_000",
+#: "nan", "inf", "True"-like tokens are refused by this too, and non-ASCII digits).
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER_RE = re.compile(_NUMBER, re.ASCII)
+
+
+def quote(value, limit: int = QUOTE_CHARS) -> str:
+    """``repr`` of a user value, cut to about ``limit`` characters with an ellipsis."""
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + f"... ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def quote_list(values, n: int = 5) -> str:
+    """At most ``n`` quoted values, then how many more."""
+    values = list(values)
+    shown = ", ".join(quote(v) for v in values[:n])
+    return shown + (f" and {len(values) - n} more" if len(values) > n else "")
+
+
+def check_op_names(names, where: str = "profile") -> None:
+    """Refuse op names that are not ``Host_<Op>``/``Device_<Op>``, too long, too many or not text.
+
+    Parameters
+    ----------
+    names : sequence
+        Distinct op names of one input (any objects; non-strings are refused).
+    where : str
+        What holds them, for the message (e.g. ``"profile 'p.json'"``).
+
+    Raises
+    ------
+    ProfetValueError
+        More than :data:`MAX_OPS` names; a name that is not a string, is longer than
+        :data:`MAX_OP_NAME_CHARS`, lacks the prefix, or is not valid Unicode (lone surrogate).
+    """
+    names = list(names)
+    if len(names) > MAX_OPS:
+        raise ProfetValueError(f"{where} has {len(names):,} op names; the limit is {MAX_OPS:,}")
+    s = pd.Series(names, dtype=object)
+    not_str = ~s.map(type).isin([str]).to_numpy()
+    if not_str.any():
+        bad = names[int(not_str.argmax())]
+        raise ProfetValueError(f"{where}: op name {quote(bad)} is not text")
+    if not names:
+        return
+    # one encode of all names (bounded by MAX_OPS) finds any lone surrogate; first, as pandas
+    # string operations would raise on one
+    try:
+        "\n".join(names).encode("utf-8")
+    except UnicodeEncodeError:
+        bad = next(n for n in names if not _encodable(n))
+        raise ProfetValueError(
+            f"{where}: op name {quote(bad)} holds a lone surrogate (invalid Unicode)"
+        ) from None
+    s = s.astype(str)
+    long = (s.str.len() > MAX_OP_NAME_CHARS).to_numpy()
+    if long.any():
+        raise ProfetValueError(
+            f"{where}: op name {quote(names[int(long.argmax())])} is longer than "
+            f"{MAX_OP_NAME_CHARS} characters"
+        )
+    ok = (s.str.startswith(OP_PREFIXES) & ~s.isin(OP_PREFIXES)).to_numpy()
+    if not ok.all():
+        raise ProfetValueError(
+            f"{where}: op name {quote(names[int((~ok).argmax())])} is not of the form "
+            "Host_<Op> or Device_<Op>"
+        )
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_times(times: np.ndarray, names, where: str = "profile", what: str = "op") -> None:
+    """Refuse op times that are NaN, infinite, negative or above :data:`MAX_OP_TIME_US`.
+
+    Parameters
+    ----------
+    times : ndarray of shape (n_rows, n_ops), float
+        Times in microseconds.
+    names : sequence of str, length n_ops
+        Column names, for the message.
+    where, what : str
+        For the message.
+    """
+    times = np.asarray(times, dtype=float)
+    bad = ~(np.isfinite(times) & (times >= 0) & (times <= MAX_OP_TIME_US))
+    if not bad.any():
+        return
+    row, col = np.argwhere(bad)[0]
+    value = times[row, col]
+    if np.isnan(value):
+        why = "is not a number (NaN)"
+    elif value < 0:
+        why = f"is {value:g} us, negative"
+    elif value == np.inf:
+        why = "is too large (beyond float range)"
+    else:
+        why = f"is {value:.3g} us"
+    raise ProfetValueError(
+        f"{where}: {what} {quote(names[col])} at row {row} {why}; op times must be finite, >= 0 "
+        f"and <= {MAX_OP_TIME_US:.0e} us (11.6 days)"
+    )
+
+
+def check_steps(values, where: str = "profile") -> np.ndarray:
+    """Validate step counts: integers 1..:data:`MAX_STEPS`; returns them as int64."""
+    arr = np.asarray(values, dtype=object).ravel()
+    for i, v in enumerate(arr):
+        is_int = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+        if isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer():
+            is_int = True
+        if not is_int or not 1 <= v <= MAX_STEPS:
+            shown = int(v) if isinstance(v, float) and v.is_integer() else v
+            raise ProfetValueError(
+                f"{where}: steps {quote(shown)} at row {i} is not allowed; steps must be an integer "
+                f"1..{MAX_STEPS} (the number of training steps the profile covers; PROFET's "
+                f"convention is {DEFAULT_STEPS})"
+            )
+    return arr.astype(np.int64)
+
+
+def check_latency(values, where: str = "profile") -> np.ndarray:
+    """Validate anchor latencies (seconds): NaN means unknown, else finite and > 0."""
+    lat = np.asarray(values, dtype=float)
+    bad = ~np.isnan(lat) & ~(np.isfinite(lat) & (lat > 0))
+    if bad.any():
+        i = int(bad.argmax())
+        raise ProfetValueError(
+            f"{where}: {LATENCY_COLUMN} {lat[i]!r} at row {i} is not allowed; it must be seconds "
+            "> 0 (or empty where unknown)"
+        )
+    return lat
+
+
+def text_to_float(column: pd.Series, name: str, where: str = "profile") -> np.ndarray:
+    """Convert a column of text cells to float; empty cells become NaN (absent).
+
+    Only ASCII decimal numbers are accepted: ``nan``, ``null``, ``inf``, ``True``, ``1_000``
+    and the like are refused, naming the column, the row and the cell.
+    """
+    text = column.astype("string").str.strip()
+    empty = text.isna() | (text == "")
+    ok = text.str.fullmatch(_NUMBER_RE).fillna(False).astype(bool) | empty
+    if not ok.all():
+        i = int((~ok).to_numpy().argmax())
+        raise ProfetValueError(
+            f"{where}: column {quote(name)} holds {quote(str(text.iloc[i]))} at row {i}; "
+            "allowed: numbers (empty where absent; not NaN, null, inf or True/False)"
+        )
+    out = np.full(len(text), np.nan)
+    filled = ~empty.to_numpy()
+    # float() of an ASCII decimal never raises; beyond float range it gives inf, refused later.
+    out[filled] = [float(v) for v in text[filled]]
+    return out
