@@ -97,7 +97,7 @@ def _cmd_predict(args) -> int:
 
     _check_run_args(args)
     predictor = _load_predictor(args)
-    profiles = read_profile(args.profile)
+    profiles = read_profile(args.profile, steps=args.steps)
     lat = None if args.anchor_latency_ms is None else args.anchor_latency_ms / 1000
     result = predictor.predict(args.anchor, profiles, anchor_latency_s=lat, method=args.method)
     table = result.table
@@ -281,6 +281,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pr.add_argument(
         "--method", choices=list(METHODS), help="prediction method (default: the artifacts')"
+    )
+    pr.add_argument(
+        "--steps",
+        type=int,
+        help="training steps the profile covers (default: the file's own, else 2, PROFET's "
+        "convention: two consecutive steps traced); op times are rescaled to 2 steps",
     )
     pr.add_argument("--artifacts", help="artifacts folder (default: the shipped ones)")
     pr.add_argument("--catalog", help=_CATALOG_HELP)

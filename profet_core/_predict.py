@@ -13,7 +13,7 @@ from .errors import ProfetValueError
 _MS_PER_HOUR = 3.6e6
 
 
-def run_prediction(predictor, anchor, ops, lat, method, targets) -> Prediction:
+def run_prediction(predictor, anchor, ops, lat, method, targets, notes=()) -> Prediction:
     """Predict ``ops`` (n rows) from ``anchor`` on each target: see ``Predictor.predict``."""
     n, k = len(ops), len(targets)
     # The features do not depend on the target: computed once for every target.
@@ -61,7 +61,8 @@ def run_prediction(predictor, anchor, ops, lat, method, targets) -> Prediction:
     for name, v in members.items():
         table[f"{name}_ms"] = np.column_stack(v).ravel()
     rows = _row_summary(predictor, table, lat, method)
-    return Prediction(table, tuple(ignored), method, predictor.interval_level, anchor, rows)
+    level = predictor.interval_level
+    return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes))
 
 
 def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:

@@ -13,7 +13,8 @@ from ._data import op_columns
 from ._features import family_times
 from ._intervals import interval_scale, member_spread
 from ._prediction import Prediction
-from ._profile import LATENCY_COLUMN
+from ._profile import LATENCY_COLUMN, normalise_steps
+from ._sanity import profile_checks
 from ._store import Bundle, load_bundle, sub_arrays
 from .errors import ArtifactError, ProfetValueError
 
@@ -177,7 +178,9 @@ class Predictor:
         profiles : pandas.DataFrame
             Shape (n, n_ops): ``Host_*``/``Device_*`` op times in microseconds (as returned by
             ``parse_profile``); a ``batch_latency_s`` column, if present, gives each row's
-            measured anchor latency (seconds, NaN where unknown).
+            measured anchor latency (seconds, NaN where unknown); a ``steps`` column the
+            training steps each profile covers (2, PROFET's convention, where absent): op times
+            are rescaled to 2 steps, and checked against the latency.
         anchor_latency_s : float or array of shape (n,), optional
             Measured anchor batch latency in seconds; overrides the column.
         method : str, optional
@@ -197,7 +200,21 @@ class Predictor:
         for t in targets:
             self._check_instance(t, "target")
         ops, lat = _inputs(profiles, anchor_latency_s)
-        return run_prediction(self, anchor, ops, lat, method, [t for t in targets if t != anchor])
+        notes = self._sense_checks(profiles, anchor_latency_s)
+        ops = _inputs(normalise_steps(profiles), anchor_latency_s)[0]
+        targets = [t for t in targets if t != anchor]
+        return run_prediction(self, anchor, ops, lat, method, targets, notes)
+
+    def _sense_checks(self, profiles, anchor_latency_s) -> tuple:
+        """Refuse a profile that makes no sense (no device time); return the warnings."""
+        if not isinstance(profiles, pd.DataFrame) or profiles.empty:
+            return ()
+        busy_range = self.bundle.model.get("device_busy_range_us")
+        findings = profile_checks(profiles, anchor_latency_s, device_range_us=busy_range)
+        errors = [f.message for f in findings if f.level == "error"]
+        if errors:
+            raise ProfetValueError(errors[0])
+        return tuple(f.message for f in findings)
 
     def interval(self, anchor, target, method, lat, members: dict, novelty=None):
         """Log-space bounds per row and each row's relative novelty (NaN where uncalibrated).

@@ -178,7 +178,7 @@ def check_latency(values, where: str = "profile") -> np.ndarray:
     if bad.any():
         i = int(bad.argmax())
         raise ProfetValueError(
-            f"{where}: {LATENCY_COLUMN} {lat[i]!r} at row {i} is not allowed; it must be seconds "
+            f"{where}: {LATENCY_COLUMN} {float(lat[i])!r} at row {i} is not allowed; it must be seconds "
             "> 0 (or empty where unknown)"
         )
     return lat

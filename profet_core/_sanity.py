@@ -185,8 +185,9 @@ def _latency_findings(busy, steps, lat, none, n) -> list[Finding]:
         if implied >= 1:
             k = max(1, round(implied))
             tail = (
-                f"was the profile taken over {k} steps? pass --steps {k} "
-                "(or check that the latency is one step's, of this workload)"
+                f"was the profile taken over {k} steps? Say so (--steps {k} on the command "
+                "line, 'Steps covered' in the app), or check that the latency is one step's, "
+                "of this workload"
             )
         else:
             tail = (

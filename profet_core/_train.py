@@ -18,6 +18,7 @@ from ._intervals import INTERVAL_COLUMNS, interval_quantiles
 from ._methods import DEFAULT_METHOD, METHODS, method_factory
 from ._predictor import INTERVAL_LEVEL, pair_name
 from ._report import write_validation
+from ._sanity import device_busy_us
 from ._scaler import SCALER_VARIANTS, fit_scaler, scaling_curves
 from ._store import FORMAT_VERSION, new_temp_folder, replace_folder, write_json, write_manifest
 from .errors import ProfetValueError
@@ -212,6 +213,7 @@ def train(
                 "scalers": scaler_meta,
                 "breakdowns": breakdown_meta,
                 "interval_level": INTERVAL_LEVEL,
+                "device_busy_range_us": _busy_range(dataset),
             },
         )
         write_manifest(
@@ -226,6 +228,13 @@ def train(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return Path(out_dir)
+
+
+def _busy_range(dataset: Dataset) -> list[float]:
+    """Smallest and largest device busy time of the training profiles (us, 2 steps)."""
+    busy = device_busy_us(dataset.profiles)
+    busy = busy[busy > 0]
+    return [float(busy.min()), float(busy.max())] if busy.size else []
 
 
 def _reuse_validation(
