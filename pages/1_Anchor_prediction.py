@@ -94,6 +94,18 @@ with left:
                 key=f"latency_{source}_{anchor}_{unit}",
                 placeholder=f"one training step, in {unit}",
             )
+    steps = st.number_input(
+        "Steps covered by the profile",
+        min_value=1,
+        max_value=1000,
+        value=None,
+        step=1,
+        key="steps",
+        placeholder="2 (PROFET's convention), or the file's own",
+        help="How many training steps the profiler traced. PROFET's profiles cover two "
+        "consecutive steps; a profile over more steps is rescaled to two. With the anchor "
+        "latency, a profile whose device time does not fit its step count is flagged.",
+    )
     method = st.selectbox(
         "Method",
         predictor.methods,
@@ -143,9 +155,9 @@ if st.button("Predict", type="primary", key="predict"):
                 raise ProfetValueError(
                     "no profile file uploaded; choose a .json or .csv file first"
                 )
-            profile = parse_profile(uploaded.getvalue(), uploaded.name)
+            profile = parse_profile(uploaded.getvalue(), uploaded.name, steps=steps)
         else:
-            profile = parse_profile(pasted, "pasted.json")
+            profile = parse_profile(pasted, "pasted.json", steps=steps)
         prediction = predictor.predict(
             anchor, profile, ui.latency_to_seconds(latency, unit), method=method
         )

@@ -42,45 +42,46 @@ architectures left out of training.
 st.header("How to profile on the anchor instance")
 st.markdown(
     """
-1. Train your model on the anchor instance for a few steps with TensorFlow's profiler on. With
-   Keras, the TensorBoard callback profiles a range of batches (skip the first ones, which include
-   graph tracing and warm-up):
+PROFET's models were trained on profiles taken one way; a profile taken another way is out of
+distribution and gets silently wrong answers. The convention:
+
+* Keras `model.fit` with SGD, **two consecutive training steps in the middle of the second
+  epoch** traced (so each op's total covers **2 steps**; device time is then about 1.7-2.7x one
+  step's latency);
+* the profiler's `tensorflow_stats` table with IDLE rows kept, summed per host/device and op
+  type (*Total time (us)*, not self-time);
+* the batch latency measured in a separate, unprofiled run: the median step time over an epoch.
+
+**The easy way**: on the anchor instance, `profet profile MODEL --batch-size B --input-size PX`
+(MODEL: a saved `.keras` file, a Python file with `build_model(input_shape, classes)`, or a
+benchmark-zoo name) does all of this and prints the `profet predict` command to run next.
+
+**By hand**, with the TensorBoard callback tracing two steps of epoch 2:
 """
 )
 st.code(
     """import tensorflow as tf
 
-tb = tf.keras.callbacks.TensorBoard(log_dir="logs/profile", profile_batch=(10, 20))
-model.fit(dataset, epochs=1, steps_per_epoch=30, callbacks=[tb])""",
+steps = 40  # steps per epoch; trace steps 20 and 21 of epoch 2
+tb = tf.keras.callbacks.TensorBoard(log_dir="logs/profile", profile_batch=(steps + 20, steps + 21))
+model.compile(optimizer="sgd", loss="categorical_crossentropy")
+model.fit(dataset, epochs=2, steps_per_epoch=steps, callbacks=[tb])""",
     language="python",
 )
 st.markdown(
     """
-   Or, around any training loop:
-"""
-)
-st.code(
-    """tf.profiler.experimental.start("logs/profile")
-for step, (x, y) in enumerate(dataset.take(20)):
-    train_step(x, y)
-tf.profiler.experimental.stop()""",
-    language="python",
-)
-st.markdown(
-    """
-2. Open TensorBoard (`pip install tensorboard tensorboard-plugin-profile`, then
-   `tensorboard --logdir logs/profile`), go to **Profile → tools → tensorflow_stats**, and click
-   **Export as CSV**. That CSV (columns `Host/device`, `Type`, `Total time (us)`, …) can be uploaded
-   as it is: the app sums the time per host/device and op type.
-3. Or write the PROFET JSON yourself: one object mapping `Host_<Op>` / `Device_<Op>` to total
-   microseconds, e.g. `{"Host_IteratorGetNext": 1520.0, "Device_Conv2D": 40211.5}`. A list of such
-   objects, or a CSV with one profile per row (optionally with a `batch_latency_s` column), predicts
-   several profiles at once.
-4. Optionally note the mean wall time of one training step (e.g. from Keras' progress bar,
-   `ms/step`) and enter it as the anchor batch latency: predictions are more accurate with it.
+Then open TensorBoard (`tensorboard --logdir logs/profile`), **Profile → tensorflow_stats**
+(newer versions: *framework_op_stats*), **Export as CSV**, and upload that CSV as it is. Or write
+PROFET JSON: an object mapping `Host_<Op>` / `Device_<Op>` to total microseconds.
 
-Profile the batch size and image size you will train with; enter the batch size, dataset size and
-epochs on the Anchor page to get the cost of the whole run.
+**Traced another number of steps?** Enter it as *Steps covered by the profile* (or
+`--steps N` on the command line, or `"steps": N` in the JSON object form
+`{"ops": {...}, "steps": N}`): op times are rescaled to two steps. Given the anchor latency, a
+profile whose device time does not fit its step count is flagged.
+
+**The anchor latency** is one training step's wall time (e.g. Keras' `ms/step` of an unprofiled
+epoch); predictions are more accurate with it. Profile the batch and image size you will train
+with; enter dataset size and epochs on the Anchor page for the cost of the whole run.
 """
 )
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from app_helpers import no_exception, plain
 
 
@@ -11,8 +13,12 @@ def test_about_page_explains_profiling_and_lists_instances(page, predictor):
     headers = [h.value for h in at.header]
     assert "How to profile on the anchor instance" in headers
     code = "\n".join(c.value for c in at.code)
-    assert "profile_batch" in code and "tf.profiler.experimental.start" in code
-    assert "tensorflow_stats" in "\n".join(m.value for m in at.markdown)
+    # PROFET's convention: two consecutive steps traced (the page once said 11 steps).
+    window = re.search(r"profile_batch=\((.+?), (.+?)\)", code)
+    start, stop = (eval(g, {"steps": 40}) for g in window.groups())
+    assert stop - start == 1 and start > 40  # in the second epoch
+    text = "\n".join(m.value for m in at.markdown)
+    assert "tensorflow_stats" in text and "**2 steps**" in text and "profet profile" in text
     catalog = at.dataframe[0].value
     assert list(catalog["instance"]) == list(predictor.catalog["instance"])
     assert predictor.default_method in at.caption[-1].value
