@@ -187,6 +187,40 @@ def csv_bytes(df: pd.DataFrame) -> bytes:
     return df.to_csv(index=False).encode("utf-8")
 
 
+def _mark_fastest_and_cheapest(fig: go.Figure, targets, lat, cost) -> None:
+    """Arrows at the fastest bar and the cheapest marker."""
+    if not len(targets):
+        return
+    fastest = int(np.nanargmin(lat))
+    fig.add_annotation(
+        x=targets[fastest],
+        y=lat[fastest],
+        text="fastest",
+        showarrow=True,
+        arrowhead=2,
+        ax=-45,
+        ay=-35,
+        yref="y",
+    )
+    if np.isfinite(cost).any():
+        cheapest = int(np.nanargmin(cost))
+        fig.add_annotation(
+            x=targets[cheapest],
+            y=cost[cheapest],
+            text="cheapest",
+            showarrow=True,
+            arrowhead=2,
+            ax=45,
+            ay=-55,
+            yref="y2",
+            font={"color": "#F58518"},
+        )
+
+
+def _error_bars(value, low, high) -> dict:
+    return {"type": "data", "symmetric": False, "array": high - value, "arrayminus": value - low}
+
+
 def latency_cost_figure(
     table: pd.DataFrame,
     cost_col: str,
@@ -216,12 +250,7 @@ def latency_cost_figure(
     has_band = t[["low_ms", "high_ms"]].notna().all().all()
     error_y = None
     if has_band:
-        error_y = {
-            "type": "data",
-            "symmetric": False,
-            "array": t["high_ms"].to_numpy(dtype=float) - lat,
-            "arrayminus": lat - t["low_ms"].to_numpy(dtype=float),
-        }
+        error_y = _error_bars(lat, t["low_ms"].to_numpy(float), t["high_ms"].to_numpy(float))
     fig.add_trace(
         go.Bar(
             x=t["target"],
@@ -236,12 +265,7 @@ def latency_cost_figure(
     cost = t[cost_col].to_numpy(dtype=float)
     cost_err = None
     if cost_low and cost_high and t[[cost_low, cost_high]].notna().all().all():
-        cost_err = {
-            "type": "data",
-            "symmetric": False,
-            "array": t[cost_high].to_numpy(dtype=float) - cost,
-            "arrayminus": cost - t[cost_low].to_numpy(dtype=float),
-        }
+        cost_err = _error_bars(cost, t[cost_low].to_numpy(float), t[cost_high].to_numpy(float))
     fig.add_trace(
         go.Scatter(
             x=t["target"],
@@ -254,31 +278,7 @@ def latency_cost_figure(
         ),
         secondary_y=True,
     )
-    if len(t):
-        fastest = int(np.nanargmin(lat))
-        fig.add_annotation(
-            x=t["target"][fastest],
-            y=lat[fastest],
-            text="fastest",
-            showarrow=True,
-            arrowhead=2,
-            ax=-45,
-            ay=-35,
-            yref="y",
-        )
-        if np.isfinite(cost).any():
-            cheapest = int(np.nanargmin(cost))
-            fig.add_annotation(
-                x=t["target"][cheapest],
-                y=cost[cheapest],
-                text="cheapest",
-                showarrow=True,
-                arrowhead=2,
-                ax=45,
-                ay=-55,
-                yref="y2",
-                font={"color": "#F58518"},
-            )
+    _mark_fastest_and_cheapest(fig, t["target"], lat, cost)
     fig.update_xaxes(title_text="Target instance")
     fig.update_yaxes(
         title_text="Predicted batch latency (ms)", secondary_y=False, rangemode="tozero"

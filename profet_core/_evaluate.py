@@ -76,58 +76,61 @@ def cross_validate(
         pairs = make_pairs(dataset, anchor, target)
         for arch in archs:
             train, test = pairs[pairs["model"] != arch], pairs[pairs["model"] == arch]
-            if test.empty or train.empty:
-                done += 1
-                continue
-            ops = dataset.ops
-            seen = [c for c in ops if train[c].to_numpy().any()]
-            clusterer = OpClusterer(threshold=threshold).fit(train[seen])
-            preds: dict[tuple[str, bool], np.ndarray] = {}
-            novelty: dict[str, np.ndarray] = {}
-            for name, factory in methods.items():
-                model = factory(clusterer).fit(train)
-                for with_lat in (True, False):
-                    res = model.predict(
-                        test, test["anchor_latency_s"].to_numpy() if with_lat else None
-                    )
-                    preds[(name, with_lat)] = res.latency_s
-                    if res.novelty is not None:
-                        novelty[name] = res.novelty
-                    for member, values in res.members.items():
-                        preds[(f"{name}:{member}", with_lat)] = values
-            for name, values in _baselines(train, test).items():
-                preds[(name, True)] = values
-            base = test[["exp", "model", "input_size", "batch_size", "target_latency_s"]].rename(
-                columns={"model": "architecture", "target_latency_s": "measured_s"}
-            )
-            for (est, with_lat), values in preds.items():
-                out.append(
-                    base.assign(
-                        anchor=anchor,
-                        target=target,
-                        estimator=est,
-                        with_latency=with_lat,
-                        predicted_s=values,
-                        novelty=novelty.get(est, np.nan),
-                    )
-                )
+            if not (test.empty or train.empty):
+                seen = [c for c in dataset.ops if train[c].to_numpy().any()]
+                clusterer = OpClusterer(threshold=threshold).fit(train[seen])
+                fold = _fold(train, test, methods, clusterer)
+                out.append(fold.assign(anchor=anchor, target=target))
             done += 1
             if progress:
                 progress(done, total, f"{anchor} -> {target}, left out {arch}")
-    cols = [
-        "anchor",
-        "target",
-        "architecture",
-        "exp",
-        "input_size",
-        "batch_size",
-        "estimator",
-        "with_latency",
-        "measured_s",
-        "predicted_s",
-        "novelty",
+    return pd.concat(out, ignore_index=True)[OOF_COLUMNS]
+
+
+#: Columns of :func:`cross_validate`'s result.
+OOF_COLUMNS = [
+    "anchor",
+    "target",
+    "architecture",
+    "exp",
+    "input_size",
+    "batch_size",
+    "estimator",
+    "with_latency",
+    "measured_s",
+    "predicted_s",
+    "novelty",
+]
+
+
+def _fold(train: pd.DataFrame, test: pd.DataFrame, methods, clusterer) -> pd.DataFrame:
+    """Every method (and member, and baseline) fitted on ``train``, predicting ``test``."""
+    preds: dict[tuple[str, bool], np.ndarray] = {}
+    novelty: dict[str, np.ndarray] = {}
+    for name, factory in methods.items():
+        model = factory(clusterer).fit(train)
+        for with_lat in (True, False):
+            res = model.predict(test, test["anchor_latency_s"].to_numpy() if with_lat else None)
+            preds[(name, with_lat)] = res.latency_s
+            if res.novelty is not None:
+                novelty[name] = res.novelty
+            for member, values in res.members.items():
+                preds[(f"{name}:{member}", with_lat)] = values
+    for name, values in _baselines(train, test).items():
+        preds[(name, True)] = values
+    base = test[["exp", "model", "input_size", "batch_size", "target_latency_s"]].rename(
+        columns={"model": "architecture", "target_latency_s": "measured_s"}
+    )
+    parts = [
+        base.assign(
+            estimator=est,
+            with_latency=with_lat,
+            predicted_s=values,
+            novelty=novelty.get(est, np.nan),
+        )
+        for (est, with_lat), values in preds.items()
     ]
-    return pd.concat(out, ignore_index=True)[cols]
+    return pd.concat(parts, ignore_index=True)
 
 
 def _metrics(g: pd.DataFrame) -> pd.Series:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ._data import op_columns
 from ._features import ProfileFeatures
 from ._prediction import NOVELTY_WARN, Prediction
+from ._profile import LATENCY_COLUMN
 from .errors import ProfetValueError
 
 #: Hours per millisecond, for costs.
@@ -63,6 +65,42 @@ def run_prediction(predictor, anchor, ops, lat, method, targets, notes=()) -> Pr
     rows = _row_summary(predictor, table, lat, method)
     level = predictor.interval_level
     return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes))
+
+
+def check_inputs(profiles, anchor_latency_s):
+    """Op table and per-row anchor latency (s; None if none given) of a prediction's input."""
+    if not isinstance(profiles, pd.DataFrame) or profiles.empty or not op_columns(profiles.columns):
+        raise ProfetValueError(
+            "profiles must be a non-empty table of Host_<Op>/Device_<Op> columns"
+        )
+    n = len(profiles)
+    lat = None
+    if anchor_latency_s is not None:
+        try:
+            lat = np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,)).copy()
+        except (TypeError, ValueError):
+            raise ProfetValueError(
+                f"anchor latency {str(anchor_latency_s)[:40]!r} must be one number of seconds "
+                f"or one per profile row ({n})"
+            ) from None
+        if np.ndim(anchor_latency_s) == 0 and np.isnan(lat).any():
+            # One latency for every row: NaN is a mistake, not "unknown" (that is None).
+            raise ProfetValueError("anchor latency nan s is not allowed; it must be a number > 0")
+    elif LATENCY_COLUMN in profiles.columns:
+        lat = profiles[LATENCY_COLUMN].to_numpy(dtype=float)
+    if lat is not None:
+        bad = ~np.isnan(lat) & ~(np.isfinite(lat) & (lat > 0) & (lat < 1e6))
+        if bad.any():
+            raise ProfetValueError(
+                f"anchor latency {lat[bad][0]!r} s is not allowed; it must be > 0 and < 1e6 s"
+            )
+        if np.isnan(lat).all():
+            lat = None
+    ops = profiles[op_columns(profiles.columns)].reset_index(drop=True)
+    values = ops.to_numpy(dtype=float)
+    if not np.isfinite(values).all() or (values < 0).any():
+        raise ProfetValueError("op times must be finite microseconds >= 0")
+    return ops, lat
 
 
 def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:

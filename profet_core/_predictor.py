@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 
 from ._catalog import validate_catalog
-from ._data import op_columns
 from ._features import family_times
 from ._intervals import interval_scale, member_spread
+from ._predict import check_inputs
 from ._prediction import Prediction
-from ._profile import LATENCY_COLUMN, normalise_steps
+from ._profile import normalise_steps
 from ._sanity import profile_checks
 from ._store import Bundle, load_bundle, sub_arrays
 from .errors import ArtifactError, ProfetValueError
@@ -199,9 +199,9 @@ class Predictor:
         targets = self.targets(anchor) if targets is None else list(targets)
         for t in targets:
             self._check_instance(t, "target")
-        ops, lat = _inputs(profiles, anchor_latency_s)
+        ops, lat = check_inputs(profiles, anchor_latency_s)
         notes = self._sense_checks(profiles, anchor_latency_s)
-        ops = _inputs(normalise_steps(profiles), anchor_latency_s)[0]
+        ops = check_inputs(normalise_steps(profiles), anchor_latency_s)[0]
         targets = [t for t in targets if t != anchor]
         return run_prediction(self, anchor, ops, lat, method, targets, notes)
 
@@ -291,7 +291,7 @@ class Predictor:
         from ._breakdown import BreakdownRegressor, breakdown_change
 
         self._check_instance(anchor, "anchor")
-        ops, _ = _inputs(profile, None)
+        ops, _ = check_inputs(profile, None)
         fam = family_times(ops.iloc[[0]], "Device")
         parts = []
         for target in targets if targets is not None else self.targets(anchor):
@@ -356,42 +356,6 @@ class Predictor:
             size_max,
             points,
         )
-
-
-def _inputs(profiles, anchor_latency_s):
-    """Op table and per-row anchor latency (s; None if none given) of a prediction's input."""
-    if not isinstance(profiles, pd.DataFrame) or profiles.empty or not op_columns(profiles.columns):
-        raise ProfetValueError(
-            "profiles must be a non-empty table of Host_<Op>/Device_<Op> columns"
-        )
-    n = len(profiles)
-    lat = None
-    if anchor_latency_s is not None:
-        try:
-            lat = np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,)).copy()
-        except (TypeError, ValueError):
-            raise ProfetValueError(
-                f"anchor latency {str(anchor_latency_s)[:40]!r} must be one number of seconds "
-                f"or one per profile row ({n})"
-            ) from None
-        if np.ndim(anchor_latency_s) == 0 and np.isnan(lat).any():
-            # One latency for every row: NaN is a mistake, not "unknown" (that is None).
-            raise ProfetValueError("anchor latency nan s is not allowed; it must be a number > 0")
-    elif LATENCY_COLUMN in profiles.columns:
-        lat = profiles[LATENCY_COLUMN].to_numpy(dtype=float)
-    if lat is not None:
-        bad = ~np.isnan(lat) & ~(np.isfinite(lat) & (lat > 0) & (lat < 1e6))
-        if bad.any():
-            raise ProfetValueError(
-                f"anchor latency {lat[bad][0]!r} s is not allowed; it must be > 0 and < 1e6 s"
-            )
-        if np.isnan(lat).all():
-            lat = None
-    ops = profiles[op_columns(profiles.columns)].reset_index(drop=True)
-    values = ops.to_numpy(dtype=float)
-    if not np.isfinite(values).all() or (values < 0).any():
-        raise ProfetValueError("op times must be finite microseconds >= 0")
-    return ops, lat
 
 
 def load_artifacts(path=None, catalog=None) -> Predictor:

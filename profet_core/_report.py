@@ -55,6 +55,14 @@ def accuracy_markdown(
     novelty: pd.DataFrame | None = None,
 ) -> str:
     """The full accuracy report (leave-one-architecture-out), as Markdown."""
+    parts = _metric_sections(metrics, noise)
+    parts += _novelty_section(novelty)
+    parts += _scaler_section(scalers)
+    parts += _breakdown_section(breakdown)
+    return "\n".join(parts)
+
+
+def _metric_sections(metrics: pd.DataFrame, noise: pd.DataFrame) -> list[str]:
     parts = [
         "# Accuracy (leave-one-architecture-out)",
         "",
@@ -93,6 +101,11 @@ def accuracy_markdown(
             _md(accuracy_table(metrics, with_lat, "r2"), ".3f"),
             "",
         ]
+    return parts
+
+
+def _novelty_section(novelty: pd.DataFrame | None) -> list[str]:
+    parts = []
     if novelty is not None and not novelty.empty:
         n = novelty.pivot_table(
             index=["estimator", "band"],
@@ -112,6 +125,11 @@ def accuracy_markdown(
             _md(n.reset_index()),
             "",
         ]
+    return parts
+
+
+def _scaler_section(scalers: pd.DataFrame) -> list[str]:
+    parts = []
     if not scalers.empty:
         s = scalers.pivot_table(index=["by", "instance"], columns="variant", values="mape_pct")
         for col, suffix in (("mape_all_pct", " (all sizes)"), ("mape_3pt_pct", " (3 sizes given)")):
@@ -130,6 +148,11 @@ def accuracy_markdown(
             _md(s.reset_index(), ".2f"),
             "",
         ]
+    return parts
+
+
+def _breakdown_section(breakdown: pd.DataFrame | None) -> list[str]:
+    parts = []
     if breakdown is not None and not breakdown.empty:
         b = breakdown.groupby("learner")[
             ["family_wape_pct", "busy_mape_pct", "latency_mape_pct"]
@@ -144,7 +167,23 @@ def accuracy_markdown(
             _md(b.reset_index()),
             "",
         ]
-    return "\n".join(parts)
+    return parts
+
+
+def _per_op_metrics(breakdown: pd.DataFrame) -> pd.DataFrame:
+    """The per-op regressors as latency predictors (anchor latency x predicted/anchor device
+    time), so they enter the same comparison, with the anchor latency only."""
+    learned = breakdown[breakdown["learner"].isin(LEARNERS)]
+    return pd.DataFrame(
+        {
+            "anchor": learned["anchor"],
+            "target": learned["target"],
+            "estimator": "per-op:" + learned["learner"],
+            "with_latency": True,
+            "mape_pct": learned["latency_mape_pct"],
+            "n": learned["n"],
+        }
+    )
 
 
 def write_validation(
@@ -179,25 +218,7 @@ def write_validation(
         dataset, anchors=sorted(oof["anchor"].unique()), targets=sorted(oof["target"].unique())
     )
     breakdown.to_csv(folder / "breakdown.csv", index=False)
-    # The per-op regressors predict latency too (anchor latency x predicted/anchor device time),
-    # so they enter the same comparison, with the anchor latency only.
-    learned = breakdown[breakdown["learner"].isin(LEARNERS)]
-    metrics = pd.concat(
-        [
-            metrics,
-            pd.DataFrame(
-                {
-                    "anchor": learned["anchor"],
-                    "target": learned["target"],
-                    "estimator": "per-op:" + learned["learner"],
-                    "with_latency": True,
-                    "mape_pct": learned["latency_mape_pct"],
-                    "n": learned["n"],
-                }
-            ),
-        ],
-        ignore_index=True,
-    )
+    metrics = pd.concat([metrics, _per_op_metrics(breakdown)], ignore_index=True)
     noise = noise_floor(dataset.latencies)
     scalers = validate_scalers(dataset.latencies, SCALER_VARIANTS)
     per_arch = (

@@ -107,6 +107,26 @@ def _train_scalers(dataset) -> tuple[dict, dict]:
     return meta, arrays
 
 
+def _fit_everything(dataset, clusterer, factories, progress) -> tuple[dict, dict]:
+    """``model.json``'s content (but the method list) and the arrays of every trained part."""
+    model_meta, arrays = _train_methods(dataset, clusterer, factories, progress)
+    breakdown_meta, a = _train_breakdowns(dataset)
+    arrays.update(a)
+    scaler_meta, a = _train_scalers(dataset)
+    arrays.update(a)
+    model = {
+        "format": FORMAT_VERSION,
+        "instances": dataset.instances,
+        "clustering": clusterer.to_state(),
+        "models": model_meta,
+        "scalers": scaler_meta,
+        "breakdowns": breakdown_meta,
+        "interval_level": INTERVAL_LEVEL,
+        "device_busy_range_us": _busy_range(dataset),
+    }
+    return model, arrays
+
+
 def _full_catalog(catalog: pd.DataFrame, instances) -> pd.DataFrame:
     catalog = validate_catalog(catalog)
     known = set(catalog["instance"])
@@ -176,11 +196,8 @@ def train(
     catalog = _full_catalog(catalog, dataset.instances)
     ops = [c for c in dataset.ops if dataset.profiles[c].to_numpy().any()]
     clusterer = OpClusterer(threshold=threshold).fit(dataset.profiles[ops])
-    model_meta, arrays = _train_methods(dataset, clusterer, factories, progress)
-    breakdown_meta, a = _train_breakdowns(dataset)
-    arrays.update(a)
-    scaler_meta, a = _train_scalers(dataset)
-    arrays.update(a)
+    model, arrays = _fit_everything(dataset, clusterer, factories, progress)
+    model.update(methods=methods, default_method=default)
     settings = {"threshold": threshold, "method_params": method_params}
     calibrated = list(calibrate_methods or [default]) if calibrate else []
     tmp = new_temp_folder(out_dir)
@@ -201,21 +218,7 @@ def train(
         write_json(tmp / "examples.json", _examples(dataset))
         catalog.to_csv(tmp / "instances.csv", index=False)
         np.savez_compressed(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
-        write_json(
-            tmp / "model.json",
-            {
-                "format": FORMAT_VERSION,
-                "instances": dataset.instances,
-                "methods": methods,
-                "default_method": default,
-                "clustering": clusterer.to_state(),
-                "models": model_meta,
-                "scalers": scaler_meta,
-                "breakdowns": breakdown_meta,
-                "interval_level": INTERVAL_LEVEL,
-                "device_busy_range_us": _busy_range(dataset),
-            },
-        )
+        write_json(tmp / "model.json", model)
         write_manifest(
             tmp,
             data_fingerprint=dataset.fingerprint,
