@@ -15,6 +15,8 @@ import pandas as pd
 
 from .errors import ProfetFileNotFoundError, ProfetValueError
 
+#: Log spec features the cross-instance model scales op families by.
+SPECS = ("log_tflops", "log_bandwidth", "log_clock")
 #: Columns that must hold finite numbers > 0 (physical quantities and counts).
 POSITIVE = (
     "gpu_count",
@@ -72,7 +74,9 @@ def validate_specs(df: pd.DataFrame) -> pd.DataFrame:
     """
     missing = [c for c in SPEC_COLUMNS if c not in df.columns]
     if missing:
-        raise ProfetValueError(f"spec catalog lacks column(s) {missing}; needs {list(SPEC_COLUMNS)}")
+        raise ProfetValueError(
+            f"spec catalog lacks column(s) {missing}; needs {list(SPEC_COLUMNS)}"
+        )
     if df.empty:
         raise ProfetValueError("spec catalog has no rows; needs one line per instance")
     df = df.copy()
@@ -134,3 +138,15 @@ def effective_tflops(specs: pd.DataFrame) -> pd.Series:
     """Peak rate FP32 training can use per instance (TF32 tensor cores where there are any)."""
     rate = np.maximum(specs["fp32_tflops"], specs["tensor_tflops_fp32_training"])
     return pd.Series(rate.to_numpy(dtype=float), index=specs["instance"].to_numpy())
+
+
+def spec_matrix(specs: pd.DataFrame) -> pd.DataFrame:
+    """Log spec features per instance (index ``instance``, columns :data:`SPECS`)."""
+    return pd.DataFrame(
+        {
+            "log_tflops": np.log(effective_tflops(specs).to_numpy()),
+            "log_bandwidth": np.log(specs["mem_bandwidth_gbs"].to_numpy(dtype=float)),
+            "log_clock": np.log(specs["boost_clock_mhz"].to_numpy(dtype=float)),
+        },
+        index=specs["instance"].to_numpy(),
+    )

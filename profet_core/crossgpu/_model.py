@@ -27,11 +27,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._data import Dataset
 from .._estimators import BoostingRegressor
-from .._specs import effective_tflops, validate_specs
+from .._specs import spec_matrix, validate_specs
 from ..errors import ProfetValueError
 from ._pairs import FAM_COLS, MODEL_FAMILIES, WORKLOAD, all_pairs, median_table, model_family_times
 
-SPECS = ("log_tflops", "log_bandwidth", "log_clock")
 COMPUTE = ("conv", "matmul")
 FIXED = ("transfer", "idle")
 #: Roofline prior of the exponents: compute families follow peak FLOPS, memory ones bandwidth.
@@ -44,18 +43,6 @@ PRIOR = np.array(
 CLASS = np.array([0 if f in COMPUTE else 1 for f in MODEL_FAMILIES])
 SCALES = np.array([f not in FIXED for f in MODEL_FAMILIES], dtype=float)
 BASES = ("measured", "calibrated", "specs only")
-
-
-def spec_matrix(specs: pd.DataFrame) -> pd.DataFrame:
-    """Log spec features per instance (index ``instance``, columns :data:`SPECS`)."""
-    return pd.DataFrame(
-        {
-            "log_tflops": np.log(effective_tflops(specs).to_numpy()),
-            "log_bandwidth": np.log(specs["mem_bandwidth_gbs"].to_numpy(dtype=float)),
-            "log_clock": np.log(specs["boost_clock_mhz"].to_numpy(dtype=float)),
-        },
-        index=specs["instance"].to_numpy(),
-    )
 
 
 class CrossInstanceModel(BaseEstimator):
@@ -161,10 +148,12 @@ class CrossInstanceModel(BaseEstimator):
         # Rows of one architecture on one pair err together: each such group weighs 1 in total.
         grp = pairs.groupby(["anchor", "target", "model"]).ngroup().to_numpy()
         w = np.sqrt(1.0 / np.bincount(grp)[grp]) / self.noise_sd
-        gen_a = pd.Index(self.generations_).get_indexer(self.spec_arch_[
-            self.spec_index_.get_indexer(pairs["anchor"])])
-        gen_t = pd.Index(self.generations_).get_indexer(self.spec_arch_[
-            self.spec_index_.get_indexer(pairs["target"])])
+        gen_a = pd.Index(self.generations_).get_indexer(
+            self.spec_arch_[self.spec_index_.get_indexer(pairs["anchor"])]
+        )
+        gen_t = pd.Index(self.generations_).get_indexer(
+            self.spec_arch_[self.spec_index_.get_indexer(pairs["target"])]
+        )
         n_th, n_g = PRIOR.size, len(self.generations_)
 
         def resid(p):
@@ -172,8 +161,10 @@ class CrossInstanceModel(BaseEstimator):
             eta = p[n_th:].reshape(n_g, 2)
             r = (self._log_ratio(fam, d_spec, eta[gen_t] - eta[gen_a], theta) - y) * w
             prior = np.concatenate(
-                [(p[:n_th] - PRIOR.ravel()) / self.prior_sd_exponent,
-                 p[n_th:] / self.prior_sd_efficiency]
+                [
+                    (p[:n_th] - PRIOR.ravel()) / self.prior_sd_exponent,
+                    p[n_th:] / self.prior_sd_efficiency,
+                ]
             )
             return np.concatenate([r, prior])
 
@@ -190,8 +181,12 @@ class CrossInstanceModel(BaseEstimator):
         self.residual_model_ = None
         if self.residual:
             self.residual_model_ = BoostingRegressor(
-                n_estimators=self.n_trees, learning_rate=0.05, max_depth=2, subsample=0.8,
-                min_samples_leaf=20, random_state=self.random_state,
+                n_estimators=self.n_trees,
+                learning_rate=0.05,
+                max_depth=2,
+                subsample=0.8,
+                min_samples_leaf=20,
+                random_state=self.random_state,
             ).fit(self._res_features(fam, d_spec), y - phys)
         self.interval_log_ = {}
         return self
@@ -228,8 +223,10 @@ class CrossInstanceModel(BaseEstimator):
         check_is_fitted(self, "theta_")
         fam = np.asarray(fam, dtype=float)
         n = len(fam)
-        lat = np.full(n, np.nan) if anchor_latency_s is None else np.broadcast_to(
-            np.asarray(anchor_latency_s, dtype=float), (n,)
+        lat = (
+            np.full(n, np.nan)
+            if anchor_latency_s is None
+            else np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,))
         )
         base = np.where(np.isnan(lat), fam.sum(axis=1) * self.latency_per_us_, lat)
         d_spec = np.repeat(self._spec_rows([anchor]) - self._spec_rows([target]), n, axis=0)

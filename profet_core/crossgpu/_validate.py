@@ -30,8 +30,8 @@ def cheapest_architectures(medians: pd.DataFrame, k: int, exclude=()) -> list[st
         Architectures not to pick (the one being predicted).
     """
     m = medians[~medians["model"].isin(list(exclude))]
-    order = m.groupby("model")["latency_s"].median().reset_index().sort_values(
-        ["latency_s", "model"]
+    order = (
+        m.groupby("model")["latency_s"].median().reset_index().sort_values(["latency_s", "model"])
     )
     return order["model"].head(k).tolist()
 
@@ -94,12 +94,19 @@ def logo_runs(
                     cal = cheapest_architectures(rest, k, exclude=[a])
                     cp = all_pairs(medians[medians["model"].isin(cal)])
                     cp = cp[(cp["anchor"] == g) | (cp["target"] == g)]
-                    runs = int(medians[(medians["instance"] == g) & medians["model"].isin(cal)]
-                               .shape[0])
+                    runs = int(
+                        medians[(medians["instance"] == g) & medians["model"].isin(cal)].shape[0]
+                    )
                     fitted = model.calibrate_pairs(g, cp, runs)
                 frames.append(
-                    _rows(test, predict_pairs(fitted, test), left_out=g, arch=a, k=k,
-                          basis="specs only" if k == 0 else "calibrated")
+                    _rows(
+                        test,
+                        predict_pairs(fitted, test),
+                        left_out=g,
+                        arch=a,
+                        k=k,
+                        basis="specs only" if k == 0 else "calibrated",
+                    )
                 )
     out = pd.concat(frames, ignore_index=True)
     out["direction"] = np.where(out["target"] == out["left_out"], "to", "from")
@@ -115,8 +122,17 @@ def measured_runs(medians: pd.DataFrame, specs: pd.DataFrame, archs=None, params
             all_pairs(medians[medians["model"] != a]), specs
         )
         test = all_pairs(medians[medians["model"] == a])
-        frames.append(_rows(test, predict_pairs(model, test), left_out="none", arch=a, k=-1,
-                            basis="measured", direction="both"))
+        frames.append(
+            _rows(
+                test,
+                predict_pairs(model, test),
+                left_out="none",
+                arch=a,
+                k=-1,
+                basis="measured",
+                direction="both",
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -126,7 +142,7 @@ def log_errors(oof: pd.DataFrame, member: str = "cross") -> np.ndarray:
 
 
 def crossfit_coverage(oof: pd.DataFrame, level: float = 0.8, member: str = "cross") -> pd.Series:
-    """Whether each row falls in an interval calibrated without its own group.
+    """Whether (1.0/0.0) each row falls in an interval calibrated without its own group.
 
     The half-width is the ``level`` quantile of |log error| over the rows of the same basis
     whose left-out GPU differs (for ``measured`` rows: whose architecture differs), so no row
@@ -134,20 +150,23 @@ def crossfit_coverage(oof: pd.DataFrame, level: float = 0.8, member: str = "cros
     """
     err = log_errors(oof, member)
     group = np.where(oof["basis"] == "measured", oof["arch"], oof["left_out"])
-    inside = np.zeros(len(oof), dtype=bool)
+    inside = np.full(len(oof), np.nan)
     for b in oof["basis"].unique():
         for g in np.unique(group[oof["basis"] == b]):
             own = (oof["basis"] == b).to_numpy() & (group == g)
             other = (oof["basis"] == b).to_numpy() & (group != g)
-            inside[own] = err[own] <= np.quantile(err[other], level)
+            if other.any():  # a single group cannot be cross-fitted: NaN
+                inside[own] = err[own] <= np.quantile(err[other], level)
     return pd.Series(inside, index=oof.index)
 
 
 def interval_log_quantiles(oof: pd.DataFrame, level: float = 0.8) -> dict[str, float]:
     """Per basis the ``level`` quantile of |log error| of ``cross`` (for ``with_intervals``)."""
     err = log_errors(oof)
-    return {b: float(np.quantile(err[(oof["basis"] == b).to_numpy()], level))
-            for b in oof["basis"].unique()}
+    return {
+        b: float(np.quantile(err[(oof["basis"] == b).to_numpy()], level))
+        for b in oof["basis"].unique()
+    }
 
 
 def _pair_mape(oof: pd.DataFrame, member: str) -> pd.Series:
@@ -174,10 +193,9 @@ def summarize(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
     rows = []
     for (basis, k), sub in oof.groupby(["basis", "k"], sort=False):
         cuts = [("all", "both", sub)]
-        for g, gs in sub.groupby("left_out"):
+        for g, gs in sub.groupby("left_out") if basis != "measured" else ():
             cuts.append((g, "both", gs))
-            if basis != "measured":
-                cuts += [(g, d, ds) for d, ds in gs.groupby("direction")]
+            cuts += [(g, d, ds) for d, ds in gs.groupby("direction")]
         for g, d, part in cuts:
             row = {"basis": basis, "k": k, "left_out": g, "direction": d, "rows": len(part)}
             for m in MEMBERS:
