@@ -8,7 +8,8 @@ k = 1 or 3 cheapest CNNs (median latency on the training GPUs) measured on the l
 Baselines on the same rows: FP32-peak ratio, bandwidth ratio, roofline mix (the anchor profile's
 compute share moved by peak FLOPS, memory share by bandwidth, the rest unchanged). Interval
 coverage is cross-fitted: each left-out GPU's rows use a half-width set on the other GPUs' rows.
-Writes docs/crossgpu.md and prints it (about 1-2 minutes on 2 cores).
+Also validates the will-it-fit model. Writes docs/crossgpu.md and prints it (about 1-2
+minutes on 2 cores).
 
     .venv/bin/python bench/crossgpu.py [--data ../shared/data/profet] [--out docs/crossgpu.md]
 """
@@ -25,6 +26,7 @@ import pandas as pd
 from profet_core import load_dataset
 from profet_core._specs import load_specs
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
+from profet_core.crossgpu._fit import validate_fit
 from profet_core.crossgpu._pairs import MODEL_FAMILIES
 from profet_core.crossgpu._validate import (
     interval_log_quantiles,
@@ -115,6 +117,11 @@ def main(argv=None) -> None:
             "shipped with the model via `with_intervals`):",
             _md(qt),
             learned_table(medians, specs),
+            "## Will it fit? (leave-one-architecture-out)\n\nA workload measured on some "
+            "instance but absent on another counts as not fitting there. Logistic P(fits) from "
+            "log(anchor latency x anchor peak FLOPS), log(batch x input^2) and log(target "
+            "memory); `brier_base_rate`: always predicting the training share of fits.",
+            _md(validate_fit(medians, specs).round(3)),
             f"Made by `python bench/crossgpu.py` in {time.time() - start:.0f} s.",
         ]
     )
