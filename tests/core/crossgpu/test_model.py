@@ -48,6 +48,7 @@ def test_recovers_gpu_without_rows(fitted_without_d, multi_gpu, anchor, target):
     # The conv exponent on peak FLOPS moves from the prior 1 toward the true 0.7 (clock, nearly
     # collinear with FLOPS here, shares the rest).
     assert 0.6 < model.theta_[0, 0] < 0.95
+    assert ((model.theta_ >= 0) & (model.theta_ <= 1)).all()  # physics bounds hold
 
 
 def test_state_round_trip_predicts_identically(multi_gpu):
