@@ -1,0 +1,6 @@
+"""Cross-instance prediction: GPUs the data never measured, from their spec sheets."""
+
+from ._model import BASES, CrossInstanceModel
+from ._pairs import all_pairs, median_table
+
+__all__ = ["BASES", "CrossInstanceModel", "all_pairs", "median_table"]

@@ -1,0 +1,147 @@
+"""Will it fit? The probability that a training step fits in the target GPU's memory.
+
+The data holds only the workloads that ran, so a (model, input, batch) measured on some instance
+but absent on another is taken as "did not fit there" (the 8 GB M60 ran the fewest). A logistic
+model on the log of a memory-need proxy and the log of the target's memory: the anchor latency
+times the anchor's peak FLOPS (work done, which grows with activations), the pixels per batch
+(batch x input^2) and the target's GPU memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.validation import check_is_fitted
+
+from .._specs import effective_tflops
+from ..errors import ProfetValueError
+from ._pairs import WORKLOAD
+
+
+def fit_table(medians: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (anchor, target, workload) with the workload measured on the anchor.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``anchor, target``, workload columns, ``anchor_latency_s``, ``fits`` (1 if the target
+        measured it, else 0); targets are the instances with any rows.
+    """
+    lat = medians[["instance", *WORKLOAD, "latency_s"]]
+    targets = pd.DataFrame({"target": sorted(lat["instance"].unique())})
+    rows = lat.rename(columns={"instance": "anchor", "latency_s": "anchor_latency_s"}).merge(
+        targets, how="cross"
+    )
+    rows = rows[rows["anchor"] != rows["target"]]
+    seen = lat.assign(fits=1).rename(columns={"instance": "target"})[["target", *WORKLOAD, "fits"]]
+    rows = rows.merge(seen, on=["target", *WORKLOAD], how="left")
+    rows["fits"] = rows["fits"].fillna(0).astype(int)
+    return rows.reset_index(drop=True)
+
+
+def fit_features(anchor, target, batch_size, input_size, anchor_latency_s, specs) -> np.ndarray:
+    """(n, 3) log work proxy, log pixels per batch, log target memory (GB)."""
+    rate = effective_tflops(specs)
+    mem = pd.Series(specs["gpu_memory_gb"].to_numpy(), index=specs["instance"].to_numpy())
+    for name in set(np.atleast_1d(anchor)) | set(np.atleast_1d(target)):
+        if name not in rate.index:
+            raise ProfetValueError(f"instance {name!r} not in the spec catalog")
+    n = len(np.atleast_1d(anchor_latency_s))
+    a = np.broadcast_to(np.asarray(anchor, dtype=object), (n,))
+    t = np.broadcast_to(np.asarray(target, dtype=object), (n,))
+    work = np.asarray(anchor_latency_s, dtype=float) * rate.loc[a].to_numpy()
+    pixels = np.asarray(batch_size, dtype=float) * np.asarray(input_size, dtype=float) ** 2
+    return np.column_stack(
+        [np.log(work), np.broadcast_to(np.log(pixels), (n,)), np.log(mem.loc[t].to_numpy())]
+    )
+
+
+class FitModel(BaseEstimator):
+    """Logistic probability that a workload fits the target's memory.
+
+    Parameters
+    ----------
+    C : float
+        Inverse L2 strength of the logistic regression.
+    """
+
+    def __init__(self, C=1.0):
+        self.C = C
+
+    def fit(self, table: pd.DataFrame, specs: pd.DataFrame):
+        """Fit on :func:`fit_table` rows."""
+        X = self._X(table, specs)
+        self.mean_, self.scale_ = X.mean(axis=0), np.where(X.std(axis=0) > 0, X.std(axis=0), 1)
+        lr = LogisticRegression(C=self.C).fit((X - self.mean_) / self.scale_, table["fits"])
+        self.coef_, self.intercept_ = lr.coef_.ravel(), float(lr.intercept_[0])
+        return self
+
+    @staticmethod
+    def _X(table, specs):
+        return fit_features(
+            table["anchor"].to_numpy(),
+            table["target"].to_numpy(),
+            table["batch_size"],
+            table["input_size"],
+            table["anchor_latency_s"],
+            specs,
+        )
+
+    def predict_proba_table(self, table: pd.DataFrame, specs: pd.DataFrame) -> np.ndarray:
+        """P(fits) per row of a :func:`fit_table`-like frame, shape (n,)."""
+        check_is_fitted(self, "coef_")
+        z = ((self._X(table, specs) - self.mean_) / self.scale_) @ self.coef_ + self.intercept_
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def to_state(self):
+        """``(meta, arrays)`` without pickle."""
+        check_is_fitted(self, "coef_")
+        arrays = {"coef": self.coef_, "mean": self.mean_, "scale": self.scale_}
+        return {"params": self.get_params(), "intercept": self.intercept_}, arrays
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        """Rebuild from :meth:`to_state`."""
+        m = cls(**meta["params"])
+        m.coef_, m.mean_, m.scale_ = arrays["coef"], arrays["mean"], arrays["scale"]
+        m.intercept_ = float(meta["intercept"])
+        return m
+
+
+def validate_fit(medians: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
+    """Leave-one-architecture-out accuracy and Brier score per target, vs the base rate.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per target and ``all``: ``rows``, ``not_fit`` (negatives), ``accuracy_pct``,
+        ``brier``, ``brier_base_rate`` (constant training share of fits) and
+        ``recall_not_fit_pct`` (negatives given P < 0.5).
+    """
+    table = fit_table(medians, specs)
+    p = np.empty(len(table))
+    base = np.empty(len(table))
+    for arch in table["model"].unique():
+        test = (table["model"] == arch).to_numpy()
+        model = FitModel().fit(table[~test], specs)
+        p[test] = model.predict_proba_table(table[test], specs)
+        base[test] = table.loc[~test, "fits"].mean()
+    table = table.assign(p=p, base=base)
+    out = []
+    for name, g in [*table.groupby("target"), ("all", table)]:
+        y = g["fits"].to_numpy()
+        neg = y == 0
+        out.append(
+            {
+                "target": name,
+                "rows": len(g),
+                "not_fit": int(neg.sum()),
+                "accuracy_pct": 100 * np.mean((g["p"] >= 0.5) == y),
+                "brier": np.mean((g["p"] - y) ** 2),
+                "brier_base_rate": np.mean((g["base"] - y) ** 2),
+                "recall_not_fit_pct": 100 * np.mean(g["p"][neg] < 0.5) if neg.any() else np.nan,
+            }
+        )
+    return pd.DataFrame(out)
