@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
-from sklearn.linear_model import LogisticRegression
-from sklearn.utils.validation import check_is_fitted
 
+from .._base import Estimator, check_is_fitted
 from .._specs import effective_tflops
 from ..errors import ProfetValueError
 from ._pairs import WORKLOAD
@@ -58,7 +56,7 @@ def fit_features(anchor, target, batch_size, input_size, anchor_latency_s, specs
     )
 
 
-class FitModel(BaseEstimator):
+class FitModel(Estimator):
     """Logistic probability that a workload fits the target's memory.
 
     Parameters
@@ -72,6 +70,8 @@ class FitModel(BaseEstimator):
 
     def fit(self, table: pd.DataFrame, specs: pd.DataFrame):
         """Fit on :func:`fit_table` rows."""
+        from sklearn.linear_model import LogisticRegression
+
         X = self._X(table, specs)
         self.mean_, self.scale_ = X.mean(axis=0), np.where(X.std(axis=0) > 0, X.std(axis=0), 1)
         lr = LogisticRegression(C=self.C).fit((X - self.mean_) / self.scale_, table["fits"])

@@ -22,10 +22,8 @@ import copy
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import least_squares, minimize_scalar
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
+from .._base import Estimator, check_is_fitted
 from .._data import Dataset
 from .._estimators import BoostingRegressor
 from .._specs import spec_matrix, validate_specs
@@ -46,7 +44,7 @@ SCALES = np.array([f not in FIXED for f in MODEL_FAMILIES], dtype=float)
 BASES = ("measured", "calibrated", "specs only")
 
 
-class CrossInstanceModel(BaseEstimator):
+class CrossInstanceModel(Estimator):
     """Spec-driven latency model over all anchor/target instance pairs.
 
     Parameters
@@ -182,6 +180,8 @@ class CrossInstanceModel(BaseEstimator):
         hi = np.concatenate([np.ones(n_th), np.full(2 * n_g, np.inf)])
         if not self.bounded:
             lo, hi = np.full_like(lo, -np.inf), np.full_like(hi, np.inf)
+        from scipy.optimize import least_squares
+
         sol = least_squares(resid, p0, bounds=(lo, hi), method="trf")
         self.theta_ = sol.x[:n_th].reshape(PRIOR.shape)
         self.eta_ = sol.x[n_th:].reshape(n_g, 2)
@@ -369,6 +369,8 @@ class CrossInstanceModel(BaseEstimator):
         def loss(delta):
             r = self._log_ratio(fam, d_spec, d_eta0 + sign * delta) + res - y
             return np.sum(w * r**2) / self.noise_sd**2 + delta**2 / self.prior_sd_efficiency**2
+
+        from scipy.optimize import minimize_scalar
 
         return float(minimize_scalar(loss, bounds=(-3.0, 3.0), method="bounded").x)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from .._data import Dataset
-from .._families import family_times
+from .._features import family_times
 
 #: Families the cross-instance model gives their own exponents; rare ones are merged.
 MODEL_FAMILIES = (
