@@ -245,9 +245,10 @@ def latency_cost_figure(
     plotly.graph_objects.Figure
     """
     t = table.reset_index(drop=True)
+    basis = t["basis"].tolist() if "basis" in t else ["measured"] * len(t)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     lat = t["batch_latency_ms"].to_numpy(dtype=float)
-    has_band = t[["low_ms", "high_ms"]].notna().all().all()
+    has_band = t[["low_ms", "high_ms"]].notna().any().any()
     error_y = None
     if has_band:
         error_y = _error_bars(lat, t["low_ms"].to_numpy(float), t["high_ms"].to_numpy(float))
@@ -257,8 +258,13 @@ def latency_cost_figure(
             y=lat,
             name="Batch latency (ms)",
             error_y=error_y,
-            marker_color="#4C78A8",
-            hovertemplate="%{x}<br>%{y:.3g} ms<extra></extra>",
+            # Targets predicted from spec sheets only are drawn lighter and hatched.
+            marker={
+                "color": ["#4C78A8" if b == "measured" else "#9ECAE9" for b in basis],
+                "pattern": {"shape": ["" if b == "measured" else "/" for b in basis]},
+            },
+            customdata=basis,
+            hovertemplate="%{x}<br>%{y:.3g} ms (%{customdata})<extra></extra>",
         ),
         secondary_y=False,
     )

@@ -233,6 +233,7 @@ if result:
     columns = [
         "target",
         "gpu",
+        "basis",
         "batch_latency_ms",
         "low_ms",
         "high_ms",
@@ -245,6 +246,11 @@ if result:
     config = {
         "target": st.column_config.TextColumn("Target instance"),
         "gpu": st.column_config.TextColumn("GPU"),
+        "basis": st.column_config.TextColumn(
+            "Basis",
+            help="measured: a trained pair; specs only / calibrated: the cross-instance "
+            "spec model (hatched bars), for GPUs the training data never measured",
+        ),
         "batch_latency_ms": st.column_config.NumberColumn("Batch latency (ms)", format="%.1f"),
         "low_ms": st.column_config.NumberColumn("Low (ms)", format="%.1f"),
         "high_ms": st.column_config.NumberColumn("High (ms)", format="%.1f"),

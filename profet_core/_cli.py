@@ -145,15 +145,40 @@ def _print_table(result, table) -> None:
 
 
 def _cmd_instances(args) -> int:
-    predictor = _load_predictor(args)
-    cat = predictor.catalog.set_index("instance")
-    rows = [
-        {"instance": i, "gpu": cat["gpu"].get(i, ""), "usd_per_hour": cat["usd_per_hour"].get(i)}
-        for i in predictor.instances
-    ]
     import pandas as pd
 
+    predictor = _load_predictor(args)
+    cat = predictor.catalog.set_index("instance")
+    cross = predictor.cross
+    rows = [
+        {
+            "instance": i,
+            "gpu": cat["gpu"].get(i, ""),
+            "usd_per_hour": cat["usd_per_hour"].get(i),
+            "basis": "measured" if i in predictor.instances else cross.basis(i),
+        }
+        for i in predictor.all_instances
+    ]
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return 0
+
+
+def _cmd_calibrate(args) -> int:
+    import pandas as pd
+
+    from . import make_dataset
+    from ._calibrate import calibrate_artifacts
+    from ._data import load_dataset
+    from ._specs import load_specs
+
+    parts = [load_dataset(d) for d in args.data]
+    dataset = make_dataset(
+        pd.concat([d.profiles for d in parts], ignore_index=True),
+        pd.concat([d.latencies for d in parts], ignore_index=True),
+    )
+    specs = load_specs(args.specs) if args.specs else None
+    basis = calibrate_artifacts(args.artifacts, args.instance, dataset, specs)
+    print(f"{args.instance}: predictions now rest on {basis}")
     return 0
 
 
@@ -296,6 +321,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", type=int, help="images per step, as profiled")
     run.add_argument("--epochs", type=int, help="epochs of the run")
     pr.set_defaults(func=_cmd_predict)
+
+    cal = sub.add_parser(
+        "calibrate", help="adapt the cross-instance model to a new instance from a few runs"
+    )
+    cal.add_argument("--instance", required=True, help="the new instance (in the spec catalog)")
+    cal.add_argument(
+        "--data",
+        action="append",
+        required=True,
+        help="dataset folder with the new instance's rows (repeatable; the measured instances' "
+        "rows of the same workloads are needed too, e.g. --data new --data ../shared/data/profet)",
+    )
+    cal.add_argument("--specs", help="spec catalog CSV with the instance's line (if not shipped)")
+    cal.add_argument("--artifacts", help="artifacts folder to update (default: the shipped ones)")
+    cal.set_defaults(func=_cmd_calibrate)
 
     ins = sub.add_parser("instances", help="list the instances the artifacts know, with prices")
     ins.add_argument("--artifacts", help="artifacts folder (default: the shipped ones)")

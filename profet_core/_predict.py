@@ -7,6 +7,7 @@ import pandas as pd
 
 from ._data import op_columns
 from ._features import ProfileFeatures
+from ._intervals import interval_scale, member_spread
 from ._prediction import NOVELTY_WARN, Prediction
 from ._profile import LATENCY_COLUMN
 from .errors import ProfetValueError
@@ -15,41 +16,70 @@ from .errors import ProfetValueError
 _MS_PER_HOUR = 3.6e6
 
 
+def _measured(predictor, anchor, target, method, ops, lat, features) -> dict:
+    """One trained pair's prediction block (ms): latency, interval, novelty, members."""
+    model = predictor.model(anchor, target, method)
+    res = model.predict(ops, lat, features=features)
+    (qlo, qhi), rel = predictor.interval(anchor, target, method, lat, res.members, res.novelty)
+    p = 1000 * res.latency_s
+    return {
+        "p": p,
+        "lo": p * np.exp(qlo),
+        "hi": p * np.exp(qhi),
+        "novelty": rel,
+        "members": {name: 1000 * v for name, v in res.members.items()},
+        "ensemble": res.ensemble,
+        "basis": "measured",
+        "ignored": model.ignored_ops(ops.columns[ops.to_numpy().any(axis=0)]),
+    }
+
+
+def _cross(predictor, anchor, target, ops, lat) -> dict:
+    """A pair no model was trained on: the cross-instance spec model's block (ms)."""
+    cross = predictor.cross
+    latency_s, _ = cross.predict(anchor, target, ops, lat)
+    basis = cross.pair_basis(anchor, target)
+    p = 1000 * latency_s
+    lo = hi = np.full(len(p), np.nan)
+    if basis.split(" (")[0] in cross.interval_log_:
+        lo, hi = cross.interval(p, basis)
+    return {
+        "p": p,
+        "lo": lo,
+        "hi": hi,
+        "novelty": np.full(len(p), np.nan),
+        "members": {},
+        "ensemble": "cross-instance spec model (op families scaled by spec ratios)",
+        "basis": basis,
+        "ignored": (),
+    }
+
+
 def run_prediction(predictor, anchor, ops, lat, method, targets, notes=()) -> Prediction:
     """Predict ``ops`` (n rows) from ``anchor`` on each target: see ``Predictor.predict``."""
+    targets = sorted(targets)
     n, k = len(ops), len(targets)
     # The features do not depend on the target: computed once for every target.
     features = ProfileFeatures.from_ops(ops)
+    blocks = [
+        _measured(predictor, anchor, t, method, ops, lat, features)
+        if predictor.has_pair(anchor, t, method)
+        else _cross(predictor, anchor, t, ops, lat)
+        for t in targets
+    ]
     cat = predictor.catalog.set_index("instance")
-    cols: dict[str, list] = {c: [] for c in ("p", "lo", "hi", "novelty")}
-    members: dict[str, list] = {}
-    ensemble = []
-    ignored = ()
-    for target in sorted(targets):
-        model = predictor.model(anchor, target, method)
-        res = model.predict(ops, lat, features=features)
-        (qlo, qhi), rel = predictor.interval(anchor, target, method, lat, res.members, res.novelty)
-        p = 1000 * res.latency_s
-        cols["p"].append(p)
-        cols["lo"].append(p * np.exp(qlo))
-        cols["hi"].append(p * np.exp(qhi))
-        cols["novelty"].append(rel)
-        for name, values in res.members.items():
-            members.setdefault(name, []).append(1000 * values)
-        ensemble.append(res.ensemble)
-        ignored = ignored or model.ignored_ops(ops.columns[ops.to_numpy().any(axis=0)])
-    targets = sorted(targets)
     # Row-major: input row 0 on every target, then row 1, ... (targets sorted).
-    flat = {name: np.column_stack(v).ravel() for name, v in cols.items()}
-    price = np.array([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets])
-    price = np.tile(price, n)
+    flat = {
+        c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
+    }
+    price = np.tile([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets], n)
     table = pd.DataFrame(
         {
             "row": np.repeat(np.arange(n), k),
             "anchor": anchor,
             "target": np.tile(targets, n),
             "gpu": np.tile([str(cat["gpu"].get(t, "")) for t in targets], n),
-            "basis": "measured",
+            "basis": np.tile([b["basis"] for b in blocks], n),
             "batch_latency_ms": flat["p"],
             "low_ms": flat["lo"],
             "high_ms": flat["hi"],
@@ -57,11 +87,14 @@ def run_prediction(predictor, anchor, ops, lat, method, targets, notes=()) -> Pr
             "usd_per_hour": price,
             "usd_per_1000_steps": flat["p"] * 1000 / _MS_PER_HOUR * price,
             "method": method,
-            "ensemble": np.tile(ensemble, n),
+            "ensemble": np.tile([b["ensemble"] for b in blocks], n),
         }
     )
-    for name, v in members.items():
-        table[f"{name}_ms"] = np.column_stack(v).ravel()
+    names = list(dict.fromkeys(m for b in blocks for m in b["members"]))
+    nan = np.full(n, np.nan)
+    for name in names:
+        table[f"{name}_ms"] = np.column_stack([b["members"].get(name, nan) for b in blocks]).ravel()
+    ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())
     rows = _row_summary(predictor, table, lat, method)
     level = predictor.interval_level
     return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes))
@@ -160,3 +193,53 @@ def scale_latency(scaler, by, latency_min_ms, latency_max_ms, size, size_min, si
         return scaler.predict(lat_min, lat_max, size_arr, size_min, size_max)
     sizes = [size_min, *map(float, extra), size_max]
     return scaler.predict_points(sizes, [lat_min, *extra.values(), lat_max], size_arr)
+
+
+def pair_interval(table: dict, anchor, target, method, lat, members: dict, novelty=None):
+    """Log-space bounds per row and each row's relative novelty (NaN where uncalibrated).
+
+    Parameters
+    ----------
+    table : dict
+        ``{(anchor, target, estimator, with_latency): intervals.csv row}``.
+    lat : ndarray of shape (n,) or None
+        Anchor latency (s; NaN where unknown).
+    members : dict of str to ndarray of shape (n,)
+    novelty : ndarray of shape (n,), optional
+
+    Returns
+    -------
+    (lo, hi), rel : tuple of ndarray, ndarray
+    """
+    n = len(next(iter(members.values())))
+    has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
+    spread = member_spread(np.column_stack(list(members.values())))
+    lo, hi, rel = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    for with_lat, rows in ((True, has), (False, ~has)):
+        cal = table.get((anchor, target, method, with_lat))
+        if cal is None or not rows.any():
+            continue
+        eps, n_ref = cal.get("eps", np.nan), cal.get("novelty_ref", np.nan)
+        s = spread[rows] if np.isfinite(eps) else None
+        nov = novelty[rows] if novelty is not None and np.isfinite(n_ref) else None
+        if nov is not None:
+            rel[rows] = nov / n_ref
+        scale = interval_scale(s, eps, nov, n_ref)
+        lo[rows], hi[rows] = cal["q_lo"] * scale, cal["q_hi"] * scale
+    return (lo, hi), rel
+
+
+def novelty_band(bands, novelty: float, with_latency: bool, method: str) -> dict | None:
+    """The validation band of a relative novelty: ``band``, ``share_pct``, ``mape_pct``."""
+    if bands is None or bands.empty or not np.isfinite(novelty):
+        return None
+    sel = bands[
+        (bands["estimator"] == method)
+        & (bands["with_latency"] == with_latency)
+        & (bands["novelty_lo"] <= novelty)
+        & (novelty < bands["novelty_hi"])
+    ]
+    if sel.empty:
+        return None
+    row = sel.iloc[0]
+    return {"band": str(row["band"]), **{k: float(row[k]) for k in ("share_pct", "mape_pct")}}

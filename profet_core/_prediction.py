@@ -114,10 +114,28 @@ class Prediction:
             + "."
         )
 
+    def basis_warning(self, row: int | None = None) -> str | None:
+        """A warning when the fastest or the cheapest target rests on specs, not measurements."""
+        t = self.table if row is None else self.table[self.table["row"] == row]
+        picks = []
+        for what, col in (("fastest", "batch_latency_ms"), ("cheapest", "usd_per_1000_steps")):
+            values = t[col].to_numpy(dtype=float)
+            if np.isfinite(values).any():
+                best = t.iloc[int(np.nanargmin(values))]
+                if best["basis"] != "measured":
+                    picks.append(f"the {what} target, {best['target']}, rests on {best['basis']}")
+        if not picks:
+            return None
+        return (
+            f"{'; '.join(picks).capitalize()}: no training run of that GPU backs it, so its "
+            "interval is wide. Measure it (profet collect --quick, then profet calibrate) "
+            "before committing to it."
+        )
+
     def warnings(self, row: int | None = None) -> list[str]:
         """Every warning about this prediction, as the CLI prints and the app shows them."""
-        out = [w for w in (self.ignored_warning(), self.novelty_warning(row)) if w]
-        return [*self.notes, *out]
+        found = (self.ignored_warning(), self.novelty_warning(row), self.basis_warning(row))
+        return [*self.notes, *(w for w in found if w)]
 
     def document(self) -> dict:
         """The JSON document of the prediction (without the records; see :meth:`write_json`)."""

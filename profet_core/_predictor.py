@@ -5,13 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ._catalog import validate_catalog
 from ._features import family_times
-from ._intervals import interval_scale, member_spread
-from ._predict import check_inputs
+from ._predict import check_inputs, novelty_band, pair_interval
 from ._prediction import Prediction
 from ._profile import normalise_steps
 from ._sanity import profile_checks
@@ -54,8 +52,38 @@ class Predictor:
 
     @property
     def instances(self) -> list[str]:
-        """Every instance the artifacts know (each is an anchor and a target)."""
+        """The measured instances: trained as anchors and targets, with examples and scalers."""
         return list(self.bundle.model["instances"])
+
+    @property
+    def all_instances(self) -> list[str]:
+        """Every instance predictions reach: the measured ones, then those of the spec catalog
+        (predicted by the cross-instance model, basis "specs only" or "calibrated")."""
+        extra = (
+            []
+            if self.cross is None
+            else [i for i in self.cross.spec_index_ if i not in self.instances]
+        )
+        return [*self.instances, *extra]
+
+    @property
+    def cross(self):
+        """The cross-instance spec model (:class:`profet_core.crossgpu.CrossInstanceModel`), or
+        None when the artifacts have none."""
+        meta = self.bundle.model.get("cross")
+        if meta is None:
+            return None
+
+        def build():
+            from .crossgpu import CrossInstanceModel
+
+            return CrossInstanceModel.from_state(meta, sub_arrays(self.bundle.arrays, "cross|"))
+
+        return self._cached(("cross",), build)
+
+    def has_pair(self, anchor: str, target: str, method: str) -> bool:
+        """Whether a model was trained for this anchor -> target pair (basis "measured")."""
+        return f"{pair_name(anchor, target)}|{method}" in self.bundle.model["models"]
 
     @property
     def methods(self) -> list[str]:
@@ -94,15 +122,15 @@ class Predictor:
         return Predictor(self.bundle, merged, self._cache)
 
     def targets(self, anchor: str) -> list[str]:
+        """Every instance but ``anchor``: measured ones and those of the spec catalog."""
         self._check_instance(anchor, "anchor")
-        return [t for t in self.instances if t != anchor]
+        return [t for t in self.all_instances if t != anchor]
 
-    def _check_instance(self, name, role: str) -> None:
-        if not isinstance(name, str) or name not in self.instances:
+    def _check_instance(self, name, role: str, measured: bool = False) -> None:
+        known = self.instances if measured else self.all_instances
+        if not isinstance(name, str) or name not in known:
             shown = repr(name)[:80]
-            raise ProfetValueError(
-                f"unknown {role} instance {shown}; known: {', '.join(self.instances)}"
-            )
+            raise ProfetValueError(f"unknown {role} instance {shown}; known: {', '.join(known)}")
 
     def _check_method(self, method) -> str:
         method = method or self.default_method
@@ -156,7 +184,7 @@ class Predictor:
         """The fitted :class:`CurveScaler` of ``target`` along ``by`` (``"batch"``/``"input"``)."""
         from ._scaler import CurveScaler
 
-        self._check_instance(target, "target")
+        self._check_instance(target, "target", measured=True)
         if by not in ("batch", "input"):
             raise ProfetValueError(f"scale by {str(by)[:40]!r}; allowed: batch, input")
         meta = self.bundle.model.get("scalers", {}).get(f"{target}|{by}")
@@ -217,60 +245,15 @@ class Predictor:
         return tuple(f.message for f in findings)
 
     def interval(self, anchor, target, method, lat, members: dict, novelty=None):
-        """Log-space bounds per row and each row's relative novelty (NaN where uncalibrated).
-
-        Parameters
-        ----------
-        lat : ndarray of shape (n,) or None
-            Anchor latency (s; NaN where unknown).
-        members : dict of str to ndarray of shape (n,)
-        novelty : ndarray of shape (n,), optional
-
-        Returns
-        -------
-        (lo, hi), rel : tuple of ndarray, ndarray
-        """
-        table = self._interval_table()
-        n = len(next(iter(members.values())))
-        has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
-        spread = member_spread(np.column_stack(list(members.values())))
-        lo, hi, rel = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
-        for with_lat, rows in ((True, has), (False, ~has)):
-            cal = table.get((anchor, target, method, with_lat))
-            if cal is None or not rows.any():
-                continue
-            eps, n_ref = cal.get("eps", np.nan), cal.get("novelty_ref", np.nan)
-            s = spread[rows] if np.isfinite(eps) else None
-            nov = novelty[rows] if novelty is not None and np.isfinite(n_ref) else None
-            if nov is not None:
-                rel[rows] = nov / n_ref
-            scale = interval_scale(s, eps, nov, n_ref)
-            lo[rows], hi[rows] = cal["q_lo"] * scale, cal["q_hi"] * scale
-        return (lo, hi), rel
+        """Log-space interval bounds and relative novelty per row: see
+        :func:`profet_core._predict.pair_interval`."""
+        return pair_interval(self._interval_table(), anchor, target, method, lat, members, novelty)
 
     def novelty_band(self, novelty: float, with_latency: bool, method=None) -> dict | None:
-        """How a method did in validation on held-out profiles about as unusual as this one.
-
-        Returns
-        -------
-        dict or None
-            ``band`` (label), ``share_pct`` and ``mape_pct`` (%), or None where validation did
-            not measure novelty.
-        """
+        """How a method did in validation on held-out profiles about as unusual as this one:
+        ``band``, ``share_pct``, ``mape_pct`` (%), or None (see ``_predict.novelty_band``)."""
         bands = self.validation.get("novelty")
-        if bands is None or bands.empty or not np.isfinite(novelty):
-            return None
-        sel = bands[
-            (bands["estimator"] == (method or self.default_method))
-            & (bands["with_latency"] == with_latency)
-            & (bands["novelty_lo"] <= novelty)
-            & (novelty < bands["novelty_hi"])
-        ]
-        if sel.empty:
-            return None
-        row = sel.iloc[0]
-        keys = ("share_pct", "mape_pct")
-        return {"band": str(row["band"]), **{k: float(row[k]) for k in keys}}
+        return novelty_band(bands, novelty, with_latency, method or self.default_method)
 
     def breakdown(self, anchor: str, profile: pd.DataFrame, targets=None) -> pd.DataFrame:
         """Predicted device time per op family on each target: which kinds of work get faster.
@@ -389,6 +372,10 @@ def load_artifacts(path=None, catalog=None) -> Predictor:
     except ProfetValueError as exc:
         raise ArtifactError(f"instances.csv in the artifacts is invalid: {exc}") from None
     predictor = Predictor(bundle, base_catalog)
+    if predictor.cross is not None:
+        specs = predictor.cross.specs_[["instance", "gpu", "usd_per_hour"]]
+        extra = specs[~specs["instance"].isin(base_catalog["instance"])]
+        predictor = Predictor(bundle, pd.concat([base_catalog, extra], ignore_index=True))
     # Build the default method's models now: a malformed file is reported at load, not later.
     for anchor in predictor.instances:
         for target in predictor.targets(anchor):

@@ -127,6 +127,23 @@ def _fit_everything(dataset, clusterer, factories, progress) -> tuple[dict, dict
     return model, arrays
 
 
+def _fit_cross(dataset: Dataset, specs, calibrate: bool) -> tuple[dict | None, dict]:
+    """The cross-instance model and its per-basis intervals (leave-one-GPU-out runs)."""
+    from ._specs import load_specs
+    from .crossgpu import CrossInstanceModel, median_table
+    from .crossgpu._validate import interval_log_quantiles, logo_runs, measured_runs
+
+    specs = load_specs() if specs is None else specs
+    if not set(dataset.instances) <= set(specs["instance"]) or len(dataset.instances) < 3:
+        return None, {}
+    model = CrossInstanceModel().fit(dataset, specs)
+    if calibrate:
+        medians = median_table(dataset)
+        oof = pd.concat([logo_runs(medians, specs), measured_runs(medians, specs)])
+        model = model.with_intervals(interval_log_quantiles(oof))
+    return model.to_state()
+
+
 def _full_catalog(catalog: pd.DataFrame, instances) -> pd.DataFrame:
     catalog = validate_catalog(catalog)
     known = set(catalog["instance"])
@@ -152,6 +169,7 @@ def train(
     validation=None,
     method_params: dict | None = None,
     progress: Progress | None = None,
+    specs: pd.DataFrame | None = None,
 ) -> Path:
     """Train every method for every anchor -> target pair, the scalers, and write artifacts.
 
@@ -182,6 +200,10 @@ def train(
         ``{method: {param: value}}`` passed to the method constructors.
     progress : callable, optional
         ``progress(done, total, message)``.
+    specs : pandas.DataFrame, optional
+        GPU spec catalog (default: the package's, ``profet_core/data/instances.csv``). Where it
+        lists every instance of the data, the cross-instance model is trained too, so
+        predictions reach every instance of the catalog ("specs only" where unmeasured).
 
     Returns
     -------
@@ -198,6 +220,10 @@ def train(
     clusterer = OpClusterer(threshold=threshold).fit(dataset.profiles[ops])
     model, arrays = _fit_everything(dataset, clusterer, factories, progress)
     model.update(methods=methods, default_method=default)
+    cross_meta, cross_arrays = _fit_cross(dataset, specs, calibrate or validation is not None)
+    if cross_meta is not None:
+        model["cross"] = cross_meta
+        arrays.update({f"cross|{k}": v for k, v in cross_arrays.items()})
     settings = {"threshold": threshold, "method_params": method_params}
     calibrated = list(calibrate_methods or [default]) if calibrate else []
     tmp = new_temp_folder(out_dir)

@@ -1,0 +1,82 @@
+"""``profet calibrate``: teach the artifacts a new instance from a few of its runs.
+
+Only the cross-instance model changes (a per-instance efficiency shrunk toward the spec prior);
+nothing else is retrained. The artifacts folder is rewritten atomically with a new manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._data import Dataset
+from ._predictor import load_artifacts
+from ._store import new_temp_folder, replace_folder, write_json, write_manifest
+from .errors import ProfetValueError
+
+
+def calibrate_artifacts(path, instance: str, dataset: Dataset, specs: pd.DataFrame | None = None):
+    """Adapt the artifacts' cross-instance model to ``instance`` and write them back.
+
+    Parameters
+    ----------
+    path : path-like or None
+        Artifacts folder (default: ``$PROFET_ARTIFACTS`` or the shipped one).
+    instance : str
+        The new instance: in the artifacts' spec catalog, or in ``specs``.
+    dataset : Dataset
+        Rows of ``instance`` and of measured instances for the same workloads (shared schema).
+    specs : pandas.DataFrame, optional
+        Spec catalog lines to add or replace (e.g. the new instance's line).
+
+    Returns
+    -------
+    str
+        The instance's new basis, e.g. ``"calibrated (6 runs)"``.
+
+    Raises
+    ------
+    ProfetValueError
+        No cross-instance model in the artifacts, an instance already measured, or no workload
+        shared with a measured instance. The artifacts are then left as they were.
+    """
+    predictor = load_artifacts(path)
+    cross = predictor.cross
+    if cross is None:
+        raise ProfetValueError("these artifacts hold no cross-instance model; retrain them")
+    if specs is not None:
+        keep = cross.specs_[~cross.specs_["instance"].isin(specs["instance"])]
+        cross = cross.with_specs(pd.concat([keep, specs], ignore_index=True))
+    if instance not in cross.spec_index_:
+        raise ProfetValueError(
+            f"instance {instance!r} is not in the spec catalog; pass its line with --specs FILE"
+        )
+    calibrated = cross.calibrate(instance, dataset)
+    _write_cross(Path(predictor.path), calibrated)
+    return calibrated.basis(instance)
+
+
+def _write_cross(folder: Path, cross) -> None:
+    """Replace the cross model's state in ``folder`` (model.json, arrays.npz, manifest)."""
+    meta, arrays = cross.to_state()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    tmp = new_temp_folder(folder)
+    try:
+        shutil.copytree(folder, tmp, dirs_exist_ok=True)
+        model = json.loads((tmp / "model.json").read_text())
+        model["cross"] = meta
+        write_json(tmp / "model.json", model)
+        with np.load(folder / "arrays.npz", allow_pickle=False) as npz:
+            kept = {k: npz[k] for k in npz.files if not k.startswith("cross|")}
+        kept.update({f"cross|{k}": np.asarray(v) for k, v in arrays.items()})
+        np.savez_compressed(tmp / "arrays.npz", **kept)
+        (tmp / "manifest.json").unlink()
+        keep = {k: v for k, v in manifest.items() if k not in ("files", "versions", "created")}
+        write_manifest(tmp, **keep)
+        replace_folder(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

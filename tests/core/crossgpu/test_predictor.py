@@ -1,0 +1,140 @@
+"""The cross-instance model inside trained artifacts: every catalog GPU is a target (with its
+basis), a spec-only GPU can be the anchor, and ``profet calibrate`` teaches one from a few runs."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profet_core import load_artifacts, make_dataset, train
+from profet_core._cli import main
+from tests.core.crossgpu.conftest import make_multi_gpu, spec_table
+
+MEASURED = ["gpu-a", "gpu-b", "gpu-c"]
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return make_multi_gpu(n_arch=5)
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory, tables):
+    prof, lat = tables
+    keep = lambda t: t[t["instance"].isin(MEASURED)]  # noqa: E731
+    dataset = make_dataset(keep(prof), keep(lat))
+    catalog = spec_table()[["instance", "gpu", "usd_per_hour"]]
+    out = tmp_path_factory.mktemp("cross") / "artifacts"
+    params = {"hybrid": {"n_trees_et": 20, "n_trees_gb": 40}}
+    train(
+        dataset,
+        catalog,
+        out,
+        methods=["hybrid"],
+        calibrate=False,
+        method_params=params,
+        specs=spec_table(),
+    )
+    return out
+
+
+def _profile(tables, instance="gpu-a", row=0):
+    prof = tables[0]
+    ops = [c for c in prof.columns if c.startswith(("Host_", "Device_"))]
+    return prof[prof["instance"] == instance].iloc[[row]][ops].reset_index(drop=True)
+
+
+def test_every_catalog_gpu_is_a_target_with_its_basis(artifacts, tables):
+    p = load_artifacts(artifacts)
+    assert p.instances == MEASURED
+    assert p.all_instances == [*MEASURED, "gpu-d", "gpu-e"]
+    table = p.predict("gpu-a", _profile(tables), anchor_latency_s=0.01).table.set_index("target")
+    assert list(table.index) == ["gpu-b", "gpu-c", "gpu-d", "gpu-e"]
+    assert table.loc[["gpu-b", "gpu-c"], "basis"].eq("measured").all()
+    assert table.loc[["gpu-d", "gpu-e"], "basis"].eq("specs only").all()
+    assert (table["batch_latency_ms"] > 0).all()
+    # gpu-e has ~2x the peak FLOPS and bandwidth of gpu-c: the spec model must see it faster.
+    assert table.loc["gpu-e", "batch_latency_ms"] < table.loc["gpu-c", "batch_latency_ms"]
+
+
+def test_fastest_target_on_specs_only_is_warned_about(artifacts, tables):
+    res = load_artifacts(artifacts).predict("gpu-a", _profile(tables), anchor_latency_s=0.01)
+    fastest = res.table.loc[res.table["batch_latency_ms"].idxmin()]
+    assert fastest["basis"] == "specs only"
+    assert any(
+        f"the fastest target, {fastest['target']}, rests on specs only" in w.lower()
+        for w in res.warnings()
+    )
+
+
+def test_a_spec_only_gpu_can_be_the_anchor(artifacts, tables):
+    res = load_artifacts(artifacts).predict("gpu-d", _profile(tables, "gpu-d"), 0.01)
+    assert set(res.table["target"]) == {*MEASURED, "gpu-e"}
+    assert res.table["basis"].eq("specs only").all()
+
+
+def test_calibrate_from_a_few_runs_rewrites_only_the_cross_model(artifacts, tables, tmp_path):
+    import shutil
+
+    art = tmp_path / "art"
+    shutil.copytree(artifacts, art)
+    prof, lat = tables
+    few = prof["model"].isin(["Net0", "Net1"]) & prof["instance"].isin([*MEASURED, "gpu-d"])
+    few_lat = lat["model"].isin(["Net0", "Net1"]) & lat["instance"].isin([*MEASURED, "gpu-d"])
+    data = tmp_path / "data"
+    data.mkdir()
+    prof[few].to_parquet(data / "profiles.parquet")
+    lat[few_lat].to_parquet(data / "latencies.parquet")
+    before = load_artifacts(art).predict("gpu-a", _profile(tables), 0.01).table.set_index("target")
+    error_before = _error_on_unseen_archs(art, tables)
+    out, err = io.StringIO(), io.StringIO()
+    import contextlib
+
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(
+            ["calibrate", "--instance", "gpu-d", "--data", str(data), "--artifacts", str(art)]
+        )
+    assert code == 0, err.getvalue()
+    assert "calibrated (12 runs)" in out.getvalue()
+    after = load_artifacts(art).predict("gpu-a", _profile(tables), 0.01).table.set_index("target")
+    # Calibrated on Net0 and Net1, it predicts the other architectures on gpu-d better.
+    assert _error_on_unseen_archs(art, tables) < error_before
+    assert after.loc["gpu-d", "basis"] == "calibrated (12 runs)"
+    assert after.loc["gpu-e", "basis"] == "specs only"
+    # The measured pairs are untouched.
+    pd.testing.assert_series_equal(
+        before.loc[MEASURED[1:], "batch_latency_ms"], after.loc[MEASURED[1:], "batch_latency_ms"]
+    )
+
+
+def _error_on_unseen_archs(art, tables) -> float:
+    """Mean |log error| of gpu-a -> gpu-d on the architectures calibration did not see."""
+    prof, lat = tables
+    ops = [c for c in prof.columns if c.startswith(("Host_", "Device_"))]
+    key = ["model", "input_size", "batch_size"]
+    a = prof[(prof["instance"] == "gpu-a") & ~prof["model"].isin(["Net0", "Net1"])]
+    a = a.merge(lat[lat["instance"] == "gpu-a"][[*key, "batch_latency_s"]], on=key)
+    d = a[key].merge(lat[lat["instance"] == "gpu-d"], on=key)
+    t = load_artifacts(art).predict("gpu-a", a[ops], a["batch_latency_s"].to_numpy()).table
+    got = t[t["target"] == "gpu-d"]["batch_latency_ms"].to_numpy() / 1000
+    return float(np.mean(np.abs(np.log(got / d["batch_latency_s"].to_numpy()))))
+
+
+def test_calibrate_refuses_a_measured_instance_and_keeps_the_artifacts(artifacts, tmp_path, capsys):
+    before = (artifacts / "manifest.json").read_bytes()
+    code = main(
+        [
+            "calibrate",
+            "--instance",
+            "gpu-a",
+            "--data",
+            str(tmp_path / "none"),
+            "--artifacts",
+            str(artifacts),
+        ]
+    )
+    assert code == 2 and capsys.readouterr().err.startswith("profet: error: ")
+    assert (artifacts / "manifest.json").read_bytes() == before
