@@ -261,6 +261,52 @@ with c2:
             "other sizes drops to the last column."
         )
 
+cross = val.get("crossgpu")
+st.subheader("GPUs never measured (leave-one-GPU-out)")
+if cross is None or cross.empty:
+    st.info("The artifacts hold no cross-instance validation.")
+else:
+    show = cross[cross["direction"].isin(["both"])].copy()
+    show["k"] = show["k"].map(lambda k: "all GPUs trained" if k < 0 else f"{k} run(s)")
+    cols = [
+        "basis",
+        "k",
+        "left_out",
+        "mape_cross",
+        "max_pair_cross",
+        "mape_fp32-ratio",
+        "mape_bandwidth-ratio",
+        "mape_roofline",
+        "r2_cross",
+        "coverage_pct",
+    ]
+    st.dataframe(
+        show[cols],
+        hide_index=True,
+        key="crossgpu_table",
+        column_config={
+            "basis": "Basis",
+            "k": "Runs of the left-out GPU",
+            "left_out": "Left-out GPU",
+            "mape_cross": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
+            "max_pair_cross": st.column_config.NumberColumn("Worst pair (%)", format="%.1f"),
+            "mape_fp32-ratio": st.column_config.NumberColumn("FP32-ratio (%)", format="%.1f"),
+            "mape_bandwidth-ratio": st.column_config.NumberColumn(
+                "Bandwidth-ratio (%)", format="%.1f"
+            ),
+            "mape_roofline": st.column_config.NumberColumn("Roofline mix (%)", format="%.1f"),
+            "r2_cross": st.column_config.NumberColumn("R2", format="%.3f"),
+            "coverage_pct": st.column_config.NumberColumn("80% coverage (%)", format="%.1f"),
+        },
+    )
+    st.caption(
+        "Each GPU removed as anchor and as target and each CNN left out, the cross-instance "
+        "spec model predicts every pair involving the removed GPU: from specs only, or after "
+        "calibrating on 1 or 3 cheap CNNs measured on it. MAPE per pair, mean over the pairs; "
+        "the baselines scale the anchor latency by spec ratios. This is what to expect for a "
+        "GPU with basis 'specs only' or 'calibrated' on the Anchor page."
+    )
+
 meta = predictor.metadata
 st.caption(
     f"Artifacts created {meta.get('created', '?')}, data fingerprint "

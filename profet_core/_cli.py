@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from pathlib import Path
 
-DEFAULT_DATA = "../shared/data/profet"
-DEFAULT_CATALOG = "../shared/instances.csv"
+from ._commands import (
+    DEFAULT_DATA,
+    _cmd_calibrate,
+    _cmd_instances,
+    _cmd_predict,
+    _cmd_scale,
+    _cmd_train,
+    _cmd_validate,
+    _size_latency,
+)
+
 _CATALOG_HELP = (
     "instance catalog CSV (instance,gpu,usd_per_hour) overriding the artifacts' prices and GPU "
     "names without retraining"
@@ -27,227 +34,6 @@ _NUMERIC_OPTIONS = (
     "--epochs",
     "--steps",
 )
-
-
-class _Progress:
-    """Prints ``[done/total] message (elapsed, ~left)`` on one stderr line."""
-
-    def __init__(self):
-        self.start = None
-
-    def __call__(self, done: int, total: int, message: str) -> None:
-        if self.start is None or done == 1:  # a new phase (training, then validation)
-            self.start = time.monotonic()
-        elapsed = time.monotonic() - self.start
-        eta = elapsed / done * (total - done) if done else 0
-        print(
-            f"\r[{done}/{total}] {message} ({elapsed:.0f}s, ~{eta:.0f}s left)".ljust(90),
-            end="\n" if done == total else "",
-            file=sys.stderr,
-            flush=True,
-        )
-
-
-def _cmd_train(args) -> int:
-    from . import load_catalog, load_dataset, train
-
-    dataset = load_dataset(args.data)
-    catalog_path = args.catalog or _find_catalog(Path(args.data))
-    catalog = load_catalog(catalog_path)
-    params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
-    start = time.monotonic()
-    out = train(
-        dataset,
-        catalog,
-        args.out,
-        methods=args.methods,
-        threshold=args.threshold,
-        calibrate=not args.no_calibrate,
-        method_params=params,
-        progress=_Progress(),
-        calibrate_methods=args.methods if args.calibrate_all else None,
-        validation=args.validation,
-    )
-    print(f"trained {len(dataset.instances)} instances in {time.monotonic() - start:.0f}s -> {out}")
-    return 0
-
-
-def _find_catalog(data: Path) -> Path:
-    for candidate in (
-        data / "instances.csv",
-        data.parent.parent / "instances.csv",
-        Path(DEFAULT_CATALOG),
-    ):
-        if candidate.is_file():
-            return candidate
-    from . import ProfetFileNotFoundError
-
-    raise ProfetFileNotFoundError(f"no instances.csv next to {str(data)!r}; pass --catalog PATH")
-
-
-def _load_predictor(args):
-    from . import load_artifacts, load_catalog
-
-    catalog = load_catalog(args.catalog) if getattr(args, "catalog", None) else None
-    return load_artifacts(args.artifacts, catalog=catalog)
-
-
-def _cmd_predict(args) -> int:
-    from . import estimate_run, read_profile
-
-    _check_run_args(args)
-    predictor = _load_predictor(args)
-    profiles = read_profile(args.profile, steps=args.steps)
-    lat = None if args.anchor_latency_ms is None else args.anchor_latency_ms / 1000
-    result = predictor.predict(args.anchor, profiles, anchor_latency_s=lat, method=args.method)
-    table = result.table
-    if args.dataset_images is not None:
-        table = estimate_run(table, args.dataset_images, args.batch_size, args.epochs)
-    for warning in result.warnings():
-        print(f"profet: warning: {warning}", file=sys.stderr)
-    if args.format == "csv":
-        first = ["row", "target", "batch_latency_ms", "low_ms", "high_ms", "novelty"]
-        cols = first + [c for c in table.columns if c not in (*first, "anchor")]
-        table[cols].to_csv(sys.stdout, index=False, float_format="%.4f")
-    elif args.format == "json":
-        if table is not result.table:
-            result = type(result)(**{**result.__dict__, "table": table})
-        result.write_json(sys.stdout)
-    else:
-        _print_table(result, table)
-    return 0
-
-
-#: Columns of `profet predict --format table` with their headers (units included).
-_TABLE_COLUMNS = {
-    "row": "row",
-    "target": "target",
-    "gpu": "gpu",
-    "basis": "basis",
-    "batch_latency_ms": "latency_ms",
-    "low_ms": "low_ms",
-    "high_ms": "high_ms",
-    "novelty": "novelty",
-    "usd_per_hour": "usd_per_hour",
-    "usd_per_1000_steps": "usd_per_1000_steps",
-    "run_hours": "run_hours",
-    "run_usd": "run_usd",
-}
-
-
-def _print_table(result, table) -> None:
-    cols = [c for c in _TABLE_COLUMNS if c in table.columns]
-    show = table[cols].rename(columns=_TABLE_COLUMNS)
-    level = int(round(result.interval_level * 100))
-    print(f"anchor {result.anchor}, method {result.method}: {result.table['ensemble'].iloc[0]}")
-    print(f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD")
-    print(show.to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
-
-
-def _cmd_instances(args) -> int:
-    import pandas as pd
-
-    predictor = _load_predictor(args)
-    cat = predictor.catalog.set_index("instance")
-    cross = predictor.cross
-    rows = [
-        {
-            "instance": i,
-            "gpu": cat["gpu"].get(i, ""),
-            "usd_per_hour": cat["usd_per_hour"].get(i),
-            "basis": "measured" if i in predictor.instances else cross.basis(i),
-        }
-        for i in predictor.all_instances
-    ]
-    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    return 0
-
-
-def _cmd_calibrate(args) -> int:
-    import pandas as pd
-
-    from . import make_dataset
-    from ._calibrate import calibrate_artifacts
-    from ._data import load_dataset
-    from ._specs import load_specs
-
-    parts = [load_dataset(d) for d in args.data]
-    dataset = make_dataset(
-        pd.concat([d.profiles for d in parts], ignore_index=True),
-        pd.concat([d.latencies for d in parts], ignore_index=True),
-    )
-    specs = load_specs(args.specs) if args.specs else None
-    basis = calibrate_artifacts(args.artifacts, args.instance, dataset, specs)
-    print(f"{args.instance}: predictions now rest on {basis}")
-    return 0
-
-
-def _size_latency(text: str) -> tuple[float, float]:
-    """``SIZE=MS`` of ``profet scale --point``."""
-    try:
-        size, ms = text.split("=")
-        return float(size), float(ms)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not SIZE=MS (e.g. 64=41.5)") from None
-
-
-def _cmd_scale(args) -> int:
-    from . import load_artifacts
-    from .errors import ProfetValueError
-
-    sizes = [size for size, _ in args.point or []]
-    dup = sorted({s for s in sizes if sizes.count(s) > 1})
-    if dup:
-        raise ProfetValueError(f"--point gives size {dup[0]:g} more than once; give each size once")
-    predictor = load_artifacts(args.artifacts)
-    value = predictor.scale(
-        args.target,
-        args.by,
-        args.latency_min_ms,
-        args.latency_max_ms,
-        args.size,
-        size_min=args.size_min,
-        size_max=args.size_max,
-        points=dict(args.point or []),
-    )
-    unit = "images" if args.by == "batch" else "px"
-    print(
-        f"{float(value):.3f} ms per training step on {args.target} at {args.by} size {args.size:g} {unit}"
-    )
-    return 0
-
-
-def _cmd_validate(args) -> int:
-    from . import load_dataset
-    from ._evaluate import cross_validate
-    from ._intervals import interval_quantiles
-    from ._methods import METHODS, method_factory
-    from ._report import write_validation
-
-    dataset = load_dataset(args.data)
-    methods = args.methods or list(METHODS)
-    params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
-    factories = {m: method_factory(m, params.get(m)) for m in methods}
-    oof = cross_validate(
-        dataset,
-        factories,
-        threshold=args.threshold,
-        anchors=args.anchors,
-        targets=args.targets,
-        architectures=args.architectures,
-        progress=_Progress(),
-    )
-    out = Path(args.out)
-    write_validation(
-        out,
-        oof,
-        interval_quantiles(oof),
-        dataset,
-        {"threshold": args.threshold, "method_params": params},
-    )
-    print((out / "report.md").read_text())
-    print(f"written: {out}/report.md, metrics.csv, per_architecture.csv, scalers.csv, noise.csv")
-    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -400,16 +186,6 @@ def _join_numeric(argv: list) -> list:
             out.append(argv[i])
             i += 1
     return out
-
-
-def _check_run_args(args) -> None:
-    given = [args.dataset_images, args.batch_size, args.epochs]
-    if any(v is not None for v in given) and not all(v is not None for v in given):
-        from .errors import ProfetValueError
-
-        raise ProfetValueError(
-            "whole-run cost needs --dataset-images, --batch-size and --epochs together"
-        )
 
 
 def main(argv=None) -> int:

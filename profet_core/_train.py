@@ -107,8 +107,10 @@ def _train_scalers(dataset) -> tuple[dict, dict]:
     return meta, arrays
 
 
-def _fit_everything(dataset, clusterer, factories, progress) -> tuple[dict, dict]:
+def _fit_everything(dataset, threshold, factories, progress) -> tuple[dict, dict]:
     """``model.json``'s content (but the method list) and the arrays of every trained part."""
+    ops = [c for c in dataset.ops if dataset.profiles[c].to_numpy().any()]
+    clusterer = OpClusterer(threshold=threshold).fit(dataset.profiles[ops])
     model_meta, arrays = _train_methods(dataset, clusterer, factories, progress)
     breakdown_meta, a = _train_breakdowns(dataset)
     arrays.update(a)
@@ -127,21 +129,24 @@ def _fit_everything(dataset, clusterer, factories, progress) -> tuple[dict, dict
     return model, arrays
 
 
-def _fit_cross(dataset: Dataset, specs, calibrate: bool) -> tuple[dict | None, dict]:
-    """The cross-instance model and its per-basis intervals (leave-one-GPU-out runs)."""
+def _fit_cross(dataset: Dataset, specs, calibrate: bool):
+    """The cross-instance model's state, with per-basis intervals and their validation table
+    (leave-one-GPU-out x leave-one-architecture-out) when ``calibrate``; Nones without specs."""
     from ._specs import load_specs
     from .crossgpu import CrossInstanceModel, median_table
-    from .crossgpu._validate import interval_log_quantiles, logo_runs, measured_runs
+    from .crossgpu._validate import interval_log_quantiles, logo_runs, measured_runs, summarize
 
     specs = load_specs() if specs is None else specs
     if not set(dataset.instances) <= set(specs["instance"]) or len(dataset.instances) < 3:
-        return None, {}
+        return None, {}, None
     model = CrossInstanceModel().fit(dataset, specs)
+    report = None
     if calibrate:
         medians = median_table(dataset)
         oof = pd.concat([logo_runs(medians, specs), measured_runs(medians, specs)])
         model = model.with_intervals(interval_log_quantiles(oof))
-    return model.to_state()
+        report = summarize(oof)
+    return (*model.to_state(), report)
 
 
 def _full_catalog(catalog: pd.DataFrame, instances) -> pd.DataFrame:
@@ -216,16 +221,16 @@ def train(
     factories = {m: method_factory(m, method_params.get(m)) for m in methods}
     default = DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
     catalog = _full_catalog(catalog, dataset.instances)
-    ops = [c for c in dataset.ops if dataset.profiles[c].to_numpy().any()]
-    clusterer = OpClusterer(threshold=threshold).fit(dataset.profiles[ops])
-    model, arrays = _fit_everything(dataset, clusterer, factories, progress)
+    model, arrays = _fit_everything(dataset, threshold, factories, progress)
     model.update(methods=methods, default_method=default)
-    cross_meta, cross_arrays = _fit_cross(dataset, specs, calibrate or validation is not None)
+    cross_meta, cross_arrays, cross_report = _fit_cross(
+        dataset, specs, calibrate or validation is not None
+    )
     if cross_meta is not None:
         model["cross"] = cross_meta
         arrays.update({f"cross|{k}": v for k, v in cross_arrays.items()})
     settings = {"threshold": threshold, "method_params": method_params}
-    calibrated = list(calibrate_methods or [default]) if calibrate else []
+    calibrated = list(calibrate_methods or [default]) * bool(calibrate)
     tmp = new_temp_folder(out_dir)
     try:
         (tmp / "validation").mkdir()
@@ -240,11 +245,9 @@ def train(
             write_validation(tmp / "validation", oof, intervals, dataset, settings)
         else:
             intervals = pd.DataFrame(columns=INTERVAL_COLUMNS)
-        intervals.to_csv(tmp / "intervals.csv", index=False)
-        write_json(tmp / "examples.json", _examples(dataset))
-        catalog.to_csv(tmp / "instances.csv", index=False)
-        np.savez_compressed(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
-        write_json(tmp / "model.json", model)
+        if cross_report is not None:
+            cross_report.to_csv(tmp / "validation" / "crossgpu.csv", index=False)
+        _write_artifacts(tmp, dataset, catalog, intervals, model, arrays)
         write_manifest(
             tmp,
             data_fingerprint=dataset.fingerprint,
@@ -257,6 +260,14 @@ def train(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return Path(out_dir)
+
+
+def _write_artifacts(tmp: Path, dataset, catalog, intervals, model: dict, arrays: dict) -> None:
+    intervals.to_csv(tmp / "intervals.csv", index=False)
+    write_json(tmp / "examples.json", _examples(dataset))
+    catalog.to_csv(tmp / "instances.csv", index=False)
+    np.savez_compressed(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
+    write_json(tmp / "model.json", model)
 
 
 def _busy_range(dataset: Dataset) -> list[float]:

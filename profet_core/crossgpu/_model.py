@@ -28,6 +28,7 @@ from .._data import Dataset
 from .._estimators import BoostingRegressor
 from .._specs import spec_matrix, validate_specs
 from ..errors import ProfetValueError
+from ._basis import BasisMixin
 from ._pairs import FAM_COLS, MODEL_FAMILIES, WORKLOAD, all_pairs, median_table, model_family_times
 
 COMPUTE = ("conv", "matmul")
@@ -41,10 +42,9 @@ PRIOR = np.array(
 )
 CLASS = np.array([0 if f in COMPUTE else 1 for f in MODEL_FAMILIES])
 SCALES = np.array([f not in FIXED for f in MODEL_FAMILIES], dtype=float)
-BASES = ("measured", "calibrated", "specs only")
 
 
-class CrossInstanceModel(Estimator):
+class CrossInstanceModel(BasisMixin, Estimator):
     """Spec-driven latency model over all anchor/target instance pairs.
 
     Parameters
@@ -191,18 +191,21 @@ class CrossInstanceModel(Estimator):
             np.exp(np.median(np.log(pairs["anchor_latency_s"]) - np.log(fam.sum(axis=1))))
         )
         self.residual_sd_ = float(np.std(y - phys))
-        self.residual_model_ = None
-        if self.residual:
-            self.residual_model_ = BoostingRegressor(
-                n_estimators=self.n_trees,
-                learning_rate=0.05,
-                max_depth=2,
-                subsample=0.8,
-                min_samples_leaf=20,
-                random_state=self.random_state,
-            ).fit(self._res_features(fam, d_spec), y - phys)
+        self.residual_model_ = self._fit_residual(fam, d_spec, y - phys) if self.residual else None
         self.interval_log_ = {}
         return self
+
+    def _fit_residual(self, fam, d_spec, residual) -> BoostingRegressor:
+        """A small boosted-tree learner on what the physical model leaves (log units)."""
+        gb = BoostingRegressor(
+            n_estimators=self.n_trees,
+            learning_rate=0.05,
+            max_depth=2,
+            subsample=0.8,
+            min_samples_leaf=20,
+            random_state=self.random_state,
+        )
+        return gb.fit(self._res_features(fam, d_spec), residual)
 
     # ----------------------------------------------------------------- prediction
     def _spec_value(self, name: str, col: str) -> float:
@@ -263,41 +266,6 @@ class CrossInstanceModel(Estimator):
             "roofline": base * (s_c * peak + s_m * bw + (1 - s_c - s_m)),
         }
         return cross, members
-
-    # ----------------------------------------------------------------- basis and intervals
-    def basis(self, instance: str) -> str:
-        """``measured``, ``calibrated (k runs)`` or ``specs only`` for one instance."""
-        check_is_fitted(self, "theta_")
-        if instance in self.instances_:
-            return "measured"
-        if instance in self.calibration_:
-            return f"calibrated ({self.calibration_[instance]['runs']} runs)"
-        return "specs only"
-
-    def pair_basis(self, anchor: str, target: str) -> str:
-        """The weaker basis of the two instances (what a prediction between them rests on)."""
-        kinds = [self.basis(anchor), self.basis(target)]
-        return max(kinds, key=lambda b: BASES.index(b.split(" (")[0]))
-
-    def with_intervals(self, log_quantiles: dict):
-        """Copy with 80% interval half-widths (log units) per basis kind (:data:`BASES`)."""
-        bad = sorted(set(log_quantiles) - set(BASES))
-        if bad:
-            raise ProfetValueError(f"unknown basis kind(s) {bad}; allowed: {list(BASES)}")
-        new = copy.deepcopy(self)
-        new.interval_log_ = {k: float(v) for k, v in log_quantiles.items()}
-        return new
-
-    def interval(self, latency_s, basis: str):
-        """(low, high) 80% interval of predicted latencies for one basis (after calibration)."""
-        kind = basis.split(" (")[0]
-        if kind not in self.interval_log_:
-            raise ProfetValueError(
-                f"no interval calibrated for basis {kind!r}; have {sorted(self.interval_log_)}"
-            )
-        q = self.interval_log_[kind]
-        lat = np.asarray(latency_s, dtype=float)
-        return lat * np.exp(-q), lat * np.exp(q)
 
     def with_specs(self, specs: pd.DataFrame):
         """Copy that predicts with another spec catalog (it must list the trained instances)."""

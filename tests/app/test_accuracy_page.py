@@ -107,3 +107,15 @@ def test_novelty_table_equals_validation(page, predictor, with_latency):
     assert len(shown) == 1
     assert list(shown[0]["band"]) == list(expected["band"])
     np.testing.assert_allclose(shown[0]["mape_pct"], expected["mape_pct"], rtol=1e-9)
+
+
+def test_cross_instance_table_equals_validation(page, predictor):
+    """Issue 10: leave-one-GPU-out accuracy per basis is on the page, as validation measured it."""
+    cross = predictor.validation.get("crossgpu")
+    assert cross is not None, "the default artifacts hold no cross-instance validation"
+    at = page("accuracy").run()
+    no_exception(at)
+    shown = next(d.value for d in at.dataframe if "mape_cross" in d.value.columns)
+    want = cross[cross["direction"] == "both"].reset_index(drop=True)
+    np.testing.assert_allclose(shown["mape_cross"].to_numpy(), want["mape_cross"].to_numpy())
+    assert set(shown["basis"]) == {"measured", "specs only", "calibrated"}
