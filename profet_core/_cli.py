@@ -83,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_cmd_train)
 
     pr = sub.add_parser("predict", help="predict batch latency on every other instance")
-    pr.add_argument("--anchor", required=True, help="instance the profile was taken on")
+    pr.add_argument(
+        "--anchor", help="instance the profile was taken on (default: the profile's own)"
+    )
     pr.add_argument(
         "--profile", required=True, help="profile: PROFET JSON, TensorBoard CSV, or table"
     )

@@ -81,7 +81,8 @@ def _cmd_predict(args) -> int:
     predictor = _load_predictor(args)
     profiles = read_profile(args.profile, steps=args.steps)
     lat = None if args.anchor_latency_ms is None else args.anchor_latency_ms / 1000
-    result = predictor.predict(args.anchor, profiles, anchor_latency_s=lat, method=args.method)
+    anchor = args.anchor or _profile_instance(profiles)
+    result = predictor.predict(anchor, profiles, anchor_latency_s=lat, method=args.method)
     table = result.table
     if args.dataset_images is not None:
         table = estimate_run(table, args.dataset_images, args.batch_size, args.epochs)
@@ -115,6 +116,18 @@ _TABLE_COLUMNS = {
     "run_hours": "run_hours",
     "run_usd": "run_usd",
 }
+
+
+def _profile_instance(profiles) -> str:
+    """The anchor a profile file names (JSON ``"instance"``), when ``--anchor`` is not given."""
+    from .errors import ProfetValueError
+
+    named = profiles["instance"].dropna().unique() if "instance" in profiles else []
+    if len(named) != 1:
+        raise ProfetValueError(
+            "give --anchor INSTANCE: the profile does not name the one instance it was taken on"
+        )
+    return str(named[0])
 
 
 def _print_table(result, table) -> None:
