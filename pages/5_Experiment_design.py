@@ -5,11 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from profet_core import (
+from profet_core.doe import (
     RUN_COLUMNS,
     Design,
     Factor,
-    ProfetError,
     analyze,
     default_factors,
     demo_results,
@@ -18,6 +17,7 @@ from profet_core import (
     montgomery_filtration_example,
     read_results,
 )
+from profet_core.errors import ProfetError
 
 # The factors of the federated-CNN study this feature comes from (2^(4-1), I = ABCD).
 STUDY_FACTORS = pd.DataFrame(

@@ -12,54 +12,28 @@ from ._artifacts import Prediction, Predictor, load_artifacts, train
 from ._catalog import load_catalog
 from ._cost import estimate_run
 from ._data import Dataset, load_dataset, make_dataset, make_pairs
-from ._doe import (
-    RUN_COLUMNS,
-    AnalysisResult,
-    Design,
-    Factor,
-    analyze,
-    default_factors,
-    demo_results,
-    make_design,
-    montgomery_filtration_example,
-    parse_factor,
-    read_results,
-)
-from ._doe_plots import doe_figures
 from ._profile import parse_profile, read_profile
 from ._validate import NOVELTY_WARN, cross_validate, summarize
 from .errors import ArtifactError, ProfetError, ProfetFileNotFoundError, ProfetValueError
 
 __all__ = [
     "NOVELTY_WARN",
-    "RUN_COLUMNS",
-    "AnalysisResult",
     "ArtifactError",
     "Dataset",
-    "Design",
-    "Factor",
     "Prediction",
     "Predictor",
     "ProfetError",
     "ProfetFileNotFoundError",
     "ProfetValueError",
-    "analyze",
     "cross_validate",
-    "default_factors",
-    "demo_results",
-    "doe_figures",
     "estimate_run",
     "load_artifacts",
     "load_catalog",
     "load_dataset",
     "make_dataset",
-    "make_design",
     "make_pairs",
-    "montgomery_filtration_example",
-    "parse_factor",
     "parse_profile",
     "read_profile",
-    "read_results",
     "summarize",
     "train",
 ]
