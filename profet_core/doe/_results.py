@@ -116,10 +116,12 @@ def read_results(source: str | Path | bytes) -> pd.DataFrame:
         raise ProfetValueError(f"cannot read {what} as CSV: {str(exc)[:200]}") from None
     if df.empty:
         raise ProfetValueError(f"{what} has a header but no rows")
-    for col in df.columns:
+    for pos, col in enumerate(df.columns):
         values = numeric_values(df[col])
-        if values is not None:
-            check_magnitude(values, df[col], f"column {_shown(str(col))} of {what}")
+        if values is not None and len(_bad_rows(values)):
+            # quote the cell as written: pandas has already turned a 400-digit number into inf
+            text = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False).iloc[:, pos]
+            check_magnitude(values, text, f"column {_shown(str(col))} of {what}")
     return df
 
 
@@ -132,7 +134,7 @@ def cell_float(value: object) -> float | None:
         return None
     if isinstance(value, int | np.integer):
         # float() of a 400-digit int raises OverflowError; its sign is all that matters here
-        return float(value) if abs(value) < 1e300 else math.copysign(math.inf, value)
+        return float(value) if abs(value) < 1e300 else (math.inf if value > 0 else -math.inf)
     if isinstance(value, float | np.floating):
         return float(value)
     text = str(value).strip()
@@ -167,6 +169,11 @@ def numeric_values(column: pd.Series) -> np.ndarray | None:
     return np.asarray(values, dtype=float)
 
 
+def _bad_rows(values: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # NaN (an empty cell) compares False: allowed
+        return np.flatnonzero(np.isinf(values) | (np.abs(values) > MAX_ABS))
+
+
 def check_magnitude(values: np.ndarray, raw: pd.Series, what: str) -> None:
     """Refuse infinite numbers and numbers beyond :data:`MAX_ABS` (NaN means empty and passes).
 
@@ -184,8 +191,7 @@ def check_magnitude(values: np.ndarray, raw: pd.Series, what: str) -> None:
     ProfetValueError
         Naming the column, the row (1 = first data row) and the value.
     """
-    with np.errstate(invalid="ignore"):
-        bad = np.flatnonzero(np.isinf(values) | (np.abs(values) > MAX_ABS))
+    bad = _bad_rows(values)
     if len(bad) == 0:
         return
     cell = str(raw.iloc[bad[0]]).strip()
@@ -193,7 +199,7 @@ def check_magnitude(values: np.ndarray, raw: pd.Series, what: str) -> None:
     reason = "is not a finite number" if np.isinf(values[bad[0]]) else "is beyond 1e15"
     raise ProfetValueError(
         f"{what}, row {bad[0] + 1}: the value {shown} {reason}; results must be finite numbers "
-        f"with magnitude at most {MAX_ABS:g} ({len(bad)} such value(s) in this column)"
+        f"with magnitude at most 1e15 ({len(bad)} such value(s) in this column)"
     )
 
 

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from profet_core.doe import demo_results, make_design, montgomery_filtration_example
 from profet_core.doe._cli import main
 from tests.core.doe._helpers import STUDY
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_cli_design_prints_and_writes(tmp_path, capsys):
@@ -95,3 +103,93 @@ def test_cli_errors_exit_2_with_message(argv, match, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("profet: error:") and match in err
+
+
+# ------------------------------------------------------------- hardening (issue 13): exit 2, one line
+def _results_file(tmp_path, last: str):
+    df = montgomery_filtration_example().astype({"filtration_rate": object})
+    df.loc[7, "filtration_rate"] = last
+    path = tmp_path / "results.csv"
+    df.to_csv(path, index=False)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("make_argv", "match"),
+    [
+        (
+            lambda p: ["analyze", _results_file(p, "inf"), "--response", "filtration_rate"],
+            r"row 8: the value inf is not a finite number",
+        ),
+        (
+            lambda p: ["analyze", _results_file(p, "1e308"), "--response", "filtration_rate"],
+            r"row 8: the value 1e308 is beyond 1e15",
+        ),
+        (
+            lambda p: ["analyze", _results_file(p, "9" * 400), "--response", "filtration_rate"],
+            r"row 8: the value 9{20}\.\.\. \(400 characters\) is not a finite number",
+        ),
+        (
+            lambda p: ["analyze", str(p / ("r" * 300 + ".csv")), "--response", "y"],
+            r"cannot open results file .*File name too long",
+        ),
+        (lambda p: ["analyze", str(p), "--response", "y"], r"is a directory, not a CSV file"),
+        (
+            lambda p: ["analyze", "/dev/null", "--response", "y"],
+            r"'/dev/null' is a character device, not a CSV file",
+        ),
+        (lambda p: ["analyze", "", "--response", "y"], r"results path is empty"),
+        (
+            lambda p: ["design", "--factor", "a=0,1", "--seed", "-1"],
+            r"seed must be a whole number from 0 to 4294967295; got -1",
+        ),
+        (
+            lambda p: ["design", "--factor", "a=0,1", "--seed", str(2**32)],
+            r"seed must be a whole number from 0 to 4294967295; got 4294967296",
+        ),
+        (
+            lambda p: ["design", "--factor", "a=0,1", "--replicates", "-3"],
+            r"replicates must be a whole number from 1 to 10000; got -3",
+        ),
+    ],
+    ids=[
+        "inf",
+        "1e308",
+        "400-digits",
+        "long-name",
+        "directory",
+        "dev-null",
+        "empty-path",
+        "seed-negative",
+        "seed-too-big",
+        "replicates-negative",
+    ],
+)
+def test_profet_doe_bad_input_exits_2_with_one_line(tmp_path, capsys, make_argv, match):
+    from profet_core._cli import main as profet_main
+
+    assert profet_main(["doe", *make_argv(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("profet: error: ")
+    assert re.search(match, lines[0])
+    assert captured.out == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_fifo_results_path_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "results.csv"
+    os.mkfifo(fifo)
+    # a separate process: were it to block on the pipe, the timeout ends it and the test fails
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "profet_core", "doe", "analyze", str(fifo), "--response", "y"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"profet: error: results path {str(fifo)!r} is a named pipe (FIFO), not a CSV file"
+    ]
