@@ -7,6 +7,7 @@ import streamlit as st
 
 from profet_core.doe import (
     RUN_COLUMNS,
+    AnalysisResult,
     Design,
     Factor,
     analyze,
@@ -204,7 +205,10 @@ def analyze_tab(design: Design | None) -> None:
     except ProfetError as exc:
         st.error(str(exc))
         return
+    _show_result(result, response)
 
+
+def _show_result(result: AnalysisResult, response: str) -> None:
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Runs", result.n_runs)
     m2.metric("Residual df", result.df_resid)

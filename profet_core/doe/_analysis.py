@@ -18,7 +18,7 @@ from statsmodels.stats.anova import anova_lm
 
 from ..errors import ProfetValueError
 from ._factors import LETTERS as _LETTERS
-from ._factors import RUN_COLUMNS, Factor, code_factor
+from ._factors import RUN_COLUMNS, Factor, code_factor, quoted
 from ._results import cell_float, check_magnitude, default_factors, numeric_values
 from ._terms import estimable_groups, group_name, select_terms
 
@@ -134,7 +134,7 @@ def _factor_names(
         skipped = [c for c in cols if c not in names and c != response and c not in RUN_COLUMNS]
         if skipped:
             notes.append(
-                f"column(s) {', '.join(skipped)} have more than two numeric values and were "
+                f"column(s) {quoted(skipped)} have more than two numeric values and were "
                 "treated as other responses, not factors"
             )
     if not names:
@@ -142,7 +142,7 @@ def _factor_names(
     missing = [n for n in names if n not in cols]
     if missing:
         raise ProfetValueError(
-            f"factor column(s) {', '.join(missing)} not in the results; columns are {', '.join(cols)}"
+            f"factor column(s) {quoted(missing)} not in the results; columns are {quoted(cols)}"
         )
     if response in names:
         raise ProfetValueError(f"{response!r} cannot be both the response and a factor")
@@ -206,18 +206,19 @@ def _anova(model, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame, tuple]:
     """Type III ANOVA, confidence intervals and (std err, t, p) of a fitted OLS model."""
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
-        if round(model.df_resid) > 0:
+        if round(model.df_resid) > 0 and model.ssr > 0:
             anova = anova_lm(model, typ=3).rename(columns={"PR(>F)": "p_value"})
             anova["mean_sq"] = anova["sum_sq"] / anova["df"]
             return anova, model.conf_int(alpha), (model.bse, model.tvalues, model.pvalues)
-        # anova_lm cannot test without residual df; each term has one df, so its type III
-        # SS is the Wald numerator, which needs no error variance
+        # anova_lm cannot test without residual df or variance (its sums of squares come out
+        # NaN); each term has one df, so its type III SS is the Wald numerator, which needs no
+        # error variance
         ss = model.params**2 / np.diag(model.normalized_cov_params)
         anova = pd.DataFrame(
             {"sum_sq": ss.to_numpy(), "df": 1.0},
             index=[_col_term(c) for c in model.params.index],
         )
-        anova.loc["Residual"] = [float(model.ssr), 0.0]
+        anova.loc["Residual"] = [float(model.ssr), float(round(model.df_resid))]
         anova["mean_sq"] = np.nan
         anova["F"] = np.nan
         anova["p_value"] = np.nan
@@ -298,7 +299,8 @@ def _runs(
     results = results.set_axis(cols, axis=1)
     if response not in cols:
         raise ProfetValueError(
-            f"response {response!r} is not a column of the results; columns are {', '.join(cols)}"
+            f"response {str(response)[:80]!r} is not a column of the results; columns are "
+            f"{quoted(cols)}"
         )
     y = _response_values(results, response)
     keep = ~np.isnan(y)
@@ -375,6 +377,11 @@ def analyze(
     formula = "y ~ " + " + ".join(_term_formula(g["terms"][0][0]) for g in groups)
     model = smf.ols(formula, data=frame).fit()
     df_resid = round(model.df_resid)
+    if df_resid > 0 and model.ssr == 0:
+        notes.append(
+            "the model fits every run exactly (no residual variation), so there are no F tests "
+            "or confidence intervals"
+        )
     anova, coefficients, effects = _tables(model, groups, names, y, alpha)
     residuals = _residuals(data, y, model)
     plot_data = pd.DataFrame(
@@ -392,8 +399,11 @@ def analyze(
         effects=effects,
         residuals=residuals,
         shapiro=_shapiro(residuals, df_resid),
-        r_squared=float(model.rsquared),
-        adj_r_squared=float(model.rsquared_adj) if df_resid > 0 else float("nan"),
+        # R^2 is undefined (NaN) when every run has the same response
+        r_squared=float(model.rsquared) if model.centered_tss > 0 else float("nan"),
+        adj_r_squared=(
+            float(model.rsquared_adj) if df_resid > 0 and model.centered_tss > 0 else float("nan")
+        ),
         alpha=float(alpha),
         notes=tuple(notes),
         data=plot_data,

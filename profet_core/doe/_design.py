@@ -191,7 +191,8 @@ def _whole_number(what: str, value: object, low: int, high: int) -> int:
     except (TypeError, ValueError, OverflowError):
         number = None
     if number is None or not low <= number <= high:
-        shown = str(value)[:40] + ("..." if len(str(value)) > 40 else "")
+        shown = str(value) if isinstance(value, int) else repr(value)
+        shown = shown[:40] + ("..." if len(shown) > 40 else "")
         raise ProfetValueError(f"{what} must be a whole number from {low} to {high}; got {shown}")
     return number
 

@@ -42,6 +42,13 @@ _SUFFIX_SCALE = {
 _QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%]*)\s*$")
 
 
+def quoted(items, limit: int = 12) -> str:
+    """User-supplied names for a message: quoted (control characters escaped), at most ``limit``."""
+    items = [str(i) for i in items]
+    shown = [repr(i) if len(i) <= 60 else repr(i[:60]) + "..." for i in items[:limit]]
+    return ", ".join(shown) + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
 def _check_text(what: str, text: str) -> None:
     """Refuse labels that cannot be printed or written to a CSV as UTF-8 text."""
     if len(text) > MAX_LABEL:
@@ -122,11 +129,10 @@ def parse_factor(spec: str) -> Factor:
         )
     parts = [p.strip() for p in levels.split(",")]
     if len(parts) != 2 or not all(parts):
-        got = [p[:40] for p in parts if p][:6]
+        got = [p for p in parts if p]
         raise ProfetValueError(
-            f"factor {name.strip()[:80]!r} has {len([p for p in parts if p])} level(s) "
-            f"({', '.join(got) or 'none'}); a two-level design needs exactly two, written "
-            "NAME=LOW,HIGH"
+            f"factor {name.strip()[:80]!r} has {len(got)} level(s) ({quoted(got, 6) or 'none'}); "
+            "a two-level design needs exactly two, written NAME=LOW,HIGH"
         )
     return Factor(name.strip(), parts[0], parts[1])
 

@@ -113,7 +113,8 @@ def read_results(source: str | Path | bytes) -> pd.DataFrame:
             f"{what} is empty; it needs a header row and one row per run"
         ) from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OverflowError) as exc:
-        raise ProfetValueError(f"cannot read {what} as CSV: {str(exc)[:200]}") from None
+        reason = " ".join(str(exc).split())[:200]  # one line, whatever the parser quoted
+        raise ProfetValueError(f"cannot read {what} as CSV: {reason}") from None
     if df.empty:
         raise ProfetValueError(f"{what} has a header but no rows")
     for pos, col in enumerate(df.columns):

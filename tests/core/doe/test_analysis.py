@@ -252,7 +252,7 @@ def _bad(**changes):
             None,
             r"'temperature' and 'pressure' are confounded",
         ),
-        (_bad(), "filtration_rate", ["temperature", "nope"], r"nope not in the results"),
+        (_bad(), "filtration_rate", ["temperature", "nope"], r"'nope' not in the results"),
         (_bad(), "filtration_rate", ["filtration_rate"], r"both the response and a factor"),
     ],
     ids=[
@@ -311,3 +311,13 @@ def test_figures_for_replicated_design():
     # main-effects plot: means at low and high of the first factor
     means = df.groupby("temp")["y"].mean()
     np.testing.assert_allclose(figs["main_effects"].data[0].y, [means["20"], means["40"]])
+
+
+def test_constant_response_with_replicates_gives_finite_sums_of_squares():
+    # found by the fuzz suite: with zero residual variance statsmodels' type III ANOVA is NaN
+    df = pd.DataFrame({"A": [-1, 1, -1, 1], "y": [0.0, 0.0, 0.0, 0.0]})
+    res = analyze(df, "y")
+    assert res.df_resid == 2
+    assert np.isfinite(res.anova["sum_sq"]).all() and res.anova.loc["A", "sum_sq"] == 0
+    assert any("fits every run exactly" in n for n in res.notes)
+    assert np.isnan(res.r_squared)

@@ -151,6 +151,11 @@ def _results_file(tmp_path, last: str):
             lambda p: ["design", "--factor", "a=0,1", "--replicates", "-3"],
             r"replicates must be a whole number from 1 to 10000; got -3",
         ),
+        (
+            # a carriage return in a level is shown escaped, not sent to the terminal
+            lambda p: ["design", "--factor=x=,0\r0"],
+            r"'x' has 1 level\(s\) \('0\\r0'\)",
+        ),
     ],
     ids=[
         "inf",
@@ -163,6 +168,7 @@ def _results_file(tmp_path, last: str):
         "seed-negative",
         "seed-too-big",
         "replicates-negative",
+        "carriage-return",
     ],
 )
 def test_profet_doe_bad_input_exits_2_with_one_line(tmp_path, capsys, make_argv, match):
