@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from profet_core import (
+from profet_core.doe import (
     RUN_COLUMNS,
+    AnalysisResult,
     Design,
     Factor,
-    ProfetError,
     analyze,
     default_factors,
     demo_results,
@@ -18,6 +18,7 @@ from profet_core import (
     montgomery_filtration_example,
     read_results,
 )
+from profet_core.errors import ProfetError
 
 # The factors of the federated-CNN study this feature comes from (2^(4-1), I = ABCD).
 STUDY_FACTORS = pd.DataFrame(
@@ -204,7 +205,10 @@ def analyze_tab(design: Design | None) -> None:
     except ProfetError as exc:
         st.error(str(exc))
         return
+    _show_result(result, response)
 
+
+def _show_result(result: AnalysisResult, response: str) -> None:
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Runs", result.n_runs)
     m2.metric("Residual df", result.df_resid)

@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=_cmd_validate)
 
     try:
-        from ._doe_cli import add_doe_parser
+        from .doe._cli import add_doe_parser
     except ImportError:  # the experiment-design feature is optional
         pass
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,32 @@ def test_no_factors_selected_shows_error(at):
     at.multiselect(key=at.multiselect[0].key).set_value([]).run()
     assert not at.exception
     assert any("no factor columns" in e.value for e in at.error)
+
+
+def _upload(at, content: bytes):
+    at.radio(key="doe_source").set_value("Upload CSV").run()
+    at.file_uploader(key="doe_upload").upload("results.csv", content, "text/csv").run()
+    return at
+
+
+@pytest.mark.parametrize(
+    ("cell", "match"),
+    [
+        ("9" * 400, r"row 8: the value 9{20}\.\.\. \(400 characters\) is not a finite number"),
+        ("inf", r"row 8: the value inf is not a finite number"),
+        ("1e308", r"row 8: the value 1e308 is beyond 1e15"),
+    ],
+    ids=["400-digits", "inf", "1e308"],
+)
+def test_absurd_uploaded_response_shows_error_not_exception(at, cell, match):
+    rows = ["A,B,y", "-1,-1,1", "1,-1,2", "-1,1,3", "1,1,4", "-1,-1,5", "1,-1,6", "-1,1,7"]
+    _upload(at, "\n".join([*rows, f"1,1,{cell}"]).encode())
+    assert not at.exception
+    assert [e.value for e in at.error if re.search(match, e.value)]
+
+
+def test_uploaded_results_are_analysed(at):
+    rows = ["A,B,y", "-1,-1,1", "1,-1,2", "-1,1,3", "1,1,4", "-1,-1,5", "1,-1,6", "-1,1,7", "1,1,9"]
+    _upload(at, "\n".join(rows).encode())
+    assert not at.exception and not at.error
+    assert _metrics(at)["Runs"] == "8"

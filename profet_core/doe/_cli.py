@@ -1,6 +1,6 @@
 """``profet doe``: design two-level factorial experiments and analyse their results.
 
-The lead's CLI registers this with :func:`add_doe_parser`; :func:`main` runs it standalone.
+``profet_core._cli`` registers this with :func:`add_doe_parser`; :func:`main` runs it standalone.
 """
 
 from __future__ import annotations
@@ -10,20 +10,18 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from ..errors import ProfetError, ProfetValueError
 
-from ._doe import (
-    AnalysisResult,
-    Design,
-    analyze,
-    default_factors,
-    make_design,
-    parse_factor,
-    read_results,
-)
-from ._doe_plots import doe_figures
-from .errors import ProfetError, ProfetValueError
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ._analysis import AnalysisResult
+    from ._design import Design
+
+# Registering the parser imports nothing heavy: statsmodels, pyDOE3 and plotly are imported by
+# the handlers, so `profet predict` does not pay for them.
 
 __all__ = ["add_doe_parser", "main"]
 
@@ -102,7 +100,8 @@ def add_doe_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         "III ANOVA) to a results CSV: factor columns with level labels or -1/+1, and numeric "
         "response columns.",
     )
-    a.add_argument("results", type=Path, metavar="RESULTS.csv", help="results table (CSV)")
+    # str, not Path: Path("") would turn an empty argument into "." (a directory)
+    a.add_argument("results", metavar="RESULTS.csv", help="results table (CSV)")
     a.add_argument(
         "--response",
         action="append",
@@ -186,6 +185,9 @@ def format_design(design: Design) -> str:
 
 def design_handler(args: argparse.Namespace) -> int:
     """Handle ``profet doe design``: print the design and run sheet, optionally write CSVs."""
+    from ._design import make_design
+    from ._factors import parse_factor
+
     factors = [parse_factor(f) for f in args.factor]
     design = make_design(
         factors,
@@ -199,9 +201,12 @@ def design_handler(args: argparse.Namespace) -> int:
     print(_table(design.runs, index=False))
     if args.out is not None:
         out = _prepare_out(args.out)
-        design.runs.to_csv(out / "run_sheet.csv", index=False)
-        design.factor_table().to_csv(out / "factors.csv", index=False)
-        design.alias_table().to_csv(out / "aliases.csv", index=False)
+        try:
+            design.runs.to_csv(out / "run_sheet.csv", index=False)
+            design.factor_table().to_csv(out / "factors.csv", index=False)
+            design.alias_table().to_csv(out / "aliases.csv", index=False)
+        except OSError as exc:
+            raise ProfetValueError(f"cannot write to output folder {str(out)!r}: {exc}") from exc
         print(f"\nWrote run_sheet.csv, factors.csv and aliases.csv to {out}")
     return 0
 
@@ -241,8 +246,36 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "response"
 
 
+def _write_analysis(result: AnalysisResult, out: Path) -> str:
+    """Write one response's tables and figures to ``out``; return the line saying so."""
+    from ._plots import doe_figures
+
+    stem = _safe(result.response)
+    try:
+        result.anova.to_csv(out / f"{stem}_anova.csv")
+        result.coefficients.to_csv(out / f"{stem}_coefficients.csv")
+        result.effects.to_csv(out / f"{stem}_effects.csv", index=False)
+        result.residuals.to_csv(out / f"{stem}_residuals.csv", index=False)
+        names = []
+        for name, fig in doe_figures(result).items():
+            # "directory" writes plotly.min.js once next to the pages: offline, without
+            # repeating 4 MB of JavaScript in every file
+            fig.write_html(out / f"{stem}_{name}.html", include_plotlyjs="directory")
+            names.append(f"{stem}_{name}.html")
+    except OSError as exc:
+        raise ProfetValueError(f"cannot write to output folder {str(out)!r}: {exc}") from exc
+    return (
+        f"\nWrote {stem}_anova.csv, {stem}_coefficients.csv, {stem}_effects.csv, "
+        f"{stem}_residuals.csv and {', '.join(names)} to {out}"
+    )
+
+
 def analyze_handler(args: argparse.Namespace) -> int:
     """Handle ``profet doe analyze``: print ANOVA tables, optionally write CSVs and figures."""
+    from ._analysis import analyze
+    from ._factors import parse_factor
+    from ._results import default_factors, read_results
+
     df = read_results(args.results)
     levels = [parse_factor(s) for s in args.levels]
     factors = _split(args.factors)
@@ -256,26 +289,12 @@ def analyze_handler(args: argparse.Namespace) -> int:
             print("\n" + "=" * 78 + "\n")
         print(format_analysis(result))
         if out is not None:
-            stem = _safe(response)
-            result.anova.to_csv(out / f"{stem}_anova.csv")
-            result.coefficients.to_csv(out / f"{stem}_coefficients.csv")
-            result.effects.to_csv(out / f"{stem}_effects.csv", index=False)
-            result.residuals.to_csv(out / f"{stem}_residuals.csv", index=False)
-            names = []
-            for name, fig in doe_figures(result).items():
-                # "directory" writes plotly.min.js once next to the pages: offline, without
-                # repeating 4 MB of JavaScript in every file
-                fig.write_html(out / f"{stem}_{name}.html", include_plotlyjs="directory")
-                names.append(f"{stem}_{name}.html")
-            print(
-                f"\nWrote {stem}_anova.csv, {stem}_coefficients.csv, {stem}_effects.csv, "
-                f"{stem}_residuals.csv and {', '.join(names)} to {out}"
-            )
+            print(_write_analysis(result, out))
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``doe`` standalone (``python -m profet_core._doe_cli design ...``).
+    """Run ``doe`` standalone (``python -m profet_core.doe._cli design ...``).
 
     Parameters
     ----------

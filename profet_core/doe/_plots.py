@@ -1,15 +1,17 @@
-"""Plotly figures for a two-level factorial analysis (see :mod:`profet_core._doe`)."""
+"""Plotly figures for a two-level factorial analysis (see :func:`profet_core.doe.analyze`)."""
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy import stats
 
-from ._doe import AnalysisResult
+if TYPE_CHECKING:
+    from ._analysis import AnalysisResult
 
 __all__ = ["doe_figures"]
 
@@ -22,7 +24,7 @@ def doe_figures(result: AnalysisResult) -> dict[str, go.Figure]:
     Parameters
     ----------
     result : AnalysisResult
-        Output of :func:`profet_core._doe.analyze`.
+        Output of :func:`profet_core.doe.analyze`.
 
     Returns
     -------

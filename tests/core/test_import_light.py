@@ -1,0 +1,51 @@
+"""``import profet_core`` stays light: no statsmodels, plotly, pyDOE3, streamlit or tensorflow.
+
+Checked in a fresh interpreter, since the test process itself has imported them all.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("statsmodels", "plotly", "pyDOE3", "streamlit", "tensorflow")
+
+
+def _imported_after(code: str) -> list[str]:
+    """Heavy top-level packages in sys.modules after running ``code`` in a new interpreter."""
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    return [m for m in HEAVY if m in loaded]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import profet_core",
+        # the CLI registers `profet doe` without importing the feature's heavy libraries
+        "import profet_core._cli as c; c.build_parser()",
+        "import profet_core.doe, profet_core.doe._cli",
+    ],
+    ids=["package", "cli-parser", "doe-package"],
+)
+def test_import_is_light(code):
+    assert _imported_after(code) == []
+
+
+def test_probe_sees_heavy_imports():
+    # the probe itself can fail: using the feature does import its libraries
+    assert _imported_after("from profet_core.doe import analyze, doe_figures, make_design") == [
+        "statsmodels",
+        "plotly",
+        "pyDOE3",
+    ]
