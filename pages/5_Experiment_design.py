@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import ui
 from profet_core.doe import (
     RUN_COLUMNS,
     AnalysisResult,
@@ -83,9 +84,13 @@ def design_tab() -> Design | None:
             randomize=randomize,
         )
     except ProfetError as exc:
-        st.error(str(exc))
+        ui.show_error(exc)
         return None
+    _show_design(design)
+    return design
 
+
+def _show_design(design: Design) -> None:
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Design", design.label)
     m2.metric("Resolution", design.resolution_label)
@@ -111,7 +116,6 @@ def design_tab() -> Design | None:
         mime="text/csv",
         key="doe_dl_runs",
     )
-    return design
 
 
 def _load_results(source: str, design: Design | None) -> pd.DataFrame | None:
@@ -138,7 +142,7 @@ def _load_results(source: str, design: Design | None) -> pd.DataFrame | None:
     try:
         return read_results(upload.getvalue())
     except ProfetError as exc:
-        st.error(str(exc))
+        ui.show_error(exc)
         return None
 
 
@@ -203,7 +207,7 @@ def analyze_tab(design: Design | None) -> None:
         if list(kept) != list(result.terms):
             result = analyze(df, response, factors, alpha=alpha, terms=kept)
     except ProfetError as exc:
-        st.error(str(exc))
+        ui.show_error(exc)
         return
     _show_result(result, response)
 

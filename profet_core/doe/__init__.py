@@ -19,8 +19,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from ._analysis import AnalysisResult, ShapiroResult, analyze
+    from ._analysis import AnalysisResult, analyze
     from ._design import Design, make_design
+    from ._diagnostics import ShapiroResult
     from ._examples import demo_results, montgomery_filtration_example
     from ._factors import RUN_COLUMNS, Factor, parse_factor
     from ._plots import doe_figures
@@ -35,7 +36,7 @@ _WHERE = {
     "read_results": "._results",
     "default_factors": "._results",
     "AnalysisResult": "._analysis",
-    "ShapiroResult": "._analysis",
+    "ShapiroResult": "._diagnostics",
     "analyze": "._analysis",
     "demo_results": "._examples",
     "montgomery_filtration_example": "._examples",

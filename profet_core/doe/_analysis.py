@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
-from scipy import stats
 from statsmodels.stats.anova import anova_lm
 
 from ..errors import ProfetValueError
+from ._diagnostics import ShapiroResult, _residuals, _shapiro
 from ._factors import LETTERS as _LETTERS
 from ._factors import RUN_COLUMNS, Factor, code_factor, quoted
 from ._results import cell_float, check_magnitude, default_factors, numeric_values
@@ -25,14 +25,6 @@ from ._terms import estimable_groups, group_name, select_terms
 # patsy's Sum omits the *last* level by default, which would code the high level as -1 and flip
 # every effect's sign; omitting level 0 (the -1 level) keeps high = +1.
 _SUM = "Sum(omit=0)"
-
-
-@dataclass(frozen=True)
-class ShapiroResult:
-    """Shapiro-Wilk test of the residuals."""
-
-    statistic: float
-    p_value: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -262,29 +254,6 @@ def _tables(
     effects["pct_contribution"] = 100 * effects["sum_sq"] / ss_total if ss_total > 0 else np.nan
     effects["p_value"] = anova.loc[effects["term"], "p_value"].to_numpy()
     return anova, coefficients, effects
-
-
-def _residuals(data: pd.DataFrame, y: np.ndarray, model) -> pd.DataFrame:
-    if "run" in data.columns and pd.api.types.is_numeric_dtype(data["run"]):
-        run_order = data["run"].to_numpy()
-    else:
-        run_order = np.arange(1, len(y) + 1)
-    return pd.DataFrame(
-        {
-            "run_order": run_order,
-            "observed": y,
-            "fitted": model.fittedvalues.to_numpy(),
-            "residual": model.resid.to_numpy(),
-        }
-    )
-
-
-def _shapiro(residuals: pd.DataFrame, df_resid: int) -> ShapiroResult | None:
-    r, y = residuals["residual"], residuals["observed"]
-    if df_resid > 0 and len(r) >= 3 and np.ptp(r) > 1e-12 * max(1.0, np.ptp(y)):
-        sw = stats.shapiro(r)
-        return ShapiroResult(float(sw.statistic), float(sw.pvalue))
-    return None
 
 
 def _runs(
