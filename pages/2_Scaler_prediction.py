@@ -1,41 +1,23 @@
-"""Scaler prediction: latency at any batch or input size from latencies at two sizes."""
+"""Scaler prediction: latency at any batch or input size from latencies at two (or three) sizes."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 import ui
 from profet_core import ProfetError
 
-NUMBERS, SLIDERS = "Numbers", "Sliders"
-
 predictor = ui.predictor_or_stop()
 st.title("Scaler prediction")
 st.caption(
-    "Give a target instance's batch latency at two sizes (measured, or predicted on the Anchor "
-    "page) and PROFET's scaler draws the latency over the whole trained range."
+    "Give the batch latency at two sizes (measured, or predicted on the Anchor page) and the "
+    "scaler draws the latency over the whole trained range, linearly in the work (batch size, "
+    "or pixel count): the same on every instance."
 )
 
-anchor_result = st.session_state.get(ui.ANCHOR_RESULT)
-instances = predictor.instances
-target_index = 0
-if anchor_result is not None:
-    # Start on the anchor page's fastest target: the one a user most likely wants to scale.
-    t = anchor_result.table
-    target_index = instances.index(t.loc[t["batch_latency_ms"].idxmin(), "target"])
-
-c1, c2 = st.columns([2, 1])
-target = c1.selectbox(
-    "Target instance",
-    instances,
-    index=target_index,
-    format_func=ui.instance_label(predictor),
-    key="target",
-)
-by = c2.radio(
+by = st.radio(
     "Scale by",
     list(ui.DIMENSIONS),
     horizontal=True,
@@ -44,50 +26,50 @@ by = c2.radio(
 )
 dim = ui.DIMENSIONS[by]
 try:
-    lo, hi = (int(v) for v in predictor.scaler(target, by).size_range_)
-except ProfetError:
-    st.error(f"The artifacts hold no {dim['label'].lower()} scaler for {target}.")
+    lo, hi = (int(v) for v in predictor.scaler(None, by).size_range_)
+except ProfetError as exc:
+    ui.show_error(exc)
     st.stop()
 
-# Prefill from the anchor page. One predicted row gives one point at the size it was profiled
-# with; several rows (profiles at several sizes) give the two ends, fastest at the smaller.
-size_a, size_b, lat_a, lat_b = lo, hi, None, None
-prefill_note = None
-if anchor_result is not None and target != anchor_result.anchor:
-    rows = anchor_result.table
-    rows = rows[rows["target"] == target]["batch_latency_ms"].to_numpy(dtype=float)
-    profiled = int(anchor_result.batch_size if by == "batch" else anchor_result.input_size)
-    if len(rows) == 1 and lo <= profiled <= hi:
-        if profiled <= (lo + hi) / 2:
-            size_a, lat_a = profiled, float(rows[0])
-        else:
-            size_b, lat_b = profiled, float(rows[0])
-        prefill_note = (
-            f"Prefilled one point from the Anchor page: {ui.fmt_ms(rows[0])} on "
-            f"{target} at {dim['short']} {profiled}. Enter the other point."
+# One point can come from the Anchor page: the latency predicted for one target, for one
+# profile row, at the size that profile was taken with.
+prefill, prefill_size = None, None
+result: ui.AnchorResult | None = st.session_state.get(ui.ANCHOR_RESULT)
+if result is not None:
+    table = result.table
+    rows = sorted(table["row"].unique())
+    c1, c2 = st.columns(2)
+    row = c1.selectbox("Anchor page profile row", rows, key="prefill_row") if len(rows) > 1 else 0
+    shown = table[table["row"] == row]
+    fastest = shown.loc[shown["batch_latency_ms"].idxmin(), "target"]
+    targets = list(shown["target"])
+    target = c2.selectbox(
+        "Take the latency predicted for",
+        targets,
+        index=targets.index(fastest),
+        key="prefill_target",
+    )
+    profiled = int(result.batch_size if by == "batch" else result.input_size)
+    if lo <= profiled <= hi:
+        prefill = float(shown.set_index("target").at[target, "batch_latency_ms"])
+        prefill_size = profiled
+        st.info(
+            f"Prefilled one point from the Anchor page: {ui.fmt_ms(prefill)} on {target} at "
+            f"{dim['short']} {profiled} (the profiled size). Enter the latency at a second size."
         )
-    elif len(rows) > 1:
-        lat_a, lat_b = float(rows.min()), float(rows.max())
-        prefill_note = (
-            f"Prefilled both ends from the Anchor page's {len(rows)} profiles: the "
-            f"fastest prediction at {dim['short']} {lo}, the slowest at {hi}."
-        )
-if prefill_note:
-    st.info(prefill_note)
+    else:
+        st.info(f"The profiled {dim['short']} {profiled} is outside {lo}..{hi}: nothing prefilled.")
 
-mode = st.radio("Enter the two latencies as", [NUMBERS, SLIDERS], horizontal=True, key="mode")
-# Widget keys carry the prefill so that a new anchor prediction resets the inputs.
-key = f"{target}_{by}_{lat_a}_{lat_b}_{size_a}_{size_b}"
-slider_max = float(max(200.0, 3 * max(v for v in (lat_a, lat_b, 1.0) if v is not None)))
-slider_max = float(ui.round_sig(slider_max, 2))
+key = f"{by}_{prefill}_{prefill_size}"
+first_size = prefill_size if prefill_size is not None and prefill_size < hi else lo
+points = {}
 cols = st.columns(2, gap="large")
-points = []
-for col, name, size0, lat0, fallback in (
-    (cols[0], "smaller", size_a, lat_a, slider_max / 10),
-    (cols[1], "larger", size_b, lat_b, slider_max / 2),
+for col, name, size0, lat0 in (
+    (cols[0], "first", first_size, prefill),
+    (cols[1], "second", hi if first_size != hi else lo, None),
 ):
     with col:
-        st.markdown(f"**Given point at the {name} size**")
+        st.markdown(f"**Measured point, {name}**")
         size = st.number_input(
             f"{dim['label']} ({dim['unit']}), {name}",
             min_value=lo,
@@ -96,84 +78,61 @@ for col, name, size0, lat0, fallback in (
             step=1,
             key=f"size_{name}_{key}",
         )
-        label = f"Batch latency at the {name} size (ms)"
-        if mode == NUMBERS:
-            lat = st.number_input(
-                label,
-                value=lat0,
-                format="%.3f",
-                key=f"num_{name}_{key}",
-                placeholder="milliseconds",
-            )
-        else:
-            lat = st.slider(
-                label,
-                min_value=0.1,
-                max_value=slider_max,
-                value=float(lat0 if lat0 is not None else fallback),
-                step=0.1,
-                key=f"slide_{name}_{key}",
-            )
-        points.append((size, lat))
+        lat = st.number_input(
+            f"Batch latency at the {name} size (ms)",
+            value=lat0,
+            min_value=0.0,
+            format="%.3f",
+            key=f"lat_{name}_{key}",
+            placeholder="milliseconds",
+        )
+        if lat is not None:
+            points[float(size)] = float(lat)
 
-extra = {}
-if st.checkbox(
-    f"I measured a third {dim['label'].lower()} in between",
-    key=f"third_{by}",
-    help="The curve then runs through all three points; on architectures left out of "
-    "training a middle point cut the error at the other sizes by 30-45% "
-    "(Model accuracy page, scalers).",
-):
+if st.checkbox(f"I measured a third {dim['label'].lower()}", key=f"third_{by}"):
     c3, c4 = st.columns(2, gap="large")
-    mid_size = c3.number_input(
-        f"{dim['label']} ({dim['unit']}), in between",
-        min_value=lo,
-        max_value=hi,
-        value=int(round(np.sqrt(lo * hi))),
-        step=1,
-        key=f"size_mid_{key}",
+    mid = c3.number_input(
+        f"{dim['label']} ({dim['unit']}), third", lo, hi, int(np.sqrt(lo * hi)), 1, key=f"mid_{key}"
     )
-    label = "Batch latency at that size (ms)"
-    if mode == NUMBERS:
-        mid_lat = c4.number_input(
-            label, value=None, format="%.3f", key=f"num_mid_{key}", placeholder="milliseconds"
-        )
-    else:
-        mid_lat = c4.slider(
-            label,
-            min_value=0.1,
-            max_value=slider_max,
-            value=slider_max / 4,
-            step=0.1,
-            key=f"slide_mid_{key}",
-        )
+    mid_lat = c4.number_input(
+        "Batch latency at that size (ms)",
+        value=None,
+        min_value=0.0,
+        format="%.3f",
+        key=f"mid_lat_{key}",
+        placeholder="milliseconds",
+    )
     if mid_lat is not None:
-        extra[mid_size] = mid_lat
+        points[float(mid)] = float(mid_lat)
 
 size = st.slider(
     f"{dim['label']} to predict ({dim['unit']})",
-    min_value=lo,
-    max_value=hi,
-    value=int(ui.round_sig((lo + hi) / 2, 2)),
-    step=1,
+    lo,
+    hi,
+    int(ui.round_sig((lo + hi) / 2, 2)),
+    1,
     key=f"predict_{by}",
 )
-
-(size_min, lat_min), (size_max, lat_max) = points
-if lat_min is None and lat_max is None:
-    st.info(f"Enter the batch latency (ms) at the two {dim['label'].lower()}s to draw the curve.")
-    st.stop()
-try:
-    grid = np.arange(lo, hi + 1, dtype=float)
-    curve = predictor.scale(target, by, lat_min, lat_max, grid, size_min, size_max, points=extra)
-    value = float(
-        predictor.scale(target, by, lat_min, lat_max, size, size_min, size_max, points=extra)
+if len(points) < 2:
+    st.info(
+        f"Enter the batch latency (ms) at two different {dim['label'].lower()}s to draw the "
+        "curve" + (" (one is prefilled from the Anchor page)." if prefill is not None else ".")
     )
+    st.stop()
+sizes = sorted(points)
+ends, inner = (sizes[0], sizes[-1]), {s: points[s] for s in sizes[1:-1]}
+grid = np.arange(lo, hi + 1, dtype=float)
+try:
+    args = (None, by, points[ends[0]], points[ends[1]])
+    curve = predictor.scale(*args, grid, ends[0], ends[1], points=inner)
+    value = float(predictor.scale(*args, size, ends[0], ends[1], points=inner))
 except ProfetError as exc:
     ui.show_error(exc)
     st.stop()
+for warning in predictor.scale_warnings(by, points):
+    st.warning(ui.safe(warning))
 
-st.metric(f"Predicted batch latency on {target} at {dim['short']} {size}", ui.fmt_ms(value))
+st.metric(f"Predicted batch latency at {dim['short']} {size}", ui.fmt_ms(value))
 fig = go.Figure()
 fig.add_trace(
     go.Scatter(
@@ -186,8 +145,8 @@ fig.add_trace(
 )
 fig.add_trace(
     go.Scatter(
-        x=[size_min, *extra, size_max],
-        y=[lat_min, *extra.values(), lat_max],
+        x=sizes,
+        y=[points[s] for s in sizes],
         mode="markers",
         name="Given points",
         marker={"size": 13, "symbol": "circle-open", "line": {"width": 3}},
@@ -215,19 +174,10 @@ st.plotly_chart(fig, width="stretch", key="scaler_chart")
 
 scalers = predictor.validation.get("scalers")
 if scalers is not None and not scalers.empty:
-    sel = scalers[(scalers["instance"] == target) & (scalers["by"] == by)]
+    sel = scalers[(scalers["by"] == by) & (scalers["variant"] == "default")]
     if not sel.empty:
-        parts = [
-            f"{r.variant}: {r.mape_pct:.1f}% (n = {r.n}"
-            + (
-                f"; {r.mape_3pt_pct:.1f}% with a middle size given"
-                if pd.notna(getattr(r, "mape_3pt_pct", None))
-                else ""
-            )
-            + ")"
-            for r in sel.itertuples()
-        ]
         st.caption(
-            "Scaler error on this instance (MAPE between the two trained ends, "
-            "validation): " + "; ".join(parts)
+            "Scaler error on architectures left out of training, between the two trained ends: "
+            + ", ".join(f"{r.instance} {r.mape_pct:.1f}%" for r in sel.itertuples())
+            + " (Model accuracy page)."
         )

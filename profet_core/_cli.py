@@ -133,7 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "scale", help="latency at any batch or input size from latencies at two sizes"
     )
-    s.add_argument("--target", required=True, help="instance the latencies are for")
+    s.add_argument(
+        "--target",
+        help="instance the latencies are for (optional: scaling is linear in the work, the same "
+        "on every instance)",
+    )
     s.add_argument("--by", choices=["batch", "input"], required=True)
     s.add_argument(
         "--latency-min-ms", type=float, required=True, help="latency at the smaller size (ms)"

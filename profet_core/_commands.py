@@ -195,6 +195,7 @@ def _cmd_scale(args) -> int:
     if dup:
         raise ProfetValueError(f"--point gives size {dup[0]:g} more than once; give each size once")
     predictor = load_artifacts(args.artifacts)
+    points = dict(args.point or [])
     value = predictor.scale(
         args.target,
         args.by,
@@ -203,12 +204,14 @@ def _cmd_scale(args) -> int:
         args.size,
         size_min=args.size_min,
         size_max=args.size_max,
-        points=dict(args.point or []),
+        points=points,
     )
+    lo, hi = predictor.scaler(args.target, args.by).size_range_
+    ends = {args.size_min or lo: args.latency_min_ms, args.size_max or hi: args.latency_max_ms}
+    for warning in predictor.scale_warnings(args.by, {**ends, **points}):
+        print(f"profet: warning: {warning}", file=sys.stderr)
     unit = "images" if args.by == "batch" else "px"
-    print(
-        f"{float(value):.3f} ms per training step on {args.target} at {args.by} size {args.size:g} {unit}"
-    )
+    print(f"{float(value):.3f} ms per training step at {args.by} size {args.size:g} {unit}")
     return 0
 
 

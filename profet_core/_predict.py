@@ -243,3 +243,19 @@ def novelty_band(bands, novelty: float, with_latency: bool, method: str) -> dict
         return None
     row = sel.iloc[0]
     return {"band": str(row["band"]), **{k: float(row[k]) for k in ("share_pct", "mape_pct")}}
+
+
+def scale_warnings(by: str, points: dict) -> list[str]:
+    """What looks wrong in measured ``{size: latency_ms}`` points (a latency that falls as the
+    batch or the image grows: more work per step never takes less time)."""
+    unit = "images" if by == "batch" else "px"
+    sizes = sorted(points)
+    out = []
+    for small, large in zip(sizes[:-1], sizes[1:], strict=True):
+        if points[large] < points[small]:
+            out.append(
+                f"the latency at {by} size {large:g} {unit} ({points[large]:g} ms) is below the "
+                f"one at {small:g} {unit} ({points[small]:g} ms): a training step with more work "
+                "takes longer, so check the two measurements (same model, one step each)"
+            )
+    return out

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ._catalog import validate_catalog
 from ._features import family_times
-from ._predict import check_inputs, novelty_band, pair_interval
+from ._predict import check_inputs, novelty_band, pair_interval, scale_warnings
 from ._prediction import Prediction
 from ._profile import normalise_steps
 from ._sanity import profile_checks
@@ -180,10 +180,15 @@ class Predictor:
 
         return self._cached(("intervals",), build)
 
-    def scaler(self, target: str, by: str):
-        """The fitted :class:`CurveScaler` of ``target`` along ``by`` (``"batch"``/``"input"``)."""
+    def scaler(self, target: str | None, by: str):
+        """The fitted :class:`CurveScaler` of ``target`` along ``by`` (``"batch"``/``"input"``).
+
+        The default scaler is linear in the work and the same for every instance: ``target``
+        None takes the first measured instance's.
+        """
         from ._scaler import CurveScaler
 
+        target = self.instances[0] if target is None else target
         self._check_instance(target, "target", measured=True)
         if by not in ("batch", "input"):
             raise ProfetValueError(f"scale by {str(by)[:40]!r}; allowed: batch, input")
@@ -291,6 +296,11 @@ class Predictor:
             parts.append(breakdown_change(fam, model.predict(fam)).assign(target=target))
         cols = ["target", "family", "anchor_us", "target_us", "speedup"]
         return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+
+    def scale_warnings(self, by: str, points: dict) -> list[str]:
+        """Warnings about measured ``{size: latency_ms}`` points (e.g. a latency that falls as
+        the size grows), as the CLI prints and the Scaler page shows them."""
+        return scale_warnings(by, {float(k): float(v) for k, v in points.items()})
 
     def scale(
         self,
