@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,9 @@ class Dataset:
 
 
 def _read_table(folder: Path, stem: str) -> pd.DataFrame:
-    for suffix, reader in ((".parquet", pd.read_parquet), (".csv", pd.read_csv)):
+    # An empty CSV cell is a missing op (0); a literal "nan" or "null" is an error, not missing.
+    csv = partial(pd.read_csv, keep_default_na=False, na_values=[""])
+    for suffix, reader in ((".parquet", pd.read_parquet), (".csv", csv)):
         path = folder / f"{stem}{suffix}"
         if path.is_file():
             try:
@@ -118,6 +121,13 @@ def validate_tables(
             if values.isna().any() or (values <= 0).any():
                 raise ProfetValueError(f"column {c!r} must hold positive integers")
             df[c] = values.astype(int)
+    from ._profile_rules import MAX_OP_TIME_US  # it imports this module
+
+    flags = [c for c in ops if pd.api.types.is_bool_dtype(profiles[c])]
+    if flags:
+        raise ProfetValueError(
+            f"op column(s) {flags[:5]} hold True/False; op times are microseconds"
+        )
     times = profiles[ops].apply(pd.to_numeric, errors="coerce")
     bad = [c for c in ops if (profiles[c].notna() & times[c].isna()).any()]
     if bad:
@@ -126,10 +136,12 @@ def validate_tables(
         )
     times = times.fillna(0.0).astype(float)
     arr = times.to_numpy()
-    if not np.isfinite(arr).all() or (arr < 0).any():
+    if not np.isfinite(arr).all() or (arr < 0).any() or (arr > MAX_OP_TIME_US).any():
         bad = [c for c in ops if (~np.isfinite(times[c]) | (times[c] < 0)).any()]
+        bad += [c for c in ops if (times[c] > MAX_OP_TIME_US).any()]
         raise ProfetValueError(
-            f"op column(s) {bad[:5]} hold negative or infinite times; allowed: finite >= 0 us"
+            f"op column(s) {bad[:5]} hold negative, infinite or absurd times; allowed: "
+            f"0..{MAX_OP_TIME_US:g} us"
         )
     profiles[ops] = times
     lat = pd.to_numeric(latencies["batch_latency_s"], errors="coerce")

@@ -39,8 +39,7 @@ def workdir(tmp_path_factory):
     repo.mkdir()
     shutil.copytree(ROOT / "examples", repo / "examples")
     if SHARED.is_dir():
-        (parent / "shared").mkdir()
-        (parent / "shared" / "data").symlink_to(SHARED.parent)
+        (parent / "shared").symlink_to(SHARED.parent.parent)
     return repo
 
 
