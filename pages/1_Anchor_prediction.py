@@ -21,7 +21,7 @@ st.caption(
 )
 
 # Deep links (?anchor=p2.xlarge) preselect the anchor; an unknown one is reported, not fatal.
-instances = predictor.instances
+instances = predictor.all_instances
 anchor_index = 0
 wanted = st.query_params.get("anchor")
 if wanted:

@@ -15,12 +15,31 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE_FILES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
 
 
+#: What each page must show when opened (its working content, not just a title).
+MAIN_CONTENT = {
+    "1_Anchor_prediction": lambda at, p: (
+        at.button(key="predict").label == "Predict"
+        and len(at.selectbox(key="anchor").options) == len(p.all_instances)
+    ),
+    "2_Scaler_prediction": lambda at, p: (
+        len(at.radio(key="by").options) == 2
+        and any("Enter the batch latency" in i.value for i in at.info)
+    ),
+    "3_Model_accuracy": lambda at, p: any("mape_pct" in d.value.columns for d in at.dataframe),
+    "4_About": lambda at, p: (
+        "How to profile on the anchor instance" in [h.value for h in at.header]
+    ),
+    "5_Experiment_design": lambda at, p: len(at.metric) >= 4,
+}
+
+
 @pytest.mark.parametrize("path", PAGE_FILES, ids=[Path(p).stem for p in PAGE_FILES])
 def test_page_runs(page, predictor, path):
     at = page(path).run()
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert at.title, f"{path} shows no title"
+    assert MAIN_CONTENT[Path(path).stem](at, predictor), f"{path} lacks its main content"
 
 
 @pytest.mark.parametrize("path", PAGE_FILES, ids=[Path(p).stem for p in PAGE_FILES])
