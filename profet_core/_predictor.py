@@ -104,7 +104,8 @@ class Predictor:
 
     @property
     def validation(self) -> dict:
-        return self.bundle.validation
+        """The validation report's tables (parsed on first use: predictions do not need them)."""
+        return self._cached(("validation",), self.bundle.read_validation)
 
     @property
     def examples(self) -> dict:
@@ -385,10 +386,6 @@ def load_artifacts(path=None, catalog=None) -> Predictor:
     if predictor.cross is not None:
         specs = predictor.cross.specs_[["instance", "gpu", "usd_per_hour"]]
         extra = specs[~specs["instance"].isin(base_catalog["instance"])]
-        predictor = Predictor(bundle, pd.concat([base_catalog, extra], ignore_index=True))
-    # Build the default method's models now: a malformed file is reported at load, not later.
-    for anchor in predictor.instances:
-        for target in predictor.targets(anchor):
-            if f"{pair_name(anchor, target)}|{predictor.default_method}" in model["models"]:
-                predictor.model(anchor, target, predictor.default_method)
+        catalog_all = pd.concat([base_catalog, extra], ignore_index=True)
+        predictor = Predictor(bundle, catalog_all, predictor._cache)
     return predictor.with_catalog(catalog) if catalog is not None else predictor

@@ -121,7 +121,8 @@ class Bundle:
         ``arrays.npz``, decompressed lazily from the verified bytes.
     intervals, catalog : pandas.DataFrame
     examples : dict
-    validation : dict of str to pandas.DataFrame
+    validation_files : dict of str to bytes
+        The verified validation files, parsed by :meth:`read_validation` when needed.
     ignored_files : tuple of str
         Files in the folder that the manifest does not list: never read.
     """
@@ -133,8 +134,28 @@ class Bundle:
     intervals: pd.DataFrame
     catalog: pd.DataFrame
     examples: dict = field(default_factory=dict)
-    validation: dict = field(default_factory=dict)
+    validation_files: dict = field(default_factory=dict)
     ignored_files: tuple = ()
+
+    def read_validation(self) -> dict:
+        """The validation tables (``metrics``, ``noise``, ... and ``predictions``) by name.
+
+        Raises
+        ------
+        ArtifactError
+            A listed validation file that is not a readable table.
+        """
+        out = {}
+        for name in VALIDATION_TABLES:
+            if f"validation/{name}.csv" in self.validation_files:
+                out[name] = _csv(self.validation_files, f"validation/{name}.csv", ())
+        blob = self.validation_files.get("validation/predictions.csv.gz")
+        if blob is not None:
+            try:
+                out["predictions"] = pd.read_csv(io.BytesIO(blob), compression="gzip")
+            except (ValueError, OSError, EOFError) as exc:
+                raise ArtifactError(f"validation/predictions.csv.gz is unreadable: {exc}") from None
+        return out
 
 
 def _read_manifest(path: Path) -> dict:
@@ -248,17 +269,6 @@ def load_bundle(path=None) -> Bundle:
     if missing:
         raise ArtifactError(f"manifest does not list {missing}")
     blobs = _verified(path, files)
-    validation = {}
-    for name in VALIDATION_TABLES:
-        if f"validation/{name}.csv" in blobs:
-            validation[name] = _csv(blobs, f"validation/{name}.csv", ())
-    if "validation/predictions.csv.gz" in blobs:
-        try:
-            validation["predictions"] = pd.read_csv(
-                io.BytesIO(blobs["validation/predictions.csv.gz"]), compression="gzip"
-            )
-        except (ValueError, OSError, EOFError) as exc:
-            raise ArtifactError(f"validation/predictions.csv.gz is unreadable: {exc}") from None
     return Bundle(
         path=path,
         manifest={k: v for k, v in manifest.items() if k != "files"},
@@ -267,6 +277,6 @@ def load_bundle(path=None) -> Bundle:
         intervals=_csv(blobs, "intervals.csv", INTERVAL_COLUMNS),
         catalog=_csv(blobs, "instances.csv", ("instance", "gpu", "usd_per_hour")),
         examples=_json(blobs, "examples.json") if "examples.json" in blobs else {},
-        validation=validation,
+        validation_files={k: v for k, v in blobs.items() if k.startswith("validation/")},
         ignored_files=_unlisted(path, files),
     )
