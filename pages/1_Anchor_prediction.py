@@ -134,7 +134,7 @@ with right:
         step=1,
         key=f"input_{anchor}_{source}",
         value=int(example["input_size"]) if use_example else 224,
-        help="Not used by the prediction; the Scaler page uses it to place this prediction.",
+        help="Used to judge whether the step fits each GPU's memory, and by the Scaler page.",
     )
     epochs = st.number_input("Epochs", value=10, step=1, key="epochs")
 
@@ -159,7 +159,12 @@ if st.button("Predict", type="primary", key="predict"):
         else:
             profile = parse_profile(pasted, "pasted.json", steps=steps)
         prediction = predictor.predict(
-            anchor, profile, ui.latency_to_seconds(latency, unit), method=method
+            anchor,
+            profile,
+            ui.latency_to_seconds(latency, unit),
+            method=method,
+            batch_size=batch_size,
+            input_size=input_size,
         )
         table = prediction.table
         if dataset_images is not None:
@@ -239,6 +244,7 @@ if result:
         "high_ms",
         "usd_per_hour",
         "usd_per_1000_steps",
+        "p_fit",
     ]
     if run:
         columns += ["run_hours", "run_usd", "run_usd_low", "run_usd_high"]
@@ -262,6 +268,12 @@ if result:
         "run_usd": st.column_config.NumberColumn("Run cost (USD)", format="%.2f"),
         "run_usd_low": st.column_config.NumberColumn("Run cost low (USD)", format="%.2f"),
         "run_usd_high": st.column_config.NumberColumn("Run cost high (USD)", format="%.2f"),
+        "p_fit": st.column_config.NumberColumn(
+            "Fits in memory (P)",
+            format="%.2f",
+            help="Probability that the step fits the target GPU's memory (from the anchor "
+            "latency, batch and input size); empty where unknown",
+        ),
         "note": st.column_config.TextColumn("Note"),
         "ensemble": st.column_config.TextColumn("Ensemble"),
         **{

@@ -33,6 +33,7 @@ _NUMERIC_OPTIONS = (
     "--dataset-images",
     "--epochs",
     "--steps",
+    "--input-size",
 )
 
 
@@ -104,9 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--artifacts", help="artifacts folder (default: the shipped ones)")
     pr.add_argument("--catalog", help=_CATALOG_HELP)
     pr.add_argument("--format", choices=["table", "json", "csv"], default="table")
-    run = pr.add_argument_group("whole-run time and cost (all three or none)")
-    run.add_argument("--dataset-images", type=int, help="training images per epoch")
+    run = pr.add_argument_group("the workload: whole-run time and cost, will it fit")
     run.add_argument("--batch-size", type=int, help="images per step, as profiled")
+    run.add_argument("--input-size", type=int, help="input image side (px), as profiled")
+    run.add_argument("--dataset-images", type=int, help="training images per epoch")
     run.add_argument("--epochs", type=int, help="epochs of the run")
     pr.set_defaults(func=_cmd_predict)
 

@@ -82,7 +82,14 @@ def _cmd_predict(args) -> int:
     profiles = read_profile(args.profile, steps=args.steps)
     lat = None if args.anchor_latency_ms is None else args.anchor_latency_ms / 1000
     anchor = args.anchor or _profile_instance(profiles)
-    result = predictor.predict(anchor, profiles, anchor_latency_s=lat, method=args.method)
+    result = predictor.predict(
+        anchor,
+        profiles,
+        anchor_latency_s=lat,
+        method=args.method,
+        batch_size=args.batch_size,
+        input_size=args.input_size,
+    )
     table = result.table
     if args.dataset_images is not None:
         table = estimate_run(table, args.dataset_images, args.batch_size, args.epochs)
@@ -113,6 +120,7 @@ _TABLE_COLUMNS = {
     "novelty": "novelty",
     "usd_per_hour": "usd_per_hour",
     "usd_per_1000_steps": "usd_per_1000_steps",
+    "p_fit": "p_fit",
     "run_hours": "run_hours",
     "run_usd": "run_usd",
 }
@@ -249,7 +257,7 @@ def _cmd_validate(args) -> int:
 
 
 def _check_run_args(args) -> None:
-    given = [args.dataset_images, args.batch_size, args.epochs]
+    given = [args.dataset_images, args.epochs]
     if any(v is not None for v in given) and not all(v is not None for v in given):
         from .errors import ProfetValueError
 

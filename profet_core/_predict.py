@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ._data import op_columns
-from ._features import ProfileFeatures
+from ._features import ProfileFeatures, family_times
 from ._intervals import interval_scale, member_spread
 from ._prediction import NOVELTY_WARN, Prediction
 from ._profile import LATENCY_COLUMN
@@ -55,7 +55,9 @@ def _cross(predictor, anchor, target, ops, lat) -> dict:
     }
 
 
-def run_prediction(predictor, anchor, ops, lat, method, targets, notes=()) -> Prediction:
+def run_prediction(
+    predictor, anchor, ops, lat, method, targets, notes=(), sizes=None
+) -> Prediction:
     """Predict ``ops`` (n rows) from ``anchor`` on each target: see ``Predictor.predict``."""
     targets = sorted(targets)
     n, k = len(ops), len(targets)
@@ -92,12 +94,68 @@ def run_prediction(predictor, anchor, ops, lat, method, targets, notes=()) -> Pr
     )
     names = list(dict.fromkeys(m for b in blocks for m in b["members"]))
     nan = np.full(n, np.nan)
+    table["p_fit"] = _fit_probability(predictor, anchor, targets, lat, sizes, n)
     for name in names:
         table[f"{name}_ms"] = np.column_stack([b["members"].get(name, nan) for b in blocks]).ravel()
     ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())
     rows = _row_summary(predictor, table, lat, method)
     level = predictor.interval_level
     return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes))
+
+
+def sense_checks(model: dict, profiles, anchor_latency_s) -> tuple:
+    """Refuse a profile that makes no sense (no device time); return the warnings' texts."""
+    from ._sanity import profile_checks
+
+    if not isinstance(profiles, pd.DataFrame) or profiles.empty:
+        return ()
+    busy_range = model.get("device_busy_range_us")
+    findings = profile_checks(profiles, anchor_latency_s, device_range_us=busy_range)
+    errors = [f.message for f in findings if f.level == "error"]
+    if errors:
+        raise ProfetValueError(errors[0])
+    return tuple(f.message for f in findings)
+
+
+def workload_sizes(profiles, batch_size, input_size):
+    """(batch sizes, input sizes) per row, each an array of shape (n,) or None when unknown."""
+    out = []
+    for name, given in (("batch_size", batch_size), ("input_size", input_size)):
+        if given is not None:
+            value = np.broadcast_to(np.asarray(given, dtype=float), (len(profiles),))
+        elif name in profiles.columns:
+            value = pd.to_numeric(profiles[name], errors="coerce").to_numpy(dtype=float)
+        else:
+            return None
+        if not (np.isfinite(value) & (value >= 1)).all():
+            raise ProfetValueError(f"{name} must be a whole number >= 1 for every profile row")
+        out.append(value)
+    return tuple(out)
+
+
+def _fit_probability(predictor, anchor, targets, lat, sizes, n) -> np.ndarray:
+    """P(the step fits the target's memory) per (row, target); NaN without sizes or latency."""
+    fits = predictor.fits
+    out = np.full(n * len(targets), np.nan)
+    if fits is None or sizes is None or lat is None:
+        return out
+    specs = predictor.cross.specs_
+    known = [t for t in targets if t in set(specs["instance"])]
+    if anchor not in set(specs["instance"]) or not known:
+        return out
+    rows = pd.DataFrame(
+        {
+            "anchor": anchor,
+            "target": np.tile(targets, n),
+            "batch_size": np.repeat(sizes[0], len(targets)),
+            "input_size": np.repeat(sizes[1], len(targets)),
+            "anchor_latency_s": np.repeat(lat, len(targets)),
+        }
+    )
+    ok = rows["target"].isin(known).to_numpy() & np.isfinite(rows["anchor_latency_s"].to_numpy())
+    if ok.any():
+        out[ok] = fits.predict_proba_table(rows[ok], specs)
+    return out
 
 
 def check_inputs(profiles, anchor_latency_s):
@@ -259,3 +317,25 @@ def scale_warnings(by: str, points: dict) -> list[str]:
                 "takes longer, so check the two measurements (same model, one step each)"
             )
     return out
+
+
+def breakdown_table(predictor, anchor: str, ops: pd.DataFrame, targets) -> pd.DataFrame:
+    """Predicted device time per op family on each target (see ``Predictor.breakdown``)."""
+    from ._breakdown import BreakdownRegressor, breakdown_change
+    from ._store import sub_arrays
+
+    fam = family_times(ops.iloc[[0]], "Device")
+    parts = []
+    for target in targets:
+        key = f"{anchor}->{target}"
+        meta = predictor.bundle.model.get("breakdowns", {}).get(key)
+        if meta is None:
+            continue
+        arrays = sub_arrays(predictor.bundle.arrays, f"breakdown|{key}|")
+        model = predictor._cached(
+            ("breakdown", anchor, target),
+            lambda m=meta, a=arrays: BreakdownRegressor.from_state(m, a),
+        )
+        parts.append(breakdown_change(fam, model.predict(fam)).assign(target=target))
+    cols = ["target", "family", "anchor_us", "target_us", "speedup"]
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)

@@ -28,6 +28,7 @@ BASE_COLUMNS = (
     "novelty",
     "usd_per_hour",
     "usd_per_1000_steps",
+    "p_fit",
     "method",
     "ensemble",
 )
@@ -51,7 +52,9 @@ class Prediction:
         0-based input row; ``low_ms``..``high_ms`` the calibrated interval; ``novelty`` how
         unlike the training profiles the row's profile is, 1 = as unusual as a typical
         held-out CNN, NaN where not measured; ``basis`` what the prediction rests on;
-        ``usd_per_1000_steps`` the cost of 1,000 steps at that latency), then one
+        ``usd_per_1000_steps`` the cost of 1,000 steps at that latency; ``p_fit`` the
+        probability that the step fits the target's memory, NaN where the workload's sizes or
+        the anchor latency are unknown), then one
         ``<member>_ms`` column per ensemble member.
     ignored_ops : tuple of str
         Ops of the input that the method did not use (their time did not count).
@@ -132,9 +135,29 @@ class Prediction:
             "before committing to it."
         )
 
+    def fit_warning(self, row: int | None = None) -> str | None:
+        """A warning naming the targets where the step may not fit in GPU memory (P < 0.5)."""
+        t = self.table if row is None else self.table[self.table["row"] == row]
+        if "p_fit" not in t:
+            return None
+        risky = t[t["p_fit"] < 0.5].drop_duplicates("target")
+        if risky.empty:
+            return None
+        names = ", ".join(f"{r.target} (P(fits) {r.p_fit:.2f})" for r in risky.itertuples())
+        return (
+            f"May not fit in GPU memory: {names}. Judged from the anchor latency, the batch and "
+            "input size and the target's memory; the training data lacks workloads that did not "
+            "fit, so treat it as a hint."
+        )
+
     def warnings(self, row: int | None = None) -> list[str]:
         """Every warning about this prediction, as the CLI prints and the app shows them."""
-        found = (self.ignored_warning(), self.novelty_warning(row), self.basis_warning(row))
+        found = (
+            self.ignored_warning(),
+            self.novelty_warning(row),
+            self.basis_warning(row),
+            self.fit_warning(row),
+        )
         return [*self.notes, *(w for w in found if w)]
 
     def document(self) -> dict:

@@ -8,11 +8,17 @@ from pathlib import Path
 import pandas as pd
 
 from ._catalog import validate_catalog
-from ._features import family_times
-from ._predict import check_inputs, novelty_band, pair_interval, scale_warnings
+from ._predict import (
+    breakdown_table,
+    check_inputs,
+    novelty_band,
+    pair_interval,
+    scale_warnings,
+    sense_checks,
+    workload_sizes,
+)
 from ._prediction import Prediction
 from ._profile import normalise_steps
-from ._sanity import profile_checks
 from ._store import Bundle, load_bundle, sub_arrays
 from .errors import ArtifactError, ProfetValueError
 
@@ -80,6 +86,20 @@ class Predictor:
             return CrossInstanceModel.from_state(meta, sub_arrays(self.bundle.arrays, "cross|"))
 
         return self._cached(("cross",), build)
+
+    @property
+    def fits(self):
+        """The will-it-fit model (:class:`profet_core.crossgpu._fit.FitModel`) or None."""
+        meta = self.bundle.model.get("fits")
+        if meta is None or self.cross is None:
+            return None
+
+        def build():
+            from .crossgpu._fit import FitModel
+
+            return FitModel.from_state(meta, sub_arrays(self.bundle.arrays, "fits|"))
+
+        return self._cached(("fits",), build)
 
     def has_pair(self, anchor: str, target: str, method: str) -> bool:
         """Whether a model was trained for this anchor -> target pair (basis "measured")."""
@@ -201,7 +221,14 @@ class Predictor:
 
     # ------------------------------------------------------------------ predictions
     def predict(
-        self, anchor: str, profiles: pd.DataFrame, anchor_latency_s=None, method=None, targets=None
+        self,
+        anchor: str,
+        profiles: pd.DataFrame,
+        anchor_latency_s=None,
+        method=None,
+        targets=None,
+        batch_size=None,
+        input_size=None,
     ) -> Prediction:
         """Predict the batch latency of each profile on every other instance.
 
@@ -221,6 +248,10 @@ class Predictor:
             One of :attr:`methods` (default: :attr:`default_method`).
         targets : list of str, optional
             Target instances (default: every instance but the anchor).
+        batch_size, input_size : int, optional
+            Images per step and pixels per side of the profiled workload (default: the
+            profile's ``batch_size``/``input_size`` columns, if any). With them and the anchor
+            latency, ``p_fit`` gives the probability that the step fits each target's memory.
 
         Returns
         -------
@@ -234,21 +265,11 @@ class Predictor:
         for t in targets:
             self._check_instance(t, "target")
         ops, lat = check_inputs(profiles, anchor_latency_s)
-        notes = self._sense_checks(profiles, anchor_latency_s)
+        notes = sense_checks(self.bundle.model, profiles, anchor_latency_s)
         ops = check_inputs(normalise_steps(profiles), anchor_latency_s)[0]
         targets = [t for t in targets if t != anchor]
-        return run_prediction(self, anchor, ops, lat, method, targets, notes)
-
-    def _sense_checks(self, profiles, anchor_latency_s) -> tuple:
-        """Refuse a profile that makes no sense (no device time); return the warnings."""
-        if not isinstance(profiles, pd.DataFrame) or profiles.empty:
-            return ()
-        busy_range = self.bundle.model.get("device_busy_range_us")
-        findings = profile_checks(profiles, anchor_latency_s, device_range_us=busy_range)
-        errors = [f.message for f in findings if f.level == "error"]
-        if errors:
-            raise ProfetValueError(errors[0])
-        return tuple(f.message for f in findings)
+        sizes = workload_sizes(profiles, batch_size, input_size)
+        return run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
 
     def interval(self, anchor, target, method, lat, members: dict, novelty=None):
         """Log-space interval bounds and relative novelty per row: see
@@ -277,26 +298,12 @@ class Predictor:
         pandas.DataFrame
             ``target, family, anchor_us, target_us, speedup`` (``anchor_us / target_us``).
         """
-        from ._breakdown import BreakdownRegressor, breakdown_change
-
         self._check_instance(anchor, "anchor")
         ops, _ = check_inputs(profile, None)
-        fam = family_times(ops.iloc[[0]], "Device")
-        parts = []
-        for target in targets if targets is not None else self.targets(anchor):
+        targets = self.targets(anchor) if targets is None else list(targets)
+        for target in targets:
             self._check_instance(target, "target")
-            key = pair_name(anchor, target)
-            meta = self.bundle.model.get("breakdowns", {}).get(key)
-            if meta is None:
-                continue
-            arrays = sub_arrays(self.bundle.arrays, f"breakdown|{key}|")
-            model = self._cached(
-                ("breakdown", anchor, target),
-                lambda m=meta, a=arrays: BreakdownRegressor.from_state(m, a),
-            )
-            parts.append(breakdown_change(fam, model.predict(fam)).assign(target=target))
-        cols = ["target", "family", "anchor_us", "target_us", "speedup"]
-        return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+        return breakdown_table(self, anchor, ops, targets)
 
     def scale_warnings(self, by: str, points: dict) -> list[str]:
         """Warnings about measured ``{size: latency_ms}`` points (e.g. a latency that falls as

@@ -31,7 +31,15 @@ DEFAULT_ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 #: Files every artifacts folder has.
 REQUIRED_FILES = ("model.json", "arrays.npz", "instances.csv", "intervals.csv")
 #: Validation tables the app and the CLI show, when present.
-VALIDATION_TABLES = ("metrics", "noise", "scalers", "per_architecture", "novelty", "crossgpu")
+VALIDATION_TABLES = (
+    "metrics",
+    "noise",
+    "scalers",
+    "per_architecture",
+    "novelty",
+    "crossgpu",
+    "fits",
+)
 #: Largest artifact file read (bytes): the shipped folder is ~28 MB.
 MAX_ARTIFACT_BYTES = 512 * 1024 * 1024
 

@@ -130,23 +130,29 @@ def _fit_everything(dataset, threshold, factories, progress) -> tuple[dict, dict
 
 
 def _fit_cross(dataset: Dataset, specs, calibrate: bool):
-    """The cross-instance model's state, with per-basis intervals and their validation table
-    (leave-one-GPU-out x leave-one-architecture-out) when ``calibrate``; Nones without specs."""
+    """States ``(meta, arrays)`` of the cross-instance model (with per-basis intervals when
+    ``calibrate``) and of the will-it-fit model, and their validation tables (leave-one-GPU-out x
+    leave-one-architecture-out; will-it-fit leave-one-architecture-out); Nones without specs."""
     from ._specs import load_specs
     from .crossgpu import CrossInstanceModel, median_table
+    from .crossgpu._fit import FitModel, fit_table, validate_fit
     from .crossgpu._validate import interval_log_quantiles, logo_runs, measured_runs, summarize
 
     specs = load_specs() if specs is None else specs
     if not set(dataset.instances) <= set(specs["instance"]) or len(dataset.instances) < 3:
-        return None, {}, None
+        return None, None, None
     model = CrossInstanceModel().fit(dataset, specs)
+    medians = median_table(dataset)
+    table = fit_table(medians, specs)
+    # Where every workload ran on every GPU there is nothing to learn about not fitting.
+    fits = FitModel().fit(table, specs).to_state() if table["fits"].nunique() == 2 else None
     report = None
     if calibrate:
-        medians = median_table(dataset)
         oof = pd.concat([logo_runs(medians, specs), measured_runs(medians, specs)])
         model = model.with_intervals(interval_log_quantiles(oof))
-        report = summarize(oof)
-    return (*model.to_state(), report)
+        fit_report = validate_fit(medians, specs) if fits is not None else pd.DataFrame()
+        report = summarize(oof), fit_report
+    return model.to_state(), fits, report
 
 
 def _full_catalog(catalog: pd.DataFrame, instances) -> pd.DataFrame:
@@ -223,12 +229,11 @@ def train(
     catalog = _full_catalog(catalog, dataset.instances)
     model, arrays = _fit_everything(dataset, threshold, factories, progress)
     model.update(methods=methods, default_method=default)
-    cross_meta, cross_arrays, cross_report = _fit_cross(
-        dataset, specs, calibrate or validation is not None
-    )
-    if cross_meta is not None:
-        model["cross"] = cross_meta
-        arrays.update({f"cross|{k}": v for k, v in cross_arrays.items()})
+    cross, fits, cross_report = _fit_cross(dataset, specs, calibrate or validation is not None)
+    for name, state in (("cross", cross), ("fits", fits)):
+        if state is not None:
+            model[name] = state[0]
+            arrays.update({f"{name}|{k}": v for k, v in state[1].items()})
     settings = {"threshold": threshold, "method_params": method_params}
     calibrated = list(calibrate_methods or [default]) * bool(calibrate)
     tmp = new_temp_folder(out_dir)
@@ -246,7 +251,8 @@ def train(
         else:
             intervals = pd.DataFrame(columns=INTERVAL_COLUMNS)
         if cross_report is not None:
-            cross_report.to_csv(tmp / "validation" / "crossgpu.csv", index=False)
+            cross_report[0].to_csv(tmp / "validation" / "crossgpu.csv", index=False)
+            cross_report[1].to_csv(tmp / "validation" / "fits.csv", index=False)
         _write_artifacts(tmp, dataset, catalog, intervals, model, arrays)
         write_manifest(
             tmp,

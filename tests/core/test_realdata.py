@@ -100,3 +100,15 @@ def test_shipped_intervals_are_calibrated(shipped):
     iv = shipped.intervals
     cov = iv[iv["estimator"] == shipped.default_method]["coverage"]
     assert len(cov) == 24 and cov.between(0.75, 0.85).all()
+
+
+def test_shipped_fit_model_warns_on_a_huge_workload_for_the_small_gpu(shipped):
+    """Issue 10: "may not fit" from batch/input size, anchor latency and the target's memory."""
+    profile = read_profile(EXAMPLES[0]) if EXAMPLES else None
+    small = shipped.predict("p3.2xlarge", profile, 0.01, batch_size=16, input_size=32)
+    huge = shipped.predict("p3.2xlarge", profile, 2.0, batch_size=256, input_size=256)
+    p_small = small.table.set_index("target")["p_fit"]
+    p_huge = huge.table.set_index("target")["p_fit"]
+    assert p_huge["g3s.xlarge"] < p_small["g3s.xlarge"]
+    assert p_huge["g3s.xlarge"] < 0.5 and any("May not fit" in w for w in huge.warnings())
+    assert np.isfinite(p_small).all()
