@@ -1,0 +1,175 @@
+"""Fuzz run over the `profet` CLI of any checkout: counts outcomes per category of issue 13.
+
+    .venv/bin/python bench/fuzz.py [--repo PATH] [--artifacts DIR]
+
+Each case is one malformed or absurd input; its outcome is one of
+``refused`` (exit 2, one `profet: error:` line), ``answered`` (exit 0; finite numbers),
+``garbage`` (exit 0 where the input must be refused, or non-finite numbers), ``traceback``
+(any other exit or a Python traceback) or ``hang`` (no answer within 60 s). Run it on an old
+checkout (``git worktree add /tmp/old <commit>``) and on this one to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+GOOD = {"Device_Conv2D": 5000.0, "Device_Relu": 800.0, "Host_IDLE": 100.0}
+
+
+def _files(tmp: Path) -> dict[str, Path]:
+    """Malformed profile files by name (the classes of issue 13)."""
+    raw = {
+        "deep-json": "[" * 1000 + "]" * 1000,
+        "int-beyond-float": '{"Device_Conv2D": 1' + "0" * 400 + "}",
+        "int-4300-digits": '{"Device_Conv2D": 1' + "0" * 4400 + "}",
+        "lone-surrogate": '{"Device_\\ud800": 5}',
+        "duplicate-key-negative": '{"Device_Conv2D": -5, "Device_Conv2D": 5}',
+        "all-1e308": json.dumps({k: 1e308 for k in GOOD}),
+        "csv-nan": "Device_Conv2D,Device_Relu\nnan,5\n",
+        "csv-null": "Device_Conv2D,Device_Relu\nnull,5\n",
+        "csv-bool": "Device_Conv2D,Device_Relu\nTrue,5\n",
+        "csv-400-digits": "Device_Conv2D,Device_Relu\n1" + "0" * 400 + ",5\n",
+        "csv-duplicate-column": "Device_Conv2D,Device_Conv2D\n5,6\n",
+        "tfstats-empty-type": "Host/device,Type,Total time (us)\nDevice,,5\nDevice,Conv2D,7\n",
+        "all-zero": json.dumps({k: 0 for k in GOOD}),
+        "no-device-time": json.dumps({"Host_IDLE": 100.0, "Host_Dataset": 50.0}),
+        "10000-unknown-ops": json.dumps({f"Device_Op{i}": 1.0 for i in range(10_000)}),
+        "10M-char-name": json.dumps({"Device_" + "x" * 10_000_000: 1.0}),
+    }
+    out = {}
+    for name, text in raw.items():
+        suffix = ".csv" if name.startswith(("csv", "tfstats")) else ".json"
+        path = tmp / f"{name}{suffix}"
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        out[name] = path
+    good = tmp / "good.json"
+    good.write_text(json.dumps(GOOD))
+    out["good"] = good
+    fifo = tmp / "fifo.json"
+    os.mkfifo(fifo)
+    out["fifo"] = fifo
+    return out
+
+
+def cases(tmp: Path) -> list[tuple[str, list[str], bool]]:
+    """(name, argv, must_refuse)."""
+    f = _files(tmp)
+    predict = ["predict", "--format", "csv", "--anchor", "g3s.xlarge", "--profile"]
+    out = [(n, [*predict, str(p)], n != "good") for n, p in f.items() if n != "fifo"]
+    out += [
+        ("fifo", [*predict, str(f["fifo"])], True),
+        ("directory", [*predict, str(tmp)], True),
+        ("dev-zero", [*predict, "/dev/zero"], True),
+        ("empty-path", [*predict, ""], True),
+        ("name-over-255", [*predict, str(tmp / ("x" * 300 + ".json"))], True),
+        ("latency-nan", [*predict, str(f["good"]), "--anchor-latency-ms", "nan"], True),
+        (
+            "latency-minus-inf",
+            [
+                "scale",
+                "--target",
+                "p3.2xlarge",
+                "--by",
+                "batch",
+                "--latency-min-ms",
+                "-inf",
+                "--latency-max-ms",
+                "30",
+                "--size",
+                "64",
+            ],
+            True,
+        ),
+        (
+            "conflicting-points",
+            [
+                "scale",
+                "--target",
+                "p3.2xlarge",
+                "--by",
+                "batch",
+                "--latency-min-ms",
+                "10",
+                "--latency-max-ms",
+                "30",
+                "--size",
+                "64",
+                "--point",
+                "32=12",
+                "--point",
+                "32=20",
+            ],
+            True,
+        ),
+        (
+            "doe-seed-minus-1",
+            ["doe", "design", "--factor", "a=1,2", "--factor", "b=1,2", "--seed", "-1"],
+            True,
+        ),
+    ]
+    return out
+
+
+def outcome(code: int | None, out: str, err: str, must_refuse: bool) -> str:
+    if code is None:
+        return "hang"
+    if "Traceback" in err or code not in (0, 2):
+        return "traceback"
+    if code == 2:
+        return (
+            "refused" if err.strip().splitlines()[-1].startswith("profet: error:") else "traceback"
+        )
+    return "garbage" if must_refuse or not _finite_latencies(out) else "answered"
+
+
+def _finite_latencies(out: str) -> bool:
+    """The predicted latencies (CSV column batch_latency_ms, or scale's first number) are finite."""
+    import io
+    import math
+
+    import pandas as pd
+
+    try:
+        values = pd.read_csv(io.StringIO(out))["batch_latency_ms"].tolist()
+    except Exception:  # not CSV: `profet scale` prints one number first
+        values = [float(out.split()[0])] if out.split() else [math.nan]
+    return all(math.isfinite(v) for v in values)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]))
+    args = ap.parse_args()
+    env = {**os.environ, "PYTHONPATH": args.repo}
+    counts, rows = Counter(), []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, argv, must_refuse in cases(Path(tmp)):
+            try:
+                run = subprocess.run(
+                    [sys.executable, "-m", "profet_core", *argv],
+                    cwd=args.repo,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    stdin=subprocess.DEVNULL,
+                    errors="replace",
+                )
+                result = outcome(run.returncode, run.stdout, run.stderr, must_refuse)
+            except subprocess.TimeoutExpired:
+                result = "hang"
+            counts[result] += 1
+            rows.append(f"{name:24s} {result}")
+    print("\n".join(rows))
+    print("totals: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+
+if __name__ == "__main__":
+    main()
