@@ -307,6 +307,31 @@ else:
         "GPU with basis 'specs only' or 'calibrated' on the Anchor page."
     )
 
+fits = val.get("fits")
+if fits is not None and not fits.empty:
+    st.subheader("Will it fit in the target's memory?")
+    st.dataframe(
+        fits,
+        hide_index=True,
+        key="fits_table",
+        column_config={
+            "target": "Target",
+            "rows": st.column_config.NumberColumn("Workloads", format="%d"),
+            "not_fit": st.column_config.NumberColumn("Did not fit", format="%d"),
+            "accuracy_pct": st.column_config.NumberColumn("Accuracy (%)", format="%.1f"),
+            "brier": st.column_config.NumberColumn("Brier score", format="%.4f"),
+            "brier_base_rate": st.column_config.NumberColumn("Brier, base rate", format="%.4f"),
+            "recall_not_fit_pct": st.column_config.NumberColumn(
+                "Non-fitting caught (%)", format="%.0f"
+            ),
+        },
+    )
+    st.caption(
+        "Leave-one-architecture-out: the probability that a workload fits, from the anchor "
+        "latency, batch and input size and the target's memory, against what ran. A workload "
+        "missing on a GPU counts as not fitting. Lower Brier than the base rate = informative."
+    )
+
 meta = predictor.metadata
 st.caption(
     f"Artifacts created {meta.get('created', '?')}, data fingerprint "

@@ -119,3 +119,12 @@ def test_cross_instance_table_equals_validation(page, predictor):
     want = cross[cross["direction"] == "both"].reset_index(drop=True)
     np.testing.assert_allclose(shown["mape_cross"].to_numpy(), want["mape_cross"].to_numpy())
     assert set(shown["basis"]) == {"measured", "specs only", "calibrated"}
+
+
+def test_fit_table_equals_validation(page, predictor):
+    fits = predictor.validation.get("fits")
+    assert fits is not None, "the default artifacts hold no will-it-fit validation"
+    at = page("accuracy").run()
+    no_exception(at)
+    shown = next(d.value for d in at.dataframe if "brier" in d.value.columns)
+    np.testing.assert_allclose(shown["brier"].to_numpy(), fits["brier"].to_numpy())
