@@ -227,7 +227,8 @@ class BreakdownRegressor(Estimator):
                 a["train_x"], a["train_y"]
             )
             return knn.predict((F - a["x_mean"]) / a["x_scale"])
-        return FlatTrees(a, self.depth_).leaves(F).mean(axis=1)
+        trees = FlatTrees(a, self.depth_)
+        return trees.sum_leaves(F) / trees.n_trees
 
     def predict(self, X) -> pd.DataFrame:
         """Target device time per family (microseconds, >= 0) for each row of anchor times ``X``.

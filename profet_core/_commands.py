@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 DEFAULT_DATA = "../shared/data/profet"
@@ -98,11 +99,9 @@ def _cmd_predict(args) -> int:
     if args.format == "csv":
         first = ["row", "target", "batch_latency_ms", "low_ms", "high_ms", "novelty"]
         cols = first + [c for c in table.columns if c not in (*first, "anchor")]
-        table[cols].to_csv(sys.stdout, index=False, float_format="%.4f")
+        replace(result, table=table).write_csv(sys.stdout, cols)
     elif args.format == "json":
-        if table is not result.table:
-            result = type(result)(**{**result.__dict__, "table": table})
-        result.write_json(sys.stdout)
+        replace(result, table=table).write_json(sys.stdout)
     else:
         _print_table(result, table)
     return 0

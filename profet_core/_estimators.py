@@ -151,9 +151,9 @@ class _TreeEnsemble(Estimator):
         self.trees_ = FlatTrees.from_sklearn(trees)
         self.n_features_in_ = n_features
 
-    def _leaf_values(self, X) -> np.ndarray:
+    def _leaf_sum(self, X) -> np.ndarray:
         check_is_fitted(self, "trees_")
-        return self.trees_.leaves(_as_2d(X))[:, :, 0]
+        return self.trees_.sum_leaves(_as_2d(X))[:, 0]
 
     def to_state(self):
         check_is_fitted(self, "trees_")
@@ -222,7 +222,7 @@ class ForestRegressor(_TreeEnsemble):
         return self
 
     def predict(self, X):
-        return self._leaf_values(X).mean(axis=1)
+        return self._leaf_sum(X) / self.trees_.n_trees
 
 
 class BoostingRegressor(_TreeEnsemble):
@@ -270,8 +270,8 @@ class BoostingRegressor(_TreeEnsemble):
         return self
 
     def predict(self, X):
-        leaves = self._leaf_values(X)
-        return self.offset_ + self.learning_rate * leaves.sum(axis=1)
+        leaf_sum = self._leaf_sum(X)
+        return self.offset_ + self.learning_rate * leaf_sum
 
 
 class LinearModel(Estimator):

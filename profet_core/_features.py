@@ -228,11 +228,17 @@ class ProfileNovelty(Estimator):
         check_is_fitted(self, "reference_")
         Z = self._z(X)
         ref = self.reference_
-        # Squared distances without an (n, m, d) temporary: |z|^2 - 2 z.r + |r|^2.
-        d2 = (Z**2).sum(axis=1)[:, None] - 2 * Z @ ref.T + (ref**2).sum(axis=1)[None, :]
-        d = np.sqrt(np.maximum(d2, 0.0))
         k = min(self.n_neighbors, ref.shape[0])
-        return np.partition(d, k - 1, axis=1)[:, :k].mean(axis=1)
+        ref2 = (ref**2).sum(axis=1)[None, :]
+        out = np.empty(len(Z))
+        # In chunks, so 100,000 profiles never hold a (100,000 x n_reference) matrix at once.
+        for start in range(0, len(Z), 8192):
+            z = Z[start : start + 8192]
+            # Squared distances without an (n, m, d) temporary: |z|^2 - 2 z.r + |r|^2.
+            d2 = (z**2).sum(axis=1)[:, None] - 2 * z @ ref.T + ref2
+            d = np.sqrt(np.maximum(d2, 0.0))
+            out[start : start + len(z)] = np.partition(d, k - 1, axis=1)[:, :k].mean(axis=1)
+        return out
 
     def to_state(self):
         check_is_fitted(self, "reference_")

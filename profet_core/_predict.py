@@ -75,26 +75,33 @@ def run_prediction(
         c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
     }
     price = np.tile([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets], n)
+
+    def per_target(values) -> pd.Categorical:
+        # Categorical: 100,000 rows x k targets repeat k strings; no copies of the strings.
+        uniq = list(dict.fromkeys(values))
+        codes = np.tile([uniq.index(v) for v in values], n)
+        return pd.Categorical.from_codes(codes, categories=uniq)
+
     table = pd.DataFrame(
         {
             "row": np.repeat(np.arange(n), k),
-            "anchor": anchor,
-            "target": np.tile(targets, n),
-            "gpu": np.tile([str(cat["gpu"].get(t, "")) for t in targets], n),
-            "basis": np.tile([b["basis"] for b in blocks], n),
+            "anchor": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [anchor]),
+            "target": per_target(targets),
+            "gpu": per_target([str(cat["gpu"].get(t, "")) for t in targets]),
+            "basis": per_target([b["basis"] for b in blocks]),
             "batch_latency_ms": flat["p"],
             "low_ms": flat["lo"],
             "high_ms": flat["hi"],
             "novelty": flat["novelty"],
             "usd_per_hour": price,
             "usd_per_1000_steps": flat["p"] * 1000 / _MS_PER_HOUR * price,
-            "method": method,
-            "ensemble": np.tile([b["ensemble"] for b in blocks], n),
+            "method": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [method]),
+            "ensemble": per_target([b["ensemble"] for b in blocks]),
         }
     )
+    table["p_fit"] = _fit_probability(predictor, anchor, targets, lat, sizes, n)
     names = list(dict.fromkeys(m for b in blocks for m in b["members"]))
     nan = np.full(n, np.nan)
-    table["p_fit"] = _fit_probability(predictor, anchor, targets, lat, sizes, n)
     for name in names:
         table[f"{name}_ms"] = np.column_stack([b["members"].get(name, nan) for b in blocks]).ravel()
     ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())

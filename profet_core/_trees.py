@@ -12,6 +12,9 @@ import numpy as np
 TREE_ARRAYS = ("left", "right", "feature", "threshold", "value", "roots")
 #: Rows evaluated at once: bounds the (rows x trees) index temporaries (~40 MB per array).
 _CHUNK = 8192
+#: From this many rows, the trees are rebuilt as scikit-learn trees and walked by its compiled
+#: code (importing scikit-learn costs ~0.6 s, worth it only for large tables).
+_COMPILED_MIN_ROWS = 5000
 
 
 class FlatTrees:
@@ -60,6 +63,21 @@ class FlatTrees:
             out["value"] = out["value"][:, 0]
         return out
 
+    def sum_leaves(self, X) -> np.ndarray:
+        """Sum over the trees of the leaf value each row reaches: shape (n_rows, n_outputs).
+
+        (Forests divide it by the number of trees, boosting scales it by the learning rate.)
+        """
+        X = np.asarray(X, dtype=np.float32).astype(np.float64)
+        X = X.reshape(1, -1) if X.ndim == 1 else X
+        if len(X) >= _COMPILED_MIN_ROWS:
+            return self._compiled_sum(X)
+        return self.leaves(X).sum(axis=1)
+
+    @property
+    def n_trees(self) -> int:
+        return len(self.arrays["roots"])
+
     def leaves(self, X) -> np.ndarray:
         """Leaf values reached by each row in each tree: shape (n_rows, n_trees, n_outputs)."""
         a = self.arrays
@@ -76,3 +94,35 @@ class FlatTrees:
                 nodes = np.where(go_left, a["left"][nodes], a["right"][nodes])
             out[start : start + len(xs)] = a["value"][nodes]
         return out
+
+    def _sklearn_trees(self) -> list:
+        """The trees as ``sklearn.tree._tree.Tree`` objects (built once, then reused)."""
+        if getattr(self, "_sk", None) is None:
+            from sklearn.tree._tree import NODE_DTYPE, Tree
+
+            a, trees = self.arrays, []
+            n_features = int(a["feature"].max()) + 1
+            bounds = [*a["roots"].tolist(), len(a["left"])]
+            for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+                ids = np.arange(start, stop)
+                leaf = a["left"][start:stop] == ids
+                nodes = np.zeros(stop - start, dtype=NODE_DTYPE)
+                nodes["left_child"] = np.where(leaf, -1, a["left"][start:stop] - start)
+                nodes["right_child"] = np.where(leaf, -1, a["right"][start:stop] - start)
+                nodes["feature"] = np.where(leaf, -2, a["feature"][start:stop])
+                nodes["threshold"] = np.where(leaf, -2.0, a["threshold"][start:stop])
+                tree = Tree(n_features, np.ones(1, dtype=np.intp), a["value"].shape[1])
+                values = np.ascontiguousarray(a["value"][start:stop, :, None])
+                state = {"max_depth": self.depth, "node_count": stop - start}
+                tree.__setstate__({**state, "nodes": nodes, "values": values})
+                trees.append((start, tree))
+            self._sk = trees
+        return self._sk
+
+    def _compiled_sum(self, X: np.ndarray) -> np.ndarray:
+        X32 = np.ascontiguousarray(X, dtype=np.float32)
+        value = self.arrays["value"]
+        total = np.zeros((len(X), value.shape[1]))
+        for start, tree in self._sklearn_trees():
+            total += value[start + tree.apply(X32)]
+        return total

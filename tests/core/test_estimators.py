@@ -91,3 +91,19 @@ def test_dnn_learns_the_signal():
 def test_predict_before_fit_raises(est):
     with pytest.raises(NotFittedError):
         est.predict(X)
+
+
+@pytest.mark.parametrize("n", [10, 6000], ids=["numpy-walk", "compiled-walk"])
+def test_flat_trees_sum_equals_sklearn_for_small_and_large_tables(n):
+    """Large tables are walked by scikit-learn's compiled trees rebuilt from the flat arrays;
+    both paths must give what the original forest gives."""
+    from sklearn.ensemble import ExtraTreesRegressor as ET
+
+    from profet_core._estimators import ForestRegressor
+
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(300, 6)), rng.normal(size=300)
+    ours = ForestRegressor(n_estimators=15, extra=True, random_state=3).fit(X, y)
+    ref = ET(n_estimators=15, random_state=3).fit(X, y)
+    Xt = rng.normal(size=(n, 6))
+    np.testing.assert_allclose(ours.predict(Xt), ref.predict(Xt), rtol=1e-12, atol=1e-12)
