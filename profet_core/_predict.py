@@ -34,10 +34,11 @@ def _measured(predictor, anchor, target, method, ops, lat, features) -> dict:
     }
 
 
-def _cross(predictor, anchor, target, ops, lat) -> dict:
-    """A pair no model was trained on: the cross-instance spec model's block (ms)."""
+def _cross(predictor, anchor, target, fam, lat) -> dict:
+    """A pair no model was trained on: the cross-instance spec model's block (ms), from the
+    anchor's device time per model family ``fam`` (computed once for every such target)."""
     cross = predictor.cross
-    latency_s, _ = cross.predict(anchor, target, ops, lat)
+    latency_s, _ = cross.predict_families(anchor, target, fam, lat)
     basis = cross.pair_basis(anchor, target)
     p = 1000 * latency_s
     lo = hi = np.full(len(p), np.nan)
@@ -63,10 +64,15 @@ def run_prediction(
     n, k = len(ops), len(targets)
     # The features do not depend on the target: computed once for every target.
     features = ProfileFeatures.from_ops(ops)
+    measured = {t: predictor.has_pair(anchor, t, method) for t in targets}
+    if not all(measured.values()):
+        from .crossgpu._pairs import model_family_times
+
+        fam = model_family_times(ops)
     blocks = [
         _measured(predictor, anchor, t, method, ops, lat, features)
-        if predictor.has_pair(anchor, t, method)
-        else _cross(predictor, anchor, t, ops, lat)
+        if measured[t]
+        else _cross(predictor, anchor, t, fam, lat)
         for t in targets
     ]
     cat = predictor.catalog.set_index("instance")

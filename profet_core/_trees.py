@@ -84,15 +84,25 @@ class FlatTrees:
         # Trees compare float32 inputs with their thresholds; cast the same way to match exactly.
         X = np.asarray(X, dtype=np.float32).astype(np.float64)
         X = X.reshape(1, -1) if X.ndim == 1 else X
-        out = np.empty((len(X), len(a["roots"]), a["value"].shape[1]))
+        n_trees = len(a["roots"])
+        out = np.empty((len(X), n_trees, a["value"].shape[1]))
         for start in range(0, len(X), _CHUNK):
             xs = X[start : start + _CHUNK]
-            nodes = np.broadcast_to(a["roots"], (len(xs), len(a["roots"]))).copy()
-            rows = np.arange(len(xs))[:, None]
+            # One entry per (row, tree); each step moves only the entries not yet at a leaf,
+            # so the work follows the paths' mean depth, not the deepest tree's.
+            node = np.tile(a["roots"], len(xs))
+            flat = xs.ravel()
+            base = np.repeat(np.arange(len(xs)) * xs.shape[1], n_trees)
+            active = np.arange(node.size)
             for _ in range(self.depth):
-                go_left = xs[rows, a["feature"][nodes]] <= a["threshold"][nodes]
-                nodes = np.where(go_left, a["left"][nodes], a["right"][nodes])
-            out[start : start + len(xs)] = a["value"][nodes]
+                nd = node[active]
+                go_left = flat[base[active] + a["feature"][nd]] <= a["threshold"][nd]
+                nxt = np.where(go_left, a["left"][nd], a["right"][nd])
+                node[active] = nxt
+                active = active[a["left"][nxt] != nxt]
+                if not active.size:
+                    break
+            out[start : start + len(xs)] = a["value"][node].reshape(len(xs), n_trees, -1)
         return out
 
     def _sklearn_trees(self) -> list:
