@@ -171,6 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--architectures", nargs="+", help="left-out architectures (default all)")
     v.add_argument("--threshold", type=float, default=6.0)
     v.add_argument("--dnn-epochs", type=int)
+    v.add_argument(
+        "--cross",
+        action="store_true",
+        help="also validate the cross-instance model: each GPU left out (leave-one-GPU-out x "
+        "leave-one-architecture-out, specs only and after 1 or 3 measured CNNs)",
+    )
+    v.add_argument("--specs", help="GPU spec catalog CSV (default: the package's)")
     v.set_defaults(func=_cmd_validate)
 
     try:

@@ -252,7 +252,37 @@ def _cmd_validate(args) -> int:
     )
     print((out / "report.md").read_text())
     print(f"written: {out}/report.md, metrics.csv, per_architecture.csv, scalers.csv, noise.csv")
+    if args.cross:
+        _validate_cross(dataset, args.specs, out)
     return 0
+
+
+def _validate_cross(dataset, specs_path, out: Path) -> None:
+    """Leave-one-GPU-out x leave-one-architecture-out of the cross-instance model."""
+    import pandas as pd
+
+    from ._specs import load_specs
+    from .crossgpu import median_table
+    from .crossgpu._validate import logo_runs, measured_runs, summarize
+
+    specs = load_specs(specs_path)
+    medians = median_table(dataset)
+    table = summarize(pd.concat([logo_runs(medians, specs), measured_runs(medians, specs)]))
+    table.to_csv(out / "crossgpu.csv", index=False)
+    both = table[table["direction"] == "both"]
+    cols = [
+        "basis",
+        "k",
+        "left_out",
+        "mape_cross",
+        "max_pair_cross",
+        "mape_fp32-ratio",
+        "mape_roofline",
+        "coverage_pct",
+    ]
+    print("\nGPUs left out (MAPE %, with the anchor latency; k = runs of the left-out GPU):")
+    print(both[cols].to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    print(f"written: {out}/crossgpu.csv")
 
 
 def _check_run_args(args) -> None:

@@ -14,7 +14,7 @@ TREE_ARRAYS = ("left", "right", "feature", "threshold", "value", "roots")
 _CHUNK = 8192
 #: From this many rows, the trees are rebuilt as scikit-learn trees and walked by its compiled
 #: code (importing scikit-learn costs ~0.6 s, worth it only for large tables).
-_COMPILED_MIN_ROWS = 5000
+_COMPILED_MIN_ROWS = 1000
 
 
 class FlatTrees:

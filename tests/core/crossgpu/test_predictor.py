@@ -138,3 +138,38 @@ def test_calibrate_refuses_a_measured_instance_and_keeps_the_artifacts(artifacts
     )
     assert code == 2 and capsys.readouterr().err.startswith("profet: error: ")
     assert (artifacts / "manifest.json").read_bytes() == before
+
+
+def test_validate_cross_reports_each_left_out_gpu(tables, tmp_path, capsys):
+    prof, lat = tables
+    data = tmp_path / "data"
+    data.mkdir()
+    prof.to_parquet(data / "profiles.parquet")
+    lat.to_parquet(data / "latencies.parquet")
+    spec_table().to_csv(tmp_path / "specs.csv", index=False)
+    code = main(
+        [
+            "validate",
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / "val"),
+            "--methods",
+            "hybrid",
+            "--anchors",
+            "gpu-a",
+            "--targets",
+            "gpu-b",
+            "--architectures",
+            "Net0",
+            "--cross",
+            "--specs",
+            str(tmp_path / "specs.csv"),
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    table = pd.read_csv(tmp_path / "val" / "crossgpu.csv")
+    assert set(table["basis"]) == {"specs only", "calibrated", "measured"}
+    left = set(table.loc[table["basis"] == "specs only", "left_out"]) - {"all"}
+    assert left == {"gpu-a", "gpu-b", "gpu-c", "gpu-d", "gpu-e"}
+    assert "GPUs left out" in capsys.readouterr().out
