@@ -1,4 +1,5 @@
-"""``import profet_core`` stays light: no statsmodels, plotly, pyDOE3, streamlit or tensorflow.
+"""``import profet_core`` stays light: no scikit-learn, scipy, statsmodels, plotly, pyDOE3,
+streamlit or tensorflow; nor does predicting one profile (issue 11).
 
 Checked in a fresh interpreter, since the test process itself has imported them all.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("statsmodels", "plotly", "pyDOE3", "streamlit", "tensorflow")
+HEAVY = ("sklearn", "scipy", "statsmodels", "plotly", "pyDOE3", "streamlit", "tensorflow")
 
 
 def _imported_after(code: str) -> list[str]:
@@ -35,8 +36,10 @@ def _imported_after(code: str) -> list[str]:
         # the CLI registers `profet doe` without importing the feature's heavy libraries
         "import profet_core._cli as c; c.build_parser()",
         "import profet_core.doe, profet_core.doe._cli",
+        "import json, pandas as pd, profet_core as p; a = p.load_artifacts(); i = a.instances[0]; "
+        "a.predict(i, pd.DataFrame([a.examples[i]['profile']]), 0.1)",
     ],
-    ids=["package", "cli-parser", "doe-package"],
+    ids=["package", "cli-parser", "doe-package", "predict-one-profile"],
 )
 def test_import_is_light(code):
     assert _imported_after(code) == []
