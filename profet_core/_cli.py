@@ -33,10 +33,13 @@ class _Progress:
 
 def _cmd_train(args) -> int:
     from . import load_catalog, load_dataset, train
+    from ._data import combine_datasets
 
-    dataset = load_dataset(args.data)
-    catalog_path = args.catalog or _find_catalog(Path(args.data))
-    catalog = load_catalog(catalog_path)
+    folders = args.data or [DEFAULT_DATA]
+    dataset = combine_datasets([load_dataset(d) for d in folders])
+    catalog = load_catalog(args.catalog or _find_catalog(Path(folders[0])))
+    if not args.catalog:  # other folders' catalog lines (e.g. a collected instance) join in
+        catalog = _merge_catalogs(catalog, [Path(d) / "instances.csv" for d in folders[1:]])
     params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
     start = time.monotonic()
     out = train(
@@ -53,6 +56,19 @@ def _cmd_train(args) -> int:
     )
     print(f"trained {len(dataset.instances)} instances in {time.monotonic() - start:.0f}s -> {out}")
     return 0
+
+
+def _merge_catalogs(catalog, paths):
+    import pandas as pd
+
+    from ._catalog import load_catalog, validate_catalog
+
+    for path in paths:
+        if path.is_file():
+            extra = load_catalog(path)
+            extra = extra[~extra["instance"].isin(catalog["instance"])]
+            catalog = validate_catalog(pd.concat([catalog, extra], ignore_index=True))
+    return catalog
 
 
 def _find_catalog(data: Path) -> Path:
@@ -218,7 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train all models and write artifacts")
-    t.add_argument("--data", default=DEFAULT_DATA, help=f"dataset folder (default {DEFAULT_DATA})")
+    t.add_argument(
+        "--data",
+        action="append",
+        help=f"dataset folder (repeatable: folders are concatenated; default {DEFAULT_DATA})",
+    )
     t.add_argument(
         "--out", default="artifacts", help="artifacts folder to write (default artifacts)"
     )
@@ -311,6 +331,12 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_doe_parser(sub)
+    try:
+        from .capture._cli import add_capture_parsers
+    except ImportError:  # the capture feature is optional
+        pass
+    else:
+        add_capture_parsers(sub)
     return p
 
 

@@ -162,7 +162,9 @@ def _check_sizes(batch_size, input_size, classes, steps_per_epoch, latency_steps
         ("latency steps", latency_steps, 1),
     ):
         if value is not None and (not isinstance(value, int) or value < low):
-            raise ProfetValueError(f"{name} {value!r} is not allowed; it must be an integer >= {low}")
+            raise ProfetValueError(
+                f"{name} {value!r} is not allowed; it must be an integer >= {low}"
+            )
 
 
 def profile_model(
@@ -229,11 +231,18 @@ def profile_model(
     )
     # The timer stops training after the traced steps (it runs after the TensorBoard callback).
     timer = StepTimer(stop_after=last)
-    model.fit(data, epochs=2, steps_per_epoch=spe, callbacks=[board, timer], verbose=0, shuffle=False)
+    model.fit(
+        data, epochs=2, steps_per_epoch=spe, callbacks=[board, timer], verbose=0, shuffle=False
+    )
     profile = trace_to_profile(find_xplanes(logdir))
     latency = StepTimer()
     model.fit(
-        data, epochs=1, steps_per_epoch=WARMUP_STEPS + latency_steps, callbacks=[latency], verbose=0, shuffle=False
+        data,
+        epochs=1,
+        steps_per_epoch=WARMUP_STEPS + latency_steps,
+        callbacks=[latency],
+        verbose=0,
+        shuffle=False,
     )
     gpu, memory = device_info()
     meta = ProfileMeta(

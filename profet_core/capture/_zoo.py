@@ -258,7 +258,5 @@ def build_zoo_model(name: str, input_size: int, classes: int):
     if name not in ZOO:
         raise ProfetValueError(f"unknown zoo model {name!r}; known: {sorted(ZOO)}")
     if int(input_size) < MIN_INPUT.get(name, 1):
-        raise ProfetValueError(
-            f"{name} needs input size >= {MIN_INPUT[name]} px; got {input_size}"
-        )
+        raise ProfetValueError(f"{name} needs input size >= {MIN_INPUT[name]} px; got {input_size}")
     return ZOO[name]((int(input_size), int(input_size), 3), int(classes))
