@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import sys
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; give an integer > 0")
-    return value
+from pathlib import Path
 
 
 def _cmd_profile(args) -> int:
     from ._collect import check_out_dir
     from ._profile import profile_model, write_profile
 
-    out = args.out
-    check_out_dir(__import__("pathlib").Path(out).resolve().parent)
+    out = Path(args.out)
+    check_out_dir(out.resolve().parent)  # before the run: a bad folder must not cost a run
     profile, meta = profile_model(
         args.model,
         args.batch_size,
@@ -88,11 +78,11 @@ def add_capture_parsers(subparsers) -> None:
     p.add_argument(
         "model", help=".keras file, .py file with build_model(input_shape, classes), or zoo name"
     )
-    p.add_argument("--batch-size", type=_positive, required=True)
-    p.add_argument("--input-size", type=_positive, required=True, help="square input, px")
-    p.add_argument("--classes", type=_positive, help="label classes (default: the model's)")
-    p.add_argument("--steps-per-epoch", type=_positive, help="default: original data size / batch")
-    p.add_argument("--latency-steps", type=_positive, default=50, help="timed steps (default 50)")
+    p.add_argument("--batch-size", type=int, required=True)
+    p.add_argument("--input-size", type=int, required=True, help="square input, px")
+    p.add_argument("--classes", type=int, help="label classes (default: the model's)")
+    p.add_argument("--steps-per-epoch", type=int, help="default: original data size / batch")
+    p.add_argument("--latency-steps", type=int, default=50, help="timed steps (default 50)")
     p.add_argument("--instance", help="instance name for the metadata")
     p.add_argument("--out", default="profile.json", help="profile JSON (default profile.json)")
     p.set_defaults(func=_cmd_profile)
@@ -101,12 +91,12 @@ def add_capture_parsers(subparsers) -> None:
     c.add_argument("--instance", required=True, help="this machine's instance type")
     c.add_argument("--out", required=True, help="dataset folder to create or extend")
     c.add_argument("--models", nargs="+", help="zoo names or .py/.keras files (default: zoo)")
-    c.add_argument("--input-sizes", nargs="+", type=_positive)
-    c.add_argument("--batch-sizes", nargs="+", type=_positive)
-    c.add_argument("--repeats", type=_positive, default=1, help="repetitions exp01.. (default 1)")
+    c.add_argument("--input-sizes", nargs="+", type=int)
+    c.add_argument("--batch-sizes", nargs="+", type=int)
+    c.add_argument("--repeats", type=int, default=1, help="repetitions exp01.. (default 1)")
     c.add_argument("--quick", action="store_true", help="small subset for a first calibration")
-    c.add_argument("--steps-per-epoch", type=_positive)
-    c.add_argument("--latency-steps", type=_positive, default=50)
+    c.add_argument("--steps-per-epoch", type=int)
+    c.add_argument("--latency-steps", type=int, default=50)
     c.add_argument("--timeout", type=float, default=3600, help="seconds per workload")
     c.add_argument("--retry-failed", action="store_true", help="run failed workloads again")
     c.add_argument("--gpu", help="GPU name for the catalog line (with --usd-per-hour)")

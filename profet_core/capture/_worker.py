@@ -19,11 +19,11 @@ def classify(exc: BaseException) -> str:
     from ..errors import ProfetError
 
     text = f"{type(exc).__name__} {exc}".lower()
-    if "resourceexhausted" in text or "out of memory" in text or " oom" in text:
+    # User model errors reach here wrapped in a ProfetError that names the original type.
+    oom = ("resourceexhausted", "out of memory", " oom", "memoryerror")
+    if isinstance(exc, MemoryError) or any(s in text for s in oom):
         return "oom"
-    if isinstance(exc, (ProfetError, MemoryError)):
-        return "oom" if isinstance(exc, MemoryError) else "invalid"
-    return "exception"
+    return "invalid" if isinstance(exc, ProfetError) else "exception"
 
 
 def _write(path: Path, obj: dict) -> None:
