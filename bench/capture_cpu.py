@@ -33,10 +33,14 @@ def main() -> None:
         status = pd.read_csv(out / "status.csv")
         print(f"{name}: {s.ok} ok, {s.failed} failed in {time.monotonic() - t:.0f}s")
         print(status[["model", "input_size", "batch_size", "status", "seconds"]].to_string())
-    prof = pd.concat([pd.read_parquet(args.out / n / "profiles.parquet") for n in ("quick", "full")])
-    lat = pd.concat([pd.read_parquet(args.out / n / "latencies.parquet") for n in ("quick", "full")])
+    prof = pd.concat(
+        [pd.read_parquet(args.out / n / "profiles.parquet") for n in ("quick", "full")]
+    )
+    lat = pd.concat(
+        [pd.read_parquet(args.out / n / "latencies.parquet") for n in ("quick", "full")]
+    )
     ops = [c for c in prof.columns if c.startswith(("Host_", "Device_"))]
-    for row, l in zip(prof.itertuples(index=False), lat.itertuples(index=False), strict=True):
+    for row, lt in zip(prof.itertuples(index=False), lat.itertuples(index=False), strict=True):
         r = row._asdict()
         busy = sum(r[c] for c in ops if not c.endswith("IDLE")) / 1e6
         n = sum(r[c] > 0 for c in ops)
@@ -44,7 +48,7 @@ def main() -> None:
             f"{r['model']} {r['input_size']}px b{r['batch_size']}: {n} ops, "
             f"host busy {busy * 1e3:.1f} ms / 2 steps, idle {r.get('Host_IDLE', 0) / 1e3:.1f} ms, "
             f"device {sum(r[c] for c in ops if c.startswith('Device_')) / 1e3:.1f} ms, "
-            f"latency {l.batch_latency_s * 1e3:.1f} ms"
+            f"latency {lt.batch_latency_s * 1e3:.1f} ms"
         )
     shared = Path(args.data) / "profiles.parquet"
     if not shared.is_file():
