@@ -24,7 +24,7 @@ def test_task_has_the_required_keys(task):
 
 def test_task_runs_collect_into_the_folder_it_brings_back(task):
     run = " ".join(task["run"].split())
-    assert "profet_core collect --instance \"$INSTANCE\" --out \"$OUT/$INSTANCE\"" in run
+    assert 'profet_core collect --instance "$INSTANCE" --out "$OUT/$INSTANCE"' in run
     assert '--gpu "$GPU" --usd-per-hour "$USD_PER_HOUR"' in run
     assert "xprof" in task["setup"] and "tensorboard" in task["setup"]
     header = (DEPLOY / "collect-sky.yaml").read_text()
