@@ -48,7 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train all models and write artifacts")
-    t.add_argument("--data", default=DEFAULT_DATA, help=f"dataset folder (default {DEFAULT_DATA})")
+    t.add_argument(
+        "--data",
+        action="append",
+        help=f"dataset folder (repeatable: folders are concatenated; default {DEFAULT_DATA})",
+    )
     t.add_argument(
         "--out", default="artifacts", help="artifacts folder to write (default artifacts)"
     )
@@ -186,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_doe_parser(sub)
+    try:
+        from .capture._cli import add_capture_parsers
+    except ImportError:  # the capture feature is optional
+        pass
+    else:
+        add_capture_parsers(sub)
     return p
 
 

@@ -33,10 +33,13 @@ class _Progress:
 
 def _cmd_train(args) -> int:
     from . import load_catalog, load_dataset, train
+    from ._data import combine_datasets
 
-    dataset = load_dataset(args.data)
-    catalog_path = args.catalog or _find_catalog(Path(args.data))
-    catalog = load_catalog(catalog_path)
+    folders = args.data or [DEFAULT_DATA]
+    dataset = combine_datasets([load_dataset(d) for d in folders])
+    catalog = load_catalog(args.catalog or _find_catalog(Path(folders[0])))
+    if not args.catalog:  # other folders' catalog lines (e.g. a collected instance) join in
+        catalog = _merge_catalogs(catalog, [Path(d) / "instances.csv" for d in folders[1:]])
     params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
     start = time.monotonic()
     out = train(
@@ -53,6 +56,19 @@ def _cmd_train(args) -> int:
     )
     print(f"trained {len(dataset.instances)} instances in {time.monotonic() - start:.0f}s -> {out}")
     return 0
+
+
+def _merge_catalogs(catalog, paths):
+    import pandas as pd
+
+    from ._catalog import load_catalog, validate_catalog
+
+    for path in paths:
+        if path.is_file():
+            extra = load_catalog(path)
+            extra = extra[~extra["instance"].isin(catalog["instance"])]
+            catalog = validate_catalog(pd.concat([catalog, extra], ignore_index=True))
+    return catalog
 
 
 def _find_catalog(data: Path) -> Path:
@@ -166,18 +182,11 @@ def _cmd_instances(args) -> int:
 
 
 def _cmd_calibrate(args) -> int:
-    import pandas as pd
-
-    from . import make_dataset
     from ._calibrate import calibrate_artifacts
-    from ._data import load_dataset
+    from ._data import combine_datasets, load_dataset
     from ._specs import load_specs
 
-    parts = [load_dataset(d) for d in args.data]
-    dataset = make_dataset(
-        pd.concat([d.profiles for d in parts], ignore_index=True),
-        pd.concat([d.latencies for d in parts], ignore_index=True),
-    )
+    dataset = combine_datasets([load_dataset(d) for d in args.data])
     specs = load_specs(args.specs) if args.specs else None
     basis = calibrate_artifacts(args.artifacts, args.instance, dataset, specs)
     print(f"{args.instance}: predictions now rest on {basis}")

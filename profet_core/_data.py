@@ -198,6 +198,32 @@ def load_dataset(path: str | Path) -> Dataset:
     return make_dataset(_read_table(folder, "profiles"), _read_table(folder, "latencies"))
 
 
+def combine_datasets(datasets) -> Dataset:
+    """Concatenate datasets (e.g. the shared data and a collected instance) into one.
+
+    Parameters
+    ----------
+    datasets : sequence of Dataset
+        At least one. Op columns missing from a dataset count as 0 us; rows with the same key
+        in two datasets are both kept (``make_pairs`` takes their median latency).
+
+    Returns
+    -------
+    Dataset
+        Validated again, with a fingerprint over the combined tables.
+    """
+    datasets = list(datasets)
+    if not datasets:
+        raise ProfetValueError("combine_datasets needs at least one dataset")
+    if len(datasets) == 1:
+        return datasets[0]
+    profiles = pd.concat([d.profiles for d in datasets], ignore_index=True)
+    ops = sorted(op_columns(profiles.columns))
+    profiles = profiles[[*KEY, *ops]].fillna({c: 0.0 for c in ops})
+    latencies = pd.concat([d.latencies for d in datasets], ignore_index=True)
+    return make_dataset(profiles, latencies)
+
+
 def make_pairs(dataset: Dataset, anchor: str, target: str) -> pd.DataFrame:
     """Join the anchor's profiles to the anchor's and the target's latencies.
 

@@ -1,0 +1,50 @@
+"""Checks on captured profiles that need no TensorFlow (safe on the prediction path)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..errors import ProfetValueError
+
+NO_GPU_MESSAGE = (
+    "the profile has no Device_<Op> times: it was taken without a GPU (e.g. on a CPU), and "
+    "predictions need a GPU anchor profile; run `profet profile` on the anchor GPU instance"
+)
+
+
+def has_gpu_ops(profiles: pd.DataFrame) -> pd.Series:
+    """Per row, whether any ``Device_<Op>`` time is > 0.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        Shape (n_profiles, n_ops), op columns in microseconds (as ``read_profile`` returns).
+
+    Returns
+    -------
+    pandas.Series of bool, length n_profiles
+    """
+    device = [c for c in profiles.columns if isinstance(c, str) and c.startswith("Device_")]
+    if not device:
+        return pd.Series(False, index=profiles.index)
+    return (profiles[device].fillna(0) > 0).any(axis=1)
+
+
+def check_gpu_profile(profiles: pd.DataFrame) -> None:
+    """Refuse profiles without GPU device ops, saying plainly why.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        Profiles as ``profet_core.read_profile`` returns them.
+
+    Raises
+    ------
+    ProfetValueError
+        If any row has no ``Device_<Op>`` time > 0; names the rows.
+    """
+    gpu = has_gpu_ops(profiles)
+    if not gpu.all():
+        rows = [int(i) for i in profiles.index[~gpu.to_numpy()][:5]]
+        where = "" if len(profiles) == 1 else f" (row(s) {rows})"
+        raise ProfetValueError(NO_GPU_MESSAGE.replace("the profile has", f"the profile{where} has"))

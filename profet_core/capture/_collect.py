@@ -1,0 +1,304 @@
+"""``profet collect``: run the benchmark zoo here and append rows in the shared schema.
+
+Every workload runs in its own subprocess (an out-of-memory error or a crash costs one workload),
+its outcome goes to ``DIR/status.csv`` (``ok`` or ``failed`` with the error kind), successful ones
+add a row to ``DIR/profiles.parquet`` and ``DIR/latencies.parquet``. Tables are rewritten
+atomically (temporary file + rename), a workload's rows are replaced rather than duplicated, and
+workloads already in the status table are skipped, so a killed run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
+from . import _zoo
+
+KEY = ["exp", "instance", "model", "input_size", "batch_size"]
+STATUS_COLUMNS = [*KEY, "status", "error_kind", "message", "seconds", "finished_utc"]
+CATALOG_COLUMNS = ["instance", "gpu", "gpu_count", "gpu_memory_gb", "vcpus", "memory_gib"]
+
+
+@dataclass(frozen=True)
+class CollectSummary:
+    """Outcome of one ``collect`` call (counts of workloads; seconds of wall time)."""
+
+    total: int
+    ok: int
+    failed: int
+    skipped: int
+    seconds: float
+
+
+def model_name(spec: str) -> str:
+    """Table name of a model spec: the zoo name, or a model file's stem."""
+    return spec if spec in _zoo.ZOO else Path(spec).stem
+
+
+def check_models(models) -> list[str]:
+    """Zoo names or existing ``.py``/``.keras`` files; anything else is refused up front."""
+    out = []
+    for spec in models:
+        if spec in _zoo.ZOO:
+            out.append(spec)
+        elif Path(spec).suffix in (".py", ".keras"):
+            if not Path(spec).is_file():
+                raise ProfetFileNotFoundError(f"model file {spec!r} does not exist")
+            out.append(str(Path(spec).resolve()))
+        else:
+            raise ProfetValueError(
+                f"model {spec!r} is not in the zoo ({', '.join(sorted(_zoo.ZOO))}) "
+                "nor a .py/.keras file"
+            )
+    return out
+
+
+def _read(path: Path) -> pd.DataFrame | None:
+    if not path.is_file():
+        return None
+    return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+
+
+def _write_atomic(df: pd.DataFrame, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
+    try:
+        if path.suffix == ".parquet":
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _replace_rows(path: Path, row: dict) -> None:
+    """Append ``row`` to the table at ``path``, dropping an older row with the same key."""
+    old = _read(path)
+    new = pd.DataFrame([row])
+    if old is not None and not old.empty:
+        same = (old[KEY].astype(str) == new[KEY].astype(str).iloc[0]).all(axis=1)
+        new = pd.concat([old[~same], new], ignore_index=True)
+    ops = sorted(c for c in new.columns if c.startswith(("Device_", "Host_")))
+    if ops:  # the shared schema: key columns, then op columns sorted, 0 where an op is absent
+        new[ops] = new[ops].fillna(0.0)
+        new = new[[*KEY, *ops]]
+    _write_atomic(new, path)
+
+
+def done_keys(out: Path) -> set[tuple]:
+    """Keys ``(exp, instance, model, input_size, batch_size)`` already in ``DIR/status.csv``."""
+    status = _read(out / "status.csv")
+    if status is None or status.empty:
+        return set()
+    return {
+        (str(r.exp), str(r.instance), str(r.model), int(r.input_size), int(r.batch_size))
+        for r in status.itertuples()
+    }
+
+
+def check_out_dir(out: str | Path) -> Path:
+    """Create ``out`` if needed and make sure files can be written there."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".probe.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ProfetError(f"output folder {str(out)!r} is not writable: {exc.strerror}") from None
+    return out
+
+
+def run_workload(w, instance, steps_per_epoch, latency_steps, timeout, python=None) -> dict:
+    """Run one workload in a subprocess; the worker's JSON result or a classified failure."""
+    with tempfile.TemporaryDirectory(prefix="profet-collect-") as tmp:
+        result = Path(tmp) / "result.json"
+        cmd = [python or sys.executable, "-m", "profet_core.capture._worker"]
+        cmd += ["--model", w.model, "--input-size", str(w.input_size)]
+        cmd += ["--batch-size", str(w.batch_size), "--instance", instance]
+        cmd += ["--latency-steps", str(latency_steps), "--result", str(result)]
+        if steps_per_epoch:
+            cmd += ["--steps-per-epoch", str(steps_per_epoch)]
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return {"ok": False, "error_kind": "timeout", "message": f"over {timeout}s"}
+        if result.is_file():
+            return json.loads(result.read_text())
+        tail = (proc.stderr or "").strip().splitlines()[-1:] or [""]
+        kind = "oom" if "out of memory" in tail[0].lower() else "crash"
+        return {"ok": False, "error_kind": kind, "message": f"exit {proc.returncode}: {tail[0]}"}
+
+
+def _record(out: Path, w, instance: str, result: dict, seconds: float) -> None:
+    key = {
+        "exp": w.exp,
+        "instance": instance,
+        "model": model_name(w.model),
+        "input_size": w.input_size,
+        "batch_size": w.batch_size,
+    }
+    if result["ok"]:
+        meta = result["meta"]
+        _replace_rows(out / "profiles.parquet", {**key, **result["profile"]})
+        lat = {"batch_latency_s": meta["batch_latency_s"]}
+        lat["epoch_latency_s"] = meta["epoch_latency_s"]
+        _replace_rows(out / "latencies.parquet", {**key, **lat})
+    status = {
+        **key,
+        "status": "ok" if result["ok"] else "failed",
+        "error_kind": "" if result["ok"] else result["error_kind"],
+        "message": "" if result["ok"] else result.get("message", ""),
+        "seconds": round(seconds, 2),
+        "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    # The status row is written last: a workload counts as done only once its rows are in.
+    _replace_rows(out / "status.csv", status)
+
+
+class Progress:
+    """One stderr line: ``[done/total] ok N, failed M, remaining R, ~ETA``."""
+
+    def __init__(self, total: int, stream=None):
+        self.total, self.stream = total, stream or sys.stderr
+        self.start = time.monotonic()
+        self.ok = self.failed = 0
+
+    def __call__(self, ok: bool, label: str) -> None:
+        self.ok += bool(ok)
+        self.failed += not ok
+        done = self.ok + self.failed
+        elapsed = time.monotonic() - self.start
+        eta = elapsed / done * (self.total - done)
+        line = (
+            f"[{done}/{self.total}] ok {self.ok}, failed {self.failed}, remaining "
+            f"{self.total - done}, {elapsed:.0f}s, ~{eta:.0f}s left | {label}"
+        )
+        end = "\n" if done == self.total else ""
+        print(f"\r{line[:110].ljust(110)}", end=end, file=self.stream, flush=True)
+
+
+def collect(
+    instance: str,
+    out: str | Path,
+    models=None,
+    input_sizes=None,
+    batch_sizes=None,
+    repeats: int = 1,
+    quick: bool = False,
+    steps_per_epoch: int | None = None,
+    latency_steps: int = 50,
+    timeout: float = 3600,
+    retry_failed: bool = False,
+    progress=True,
+) -> CollectSummary:
+    """Run the zoo's workload grid on this machine and append the results to ``out``.
+
+    Parameters
+    ----------
+    instance : str
+        Name of this machine's instance type, written to every row.
+    out : path-like
+        Dataset folder: ``profiles.parquet``, ``latencies.parquet`` (shared schema) and
+        ``status.csv`` (every workload's outcome) are created or extended.
+    models, input_sizes, batch_sizes : sequences, optional
+        Default: the whole zoo and grid, or with ``quick`` the quick subset.
+    repeats : int
+        Repetitions ``exp01``..``expNN``.
+    quick : bool
+        The quick subset, epochs capped at ``_zoo.QUICK_STEPS`` steps.
+    steps_per_epoch : int, optional
+        Fixed steps per epoch (default: original data size / batch size).
+    latency_steps, timeout : int, float
+        Timed steps of the latency run; seconds before a workload is killed.
+    retry_failed : bool
+        Run workloads recorded as failed again.
+    progress : bool
+        Progress line on stderr.
+
+    Returns
+    -------
+    CollectSummary
+    """
+    if not str(instance).strip():
+        raise ProfetValueError("instance name must not be empty")
+    models = check_models(models or (_zoo.QUICK_MODELS if quick else list(_zoo.ZOO)))
+    sizes = input_sizes or (_zoo.QUICK_INPUT_SIZES if quick else _zoo.INPUT_SIZES)
+    batches = batch_sizes or (_zoo.QUICK_BATCH_SIZES if quick else _zoo.BATCH_SIZES)
+    grid = _zoo.workload_grid(models, sizes, batches, repeats)
+    if steps_per_epoch is not None and steps_per_epoch < 2:
+        raise ProfetValueError(f"steps per epoch {steps_per_epoch} is not allowed; needs >= 2")
+    out = check_out_dir(out)
+    if retry_failed:
+        _drop_failed(out)
+    done = done_keys(out)
+    todo = [
+        w
+        for w in grid
+        if (w.exp, instance, model_name(w.model), w.input_size, w.batch_size) not in done
+    ]
+    start = time.monotonic()
+    bar = Progress(len(todo)) if progress and todo else None
+    ok = 0
+    for w in todo:
+        spe = steps_per_epoch
+        if quick and not spe:
+            spe = _zoo.steps_per_epoch(w.input_size, w.batch_size, cap=_zoo.QUICK_STEPS)
+        t0 = time.monotonic()
+        result = run_workload(w, instance, spe, latency_steps, timeout)
+        _record(out, w, instance, result, time.monotonic() - t0)
+        ok += bool(result["ok"])
+        if bar:
+            label = f"{model_name(w.model)} {w.input_size}px b{w.batch_size} {w.exp}"
+            bar(result["ok"], label if result["ok"] else f"{label} FAILED {result['error_kind']}")
+    return CollectSummary(
+        len(grid), ok, len(todo) - ok, len(grid) - len(todo), time.monotonic() - start
+    )
+
+
+def _drop_failed(out: Path) -> None:
+    status = _read(out / "status.csv")
+    if status is not None and (status["status"] == "failed").any():
+        _write_atomic(status[status["status"] != "failed"], out / "status.csv")
+
+
+def write_catalog_line(out: str | Path, instance: str, gpu: str, usd_per_hour: float, **extra):
+    """Add or update ``instance``'s line in ``out/instances.csv`` (the catalog's columns).
+
+    Parameters
+    ----------
+    out : path-like
+        Dataset folder.
+    instance, gpu : str
+        Instance type and its GPU's name.
+    usd_per_hour : float
+        On-demand price (finite, >= 0).
+    **extra
+        Other catalog columns (``gpu_count``, ``gpu_memory_gb``, ``vcpus``, ``memory_gib``).
+    """
+    price = float(usd_per_hour)
+    if not price >= 0 or price == float("inf"):
+        raise ProfetValueError(f"usd per hour {usd_per_hour!r} is not allowed; needs >= 0")
+    out = check_out_dir(out)
+    path = out / "instances.csv"
+    old = _read(path)
+    row = {"instance": instance, "gpu": gpu, **extra, "usd_per_hour": price}
+    if old is not None:
+        old = old[old["instance"].astype(str) != instance]
+    table = pd.concat([old, pd.DataFrame([row])], ignore_index=True) if old is not None else None
+    table = pd.DataFrame([row]) if table is None else table
+    cols = [c for c in (*CATALOG_COLUMNS, "usd_per_hour") if c in table.columns]
+    _write_atomic(table[cols + [c for c in table.columns if c not in cols]], path)
+    return path

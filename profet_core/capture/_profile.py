@@ -1,0 +1,287 @@
+"""Profile a Keras model the way PROFET's training data was made (TensorFlow imported lazily).
+
+Keras ``model.fit`` with SGD and categorical cross-entropy on synthetic images; TensorBoard's
+callback traces two consecutive steps in the middle of epoch 2 (``profile_batch=(N, N + 1)``), so
+the op totals cover two steps; the batch latency is the median step time of a separate,
+unprofiled run after warm-up.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
+from . import _zoo
+
+STEPS_TRACED = 2
+WARMUP_STEPS = 5
+
+
+@dataclass(frozen=True)
+class ProfileMeta:
+    """What a profile was taken on and how (JSON-ready; times in seconds)."""
+
+    model: str
+    batch_size: int
+    input_size: int
+    classes: int
+    steps_per_epoch: int
+    traced_steps: tuple
+    steps_traced: int
+    batch_latency_s: float
+    latency_steps: int
+    epoch_latency_s: float
+    instance: str | None
+    gpu_name: str | None
+    gpu_memory_bytes: int | None
+    tensorflow_version: str
+    keras_version: str
+    profiler_version: str
+
+    def to_dict(self) -> dict:
+        """Plain dict (tuples become lists) for JSON."""
+        out = asdict(self)
+        out["traced_steps"] = list(self.traced_steps)
+        return out
+
+
+def traced_steps(steps_per_epoch: int) -> tuple[int, int]:
+    """Global 1-based steps ``(N, N + 1)`` in the middle of epoch 2 (Keras counts across epochs)."""
+    if steps_per_epoch < 2:
+        raise ProfetValueError(f"steps per epoch {steps_per_epoch} is too few; needs >= 2")
+    n = steps_per_epoch + steps_per_epoch // 2
+    return n, n + 1
+
+
+def _load_py(path: Path, input_shape, classes):
+    spec = importlib.util.spec_from_file_location(f"profet_user_model_{path.stem}", path)
+    try:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except Exception as exc:  # user code: any error means the file does not load
+        raise ProfetValueError(f"model file {str(path)!r} does not load: {exc!r}") from None
+    if not callable(getattr(module, "build_model", None)):
+        raise ProfetValueError(
+            f"model file {str(path)!r} defines no build_model(input_shape, classes)"
+        )
+    try:
+        return module.build_model(tuple(input_shape), int(classes))
+    except Exception as exc:  # user code
+        raise ProfetValueError(f"build_model in {str(path)!r} raised {exc!r}") from None
+
+
+def load_model(spec: str, input_size: int, classes: int):
+    """Build or load the model named by ``spec``.
+
+    Parameters
+    ----------
+    spec : str
+        A saved ``.keras`` file, a ``.py`` file defining ``build_model(input_shape, classes)``, or
+        a zoo name (:data:`profet_core.capture._zoo.ZOO`).
+    input_size, classes : int
+        Square RGB input size (px) and classes; a ``.keras`` model must already take that input.
+
+    Returns
+    -------
+    keras.Model
+    """
+    import keras
+
+    path = Path(spec)
+    shape = (int(input_size), int(input_size), 3)
+    if spec in _zoo.ZOO:
+        return _zoo.build_zoo_model(spec, input_size, classes)
+    if path.suffix not in (".keras", ".py"):
+        raise ProfetValueError(
+            f"model {spec!r} is neither a .keras file, a .py file nor a zoo name "
+            f"({', '.join(sorted(_zoo.ZOO))})"
+        )
+    if not path.is_file():
+        raise ProfetFileNotFoundError(f"model file {spec!r} does not exist")
+    if path.suffix == ".py":
+        model = _load_py(path, shape, classes)
+    else:
+        try:
+            model = keras.models.load_model(path, compile=False)
+        except Exception as exc:  # keras raises many types for a bad file
+            raise ProfetValueError(f"model file {spec!r} does not load: {exc!r}") from None
+    if not isinstance(model, keras.Model):
+        raise ProfetValueError(f"model {spec!r} gave {type(model).__name__}, not a keras.Model")
+    want = (None, *shape)
+    if tuple(model.input_shape) != want:
+        raise ProfetValueError(
+            f"model {spec!r} takes input {tuple(model.input_shape)}; --input-size "
+            f"{input_size} needs {want}"
+        )
+    return model
+
+
+def synthetic_data(batch_size: int, input_size: int, classes: int, seed: int = 0):
+    """One random batch of images and one-hot labels, repeated forever (``tf.data``).
+
+    Repeating one batch keeps host memory small at 256 px while the input pipeline still runs
+    its Dataset/IteratorGetNext ops every step, as in the original runs.
+    """
+    import tensorflow as tf
+
+    gen = tf.random.Generator.from_seed(seed)
+    x = gen.uniform((batch_size, input_size, input_size, 3))
+    y = tf.one_hot(gen.uniform((batch_size,), 0, classes, dtype=tf.int32), classes)
+    return tf.data.Dataset.from_tensors((x, y)).repeat().prefetch(2)
+
+
+def device_info() -> tuple[str | None, int | None]:
+    """GPU name and memory limit (bytes) as TensorFlow reports them; (None, None) on a CPU."""
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    if not gpus:
+        return None, None
+    name = tf.config.experimental.get_device_details(gpus[0]).get("device_name")
+    from tensorflow.python.client import device_lib  # the only API reporting the memory limit
+
+    memory = next(
+        (d.memory_limit for d in device_lib.list_local_devices() if d.device_type == "GPU"), None
+    )
+    return name, None if memory is None else int(memory)
+
+
+def _check_sizes(batch_size, input_size, classes, steps_per_epoch, latency_steps):
+    for name, value, low in (
+        ("batch size", batch_size, 1),
+        ("input size", input_size, 1),
+        ("classes", classes, 2),
+        ("steps per epoch", steps_per_epoch, 2),
+        ("latency steps", latency_steps, 1),
+    ):
+        if value is not None and (not isinstance(value, int) or value < low):
+            raise ProfetValueError(
+                f"{name} {value!r} is not allowed; it must be an integer >= {low}"
+            )
+
+
+def profile_model(
+    model,
+    batch_size: int,
+    input_size: int,
+    classes: int | None = None,
+    steps_per_epoch: int | None = None,
+    latency_steps: int = 50,
+    instance: str | None = None,
+    logdir: str | Path | None = None,
+) -> tuple[pd.DataFrame, ProfileMeta]:
+    """Profile training of ``model`` in PROFET's convention.
+
+    Parameters
+    ----------
+    model : keras.Model or str
+        A model, or a spec for :func:`load_model`. It is (re)compiled with SGD and categorical
+        cross-entropy.
+    batch_size, input_size : int
+        Images per step (> 0) and square input size in px.
+    classes : int, optional
+        Label classes; default the model's output width, else the original data's per size.
+    steps_per_epoch : int, optional
+        Default: the original synthetic data size / batch size (see ``_zoo.DATASET_IMAGES``).
+    latency_steps : int
+        Steps timed in the unprofiled latency run, after ``WARMUP_STEPS`` warm-up steps.
+    instance : str, optional
+        Name recorded in the metadata.
+    logdir : path-like, optional
+        Where the trace goes (default: a temporary folder, removed afterwards).
+
+    Returns
+    -------
+    profile : pandas.DataFrame
+        Shape (1, n_ops): ``Host_<Type>``/``Device_<Type>`` total microseconds over 2 steps.
+    meta : ProfileMeta
+    """
+    if classes is None and not isinstance(model, str):
+        classes = int(model.output_shape[-1])
+    classes = classes or _zoo.classes_for(input_size)
+    spe = steps_per_epoch or _zoo.steps_per_epoch(input_size, batch_size)
+    _check_sizes(batch_size, input_size, classes, spe, latency_steps)
+    if logdir is None:
+        with tempfile.TemporaryDirectory(prefix="profet-trace-") as tmp:
+            return profile_model(
+                model, batch_size, input_size, classes, spe, latency_steps, instance, tmp
+            )
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import keras
+    import tensorflow as tf
+
+    from ._convert import find_xplanes, profiler_version, trace_to_profile
+    from ._timing import StepTimer
+
+    name = model if isinstance(model, str) else model.name
+    if isinstance(model, str):
+        model = load_model(model, input_size, classes)
+    model.compile(optimizer=keras.optimizers.SGD(), loss="categorical_crossentropy")
+    data = synthetic_data(batch_size, input_size, classes)
+    first, last = traced_steps(spe)
+    board = keras.callbacks.TensorBoard(
+        log_dir=str(logdir), profile_batch=(first, last), write_graph=False, update_freq="epoch"
+    )
+    # The timer stops training after the traced steps (it runs after the TensorBoard callback).
+    timer = StepTimer(stop_after=last)
+    model.fit(
+        data, epochs=2, steps_per_epoch=spe, callbacks=[board, timer], verbose=0, shuffle=False
+    )
+    profile = trace_to_profile(find_xplanes(logdir))
+    latency = StepTimer()
+    model.fit(
+        data,
+        epochs=1,
+        steps_per_epoch=WARMUP_STEPS + latency_steps,
+        callbacks=[latency],
+        verbose=0,
+        shuffle=False,
+    )
+    gpu, memory = device_info()
+    meta = ProfileMeta(
+        model=name,
+        batch_size=batch_size,
+        input_size=input_size,
+        classes=classes,
+        steps_per_epoch=spe,
+        traced_steps=(first, last),
+        steps_traced=STEPS_TRACED,
+        batch_latency_s=latency.median_step(WARMUP_STEPS),
+        latency_steps=latency_steps,
+        epoch_latency_s=float(timer.epochs[0]),
+        instance=instance,
+        gpu_name=gpu,
+        gpu_memory_bytes=memory,
+        tensorflow_version=tf.__version__,
+        keras_version=keras.__version__,
+        profiler_version=profiler_version(),
+    )
+    return profile, meta
+
+
+def write_profile(profile: pd.DataFrame, meta: ProfileMeta, out: str | Path) -> tuple[Path, Path]:
+    """Write PROFET JSON (a list holding one object op -> us) and ``<stem>.meta.json`` next to it.
+
+    Raises
+    ------
+    ProfetError
+        If the folder cannot be written.
+    """
+    out = Path(out)
+    meta_path = out.with_name(out.stem + ".meta.json")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for path, obj in ((out, [profile.iloc[0].to_dict()]), (meta_path, meta.to_dict())):
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_text(json.dumps(obj, indent=1) + "\n")
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise ProfetError(f"cannot write profile to {str(out)!r}: {exc.strerror}") from None
+    return out, meta_path
