@@ -22,6 +22,11 @@ from ._profile_rules import DEFAULT_STEPS, LATENCY_COLUMN, STEPS_COLUMN, check_l
 # by `python bench/ratio_range.py` (PROFET_DATA=../shared/data/profet):
 #   min 0.376, q0.5% 0.469, q1% 0.541, median 1.904, q99% 2.597, q99.5% 2.684, max 2.783
 #   (per instance the medians are 1.74 (p3.2xlarge) to 2.08 (p2.xlarge)).
+#: Why a profile without device time cannot be predicted from, and what to do.
+NO_GPU = (
+    "it was taken without a GPU (e.g. on a CPU), and predictions need a GPU anchor profile; "
+    "run `profet profile` on the anchor GPU instance"
+)
 #: Median ratio of a 2-step profile: used to estimate how many steps a profile spans.
 RATIO_TYPICAL = 1.90
 #: Below this a 2-step profile's ratio is refused as implausible: q0.5% 0.469 halved.
@@ -114,9 +119,7 @@ def profile_checks(
             Finding(
                 "error",
                 "no_device_time",
-                "the profile has no GPU device time"
-                f"{_where(rows, n)}: it was probably taken on a CPU; predictions need a "
-                "profile taken on a GPU anchor",
+                f"the profile{_where(rows, n)} has no GPU device time: {NO_GPU}",
                 rows,
             )
         )

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .._sanity import NO_GPU, device_busy_us
 from ..errors import ProfetValueError
 
-NO_GPU_MESSAGE = (
-    "the profile has no Device_<Op> times: it was taken without a GPU (e.g. on a CPU), and "
-    "predictions need a GPU anchor profile; run `profet profile` on the anchor GPU instance"
-)
+NO_GPU_MESSAGE = f"the profile has no GPU device time: {NO_GPU}"
 
 
 def has_gpu_ops(profiles: pd.DataFrame) -> pd.Series:
@@ -24,10 +22,7 @@ def has_gpu_ops(profiles: pd.DataFrame) -> pd.Series:
     -------
     pandas.Series of bool, length n_profiles
     """
-    device = [c for c in profiles.columns if isinstance(c, str) and c.startswith("Device_")]
-    if not device:
-        return pd.Series(False, index=profiles.index)
-    return (profiles[device].fillna(0) > 0).any(axis=1)
+    return pd.Series(device_busy_us(profiles) > 0, index=profiles.index)
 
 
 def check_gpu_profile(profiles: pd.DataFrame) -> None:

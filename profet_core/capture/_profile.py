@@ -215,9 +215,8 @@ def profile_model(
             )
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import keras
-    import tensorflow as tf
 
-    from ._convert import find_xplanes, profiler_version, trace_to_profile
+    from ._convert import find_xplanes, trace_to_profile
     from ._timing import StepTimer
 
     name = model if isinstance(model, str) else model.name
@@ -235,35 +234,42 @@ def profile_model(
         data, epochs=2, steps_per_epoch=spe, callbacks=[board, timer], verbose=0, shuffle=False
     )
     profile = trace_to_profile(find_xplanes(logdir))
+    # The latency comes from a separate, unprofiled run (the profiler slows the traced steps).
     latency = StepTimer()
-    model.fit(
-        data,
-        epochs=1,
-        steps_per_epoch=WARMUP_STEPS + latency_steps,
-        callbacks=[latency],
-        verbose=0,
-        shuffle=False,
-    )
-    gpu, memory = device_info()
-    meta = ProfileMeta(
+    steps = WARMUP_STEPS + latency_steps
+    model.fit(data, epochs=1, steps_per_epoch=steps, callbacks=[latency], verbose=0, shuffle=False)
+    meta = _meta(
         model=name,
         batch_size=batch_size,
         input_size=input_size,
         classes=classes,
         steps_per_epoch=spe,
         traced_steps=(first, last),
-        steps_traced=STEPS_TRACED,
         batch_latency_s=latency.median_step(WARMUP_STEPS),
         latency_steps=latency_steps,
         epoch_latency_s=float(timer.epochs[0]),
         instance=instance,
+    )
+    return profile, meta
+
+
+def _meta(**fields) -> ProfileMeta:
+    """The run's metadata plus what this machine and its libraries report."""
+    import keras
+    import tensorflow as tf
+
+    from ._convert import profiler_version
+
+    gpu, memory = device_info()
+    return ProfileMeta(
+        **fields,
+        steps_traced=STEPS_TRACED,
         gpu_name=gpu,
         gpu_memory_bytes=memory,
         tensorflow_version=tf.__version__,
         keras_version=keras.__version__,
         profiler_version=profiler_version(),
     )
-    return profile, meta
 
 
 def write_profile(profile: pd.DataFrame, meta: ProfileMeta, out: str | Path) -> tuple[Path, Path]:

@@ -41,7 +41,7 @@ def test_plausible_profile_is_clean():
 def test_no_device_time_is_an_error(profile):
     (f,) = profile_checks(profile)
     assert f == Finding("error", "no_device_time", f.message, (0,))
-    assert "probably taken on a CPU" in f.message and "GPU anchor" in f.message
+    assert "taken without a GPU" in f.message and "GPU anchor" in f.message
 
 
 def test_many_rows_name_the_bad_ones():

@@ -15,6 +15,7 @@ import pytest
 
 from profet_core._cli import main
 from profet_core._data import KEY
+from profet_core.errors import ProfetValueError
 from tests.conftest import make_synthetic, synthetic_catalog
 
 from .conftest import requires_tf
@@ -138,8 +139,10 @@ def test_train_on_shared_and_collected_data(collected, tmp_path):
     from profet_core import load_artifacts
 
     predictor = load_artifacts(out)
+    assert "cpu-box" in predictor.instances
+    # A CPU-collected profile has no device time: predicting from it is refused, plainly.
     profile = pd.read_parquet(d / "profiles.parquet").iloc[:1, len(KEY) :]
-    table = predictor.predict("cpu-box", profile).table
-    assert {"gpu-a", "gpu-b", "gpu-c"} <= set(table["target"])
+    with pytest.raises(ProfetValueError, match="predictions need a GPU anchor profile"):
+        predictor.predict("cpu-box", profile)
     table = predictor.predict("gpu-a", prof.iloc[:1, len(KEY) :]).table
     assert "cpu-box" in set(table["target"])

@@ -80,7 +80,10 @@ def test_callback_inside_users_fit(tmp_path):
     cb = ProfetProfiler(batch_size=8, input_size=16, out=tmp_path / "cb.json")
     model.fit(x, y, batch_size=8, epochs=2, callbacks=[cb], verbose=0)
     assert cb.meta.traced_steps == (9, 10) and cb.meta.batch_latency_s > 0
-    assert read_profile(tmp_path / "cb.json").shape[1] == cb.profile.shape[1] > 3
+    ops = [
+        c for c in read_profile(tmp_path / "cb.json").columns if c.startswith(("Host_", "Device_"))
+    ]
+    assert len(ops) == cb.profile.shape[1] > 3
 
 
 BROKEN = {
