@@ -101,3 +101,32 @@ def test_user_strings_never_become_links_or_requests(kind):
         assert not [t for t in targets if urlparse(t).hostname == EVIL], targets
         assert not _outside(requests), _outside(requests)
         assert payload.split("(")[0] in page.inner_text("body")
+
+
+def test_heavy_upload_does_not_block_another_session():
+    """Issue 13: one session uploads a 40 MB profile (a 40-million-character op name) while
+    another predicts; the upload is refused with a short message and the other session answers."""
+    _need_browser()
+    from profet_core import load_artifacts
+
+    predictor = load_artifacts()
+    anchor = predictor.instances[0]
+    text = json.dumps(predictor.examples[anchor]["profile"])
+    heavy = json.dumps({"Device_" + "x" * 40_000_000: 1.0}).encode()
+    with serve_app() as url, chromium_page() as page:
+        other = page.context.new_page()
+        page.goto(url, wait_until="networkidle")
+        page.get_by_text("Upload a file", exact=True).click()
+        page.locator('input[type="file"]').set_input_files(
+            {"name": "big.json", "mimeType": "application/json", "buffer": heavy}
+        )
+        page.get_by_role("button", name="Predict").click()
+        # Meanwhile, in the second session:
+        predict_and_time(other, url, anchor, text)
+        cells = other.locator('[data-testid="stDataFrame"]').first.locator('[role="gridcell"]')
+        cells.first.wait_for(state="attached", timeout=60_000)
+        shown = " ".join(cells.all_text_contents())
+        assert all(t in shown for t in predictor.targets(anchor))
+        error = page.locator('[data-testid="stAlertContentError"]').first
+        error.wait_for(timeout=120_000)
+        assert "op name" in error.inner_text() and len(error.inner_text()) < 2000
