@@ -268,15 +268,13 @@ def _cmd_validate(args) -> int:
 
 def _validate_cross(dataset, specs_path, out: Path) -> None:
     """Leave-one-GPU-out x leave-one-architecture-out of the cross-instance model."""
-    import pandas as pd
-
     from ._specs import load_specs
     from .crossgpu import median_table
-    from .crossgpu._validate import logo_runs, measured_runs, summarize
+    from .crossgpu._validate import cross_validation, summarize
 
     specs = load_specs(specs_path)
     medians = median_table(dataset)
-    table = summarize(pd.concat([logo_runs(medians, specs), measured_runs(medians, specs)]))
+    table = summarize(cross_validation(medians, specs))
     table.to_csv(out / "crossgpu.csv", index=False)
     both = table[table["direction"] == "both"]
     cols = [

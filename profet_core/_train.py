@@ -136,7 +136,7 @@ def _fit_cross(dataset: Dataset, specs, calibrate: bool):
     from ._specs import load_specs
     from .crossgpu import CrossInstanceModel, median_table
     from .crossgpu._fit import FitModel, fit_table, validate_fit
-    from .crossgpu._validate import interval_log_quantiles, logo_runs, measured_runs, summarize
+    from .crossgpu._validate import cross_validation, interval_log_quantiles, summarize
 
     specs = load_specs() if specs is None else specs
     if not set(dataset.instances) <= set(specs["instance"]) or len(dataset.instances) < 3:
@@ -148,7 +148,7 @@ def _fit_cross(dataset: Dataset, specs, calibrate: bool):
     fits = FitModel().fit(table, specs).to_state() if table["fits"].nunique() == 2 else None
     report = None
     if calibrate:
-        oof = pd.concat([logo_runs(medians, specs), measured_runs(medians, specs)])
+        oof = cross_validation(medians, specs)
         model = model.with_intervals(interval_log_quantiles(oof))
         fit_report = validate_fit(medians, specs) if fits is not None else pd.DataFrame()
         report = summarize(oof), fit_report

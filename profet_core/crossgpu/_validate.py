@@ -205,3 +205,9 @@ def summarize(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
             row["coverage_pct"] = 100 * part["_inside"].mean()
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def cross_validation(medians: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
+    """Every run the cross-instance model is judged and calibrated on: leave-one-GPU-out for
+    k = 0, 1, 3 (:func:`logo_runs`) plus the measured setting (:func:`measured_runs`)."""
+    return pd.concat([logo_runs(medians, specs), measured_runs(medians, specs)], ignore_index=True)
