@@ -104,7 +104,7 @@ def test_user_strings_never_become_links_or_requests(kind):
 
 
 def test_heavy_upload_does_not_block_another_session():
-    """Issue 13: one session uploads a 40 MB profile (a 40-million-character op name) while
+    """Issue 13: one session uploads a 10 MB profile (a 10-million-character op name) while
     another predicts; the upload is refused with a short message and the other session answers."""
     _need_browser()
     from profet_core import load_artifacts
@@ -112,7 +112,7 @@ def test_heavy_upload_does_not_block_another_session():
     predictor = load_artifacts()
     anchor = predictor.instances[0]
     text = json.dumps(predictor.examples[anchor]["profile"])
-    heavy = json.dumps({"Device_" + "x" * 40_000_000: 1.0}).encode()
+    heavy = json.dumps({"Device_" + "x" * 10_000_000: 1.0}).encode()
     with serve_app() as url, chromium_page() as page:
         other = page.context.new_page()
         page.goto(url, wait_until="networkidle")
