@@ -68,39 +68,42 @@ def _outside(requests: list) -> list:
     return [u for u in requests if urlparse(u).hostname not in ("127.0.0.1", "localhost", None)]
 
 
-@pytest.mark.parametrize("kind", list(PAYLOADS), ids=list(PAYLOADS))
-def test_user_strings_never_become_links_or_requests(kind):
+def _probe(page, url: str, payload: str) -> None:
+    """Send ``payload`` through the query string, an op name and an uploaded file's name."""
+    page.goto(f"{url}/?anchor={quote(payload)}", wait_until="networkidle")
+    page.get_by_text("unknown anchor instance").first.wait_for(timeout=30_000)
+    page.get_by_text("Paste JSON", exact=True).click()
+    area = page.get_by_label("Profile JSON (op name -> total microseconds)")
+    area.fill(json.dumps({payload: 5.0}))
+    area.press("Control+Enter")
+    page.get_by_role("button", name="Predict").click()
+    page.get_by_text("is not of the form").first.wait_for(timeout=30_000)
+    page.get_by_text("Upload a file", exact=True).click()
+    page.locator('input[type="file"]').set_input_files(
+        {"name": f"{payload}.bin", "mimeType": "application/octet-stream", "buffer": b"x"}
+    )
+    # Wait until the server has the file, or Predict would report that none was uploaded.
+    page.locator('[data-testid="stFileChip"]').first.wait_for(timeout=30_000)
+    page.wait_for_load_state("networkidle")
+    page.get_by_role("button", name="Predict").click()
+    page.get_by_text("has type").first.wait_for(timeout=30_000)
+    page.wait_for_load_state("networkidle")
+
+
+def test_user_strings_never_become_links_or_requests():
     """A shared URL, an op name and a file name carrying Markdown stay text on every path."""
     _need_browser()
-    payload = PAYLOADS[kind]
     with serve_app() as url, chromium_page() as page:
         requests = []
         page.on("request", lambda r: requests.append(r.url))
-        # 1. The query parameter, quoted in the unknown-anchor error.
-        page.goto(f"{url}/?anchor={quote(payload)}", wait_until="networkidle")
-        page.get_by_text("unknown anchor instance").first.wait_for(timeout=30_000)
-        # 2. An op name, quoted in the bad-op-name error.
-        page.get_by_text("Paste JSON", exact=True).click()
-        area = page.get_by_label("Profile JSON (op name -> total microseconds)")
-        area.fill(json.dumps({payload: 5.0}))
-        area.press("Control+Enter")
-        page.get_by_role("button", name="Predict").click()
-        page.get_by_text("is not of the form").first.wait_for(timeout=30_000)
-        # 3. A file name, quoted in the unreadable-file error.
-        page.get_by_text("Upload a file", exact=True).click()
-        page.locator('input[type="file"]').set_input_files(
-            {"name": f"{payload}.bin", "mimeType": "application/octet-stream", "buffer": b"x"}
-        )
-        page.wait_for_load_state("networkidle")
-        page.get_by_role("button", name="Predict").click()
-        page.get_by_text("has type").first.wait_for(timeout=30_000)
-        page.wait_for_load_state("networkidle")
-        targets = page.eval_on_selector_all(
-            "a[href], img[src]", "els => els.map(e => e.href || e.src)"
-        )
-        assert not [t for t in targets if urlparse(t).hostname == EVIL], targets
+        for payload in PAYLOADS.values():
+            _probe(page, url, payload)
+            targets = page.eval_on_selector_all(
+                "a[href], img[src]", "els => els.map(e => e.href || e.src)"
+            )
+            assert not [t for t in targets if urlparse(t).hostname == EVIL], targets
+            assert payload.split("(")[0] in page.inner_text("body")
         assert not _outside(requests), _outside(requests)
-        assert payload.split("(")[0] in page.inner_text("body")
 
 
 def test_heavy_upload_does_not_block_another_session():
@@ -120,6 +123,8 @@ def test_heavy_upload_does_not_block_another_session():
         page.locator('input[type="file"]').set_input_files(
             {"name": "big.json", "mimeType": "application/json", "buffer": heavy}
         )
+        page.locator('[data-testid="stFileChip"]').first.wait_for(timeout=120_000)
+        page.wait_for_load_state("networkidle")
         page.get_by_role("button", name="Predict").click()
         # Meanwhile, in the second session:
         predict_and_time(other, url, anchor, text)
