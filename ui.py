@@ -43,6 +43,9 @@ class AnchorResult:
     breakdown : pandas.DataFrame
     batch_size, input_size : int
         The sizes the profile was taken with (images; pixels per side).
+    profiles : pandas.DataFrame or None
+        The parsed profile rows (as ``parse_profile`` returned them): they shape the Scaler
+        page's one-point curve.
     """
 
     prediction: Prediction
@@ -50,6 +53,7 @@ class AnchorResult:
     breakdown: pd.DataFrame
     batch_size: int
     input_size: int
+    profiles: pd.DataFrame | None = None
 
     @property
     def anchor(self) -> str:
@@ -323,3 +327,54 @@ def breakdown_figure(breakdown: pd.DataFrame) -> go.Figure:
         margin={"t": 30},
     )
     return fig
+
+
+def scaler_chart(grid, curve, band, points: dict, size, value, dim: dict) -> None:
+    """Draw the Scaler page's curve (ms over the size), its interval band, the given points and
+    the predicted one."""
+    fig = go.Figure()
+    hover = f"{dim['short']} %{{x:.0f}}<br>%{{y:.3g}} ms<extra></extra>"
+    if band is not None and np.isfinite(band[0]).any():
+        fig.add_trace(
+            go.Scatter(
+                x=np.concatenate([grid, grid[::-1]]),
+                y=np.concatenate([band[1], band[0][::-1]]),
+                fill="toself",
+                line={"width": 0},
+                opacity=0.25,
+                name="80% interval",
+                hoverinfo="skip",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(x=grid, y=curve, mode="lines", name="Scaler prediction", hovertemplate=hover)
+    )
+    sizes = sorted(points)
+    fig.add_trace(
+        go.Scatter(
+            x=sizes,
+            y=[points[s] for s in sizes],
+            mode="markers",
+            name="Given points",
+            marker={"size": 13, "symbol": "circle-open", "line": {"width": 3}},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[size],
+            y=[value],
+            mode="markers+text",
+            name="Predicted",
+            text=[fmt_ms(value)],
+            textposition="top left",
+            marker={"size": 14, "symbol": "star"},
+        )
+    )
+    fig.update_layout(
+        xaxis_title=f"{dim['label']} ({dim['unit']})",
+        yaxis_title="Batch latency (ms)",
+        height=450,
+        legend={"orientation": "h", "y": 1.1},
+    )
+    fig.update_yaxes(rangemode="tozero")
+    st.plotly_chart(fig, width="stretch", key="scaler_chart")

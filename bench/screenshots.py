@@ -61,14 +61,6 @@ def take(out: Path) -> list[Path]:
         for name, link in shots:
             if link:
                 goto_page(page, link)
-            if name.startswith("2_"):
-                # The anchor prediction fills one point; a person would type the other one.
-                for which, value in (("smaller", "4"), ("larger", "120")):
-                    field = page.get_by_label(f"Batch latency at the {which} size (ms)")
-                    if not field.input_value():
-                        field.fill(value)
-                        field.press("Enter")
-                        settle(page)
             path = out / f"{name}.png"
             page.screenshot(path=str(path))
             written.append(path)

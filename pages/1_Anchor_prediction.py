@@ -170,7 +170,12 @@ if st.button("Predict", type="primary", key="predict"):
         if dataset_images is not None:
             table = estimate_run(table, dataset_images, batch_size, epochs)
         st.session_state[ui.ANCHOR_RESULT] = ui.AnchorResult(
-            prediction, table, predictor.breakdown(anchor, profile), batch_size, input_size
+            prediction,
+            table,
+            predictor.breakdown(anchor, profile),
+            batch_size,
+            input_size,
+            profile,
         )
     except ProfetError as exc:
         ui.show_error(exc)

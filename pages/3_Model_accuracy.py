@@ -261,6 +261,35 @@ with c2:
             "other sizes drops to the last column."
         )
 
+st.subheader("Scaler from one latency (leave-one-architecture-out)")
+one = val.get("onepoint")
+if one is None or one.empty:
+    st.info("The artifacts hold no one-point scaler validation.")
+else:
+    wide = one.pivot_table(index=["by", "variant"], columns="instance", values="mape_pct")
+    st.dataframe(
+        wide.reset_index(),
+        hide_index=True,
+        key="onepoint_table",
+        column_config={
+            "by": "Scale by",
+            "variant": "Variant",
+            **{
+                c: st.column_config.NumberColumn(f"{c} MAPE (%)", format="%.1f")
+                for c in wide.columns
+            },
+        },
+    )
+    st.caption(
+        "Mean absolute error (%) of the latency at every other trained size, from one latency "
+        "on the instance and (variant `profile`, what the Scaler page uses after an anchor "
+        "prediction) the anchor profile, each CNN left out of training in turn. `latency only` "
+        "is the page without a profile; the rest are baselines: linear in the work, the median "
+        "training ratio per instance, and PROFET's quadratic taken through the one point. "
+        "Errors grow with the distance from the given size; the full table (median and 90th "
+        "percentile errors, sizes at most 2x away) is in validation/onepoint.csv."
+    )
+
 cross = val.get("crossgpu")
 st.subheader("GPUs never measured (leave-one-GPU-out)")
 if cross is None or cross.empty:

@@ -32,9 +32,13 @@ It widens where the models disagree and where the profile is **novel**: unlike t
 trained on (distance to the nearest ones). Novelty 1 means as unusual as a typical left-out
 network; above 1.25 the page warns, because such networks were missed about twice as badly.
 
-The **Scaler** page moves a latency along batch size (16–256) or input size (32–256 pixels) from
-the latencies at two sizes (or three, which is more accurate), linearly in the work: the batch
-size, or the pixel count. The **Model accuracy** page shows how well all this works for
+The **Scaler** page moves a latency along batch size (16–256) or input size (32–256 pixels).
+From **one** latency (the Anchor page's prediction, or one measurement) it follows a curve
+learned per instance from the training networks, each measured at five sizes: how much of a step
+is fixed overhead depends on the instance, the size and the profile's mix of work, so the
+target matters and the anchor profile sharpens the curve. From latencies measured at two or
+three sizes it runs through them, linearly in the work (the batch size, or the pixel count),
+which is more accurate still. The **Model accuracy** page shows how well all this works for
 architectures left out of training.
 """
 )

@@ -137,26 +137,45 @@ def build_parser() -> argparse.ArgumentParser:
     ins.set_defaults(func=_cmd_instances)
 
     s = sub.add_parser(
-        "scale", help="latency at any batch or input size from latencies at two sizes"
+        "scale",
+        help="latency at other batch or input sizes, from one latency (learned curve) or from "
+        "latencies at two or three sizes",
     )
     s.add_argument(
         "--target",
-        help="instance the latencies are for (optional: scaling is linear in the work, the same "
-        "on every instance)",
+        help="instance the latency is for: required from one point (the curve's shape depends "
+        "on it); optional from two (scaling is then linear in the work on every instance)",
     )
     s.add_argument("--by", choices=["batch", "input"], required=True)
-    s.add_argument(
-        "--latency-min-ms", type=float, required=True, help="latency at the smaller size (ms)"
-    )
-    s.add_argument(
-        "--latency-max-ms", type=float, required=True, help="latency at the larger size (ms)"
-    )
     s.add_argument("--size", type=float, required=True, help="size to predict")
-    s.add_argument(
+    one = s.add_argument_group(
+        "from one point: a latency measured (or predicted by `profet predict`) at one size"
+    )
+    one.add_argument("--latency-ms", type=float, help="the latency (ms) at --size-from")
+    one.add_argument(
+        "--size-from",
+        type=float,
+        help="its batch size (images) or input side (px) (default: the profile's, if it says)",
+    )
+    one.add_argument(
+        "--other-size",
+        type=float,
+        help="the size held fixed: input side (px) when scaling the batch, batch size (images) "
+        "when scaling the input (default: the profile's, if it says)",
+    )
+    one.add_argument(
+        "--profile", help="anchor profile taken at --size-from (sharpens the curve's shape)"
+    )
+    one.add_argument("--row", type=int, default=0, help="row of a multi-profile file (from 0)")
+    one.add_argument("--steps", type=int, help="training steps the profile covers (default 2)")
+    two = s.add_argument_group("from two or three points: latencies measured at those sizes")
+    two.add_argument("--latency-min-ms", type=float, help="latency at the smaller size (ms)")
+    two.add_argument("--latency-max-ms", type=float, help="latency at the larger size (ms)")
+    two.add_argument(
         "--size-min", type=float, help="size of --latency-min-ms (default: 16 batch / 32 px)"
     )
-    s.add_argument("--size-max", type=float, help="size of --latency-max-ms (default: 256)")
-    s.add_argument(
+    two.add_argument("--size-max", type=float, help="size of --latency-max-ms (default: 256)")
+    two.add_argument(
         "--point",
         type=_size_latency,
         action="append",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from dataclasses import replace
@@ -203,6 +204,80 @@ def _size_latency(text: str) -> tuple[float, float]:
 
 
 def _cmd_scale(args) -> int:
+    from .errors import ProfetValueError
+
+    one = [args.latency_ms, args.size_from, args.other_size]
+    two = [args.latency_min_ms, args.latency_max_ms]
+    if any(v is not None for v in one) and any(v is not None for v in two):
+        raise ProfetValueError(
+            "give one point (--latency-ms, --size-from, --other-size) or two "
+            "(--latency-min-ms, --latency-max-ms), not both"
+        )
+    if any(v is not None for v in one) or args.profile:
+        return _scale_one_point(args)
+    if None in two:
+        raise ProfetValueError(
+            "give one point (--latency-ms, --size-from, --other-size, --target) or two "
+            "(--latency-min-ms and --latency-max-ms)"
+        )
+    return _scale_two_points(args)
+
+
+def _scale_one_point(args) -> int:
+    from . import load_artifacts
+    from .errors import ProfetValueError
+
+    profile = _one_profile(args) if args.profile else None
+    missing = [
+        f"--{n.replace('_', '-')}"
+        for n in ("latency_ms", "size_from", "other_size", "target")
+        if getattr(args, n) is None
+    ]
+    if missing:
+        raise ProfetValueError(f"scaling from one point needs {', '.join(missing)} too")
+    result = load_artifacts(args.artifacts).scale_from_point(
+        args.target, args.by, args.latency_ms, args.size_from, args.size, args.other_size, profile
+    )
+    for note in result.notes:
+        print(f"profet: warning: {note}", file=sys.stderr)
+    unit = "images" if args.by == "batch" else "px"
+    row = result.table().iloc[0]
+    interval = (
+        f"{result.interval_level:.0%} interval {row['low_ms']:.3f}..{row['high_ms']:.3f} ms"
+        if math.isfinite(row["low_ms"])
+        else "no interval (not calibrated)"
+    )
+    print(
+        f"{row['latency_ms']:.3f} ms per training step at {args.by} size {args.size:g} {unit} "
+        f"on {args.target} ({interval}; from {args.latency_ms:g} ms at {args.size_from:g} "
+        f"{unit}, curve shaped by "
+        f"{'the anchor profile' if result.basis == 'profile' else 'the latency alone'})"
+    )
+    return 0
+
+
+def _one_profile(args):
+    """The ``--row`` of ``--profile``; its ``batch_size``/``input_size`` fill in ``--size-from``
+    and ``--other-size`` where they were not given."""
+    from . import read_profile
+    from .errors import ProfetValueError
+
+    table = read_profile(args.profile, steps=args.steps)
+    if not 0 <= args.row < len(table):
+        raise ProfetValueError(
+            f"--row {args.row} is not in the profile file; it has rows 0..{len(table) - 1}"
+        )
+    row = table.iloc[[args.row]]
+    size_col, other_col = ("batch_size", "input_size")[:: 1 if args.by == "batch" else -1]
+    for name, col in (("size_from", size_col), ("other_size", other_col)):
+        if getattr(args, name) is None and col in row and row[col].notna().all():
+            setattr(args, name, float(row[col].iloc[0]))
+    return row.drop(
+        columns=["batch_latency_s", "batch_size", "input_size", "instance"], errors="ignore"
+    )
+
+
+def _scale_two_points(args) -> int:
     from . import load_artifacts
     from .errors import ProfetValueError
 

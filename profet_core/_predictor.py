@@ -13,12 +13,12 @@ from ._predict import (
     check_inputs,
     novelty_band,
     pair_interval,
-    scale_warnings,
     sense_checks,
     workload_sizes,
 )
 from ._prediction import Prediction
 from ._profile import normalise_steps
+from ._scaling import ScalingMixin
 from ._store import Bundle, load_bundle, sub_arrays
 from .errors import ArtifactError, ProfetValueError
 
@@ -33,7 +33,7 @@ def pair_name(anchor: str, target: str) -> str:
 
 
 @dataclass(frozen=True)
-class Predictor:
+class Predictor(ScalingMixin):
     """Trained PROFET models loaded from an artifacts folder (see :func:`load_artifacts`).
 
     Models are built from the verified arrays on first use (the reference method's op clustering
@@ -201,24 +201,6 @@ class Predictor:
 
         return self._cached(("intervals",), build)
 
-    def scaler(self, target: str | None, by: str):
-        """The fitted :class:`CurveScaler` of ``target`` along ``by`` (``"batch"``/``"input"``).
-
-        The default scaler is linear in the work and the same for every instance: ``target``
-        None takes the first measured instance's.
-        """
-        from ._scaler import CurveScaler
-
-        target = self.instances[0] if target is None else target
-        self._check_instance(target, "target", measured=True)
-        if by not in ("batch", "input"):
-            raise ProfetValueError(f"scale by {str(by)[:40]!r}; allowed: batch, input")
-        meta = self.bundle.model.get("scalers", {}).get(f"{target}|{by}")
-        if meta is None:
-            raise ProfetValueError(f"the artifacts hold no {by} scaler for {target}")
-        arrays = sub_arrays(self.bundle.arrays, f"scaler|{target}|{by}|")
-        return self._cached(("scaler", target, by), lambda: CurveScaler.from_state(meta, arrays))
-
     # ------------------------------------------------------------------ predictions
     def predict(
         self,
@@ -304,59 +286,6 @@ class Predictor:
         for target in targets:
             self._check_instance(target, "target")
         return breakdown_table(self, anchor, ops, targets)
-
-    def scale_warnings(self, by: str, points: dict) -> list[str]:
-        """Warnings about measured ``{size: latency_ms}`` points (e.g. a latency that falls as
-        the size grows), as the CLI prints and the Scaler page shows them."""
-        return scale_warnings(by, {float(k): float(v) for k, v in points.items()})
-
-    def scale(
-        self,
-        target,
-        by,
-        latency_min_ms,
-        latency_max_ms,
-        size,
-        size_min=None,
-        size_max=None,
-        points=None,
-    ):
-        """Latency (ms) at ``size`` from latencies measured at two (or more) sizes.
-
-        Parameters
-        ----------
-        target : str
-            Instance the latencies are for.
-        by : {"batch", "input"}
-            Scale by batch size or by input image side length (pixels).
-        latency_min_ms, latency_max_ms : float
-            Latencies (ms, > 0) at ``size_min`` and ``size_max``.
-        size : float or array
-            Size(s) to predict, within the trained range.
-        size_min, size_max : float, optional
-            Sizes of the two given latencies (default: the trained range's ends, 16..256 for
-            batch and 32..256 for input).
-        points : dict of float to float, optional
-            More measured points, ``{size: latency_ms}``, strictly between ``size_min`` and
-            ``size_max``: the scaler then runs through every point.
-
-        Returns
-        -------
-        ndarray
-            Predicted latency in ms, same shape as ``size``.
-        """
-        from ._predict import scale_latency
-
-        return scale_latency(
-            self.scaler(target, by),
-            by,
-            latency_min_ms,
-            latency_max_ms,
-            size,
-            size_min,
-            size_max,
-            points,
-        )
 
 
 def load_artifacts(path=None, catalog=None) -> Predictor:

@@ -14,6 +14,7 @@ from ._methods import METHODS
 from ._predictor import pair_name
 from ._scaler import SCALER_VARIANTS
 from ._store import write_json
+from .onepoint import POWER, cross_validate_one_point, summarize_one_point
 
 
 def _md(df: pd.DataFrame, floatfmt: str = ".1f") -> str:
@@ -53,11 +54,13 @@ def accuracy_markdown(
     scalers: pd.DataFrame,
     breakdown: pd.DataFrame | None = None,
     novelty: pd.DataFrame | None = None,
+    onepoint: pd.DataFrame | None = None,
 ) -> str:
     """The full accuracy report (leave-one-architecture-out), as Markdown."""
     parts = _metric_sections(metrics, noise)
     parts += _novelty_section(novelty)
     parts += _scaler_section(scalers)
+    parts += _onepoint_section(onepoint)
     parts += _breakdown_section(breakdown)
     return "\n".join(parts)
 
@@ -151,6 +154,31 @@ def _scaler_section(scalers: pd.DataFrame) -> list[str]:
     return parts
 
 
+def _onepoint_section(table: pd.DataFrame | None) -> list[str]:
+    if table is None or table.empty:
+        return []
+    parts = [
+        "## Scaler from one latency: MAPE %",
+        "",
+        "Left-out architectures: from the latency at one size on an instance (and, for "
+        "`profile`, the anchor profile taken at that size), the latency at every other trained "
+        "size (batch 16..256; input 32..256 px). `profile` is what the Scaler page uses after an "
+        "anchor prediction, `latency only` without a profile; `linear in work`, `median ratio` "
+        "(the median training ratio per instance and size pair) and `PROFET quadratic` (its "
+        "degree-2 curve through the one point) are baselines. Two points given: the linear "
+        "scaler above, unchanged.",
+        "",
+    ]
+    for col, title in (
+        ("mape_pct", "every other size"),
+        ("mape_1step_pct", "sizes at most 2x from the given one"),
+        ("median_ape_pct", "median absolute % error, every other size"),
+    ):
+        wide = table.pivot_table(index=["by", "variant"], columns="instance", values=col)
+        parts += [f"### {title}", "", _md(wide.reset_index()), ""]
+    return parts
+
+
 def _breakdown_section(breakdown: pd.DataFrame | None) -> list[str]:
     parts = []
     if breakdown is not None and not breakdown.empty:
@@ -238,6 +266,10 @@ def write_validation(
     # (the full table is large and repetitions differ by ~1.5%).
     main = oof[oof["estimator"].isin(METHODS) & (oof["exp"] == oof["exp"].min())]
     main.to_csv(folder / "predictions.csv.gz", index=False, float_format="%.6g")
+    onepoint = summarize_one_point(
+        pd.concat([cross_validate_one_point(dataset, by) for by in POWER], ignore_index=True)
+    )
+    onepoint.to_csv(folder / "onepoint.csv", index=False)
     (folder / "report.md").write_text(
-        accuracy_markdown(metrics, noise, scalers, breakdown, novelty)
+        accuracy_markdown(metrics, noise, scalers, breakdown, novelty, onepoint)
     )

@@ -22,6 +22,7 @@ from ._sanity import device_busy_us
 from ._scaler import SCALER_VARIANTS, fit_scaler, scaling_curves
 from ._store import FORMAT_VERSION, new_temp_folder, replace_folder, write_json, write_manifest
 from .errors import ProfetValueError
+from .onepoint import fit_one_point
 
 #: Fewest joined rows a pair needs to be trained.
 MIN_PAIR_ROWS = 4
@@ -155,6 +156,26 @@ def _fit_cross(dataset: Dataset, specs, calibrate: bool):
     return model.to_state(), fits, report
 
 
+def _fit_side_models(dataset: Dataset, specs, calibrate: bool, progress, model, arrays) -> dict:
+    """Fit the cross-instance, will-it-fit and one-point scaler models into ``model`` (states)
+    and ``arrays``; return their validation tables by file name."""
+    cross, fits, cross_report = _fit_cross(dataset, specs, calibrate)
+    model["onepoint"], onepoint_arrays, onepoint_report = fit_one_point(
+        dataset, calibrate, progress
+    )
+    arrays.update(onepoint_arrays)
+    for name, state in (("cross", cross), ("fits", fits)):
+        if state is not None:
+            model[name] = state[0]
+            arrays.update({f"{name}|{k}": v for k, v in state[1].items()})
+    reports = {}
+    if cross_report is not None:
+        reports.update({"crossgpu.csv": cross_report[0], "fits.csv": cross_report[1]})
+    if onepoint_report is not None:
+        reports["onepoint.csv"] = onepoint_report
+    return reports
+
+
 def _full_catalog(catalog: pd.DataFrame, instances) -> pd.DataFrame:
     catalog = validate_catalog(catalog)
     known = set(catalog["instance"])
@@ -229,11 +250,8 @@ def train(
     catalog = _full_catalog(catalog, dataset.instances)
     model, arrays = _fit_everything(dataset, threshold, factories, progress)
     model.update(methods=methods, default_method=default)
-    cross, fits, cross_report = _fit_cross(dataset, specs, calibrate or validation is not None)
-    for name, state in (("cross", cross), ("fits", fits)):
-        if state is not None:
-            model[name] = state[0]
-            arrays.update({f"{name}|{k}": v for k, v in state[1].items()})
+    calibrating = calibrate or validation is not None
+    reports = _fit_side_models(dataset, specs, calibrating, progress, model, arrays)
     settings = {"threshold": threshold, "method_params": method_params}
     calibrated = list(calibrate_methods or [default]) * bool(calibrate)
     tmp = new_temp_folder(out_dir)
@@ -250,9 +268,8 @@ def train(
             write_validation(tmp / "validation", oof, intervals, dataset, settings)
         else:
             intervals = pd.DataFrame(columns=INTERVAL_COLUMNS)
-        if cross_report is not None:
-            cross_report[0].to_csv(tmp / "validation" / "crossgpu.csv", index=False)
-            cross_report[1].to_csv(tmp / "validation" / "fits.csv", index=False)
+        for name, table in reports.items():
+            table.to_csv(tmp / "validation" / name, index=False)
         _write_artifacts(tmp, dataset, catalog, intervals, model, arrays)
         write_manifest(
             tmp,

@@ -128,3 +128,22 @@ def test_fit_table_equals_validation(page, predictor):
     no_exception(at)
     shown = next(d.value for d in at.dataframe if "brier" in d.value.columns)
     np.testing.assert_allclose(shown["brier"].to_numpy(), fits["brier"].to_numpy())
+
+
+def test_one_point_scaler_table_equals_validation(page, predictor):
+    """Issue 12: the one-point Scaler's leave-one-architecture-out errors are on the page."""
+    one = predictor.validation.get("onepoint")
+    assert one is not None, "the default artifacts hold no one-point scaler validation"
+    at = page("accuracy").run()
+    no_exception(at)
+    shown = next(
+        d.value
+        for d in at.dataframe
+        if "variant" in d.value.columns
+        and "by" in d.value.columns
+        and predictor.instances[0] in d.value.columns
+    )
+    for r in one.itertuples():
+        row = shown[(shown["by"] == r.by) & (shown["variant"] == r.variant)]
+        assert row[r.instance].iloc[0] == pytest.approx(r.mape_pct)
+    assert {"profile", "latency only", "median ratio", "PROFET quadratic"} <= set(shown["variant"])

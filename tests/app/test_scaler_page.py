@@ -1,5 +1,6 @@
-"""Scaler prediction page: the shown value and curve equal ``Predictor.scale``; nothing is shown
-from numbers the user never gave (issue 12)."""
+"""Scaler prediction page: from one latency (the learned per-instance curve, prefilled from the
+Anchor page's chosen row and target) or from two or three measured latencies; every shown number
+equals the core's, and nothing is shown from numbers the user never gave (issue 12)."""
 
 from __future__ import annotations
 
@@ -11,122 +12,158 @@ from app_helpers import example_profile, no_exception, plain, plotly_spec, value
 import ui
 
 
-def _lat(at, name):
-    return next(w for w in at.number_input if w.key.startswith(f"lat_{name}_"))
+def _points_mode(at):
+    at.radio(key="mode").set_value("points").run()
+    return at
 
 
-def _size(at, name):
-    return next(w for w in at.number_input if w.key.startswith(f"size_{name}_"))
-
-
-def _set_points(at, lat_a, lat_b, size_a=None, size_b=None):
+def _set_points(at, lat_a, lat_b, size_a=None, size_b=None, by="batch"):
     if size_a is not None:
-        _size(at, "first").set_value(size_a)
+        at.number_input(key=f"size_first_{by}").set_value(size_a)
     if size_b is not None:
-        _size(at, "second").set_value(size_b)
-    _lat(at, "first").set_value(lat_a)
-    _lat(at, "second").set_value(lat_b)
+        at.number_input(key=f"size_second_{by}").set_value(size_b)
+    at.number_input(key=f"lat_first_{by}").set_value(lat_a)
+    at.number_input(key=f"lat_second_{by}").set_value(lat_b)
 
 
-def _predict_slider(at):
-    return next(s for s in at.slider if s.key.startswith("predict_"))
+def _one(at, prefix):
+    return next(w for w in at.number_input if w.key.startswith(f"one_{prefix}_"))
 
 
 def _range(predictor, by="batch"):
     return tuple(int(v) for v in predictor.scaler(None, by).size_range_)
 
 
+def _anchor_result(predictor, anchor, rows, batch_size=32):
+    profile = example_profile(predictor, anchor)
+    if rows == 2:
+        profile = profile.loc[[0, 0]].reset_index(drop=True)
+        profile.iloc[1] *= 4
+    prediction = predictor.predict(anchor, profile)
+    return ui.AnchorResult(prediction, prediction.table, pd.DataFrame(), batch_size, 224, profile)
+
+
+def _with_result(page, result):
+    at = page("scaler")
+    at.session_state[ui.ANCHOR_RESULT] = result
+    return at.run()
+
+
 @pytest.mark.parametrize("by", ["batch", "input"], ids=["batch", "input"])
-def test_prediction_equals_core(page, predictor, by):
+def test_two_points_equal_core(page, predictor, by):
     lo, hi = _range(predictor, by)
     at = page("scaler").run()
     at.radio(key="by").set_value(by).run()
-    _set_points(at, 12.5, 180.0)
+    _points_mode(at)
+    _set_points(at, 12.5, 180.0, by=by)
+    at.run()
     size = int(lo + (hi - lo) / 3)
-    _predict_slider(at).set_value(size).run()
+    at.slider(key="pts_to").set_value(size).run()
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     value = float(predictor.scale(None, by, 12.5, 180.0, size))
     assert at.metric[0].value == ui.fmt_ms(value)
     spec = plotly_spec(at)
-    grid = values(spec["data"][0]["x"])
+    line = next(d for d in spec["data"] if d["name"] == "Scaler prediction")
+    grid = values(line["x"])
     assert grid[0] == lo and grid[-1] == hi
     np.testing.assert_allclose(
-        values(spec["data"][0]["y"]), predictor.scale(None, by, 12.5, 180.0, grid), rtol=1e-9
+        values(line["y"]), predictor.scale(None, by, 12.5, 180.0, grid), rtol=1e-9
     )
-    assert spec["data"][1]["y"] == [12.5, 180.0]  # the given points are marked
 
 
-def test_inner_sizes_and_a_third_point_reach_the_core(page, predictor):
+def test_a_third_point_reaches_the_core(page, predictor):
     lo, hi = _range(predictor)
-    at = page("scaler").run()
+    at = _points_mode(page("scaler").run())
     _set_points(at, 20.0, 90.0, size_a=32, size_b=128)
-    _predict_slider(at).set_value(200).run()
-    no_exception(at)
-    assert at.metric[0].value == ui.fmt_ms(
-        float(predictor.scale(None, "batch", 20.0, 90.0, 200, 32, 128))
-    )
+    at.run()
+    at.slider(key="pts_to").set_value(200).run()
     at.checkbox(key="third_batch").check().run()
-    next(w for w in at.number_input if w.key.startswith("mid_lat_")).set_value(30.0).run()
+    at.number_input(key="mid_lat_batch").set_value(30.0).run()
     no_exception(at)
     mid = int(round(np.sqrt(lo * hi)))
     want = float(predictor.scale(None, "batch", 20.0, 90.0, 200, 32, 128, points={mid: 30.0}))
     assert at.metric[0].value == ui.fmt_ms(want)
 
 
-def test_fresh_page_asks_for_latencies_and_invents_none(page):
+def test_fresh_page_asks_for_a_latency_and_invents_none(page):
     at = page("scaler").run()
     no_exception(at)
     assert not at.error and not at.metric and not at.get("plotly_chart")
     assert "Enter the batch latency" in at.info[0].value
-    assert not [s for s in at.slider if "latency" in s.label.lower()]  # no made-up latencies
+    assert _one(at, "lat").value is None
+    _points_mode(at)
+    assert not at.metric and "Enter the batch latency" in at.info[0].value
 
 
-def _anchor_result(predictor, anchor, rows, batch_size):
-    profile = example_profile(predictor, anchor)
-    if rows == 2:
-        profile = profile.loc[[0, 0]].reset_index(drop=True)
-        profile.iloc[1] *= 4
-    prediction = predictor.predict(anchor, profile)
-    return ui.AnchorResult(prediction, prediction.table, pd.DataFrame(), batch_size, 224)
+def test_one_measured_point_without_a_profile_equals_core(page, predictor):
+    at = page("scaler").run()
+    target = predictor.instances[1]
+    at.selectbox(key="one_target").set_value(target).run()
+    _one(at, "lat").set_value(40.0).run()
+    at.slider(key="one_to").set_value(128).run()
+    no_exception(at)
+    want = predictor.scale_from_point(target, "batch", 40.0, 32, 128, 224)
+    assert at.metric[0].value == ui.fmt_ms(float(want.latency_ms[0]))
+    # Without a profile the page says what the shape rests on.
+    assert any("no anchor profile" in plain(w.value) for w in at.warning)
+    band = next(d for d in plotly_spec(at)["data"] if d["name"] == "80% interval")
+    assert np.isfinite(values(band["y"])).all()
 
 
-def test_prefilled_from_an_anchor_prediction_without_an_error(page, predictor):
+def test_the_target_instance_changes_the_curve(page, predictor):
+    at = page("scaler").run()
+    shown = {}
+    for target in predictor.instances:
+        at.selectbox(key="one_target").set_value(target).run()
+        _one(at, "lat").set_value(40.0).run()
+        at.slider(key="one_to").set_value(256).run()
+        no_exception(at)
+        shown[target] = at.metric[0].value
+        want = predictor.scale_from_point(target, "batch", 40.0, 32, 256, 224).latency_ms[0]
+        assert shown[target] == ui.fmt_ms(float(want))
+    assert len(set(shown.values())) > 1, shown
+
+
+def test_prefilled_from_the_anchor_prediction_with_its_profile(page, predictor):
     """After any anchor prediction the page once showed `latency_max_ms is None` in red."""
     anchor = predictor.instances[0]
-    result = _anchor_result(predictor, anchor, 1, 32)
-    at = page("scaler")
-    at.session_state[ui.ANCHOR_RESULT] = result
-    at.run()
+    result = _anchor_result(predictor, anchor, 1)
+    at = _with_result(page, result)
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
-    target = at.selectbox(key="prefill_target").value
+    target = at.selectbox(key="pre_target").value
     t = result.table.set_index("target")
     assert target == t["batch_latency_ms"].idxmin()  # opens on the fastest target
-    assert _lat(at, "first").value == pytest.approx(t.at[target, "batch_latency_ms"])
-    assert _size(at, "first").value == 32 and _lat(at, "second").value is None
-    _lat(at, "second").set_value(3 * t.at[target, "batch_latency_ms"]).run()
-    assert at.metric and not at.error
+    latency = t.at[target, "batch_latency_ms"]
+    assert _one(at, "lat").value == pytest.approx(latency)
+    at.slider(key="one_to").set_value(128).run()
+    want = predictor.scale_from_point(target, "batch", latency, 32, 128, 224, result.profiles)
+    assert at.metric[0].value == ui.fmt_ms(float(want.latency_ms[0]))
+    caption = " ".join(c.value for c in at.caption)
+    assert ui.fmt_ms(float(want.low_ms[0])) in caption  # the interval is stated, in ms
+    assert not any("no anchor profile" in plain(w.value) for w in at.warning)
 
 
-def test_several_rows_prefill_the_chosen_row_not_the_ends(page, predictor):
+def test_several_rows_use_the_chosen_rows_latency_and_profile(page, predictor):
     """Three CNNs' predictions are three rows, not one model's latencies at two sizes."""
     anchor = predictor.instances[-1]
-    result = _anchor_result(predictor, anchor, 2, 32)
-    at = page("scaler")
-    at.session_state[ui.ANCHOR_RESULT] = result
-    at.run()
-    target = at.selectbox(key="prefill_target").value
+    result = _anchor_result(predictor, anchor, 2)
+    at = _with_result(page, result)
     at.selectbox(key="prefill_row").set_value(1).run()
     no_exception(at)
+    target = at.selectbox(key="pre_target").value
     t = result.table
-    want = t[(t["row"] == 1) & (t["target"] == target)]["batch_latency_ms"].iloc[0]
-    assert _lat(at, "first").value == pytest.approx(want)
-    assert _lat(at, "second").value is None
+    latency = t[(t["row"] == 1) & (t["target"] == target)]["batch_latency_ms"].iloc[0]
+    assert _one(at, "lat").value == pytest.approx(latency)
+    at.slider(key="one_to").set_value(64).run()
+    profile = result.profiles.iloc[[1]]
+    want = predictor.scale_from_point(target, "batch", latency, 32, 64, 224, profile)
+    assert at.metric[0].value == ui.fmt_ms(float(want.latency_ms[0]))
 
 
 def test_falling_latency_is_warned_about(page, predictor):
-    at = page("scaler").run()
+    at = _points_mode(page("scaler").run())
     _set_points(at, 200.0, 21.0)
     at.run()
     no_exception(at)
@@ -134,29 +171,31 @@ def test_falling_latency_is_warned_about(page, predictor):
     assert at.metric  # still answered, with the warning
 
 
-@pytest.mark.parametrize(
-    ("lat_a", "lat_b", "sizes", "fragment"),
-    [(10.0, 50.0, (128, 128), "two different")],
-    ids=["sizes-equal"],
-)
-def test_bad_input_shows_info_or_error(page, predictor, lat_a, lat_b, sizes, fragment):
-    at = page("scaler").run()
-    _set_points(at, lat_a, lat_b, *sizes)
+def test_equal_sizes_ask_for_two_different_ones(page, predictor):
+    at = _points_mode(page("scaler").run())
+    _set_points(at, 10.0, 50.0, 128, 128)
     at.run()
     no_exception(at)
     assert not at.get("plotly_chart")
-    assert any(fragment in i.value for i in at.info)
+    assert any("two different" in i.value for i in at.info)
     _set_points(at, 10.0, 50.0, 16, 256)
     at.run()
     assert not at.error and at.metric
 
 
-def test_validation_errors_are_quoted(page, predictor):
-    sc = predictor.validation["scalers"]
-    sel = sc[(sc["by"] == "batch") & (sc["variant"] == "default")]
+@pytest.mark.parametrize("mode", ["one", "points"], ids=["one-point", "two-points"])
+def test_validation_errors_are_quoted(page, predictor, mode):
+    table = predictor.validation["onepoint" if mode == "one" else "scalers"]
+    variant = "profile" if mode == "one" else "default"
+    sel = table[(table["by"] == "batch") & (table["variant"] == variant)]
     at = page("scaler").run()
-    _set_points(at, 10.0, 200.0)
-    at.run()
+    if mode == "one":
+        _one(at, "lat").set_value(40.0).run()
+    else:
+        _points_mode(at)
+        _set_points(at, 10.0, 200.0)
+        at.run()
     text = " ".join(c.value for c in at.caption)
+    assert len(sel) == len(predictor.instances)
     for r in sel.itertuples():
         assert f"{r.instance} {r.mape_pct:.1f}%" in text

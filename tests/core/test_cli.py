@@ -156,6 +156,63 @@ def test_scale_with_a_third_point(trained):
     assert exc.value.code == 2 and "'32:12' is not SIZE=MS" in err.getvalue()
 
 
+ONE_POINT = ["scale", "--target", "gpu-b", "--by", "batch", "--size", 64]
+
+
+@pytest.mark.parametrize("with_profile", [True, False], ids=["profile", "latency-only"])
+def test_scale_from_one_point_prints_the_core_value_and_interval(
+    trained, profile_file, synthetic_dataset, with_profile
+):
+    argv = [*ONE_POINT, "--latency-ms", 8, "--size-from", 16, "--other-size", 32]
+    argv += ["--artifacts", trained]
+    profile = None
+    if with_profile:
+        argv += ["--profile", profile_file]
+        profile = synthetic_dataset.profiles.iloc[[0]][synthetic_dataset.ops]
+    code, out, err = run(*argv)
+    assert code == 0, err
+    want = load_artifacts(trained).scale_from_point("gpu-b", "batch", 8.0, 16, 64, 32, profile)
+    words = out.split()
+    assert words[1:4] == ["ms", "per", "training"] and "on gpu-b" in out
+    assert float(words[0]) == pytest.approx(float(want.latency_ms[0]), abs=1e-3)
+    assert f"80% interval {want.low_ms[0]:.3f}..{want.high_ms[0]:.3f} ms" in out
+    assert ("no anchor profile" in err) is not with_profile
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--latency-ms", 8, "--size-from", 16], "needs --other-size too"),
+        (
+            ["--latency-ms", 8, "--size-from", 16, "--other-size", 32, "--latency-min-ms", 3],
+            "not both",
+        ),
+        ([], "give one point"),
+        (
+            [
+                "--latency-ms",
+                8,
+                "--size-from",
+                16,
+                "--other-size",
+                32,
+                "--profile",
+                "{prof}",
+                "--row",
+                3,
+            ],
+            "--row 3 is not in the profile file; it has rows 0..0",
+        ),
+    ],
+    ids=["missing-other-size", "both-modes", "no-latency", "bad-row"],
+)
+def test_scale_one_point_misuse_is_named(trained, profile_file, extra, match):
+    extra = [profile_file if a == "{prof}" else a for a in extra]
+    code, out, err = run(*ONE_POINT, *extra, "--artifacts", trained)
+    assert code == 2 and not out
+    assert match in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize(
     ("argv", "match"),
     [

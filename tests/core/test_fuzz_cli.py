@@ -80,6 +80,14 @@ def test_scale_any_numbers(trained, lat_min, lat_max, size, point):
     _check(*run(*argv))
 
 
+@FUZZ
+@given(latency=NUMBERS, size_from=NUMBERS, size=NUMBERS, other=NUMBERS)
+def test_scale_one_point_any_numbers(trained, latency, size_from, size, other):
+    argv = ["scale", "--by", "input", "--target", "gpu-c", "--latency-ms", latency]
+    argv += ["--size-from", size_from, "--size", size, "--other-size", other]
+    _check(*run(*argv, "--artifacts", trained))
+
+
 OPS = st.dictionaries(
     st.sampled_from(["Device_Conv2D", "Device_Relu", "Host_IDLE", "Device_IDLE", "Device_X"]),
     st.one_of(st.floats(0, 1e13), st.integers(0, 10**20), st.sampled_from([-1, 1e308, 0])),
