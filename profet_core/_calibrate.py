@@ -15,7 +15,8 @@ import pandas as pd
 
 from ._data import Dataset
 from ._predictor import load_artifacts
-from ._store import new_temp_folder, replace_folder, write_json, write_manifest
+from ._store import write_json, write_manifest
+from ._swap import check_out_folder, new_temp_folder, remove_temp, replace_folder
 from .errors import ProfetValueError
 
 
@@ -45,6 +46,7 @@ def calibrate_artifacts(path, instance: str, dataset: Dataset, specs: pd.DataFra
         shared with a measured instance. The artifacts are then left as they were.
     """
     predictor = load_artifacts(path)
+    check_out_folder(predictor.path)  # it is rewritten: it must hold nothing but our files
     cross = predictor.cross
     if cross is None:
         raise ProfetValueError("these artifacts hold no cross-instance model; retrain them")
@@ -79,4 +81,4 @@ def _write_cross(folder: Path, cross) -> None:
         write_manifest(tmp, **keep)
         replace_folder(tmp, folder)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_temp(tmp)

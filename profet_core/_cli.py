@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
+import errno
+import os
 import sys
 
+from ._argtypes import OneLineParser, float_range, int_range
 from ._commands import (
     DEFAULT_DATA,
     _cmd_calibrate,
@@ -34,13 +36,23 @@ _NUMERIC_OPTIONS = (
     "--epochs",
     "--steps",
     "--input-size",
+    "--threshold",
+    "--dnn-epochs",
+    "--classes",
+    "--timeout",
+    "--usd-per-hour",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Op-clustering distance (a Levenshtein distance) and DNN epochs: checked at parse time.
+_THRESHOLD = float_range(0.0, 1000.0)
+_EPOCHS = int_range(1, 100_000)
+
+
+def build_parser() -> OneLineParser:
     from ._methods import METHODS
 
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="profet",
         description="Predict CNN training-step latency and "
         "cost on GPU instances from a profile taken on one anchor instance.",
@@ -58,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--catalog", help="instance catalog CSV (default: instances.csv near the data)")
     t.add_argument(
-        "--threshold", type=float, default=6.0, help="op-clustering distance (default 6)"
+        "--threshold", type=_THRESHOLD, default=6.0, help="op-clustering distance (default 6)"
     )
     t.add_argument(
         "--methods",
@@ -68,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="methods to train (default all)",
     )
     t.add_argument(
-        "--dnn-epochs", type=int, help="cap the reference DNN's epochs (faster, less accurate)"
+        "--dnn-epochs", type=_EPOCHS, help="cap the reference DNN's epochs (faster, less accurate)"
     )
     t.add_argument(
         "--no-calibrate",
@@ -192,8 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--anchors", nargs="+")
     v.add_argument("--targets", nargs="+")
     v.add_argument("--architectures", nargs="+", help="left-out architectures (default all)")
-    v.add_argument("--threshold", type=float, default=6.0)
-    v.add_argument("--dnn-epochs", type=int)
+    v.add_argument("--threshold", type=_THRESHOLD, default=6.0)
+    v.add_argument("--dnn-epochs", type=_EPOCHS)
     v.add_argument(
         "--cross",
         action="store_true",
@@ -238,13 +250,31 @@ def main(argv=None) -> int:
     argv = _join_numeric(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # here, so that a closed pipe or a full disk is caught below
+        return code
     except ProfetError as exc:
         print(f"profet: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("profet: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `profet ... | head`: the reader left; nothing more to say
+        _drop_stdout()
+        return 141
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise
+        _drop_stdout()
+        print(f"profet: error: cannot write: {exc.strerror}", file=sys.stderr)
+        return 2
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what could not be
+    written raises nothing more at exit (Python's documented recipe for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":

@@ -35,10 +35,12 @@ class _Progress:
 def _cmd_train(args) -> int:
     from . import load_catalog, load_dataset, train
     from ._data import combine_datasets
+    from ._swap import check_paths
 
     folders = args.data or [DEFAULT_DATA]
-    dataset = combine_datasets([load_dataset(d) for d in folders])
+    check_paths(folders, args.out, args.validation)
     catalog = load_catalog(args.catalog or _find_catalog(Path(folders[0])))
+    dataset = combine_datasets([load_dataset(d) for d in folders])
     if not args.catalog:  # other folders' catalog lines (e.g. a collected instance) join in
         catalog = _merge_catalogs(catalog, [Path(d) / "instances.csv" for d in folders[1:]])
     params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}
@@ -186,9 +188,12 @@ def _cmd_calibrate(args) -> int:
     from ._calibrate import calibrate_artifacts
     from ._data import combine_datasets, load_dataset
     from ._specs import load_specs
+    from ._store import artifacts_path
+    from ._swap import check_paths
 
-    dataset = combine_datasets([load_dataset(d) for d in args.data])
+    check_paths(args.data, artifacts_path(args.artifacts))
     specs = load_specs(args.specs) if args.specs else None
+    dataset = combine_datasets([load_dataset(d) for d in args.data])
     basis = calibrate_artifacts(args.artifacts, args.instance, dataset, specs)
     print(f"{args.instance}: predictions now rest on {basis}")
     return 0
@@ -313,6 +318,10 @@ def _cmd_validate(args) -> int:
     from ._methods import METHODS, method_factory
     from ._report import write_validation
 
+    if args.cross:
+        from ._specs import load_specs
+
+        load_specs(args.specs)  # refused now rather than after the cross-validation
     dataset = load_dataset(args.data)
     methods = args.methods or list(METHODS)
     params = {"profet": {"dnn_params": {"epochs": args.dnn_epochs}}} if args.dnn_epochs else {}

@@ -61,7 +61,9 @@ class Dataset:
 def _read_table(folder: Path, stem: str) -> pd.DataFrame:
     # An empty CSV cell is a missing op (0); a literal "nan" or "null" is an error, not missing.
     csv = partial(pd.read_csv, keep_default_na=False, na_values=[""])
-    for suffix, reader in ((".parquet", pd.read_parquet), (".csv", csv)):
+    # No Arrow thread pools: their threads can abort the process at exit (apache/arrow#34314).
+    parquet = partial(pd.read_parquet, pre_buffer=False, use_threads=False)
+    for suffix, reader in ((".parquet", parquet), (".csv", csv)):
         path = folder / f"{stem}{suffix}"
         if path.is_file():
             try:

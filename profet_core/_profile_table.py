@@ -148,7 +148,10 @@ def from_parquet(data: bytes, where: str) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(io.BytesIO(data))
+        # No pre-buffering and no thread pool: both start Arrow C++ threads that can abort the
+        # process at exit ("terminate called without an active exception", apache/arrow#34314);
+        # the bytes are already in memory, so neither speeds anything up.
+        pf = pq.ParquetFile(io.BytesIO(data), pre_buffer=False)
         schema, n_rows = pf.schema_arrow, pf.metadata.num_rows
     except Exception as exc:  # pyarrow raises many types for malformed files
         raise ProfetValueError(f"cannot read {where} as Parquet: {quote(str(exc))}") from None
@@ -170,7 +173,7 @@ def from_parquet(data: bytes, where: str) -> pd.DataFrame:
                 "float numbers (not datetime, duration, boolean or text)"
             )
     try:
-        table = pf.read(columns=wanted)
+        table = pf.read(columns=wanted, use_threads=False)
     except Exception as exc:
         raise ProfetValueError(f"cannot read {where} as Parquet: {quote(str(exc))}") from None
     for name in numeric:

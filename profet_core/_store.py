@@ -15,8 +15,6 @@ import io
 import json
 import os
 import platform
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,27 +74,6 @@ def sub_arrays(arrays: Mapping, prefix: str) -> dict:
     """The arrays whose key starts with ``prefix``, with the prefix cut off."""
     cut = len(prefix)
     return {k[cut:]: arrays[k] for k in arrays if k.startswith(prefix)}
-
-
-def replace_folder(tmp: Path, out: Path) -> None:
-    """Move a fully written ``tmp`` folder to ``out``, replacing an existing one only at the end."""
-    if out.exists():
-        backup = out.with_name(out.name + ".old")
-        shutil.rmtree(backup, ignore_errors=True)
-        out.rename(backup)
-        tmp.rename(out)
-        shutil.rmtree(backup, ignore_errors=True)
-    else:
-        tmp.rename(out)
-
-
-def new_temp_folder(out_dir) -> Path:
-    """A private temporary folder beside ``out_dir`` (so the final rename stays on one disk)."""
-    parent = Path(out_dir).resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".profet-train-", dir=parent))
-    tmp.chmod(0o755)  # mkdtemp makes it private; artifacts are meant to be read by the app's user
-    return tmp
 
 
 def write_manifest(folder: Path, **metadata) -> None:
@@ -255,6 +232,11 @@ def _unlisted(path: Path, files: dict) -> tuple:
     return tuple(sorted(f for f in on_disk if f not in listed))
 
 
+def artifacts_path(path=None) -> Path:
+    """``path``, else ``$PROFET_ARTIFACTS``, else the project's ``artifacts/``."""
+    return Path(path or os.environ.get("PROFET_ARTIFACTS") or DEFAULT_ARTIFACTS)
+
+
 def load_bundle(path=None) -> Bundle:
     """Verify an artifacts folder and read it.
 
@@ -271,7 +253,7 @@ def load_bundle(path=None) -> Bundle:
     """
     from ._intervals import INTERVAL_COLUMNS
 
-    path = Path(path or os.environ.get("PROFET_ARTIFACTS") or DEFAULT_ARTIFACTS)
+    path = artifacts_path(path)
     manifest = _read_manifest(path)
     files = manifest["files"]
     missing = [f for f in REQUIRED_FILES if f not in files]

@@ -20,7 +20,8 @@ from ._predictor import INTERVAL_LEVEL, pair_name
 from ._report import write_validation
 from ._sanity import device_busy_us
 from ._scaler import SCALER_VARIANTS, fit_scaler, scaling_curves
-from ._store import FORMAT_VERSION, new_temp_folder, replace_folder, write_json, write_manifest
+from ._store import FORMAT_VERSION, write_json, write_manifest
+from ._swap import check_out_folder, new_temp_folder, remove_temp, replace_folder
 from .errors import ProfetValueError
 from .onepoint import fit_one_point
 
@@ -212,8 +213,9 @@ def train(
         Instance catalog (``instance, gpu, usd_per_hour``); instances of the dataset that it
         lacks are kept with an unknown GPU and price.
     out_dir : path-like
-        Folder to write. It is replaced only once everything was trained and written, so a
-        failure leaves an existing folder as it was.
+        Folder to write: new, or an artifacts folder PROFET wrote (anything else is refused
+        before any training). It is replaced atomically only once everything was trained and
+        written, so a failure or a kill leaves an existing folder as it was.
     methods : list of str, optional
         Methods to train (default: all). The artifacts' default method is ``DEFAULT_METHOD`` if
         trained, else the first listed.
@@ -244,7 +246,11 @@ def train(
     """
     methods = list(methods or METHODS)
     method_params = method_params or {}
+    check_out_folder(out_dir)
     check_trainable(dataset, methods, calibrate and validation is None)
+    settings = {"threshold": threshold, "method_params": method_params}
+    if validation is not None:  # checked before the fitting, copied after it
+        intervals = _reuse_validation(Path(validation), dataset, methods, settings)
     factories = {m: method_factory(m, method_params.get(m)) for m in methods}
     default = DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
     catalog = _full_catalog(catalog, dataset.instances)
@@ -252,15 +258,12 @@ def train(
     model.update(methods=methods, default_method=default)
     calibrating = calibrate or validation is not None
     reports = _fit_side_models(dataset, specs, calibrating, progress, model, arrays)
-    settings = {"threshold": threshold, "method_params": method_params}
     calibrated = list(calibrate_methods or [default]) * bool(calibrate)
     tmp = new_temp_folder(out_dir)
     try:
         (tmp / "validation").mkdir()
         if validation is not None:
-            intervals = _reuse_validation(
-                Path(validation), tmp / "validation", dataset, methods, settings
-            )
+            shutil.copytree(validation, tmp / "validation", dirs_exist_ok=True)
         elif calibrated:
             chosen = {m: factories[m] for m in calibrated}
             oof = cross_validate(dataset, chosen, threshold=threshold, progress=progress)
@@ -281,7 +284,7 @@ def train(
         )
         replace_folder(tmp, Path(out_dir))
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_temp(tmp)
     return Path(out_dir)
 
 
@@ -300,10 +303,8 @@ def _busy_range(dataset: Dataset) -> list[float]:
     return [float(busy.min()), float(busy.max())] if busy.size else []
 
 
-def _reuse_validation(
-    src: Path, dst: Path, dataset: Dataset, methods, settings: dict
-) -> pd.DataFrame:
-    """Copy a ``profet validate`` report after checking it fits these models; return intervals."""
+def _reuse_validation(src: Path, dataset: Dataset, methods, settings: dict) -> pd.DataFrame:
+    """Check that a ``profet validate`` report fits these models; return its intervals."""
     try:
         run = json.loads((src / "run.json").read_text())
         metrics = pd.read_csv(src / "metrics.csv")
@@ -330,7 +331,6 @@ def _reuse_validation(
             f"validation in {str(src)!r} predates the current interval calibration (metrics.csv "
             f"lacks {lacking}); run `profet validate` again"
         )
-    shutil.copytree(src, dst, dirs_exist_ok=True)
     return metrics.dropna(subset=["q_lo"])[INTERVAL_COLUMNS].reset_index(drop=True)
 
 

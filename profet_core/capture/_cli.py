@@ -6,6 +6,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from .._argtypes import float_range, int_range
+
 
 def _cmd_profile(args) -> int:
     from ._collect import check_out_dir
@@ -80,7 +82,9 @@ def add_capture_parsers(subparsers) -> None:
     )
     p.add_argument("--batch-size", type=int, required=True)
     p.add_argument("--input-size", type=int, required=True, help="square input, px")
-    p.add_argument("--classes", type=int, help="label classes (default: the model's)")
+    p.add_argument(
+        "--classes", type=int_range(2, 1_000_000), help="label classes (default: the model's)"
+    )
     p.add_argument("--steps-per-epoch", type=int, help="default: original data size / batch")
     p.add_argument("--latency-steps", type=int, default=50, help="timed steps (default 50)")
     p.add_argument("--instance", help="instance name for the metadata")
@@ -97,8 +101,15 @@ def add_capture_parsers(subparsers) -> None:
     c.add_argument("--quick", action="store_true", help="small subset for a first calibration")
     c.add_argument("--steps-per-epoch", type=int)
     c.add_argument("--latency-steps", type=int, default=50)
-    c.add_argument("--timeout", type=float, default=3600, help="seconds per workload")
+    c.add_argument(
+        "--timeout",
+        type=float_range(0.0, low_open=True),
+        default=3600,
+        help="seconds per workload",
+    )
     c.add_argument("--retry-failed", action="store_true", help="run failed workloads again")
     c.add_argument("--gpu", help="GPU name for the catalog line (with --usd-per-hour)")
-    c.add_argument("--usd-per-hour", type=float, help="on-demand price for the catalog line")
+    c.add_argument(
+        "--usd-per-hour", type=float_range(0.0), help="on-demand price for the catalog line"
+    )
     c.set_defaults(func=_cmd_collect)
