@@ -13,8 +13,10 @@ import datetime as _dt
 import hashlib
 import io
 import json
+import math
 import os
 import platform
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +43,12 @@ VALIDATION_TABLES = (
 )
 #: Largest artifact file read (bytes): the shipped folder is ~31 MB.
 MAX_ARTIFACT_BYTES = 512 * 1024 * 1024
+#: Largest total of every artifact file read, each counted once (bytes).
+MAX_TOTAL_BYTES = 1024 * 1024 * 1024
+#: Largest total of the arrays once decompressed (bytes): the shipped ones are ~77 MB.
+MAX_ARRAY_BYTES = 2 * 1024 * 1024 * 1024
+#: Most files a manifest may list.
+MAX_FILES = 1000
 
 
 def sha256(path: Path) -> str:
@@ -167,7 +175,9 @@ def _read_manifest(path: Path) -> dict:
 def _verified(path: Path, files: dict) -> dict[str, bytes]:
     """Read every listed file (confined to ``path``), checking its size and sha256."""
     root = path.resolve()
-    data = {}
+    if len(files) > MAX_FILES:
+        raise ArtifactError(f"manifest lists {len(files):,} files; the limit is {MAX_FILES:,}")
+    data, seen, total = {}, {}, 0
     for name, digest in files.items():
         if not isinstance(name, str) or not isinstance(digest, str):
             raise ArtifactError(f"manifest entry {name!r}: {digest!r} is not a name and a sha256")
@@ -178,10 +188,19 @@ def _verified(path: Path, files: dict) -> dict[str, bytes]:
             )
         if not f.is_file():
             raise ArtifactError(f"artifact file {name!r} listed in the manifest is missing")
-        if f.stat().st_size > MAX_ARTIFACT_BYTES:
+        st = f.stat()
+        if st.st_size > MAX_ARTIFACT_BYTES:
             raise ArtifactError(f"artifact file {name!r} is larger than {MAX_ARTIFACT_BYTES} bytes")
-        blob = f.read_bytes()
-        if hashlib.sha256(blob).hexdigest() != digest:
+        # Another name of a file already read (an alias, a hard link) is read and counted once.
+        if (st.st_dev, st.st_ino) not in seen:
+            total += st.st_size
+            if total > MAX_TOTAL_BYTES:
+                raise ArtifactError(f"artifact files exceed {MAX_TOTAL_BYTES:,} bytes in all")
+            with open(f, "rb") as fh:  # bounded even if the file grew since stat
+                blob = fh.read(MAX_ARTIFACT_BYTES + 1)
+            seen[(st.st_dev, st.st_ino)] = blob, hashlib.sha256(blob).hexdigest()
+        blob, actual = seen[(st.st_dev, st.st_ino)]
+        if len(blob) > MAX_ARTIFACT_BYTES or actual != digest:
             raise ArtifactError(
                 f"artifact file {name!r} does not match its sha256 in the manifest; "
                 "retrain or restore the artifacts"
@@ -217,13 +236,67 @@ def _csv(blobs: dict, name: str, columns) -> pd.DataFrame:
 
 
 def _npz(blob: bytes) -> Mapping:
+    if not zipfile.is_zipfile(io.BytesIO(blob)):
+        raise ArtifactError("artifact file 'arrays.npz' is not a zip archive of .npy arrays")
     try:
-        npz = np.load(io.BytesIO(blob), allow_pickle=False)
-        if not hasattr(npz, "files"):
-            raise ValueError("not an .npz archive")
-        return npz
-    except Exception as exc:  # numpy/zipfile raise many types for a broken archive
+        return NpzArrays(blob)
+    except ArtifactError:
+        raise
+    except Exception as exc:  # zipfile raises many types for a broken archive
         raise ArtifactError(f"artifact file 'arrays.npz' is unreadable: {exc}") from None
+
+
+class NpzArrays(Mapping):
+    """The arrays of an ``.npz`` (in memory), each read when first asked for, after checking
+    that its ``.npy`` header declares exactly the bytes its zip entry holds: so no array is
+    allocated before its size is known, and all of them together fit :data:`MAX_ARRAY_BYTES`."""
+
+    def __init__(self, blob: bytes):
+        self._zip = zipfile.ZipFile(io.BytesIO(blob))
+        infos = self._zip.infolist()
+        names = [i.filename for i in infos]
+        if len(set(names)) != len(names) or not all(n.endswith(".npy") for n in names):
+            raise ArtifactError("artifact file 'arrays.npz' holds entries other than .npy arrays")
+        total = sum(i.file_size for i in infos)
+        if total > MAX_ARRAY_BYTES:
+            raise ArtifactError(
+                f"artifact file 'arrays.npz' decompresses to {total:,} bytes; the limit is "
+                f"{MAX_ARRAY_BYTES:,}"
+            )
+        self._infos = {n[: -len(".npy")]: i for n, i in zip(names, infos, strict=True)}
+        self.files = list(self._infos)
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+    def __iter__(self):
+        return iter(self.files)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        info = self._infos[key]
+        fmt = np.lib.format
+        with self._zip.open(info) as f:
+            try:
+                version = fmt.read_magic(f)
+                if version not in ((1, 0), (2, 0)):
+                    raise ValueError(f"unsupported .npy version {version}")
+                read_header = (
+                    fmt.read_array_header_1_0 if version == (1, 0) else (fmt.read_array_header_2_0)
+                )
+                shape, _, dtype = read_header(f)
+                declared = math.prod(shape) * dtype.itemsize
+                if dtype.hasobject or declared != info.file_size - f.tell():
+                    raise ValueError(
+                        f"header declares {declared:,} bytes of {dtype}, the entry holds "
+                        f"{info.file_size - f.tell():,}"
+                    )
+            except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
+                raise ArtifactError(f"arrays.npz: array {key[:80]!r} is malformed: {exc}") from None
+        with self._zip.open(info) as f:
+            try:
+                return fmt.read_array(f, allow_pickle=False)
+            except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
+                raise ArtifactError(f"arrays.npz: array {key[:80]!r} is malformed: {exc}") from None
 
 
 def _unlisted(path: Path, files: dict) -> tuple:
