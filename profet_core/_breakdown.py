@@ -283,6 +283,8 @@ class BreakdownRegressor(Estimator):
         self.n_features_in_ = len(self.feature_names_in_)
         if meta.get("depth") is not None:
             self.depth_ = int(meta["depth"])
+        if self.learner in ("tree", "forest"):
+            FlatTrees(self.arrays_, self.depth_)  # refuses malformed trees before any walk
         return self
 
 

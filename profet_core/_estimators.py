@@ -168,8 +168,8 @@ class _TreeEnsemble(Estimator):
     @classmethod
     def from_state(cls, meta, arrays):
         self = cls(**meta["params"])
-        self.trees_ = FlatTrees(arrays, meta["depth"])
-        self.n_features_in_ = meta["n_features"]
+        self.n_features_in_ = int(meta["n_features"])
+        self.trees_ = FlatTrees(arrays, meta["depth"], self.n_features_in_)
         self.offset_ = meta.get("offset", 0.0)
         return self
 

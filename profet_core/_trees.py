@@ -28,11 +28,16 @@ class FlatTrees:
         Depth of the deepest tree (traversal runs this many fixed steps).
     """
 
-    def __init__(self, arrays: dict, depth: int):
+    def __init__(self, arrays: dict, depth: int, n_features: int | None = None):
         self.arrays = {k: np.asarray(arrays[k]) for k in TREE_ARRAYS}
         value = self.arrays["value"]
         self.arrays["value"] = value[:, None] if value.ndim == 1 else value
-        self.depth = int(depth)
+        if int(depth) < 0:
+            raise ValueError(f"tree depth {depth!r} is negative")
+        # From the arrays themselves: a stored depth too small would stop walks at inner nodes.
+        self.depth = check_trees(self.arrays, n_features)
+        inner = self.arrays["left"] != np.arange(len(self.arrays["left"]))
+        self._n_features = int(self.arrays["feature"][inner].max()) + 1 if inner.any() else 0
 
     @classmethod
     def from_sklearn(cls, trees) -> FlatTrees:
@@ -70,6 +75,8 @@ class FlatTrees:
         """
         X = np.asarray(X, dtype=np.float32).astype(np.float64)
         X = X.reshape(1, -1) if X.ndim == 1 else X
+        if X.shape[1] < self._n_features:
+            raise ValueError(f"the trees split on {self._n_features} features; X has {X.shape[1]}")
         if len(X) >= _COMPILED_MIN_ROWS:
             return self._compiled_sum(X)
         return self.leaves(X).sum(axis=1)
@@ -84,6 +91,8 @@ class FlatTrees:
         # Trees compare float32 inputs with their thresholds; cast the same way to match exactly.
         X = np.asarray(X, dtype=np.float32).astype(np.float64)
         X = X.reshape(1, -1) if X.ndim == 1 else X
+        if X.shape[1] < self._n_features:
+            raise ValueError(f"the trees split on {self._n_features} features; X has {X.shape[1]}")
         n_trees = len(a["roots"])
         out = np.empty((len(X), n_trees, a["value"].shape[1]))
         for start in range(0, len(X), _CHUNK):
@@ -136,3 +145,60 @@ class FlatTrees:
         for start, tree in self._sklearn_trees():
             total += value[start + tree.apply(X32)]
         return total
+
+
+def _tree_ends(roots: np.ndarray, n: int) -> np.ndarray:
+    """For each node, the id one past the last node of its tree."""
+    bounds = np.append(roots, n)
+    return np.repeat(bounds[1:], np.diff(bounds))
+
+
+def check_trees(a: dict, n_features: int | None = None) -> int:
+    """Check flat tree arrays before any walk; return the depth of the deepest tree.
+
+    Every array has one entry per node (``value`` finite floats); the roots start at 0 and
+    increase; a node is a leaf (both children itself) or has both children after it and inside
+    its own tree, so every walk ends (no cycle) and no index leaves the arrays; split features
+    lie in ``[0, n_features)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the first thing wrong.
+    """
+    n = len(a["left"])
+    for k in ("left", "right", "feature", "roots", "threshold"):
+        kind = "f" if k == "threshold" else "iu"
+        if a[k].ndim != 1 or a[k].dtype.kind not in kind or (k != "roots" and len(a[k]) != n):
+            raise ValueError(f"tree array {k!r} must be 1-D {'floats' if kind == 'f' else 'ints'}")
+    value = a["value"]
+    if value.ndim != 2 or len(value) != n or value.dtype.kind != "f":
+        raise ValueError("tree array 'value' must hold one float row per node")
+    if not np.isfinite(value).all():
+        raise ValueError("tree array 'value' holds NaN or infinity")
+    roots = a["roots"].astype(np.int64)
+    if not n or not len(roots) or roots[0] != 0 or (np.diff(roots) <= 0).any() or roots[-1] >= n:
+        raise ValueError("tree roots must start at node 0 and increase inside the node arrays")
+    ids, end = np.arange(n), _tree_ends(roots, n)
+    left, right = a["left"].astype(np.int64), a["right"].astype(np.int64)
+    leaf = left == ids
+    if (leaf != (right == ids)).any():
+        raise ValueError("a tree node has one child")
+    inner = ~leaf
+    ok = (left > ids) & (left < end) & (right > ids) & (right < end)
+    if (inner & ~ok).any():
+        node = int(np.argmax(inner & ~ok))
+        raise ValueError(f"tree node {node} has a child outside its tree or before it (a cycle)")
+    feature = a["feature"][inner].astype(np.int64)
+    high = n_features if n_features is not None else np.iinfo(np.int64).max
+    if feature.size and (feature.min() < 0 or feature.max() >= high):
+        raise ValueError(f"a tree splits on a feature outside 0..{high - 1}")
+    # Children come after their parents, so depths settle in at most `deepest + 1` sweeps.
+    depth, parents = np.zeros(n, dtype=np.int64), np.flatnonzero(inner)
+    while True:
+        new = depth.copy()
+        np.maximum.at(new, left[parents], depth[parents] + 1)
+        np.maximum.at(new, right[parents], depth[parents] + 1)
+        if np.array_equal(new, depth):
+            return int(depth.max())
+        depth = new
