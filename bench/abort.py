@@ -24,10 +24,12 @@ from pathlib import Path
 import pandas as pd
 
 
-def _one(profile: Path, env: dict) -> tuple[int, str]:
+def _one(profile: Path, repo: str) -> tuple[int, str]:
     cmd = [sys.executable, "-m", "profet_core", "predict", "--profile", str(profile)]
+    env = {**os.environ, "PYTHONPATH": repo}
+    # In the checkout itself: `python -m` puts the working folder first on sys.path.
     proc = subprocess.run(
-        [*cmd, "--anchor", "x"], env=env, capture_output=True, text=True, timeout=120
+        [*cmd, "--anchor", "x"], cwd=repo, env=env, capture_output=True, text=True, timeout=120
     )
     return proc.returncode, proc.stderr
 
@@ -38,13 +40,12 @@ def main() -> None:
     p.add_argument("--jobs", type=int, default=3, help="runs at a time")
     p.add_argument("--repo", default=str(Path(__file__).resolve().parent.parent))
     args = p.parse_args()
-    env = {**os.environ, "PYTHONPATH": args.repo}
     with tempfile.TemporaryDirectory() as tmp:
         profile = Path(tmp) / "empty.parquet"
         pd.DataFrame({"Device_Conv2D": pd.Series([], dtype=float)}).to_parquet(profile)
         start = time.monotonic()
         with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(lambda _: _one(profile, env), range(args.runs)))
+            results = list(pool.map(lambda _: _one(profile, args.repo), range(args.runs)))
     codes = collections.Counter(code for code, _ in results)
     aborts = sum("terminate called" in err for _, err in results)
     one_line = sum(err.count("\n") == 1 and err.startswith("profet: error:") for _, err in results)

@@ -137,7 +137,37 @@ class DenseNetRegressor(Estimator):
         self.y_mean_, self.y_std_ = meta["y_mean"], meta["y_std"]
         self.weights_ = [arrays[f"w{i}"] for i in range(meta["n_weights"])]
         self.n_features_in_ = len(self.x_min_)
+        _check_dense(self)
         return self
+
+
+def _check_finite(name: str, value, ndim: int) -> None:
+    """A stored parameter must be finite floats of ``ndim`` dimensions (bools refused)."""
+    a = np.asarray(value)
+    if a.ndim != ndim or a.dtype.kind not in "fiu" or not np.isfinite(a).all():
+        raise ValueError(f"parameter {name!r} must be finite numbers of {ndim} dimension(s)")
+
+
+def _check_dense(net: DenseNetRegressor) -> None:
+    """Shapes and values of a stored network: each layer takes the previous one's width."""
+    width = len(net.x_min_)
+    for name in ("x_min_", "x_scale_"):
+        _check_finite(name, getattr(net, name), 1)
+        if len(getattr(net, name)) != width:
+            raise ValueError("x_min and x_scale differ in length")
+    if not (np.asarray(net.x_scale_) > 0).all() or not len(net.weights_) >= 2:
+        raise ValueError("a network needs x_scale > 0 and at least one layer")
+    for name in ("y_mean_", "y_std_"):
+        _check_finite(name, getattr(net, name), 0)
+    for i in range(0, len(net.weights_) - 1, 2):
+        w, b = net.weights_[i], net.weights_[i + 1]
+        _check_finite(f"w{i}", w, 2)
+        _check_finite(f"w{i + 1}", b, 1)
+        if w.shape[0] != width or b.shape != (w.shape[1],):
+            raise ValueError(f"layer {i // 2} has shape {w.shape} after a width of {width}")
+        width = w.shape[1]
+    if len(net.weights_) % 2 or width != 1:
+        raise ValueError("the network must end in one output")
 
 
 class _TreeEnsemble(Estimator):
@@ -311,5 +341,7 @@ class LinearModel(Estimator):
     def from_state(cls, meta, arrays):
         self = cls(**meta["params"])
         self.coef_, self.intercept_ = arrays["coef"], meta["intercept"]
+        _check_finite("coef", self.coef_, ndim=1)
+        _check_finite("intercept", self.intercept_, ndim=0)
         self.n_features_in_ = len(self.coef_)
         return self

@@ -10,7 +10,7 @@ from ._features import ProfileFeatures, family_times
 from ._intervals import interval_scale, member_spread
 from ._prediction import NOVELTY_WARN, Prediction
 from ._profile import LATENCY_COLUMN
-from .errors import ProfetValueError
+from .errors import ArtifactError, ProfetValueError
 
 #: Hours per millisecond, for costs.
 _MS_PER_HOUR = 3.6e6
@@ -80,6 +80,11 @@ def run_prediction(
     flat = {
         c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
     }
+    if not (np.isfinite(flat["p"]) & (flat["p"] > 0)).all():  # well-formed but absurd models
+        raise ArtifactError(
+            f"the artifacts in {str(predictor.path)!r} predict a latency that is not a finite "
+            "positive number; retrain or restore them"
+        )
     price = np.tile([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets], n)
 
     def per_target(values) -> pd.Categorical:
