@@ -80,11 +80,7 @@ def run_prediction(
     flat = {
         c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
     }
-    if not (np.isfinite(flat["p"]) & (flat["p"] > 0)).all():  # well-formed but absurd models
-        raise ArtifactError(
-            f"the artifacts in {str(predictor.path)!r} predict a latency that is not a finite "
-            "positive number; retrain or restore them"
-        )
+    _check_latencies(predictor, flat["p"])
     price = np.tile([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets], n)
 
     def per_target(values) -> pd.Categorical:
@@ -119,6 +115,15 @@ def run_prediction(
     rows = _row_summary(predictor, table, lat, method)
     level = predictor.interval_level
     return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes))
+
+
+def _check_latencies(predictor, latency_ms: np.ndarray) -> None:
+    """Well-formed but absurd models (a tampered artifact) must not show a NaN latency."""
+    if not (np.isfinite(latency_ms) & (latency_ms > 0)).all():
+        raise ArtifactError(
+            f"the artifacts in {str(predictor.path)!r} predict a latency that is not a finite "
+            "positive number; retrain or restore them"
+        )
 
 
 def sense_checks(model: dict, profiles, anchor_latency_s) -> tuple:

@@ -160,11 +160,13 @@ def test_train_checks_what_it_can_before_fitting(tmp_path, monkeypatch):
     import profet_core._train as train_module
 
     prof, lat = make_synthetic(n_arch=1, n_exp=1)
-    prof.to_csv(tmp_path / "profiles.csv", index=False)
-    lat.to_csv(tmp_path / "latencies.csv", index=False)
-    synthetic_catalog().to_csv(tmp_path / "instances.csv", index=False)
+    data = tmp_path / "data"  # --out may not lie inside --data (issue 19)
+    data.mkdir()
+    prof.to_csv(data / "profiles.csv", index=False)
+    lat.to_csv(data / "latencies.csv", index=False)
+    synthetic_catalog().to_csv(data / "instances.csv", index=False)
     monkeypatch.setattr(train_module, "_fit_everything", lambda *a: pytest.fail("fitted first"))
-    code, _, err = run("train", "--data", tmp_path, "--out", tmp_path / "art")
+    code, _, err = run("train", "--data", data, "--out", tmp_path / "art")
     assert code == 2 and "at least 2 architectures" in err
 
 
