@@ -58,12 +58,13 @@ def calibrate_artifacts(path, instance: str, dataset: Dataset, specs: pd.DataFra
             f"instance {instance!r} is not in the spec catalog; pass its line with --specs FILE"
         )
     calibrated = cross.calibrate(instance, dataset)
-    _write_cross(Path(predictor.path), calibrated)
+    _write_cross(Path(predictor.path), calibrated, predictor.bundle.arrays)
     return calibrated.basis(instance)
 
 
-def _write_cross(folder: Path, cross) -> None:
-    """Replace the cross model's state in ``folder`` (model.json, arrays.npz, manifest)."""
+def _write_cross(folder: Path, cross, stored) -> None:
+    """Replace the cross model's state in ``folder`` (model.json, arrays.npz, manifest);
+    ``stored``: the verified arrays of the folder, kept but the cross model's."""
     meta, arrays = cross.to_state()
     manifest = json.loads((folder / "manifest.json").read_text())
     tmp = new_temp_folder(folder)
@@ -72,8 +73,7 @@ def _write_cross(folder: Path, cross) -> None:
         model = json.loads((tmp / "model.json").read_text())
         model["cross"] = meta
         write_json(tmp / "model.json", model)
-        with np.load(folder / "arrays.npz", allow_pickle=False) as npz:
-            kept = {k: npz[k] for k in npz.files if not k.startswith("cross|")}
+        kept = {k: stored[k] for k in stored if not k.startswith("cross|")}
         kept.update({f"cross|{k}": np.asarray(v) for k, v in arrays.items()})
         np.savez_compressed(tmp / "arrays.npz", **kept)
         (tmp / "manifest.json").unlink()
