@@ -336,6 +336,37 @@ else:
         "GPU with basis 'specs only' or 'calibrated' on the Anchor page."
     )
 
+pub = val.get("published_pairs")
+if pub is not None and not pub.empty:
+    st.subheader("Tensor-core GPUs against published speed-ups (leave-one-GPU-out)")
+    long = pub.melt(
+        id_vars=["left_out", "model", "speedup", "held_out"],
+        value_vars=["cross", "fp32-ratio", "bandwidth-ratio"],
+        var_name="predictor",
+        value_name="predicted",
+    )
+    fig = px.scatter(
+        long,
+        x="speedup",
+        y="predicted",
+        color="predictor",
+        symbol="held_out",
+        facet_col="left_out",
+        hover_data=["model"],
+        log_x=True,
+        log_y=True,
+    )
+    fig.update_layout(
+        xaxis_title="published speed-up over the V100 (x)", yaxis_title="predicted (x)"
+    )
+    st.plotly_chart(fig, width="stretch", key="published_chart")
+    st.caption(
+        "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "
+        "predicted (cross: the model; the FP32-peak and bandwidth ratios for comparison; the "
+        "diagonal is perfect). held_out True: VGG16 / Inception-v3, never fitted. Per-GPU and "
+        "per-source errors: validation/published.csv and docs/crossgpu.md."
+    )
+
 fits = val.get("fits")
 if fits is not None and not fits.empty:
     st.subheader("Will it fit in the target's memory?")

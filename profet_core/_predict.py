@@ -81,6 +81,7 @@ def run_prediction(
         c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
     }
     price = np.tile([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets], n)
+    notes = (*notes, *_multi_gpu_notes(cat, targets))
 
     def per_target(values) -> pd.Categorical:
         # Categorical: 100,000 rows x k targets repeat k strings; no copies of the strings.
@@ -114,6 +115,22 @@ def run_prediction(
     rows = _row_summary(predictor, table, lat, method)
     level = predictor.interval_level
     return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes))
+
+
+def _multi_gpu_notes(cat: pd.DataFrame, targets) -> tuple:
+    """A note on targets whose instance has several GPUs: the latency is one GPU's, the price
+    the whole instance's (no smaller configuration can be rented)."""
+    if "gpu_count" not in cat:
+        return ()
+    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
+    multi = [f"{t} ({int(counts[t])} GPUs)" for t in targets if t in counts and counts[t] > 1]
+    if not multi:
+        return ()
+    return (
+        f"{', '.join(multi)}: the latency is for one of the instance's GPUs, while its price and "
+        "cost are for the whole instance (USD/h), which is what renting it costs even when the "
+        "run uses one GPU.",
+    )
 
 
 def sense_checks(model: dict, profiles, anchor_latency_s) -> tuple:
