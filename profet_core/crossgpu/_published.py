@@ -220,4 +220,5 @@ def published_pairs(table: pd.DataFrame, specs: pd.DataFrame, medians: pd.DataFr
                 "anchor_latency_s": a["latency_s"],
             }
         )
-    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    out = pd.DataFrame(rows, columns=list(PAIR_COLUMNS))
+    return out.astype({"held_out": bool, "speedup": float})

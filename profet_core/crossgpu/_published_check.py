@@ -135,9 +135,10 @@ def summarize_published(oof: pd.DataFrame, intervals: dict, level: float = 0.8) 
     return pd.DataFrame(rows)
 
 
-def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles=None):
-    """Fit the tensor-core efficiencies on the package's published table and, with the data's
-    interval ``quantiles`` ({basis: log half-width}), validate them and add a ``published`` one.
+def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles=None, table=None):
+    """Fit the tensor-core efficiencies on a published table (default: the package's) and, with
+    the data's interval ``quantiles`` ({basis: log half-width}), validate them and add a
+    ``published`` one.
 
     Returns
     -------
@@ -149,7 +150,7 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
     """
     from ._published import load_published, published_pairs
 
-    pairs = published_pairs(load_published(), specs, medians)
+    pairs = published_pairs(load_published() if table is None else table, specs, medians)
     fitted = fit_published(model, pairs[~pairs["held_out"]])
     if quantiles is None or pairs.empty:
         return (fitted if quantiles is None else fitted.with_intervals(quantiles)), {}

@@ -173,3 +173,19 @@ def test_validate_cross_reports_each_left_out_gpu(tables, tmp_path, capsys):
     left = set(table.loc[table["basis"] == "specs only", "left_out"]) - {"all"}
     assert left == {"gpu-a", "gpu-b", "gpu-c", "gpu-d", "gpu-e"}
     assert "GPUs left out" in capsys.readouterr().out
+
+
+def test_one_gpu_of_a_multi_gpu_instance_is_said_and_priced_whole(artifacts, tables):
+    """Issue 18: a target with 8 GPUs is predicted for one GPU, costed at the instance's price,
+    and the prediction says so."""
+    catalog = pd.DataFrame(
+        {"instance": ["gpu-e"], "gpu": ["GPU gpu-e"], "usd_per_hour": [80.0], "gpu_count": [8]}
+    )
+    res = load_artifacts(artifacts).with_catalog(catalog).predict("gpu-a", _profile(tables), 0.01)
+    row = res.table.set_index("target").loc["gpu-e"]
+    assert row["usd_per_hour"] == 80.0
+    assert row["usd_per_1000_steps"] == pytest.approx(row["batch_latency_ms"] * 80.0 / 3600)
+    notes = [w for w in res.warnings() if "gpu-e (8 GPUs)" in w]
+    assert len(notes) == 1 and "whole instance" in notes[0]
+    plain = load_artifacts(artifacts).predict("gpu-a", _profile(tables), 0.01)
+    assert not any("GPUs)" in w for w in plain.warnings())
