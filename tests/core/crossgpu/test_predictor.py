@@ -4,6 +4,7 @@ basis), a spec-only GPU can be the anchor, and ``profet calibrate`` teaches one 
 from __future__ import annotations
 
 import io
+from contextlib import redirect_stdout
 
 import numpy as np
 import pandas as pd
@@ -189,3 +190,11 @@ def test_one_gpu_of_a_multi_gpu_instance_is_said_and_priced_whole(artifacts, tab
     assert len(notes) == 1 and "whole instance" in notes[0]
     plain = load_artifacts(artifacts).predict("gpu-a", _profile(tables), 0.01)
     assert not any("GPUs)" in w for w in plain.warnings())
+    path = artifacts.parent / "eight.csv"
+    catalog.to_csv(path, index=False)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(["instances", "--artifacts", str(artifacts), "--catalog", str(path)]) == 0
+    header, *lines = buf.getvalue().splitlines()
+    assert header.split()[:3] == ["instance", "gpu", "gpus"]
+    assert next(x for x in lines if x.split()[0] == "gpu-e").split()[3] == "8"
