@@ -67,3 +67,19 @@ def held_out_rows(table):
     from profet_core.crossgpu._published import held_out
 
     return held_out(table["model"]) | held_out(table["data_model"])
+
+
+def test_shipped_8_gpu_instances_are_priced_whole_and_say_so():
+    """Issue 18: the shipped catalog's p4d/p5 carry the whole instance's price and GPU count,
+    and a prediction there says it is one of 8 GPUs."""
+    from profet_core import load_artifacts, read_profile
+    from tests.conftest import ROOT
+
+    p = load_artifacts()
+    cat = p.catalog.set_index("instance")
+    assert cat.loc["p4d.24xlarge", "gpu_count"] == 8 and cat.loc["p5.48xlarge", "gpu_count"] == 8
+    res = p.predict("g3s.xlarge", read_profile(ROOT / "examples" / "profile_g3s.json"))
+    note = [w for w in res.warnings() if "p4d.24xlarge (8 GPUs)" in w]
+    assert len(note) == 1 and "p5.48xlarge (8 GPUs)" in note[0]
+    t = res.table.set_index("target")
+    assert t.loc["p4d.24xlarge", "usd_per_hour"] == cat.loc["p4d.24xlarge", "usd_per_hour"]
