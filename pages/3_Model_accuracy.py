@@ -339,12 +339,8 @@ else:
 pub = val.get("published_pairs")
 if pub is not None and not pub.empty:
     st.subheader("Tensor-core GPUs against published speed-ups (leave-one-GPU-out)")
-    long = pub.melt(
-        id_vars=["left_out", "model", "speedup", "held_out"],
-        value_vars=["cross", "fp32-ratio", "bandwidth-ratio"],
-        var_name="predictor",
-        value_name="predicted",
-    )
+    shown = ["cross", "fp32-ratio", "bandwidth-ratio"]
+    long = pub.melt(["left_out", "model", "speedup", "held_out"], shown, "predictor", "predicted")
     fig = px.scatter(
         long,
         x="speedup",
@@ -355,16 +351,17 @@ if pub is not None and not pub.empty:
         hover_data=["model"],
         log_x=True,
         log_y=True,
-    )
-    fig.update_layout(
-        xaxis_title="published speed-up over the V100 (x)", yaxis_title="predicted (x)"
+        labels={"speedup": "published speed-up over V100 (x)", "predicted": "predicted (x)"},
     )
     st.plotly_chart(fig, width="stretch", key="published_chart")
+    summary = val.get("published")
+    if summary is not None:
+        st.dataframe(summary[summary["scope"] != "source"], hide_index=True, key="published_table")
     st.caption(
         "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "
         "predicted (cross: the model; the FP32-peak and bandwidth ratios for comparison; the "
-        "diagonal is perfect). held_out True: VGG16 / Inception-v3, never fitted. Per-GPU and "
-        "per-source errors: validation/published.csv and docs/crossgpu.md."
+        "diagonal is perfect); MAPE in % (before: the model without published pairs). held_out "
+        "True: VGG16 / Inception-v3, never fitted. Per source: docs/crossgpu.md."
     )
 
 fits = val.get("fits")

@@ -157,7 +157,7 @@ def test_published_speedups_plot_equals_validation(page, predictor):
     at = page("accuracy").run()
     no_exception(at)
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    fig = next(c for c in charts if "published speed-up" in json.dumps(c["layout"]))
+    fig = next(c for c in charts if "published speed-up over V100" in json.dumps(c["layout"]))
     traces = fig["data"]
     shown = {}
     for t in traces:
@@ -169,3 +169,8 @@ def test_published_speedups_plot_equals_validation(page, predictor):
         np.testing.assert_allclose(x, np.sort(pub["speedup"].to_numpy(dtype=float)))
         np.testing.assert_allclose(y, np.sort(pub[member].to_numpy(dtype=float)))
     assert pub["held_out"].any()  # the VGG16 / Inception-v3 check is on the plot too
+    table = next(d.value for d in at.dataframe if "mape_before" in d.value.columns)
+    want = predictor.validation["published"]
+    want = want[want["scope"] != "source"].reset_index(drop=True)
+    np.testing.assert_allclose(table["mape_cross"].to_numpy(), want["mape_cross"].to_numpy())
+    assert {"gpu", "basis", "held-out"} <= set(table["scope"])
