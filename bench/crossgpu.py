@@ -134,7 +134,11 @@ def main(argv=None) -> None:
             f"{time.time() - start:.0f} s; model parameters {params}.",
         ]
     )
-    Path(args.out).write_text(text + "\n")
+    out = Path(args.out)
+    old = out.read_text() if out.is_file() else ""
+    # Keep the section bench/published.py writes (published speed-ups).
+    kept = old[old.index("<!-- published:start -->") :] if "<!-- published:start -->" in old else ""
+    out.write_text(text + "\n" + ("\n" + kept if kept else ""))
     print(text)
 
 

@@ -259,8 +259,9 @@ if result:
         "gpu": st.column_config.TextColumn("GPU"),
         "basis": st.column_config.TextColumn(
             "Basis",
-            help="measured: a trained pair; specs only / calibrated: the cross-instance "
-            "spec model (hatched bars), for GPUs the training data never measured",
+            help="measured: a trained pair; specs only / calibrated / published (n): the "
+            "cross-instance spec model (hatched bars), for GPUs the training data never "
+            "measured; published (n): its generation's efficiency from n published speed-ups",
         ),
         "batch_latency_ms": st.column_config.NumberColumn("Batch latency (ms)", format="%.1f"),
         "low_ms": st.column_config.NumberColumn("Low (ms)", format="%.1f"),

@@ -336,6 +336,34 @@ else:
         "GPU with basis 'specs only' or 'calibrated' on the Anchor page."
     )
 
+pub = val.get("published_pairs")
+if pub is not None and not pub.empty:
+    st.subheader("Tensor-core GPUs against published speed-ups (leave-one-GPU-out)")
+    shown = ["cross", "fp32-ratio", "bandwidth-ratio"]
+    long = pub.melt(["left_out", "model", "speedup", "held_out"], shown, "predictor", "predicted")
+    fig = px.scatter(
+        long,
+        x="speedup",
+        y="predicted",
+        color="predictor",
+        symbol="held_out",
+        facet_col="left_out",
+        hover_data=["model"],
+        log_x=True,
+        log_y=True,
+        labels={"speedup": "published speed-up over V100 (x)", "predicted": "predicted (x)"},
+    )
+    st.plotly_chart(fig, width="stretch", key="published_chart")
+    summary = val.get("published")
+    if summary is not None:
+        st.dataframe(summary[summary["scope"] != "source"], hide_index=True, key="published_table")
+    st.caption(
+        "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "
+        "predicted (cross: the model; the FP32-peak and bandwidth ratios for comparison; the "
+        "diagonal is perfect); MAPE in % (before: the model without published pairs). held_out "
+        "True: VGG16 / Inception-v3, never fitted. Per source: docs/crossgpu.md."
+    )
+
 fits = val.get("fits")
 if fits is not None and not fits.empty:
     st.subheader("Will it fit in the target's memory?")

@@ -171,10 +171,13 @@ def _cmd_instances(args) -> int:
     predictor = _load_predictor(args)
     cat = predictor.catalog.set_index("instance")
     cross = predictor.cross
+    # The price is the whole instance's: say how many GPUs it buys.
+    gpus = pd.to_numeric(cat.get("gpu_count", pd.Series(dtype=float)), errors="coerce")
     rows = [
         {
             "instance": i,
             "gpu": cat["gpu"].get(i, ""),
+            "gpus": int(gpus.get(i, 1)) if pd.notna(gpus.get(i, 1)) else 1,
             "usd_per_hour": cat["usd_per_hour"].get(i),
             "basis": "measured" if i in predictor.instances else cross.basis(i),
         }

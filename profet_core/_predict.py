@@ -82,6 +82,7 @@ def run_prediction(
     }
     _check_latencies(predictor, flat["p"])
     price = np.tile([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets], n)
+    notes = (*notes, *_multi_gpu_notes(cat, targets))
 
     def per_target(values) -> pd.Categorical:
         # Categorical: 100,000 rows x k targets repeat k strings; no copies of the strings.
@@ -124,6 +125,22 @@ def _check_latencies(predictor, latency_ms: np.ndarray) -> None:
             f"the artifacts in {str(predictor.path)!r} predict a latency that is not a finite "
             "positive number; retrain or restore them"
         )
+
+
+def _multi_gpu_notes(cat: pd.DataFrame, targets) -> tuple:
+    """A note on targets whose instance has several GPUs: the latency is one GPU's, the price
+    the whole instance's (no smaller configuration can be rented)."""
+    if "gpu_count" not in cat:
+        return ()
+    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
+    multi = [f"{t} ({int(counts[t])} GPUs)" for t in targets if t in counts and counts[t] > 1]
+    if not multi:
+        return ()
+    return (
+        f"{', '.join(multi)}: the latency is for one of the instance's GPUs, while its price and "
+        "cost are for the whole instance (USD/h), which is what renting it costs even when the "
+        "run uses one GPU.",
+    )
 
 
 def sense_checks(model: dict, profiles, anchor_latency_s) -> tuple:

@@ -320,7 +320,7 @@ def load_artifacts(path=None, catalog=None) -> Predictor:
         raise ArtifactError(f"instances.csv in the artifacts is invalid: {exc}") from None
     predictor = Predictor(bundle, base_catalog)
     if predictor.cross is not None:
-        specs = predictor.cross.specs_[["instance", "gpu", "usd_per_hour"]]
+        specs = predictor.cross.specs_[["instance", "gpu", "gpu_count", "usd_per_hour"]]
         extra = specs[~specs["instance"].isin(base_catalog["instance"])]
         catalog_all = pd.concat([base_catalog, extra], ignore_index=True)
         predictor = Predictor(bundle, catalog_all, predictor._cache)

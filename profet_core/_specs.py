@@ -57,8 +57,9 @@ def validate_specs(df: pd.DataFrame) -> pd.DataFrame:
         ``gpu_count``, ``fp32_tflops`` (per GPU), ``tensor_tflops_fp32_training`` (dense TF32
         rate FP32 training gets; 0 where it gets none), ``mem_bandwidth_gbs``, ``gpu_memory_gb``,
         ``sm_count``, ``boost_clock_mhz``, ``arch`` (generation name), ``release_year``,
-        ``vcpus`` and ``usd_per_hour`` (per GPU: an 8-GPU instance's price divided by 8, as its
-        ``price_source`` says), ``price_source``, ``price_date``, ``spec_source``. Extra columns
+        ``vcpus`` and ``usd_per_hour`` (the whole instance's: what a user pays, also when a
+        prediction uses one of its ``gpu_count`` GPUs), ``price_source``, ``price_date``,
+        ``spec_source``. GPU specs are per GPU. Extra columns
         are kept.
 
     Returns

@@ -40,6 +40,8 @@ VALIDATION_TABLES = (
     "crossgpu",
     "fits",
     "onepoint",
+    "published",
+    "published_pairs",
 )
 #: Largest artifact file read (bytes): the shipped folder is ~31 MB.
 MAX_ARTIFACT_BYTES = 512 * 1024 * 1024

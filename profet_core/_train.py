@@ -138,6 +138,7 @@ def _fit_cross(dataset: Dataset, specs, calibrate: bool):
     from ._specs import load_specs
     from .crossgpu import CrossInstanceModel, median_table
     from .crossgpu._fit import FitModel, fit_table, validate_fit
+    from .crossgpu._published_check import learn_published
     from .crossgpu._validate import cross_validation, interval_log_quantiles, summarize
 
     specs = load_specs() if specs is None else specs
@@ -148,12 +149,16 @@ def _fit_cross(dataset: Dataset, specs, calibrate: bool):
     table = fit_table(medians, specs)
     # Where every workload ran on every GPU there is nothing to learn about not fitting.
     fits = FitModel().fit(table, specs).to_state() if table["fits"].nunique() == 2 else None
-    report = None
+    report, quantiles = None, None
     if calibrate:
         oof = cross_validation(medians, specs)
-        model = model.with_intervals(interval_log_quantiles(oof))
+        quantiles = interval_log_quantiles(oof)
         fit_report = validate_fit(medians, specs) if fits is not None else pd.DataFrame()
         report = summarize(oof), fit_report
+    # Tensor-core GPUs: efficiencies from published speed-ups (VGG16/Inception-v3 never fitted).
+    model, published = learn_published(model, medians, specs, quantiles)
+    if report is not None:
+        report = (*report, published)
     return model.to_state(), fits, report
 
 
@@ -172,6 +177,7 @@ def _fit_side_models(dataset: Dataset, specs, calibrate: bool, progress, model, 
     reports = {}
     if cross_report is not None:
         reports.update({"crossgpu.csv": cross_report[0], "fits.csv": cross_report[1]})
+        reports.update(cross_report[2])
     if onepoint_report is not None:
         reports["onepoint.csv"] = onepoint_report
     return reports

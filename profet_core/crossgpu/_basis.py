@@ -10,7 +10,7 @@ from .._base import check_is_fitted
 from ..errors import ProfetValueError
 
 #: Kinds of basis, from the strongest to the weakest.
-BASES = ("measured", "calibrated", "specs only")
+BASES = ("measured", "calibrated", "published", "specs only")
 
 
 class BasisMixin:
@@ -18,12 +18,16 @@ class BasisMixin:
     ``calibration_`` and ``interval_log_`` are its fitted state)."""
 
     def basis(self, instance: str) -> str:
-        """``measured``, ``calibrated (k runs)`` or ``specs only`` for one instance."""
+        """``measured``, ``calibrated (k runs)``, ``published (n)`` (its generation's efficiency
+        from n published pairs) or ``specs only`` for one instance."""
         check_is_fitted(self, "theta_")
         if instance in self.instances_:
             return "measured"
         if instance in self.calibration_:
             return f"calibrated ({self.calibration_[instance]['runs']} runs)"
+        gen = self.spec_arch_[self.spec_index_.get_loc(instance)]
+        if gen in getattr(self, "published_n_", {}):
+            return f"published ({self.published_n_[gen]})"
         return "specs only"
 
     def pair_basis(self, anchor: str, target: str) -> str:

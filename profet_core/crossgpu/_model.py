@@ -29,6 +29,7 @@ from .._estimators import BoostingRegressor
 from .._specs import spec_matrix, validate_specs
 from ..errors import ProfetValueError
 from ._basis import BasisMixin
+from ._efficiency import published_eta, published_state, set_published_state
 from ._pairs import FAM_COLS, MODEL_FAMILIES, WORKLOAD, all_pairs, median_table, model_family_times
 
 COMPUTE = ("conv", "matmul")
@@ -99,6 +100,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         gens = self.spec_arch_[self.spec_index_.get_indexer(pd.Index(names))]
         gi = pd.Index(self.generations_).get_indexer(gens)
         eta = np.where(gi[:, None] >= 0, self.eta_[np.maximum(gi, 0)], 0.0)
+        eta = eta + published_eta(self, names, gens, gi)
         delta = np.array([self.calibration_.get(n, {"delta": 0.0})["delta"] for n in names])
         return eta + delta[:, None]
 
@@ -123,6 +125,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         self.spec_index_ = pd.Index(specs["instance"])
         self.spec_values_ = spec_matrix(specs).to_numpy()
         self.spec_arch_ = specs["arch"].to_numpy(dtype=object)
+        self.spec_tensor_ = (specs["tensor_tflops_fp32_training"] > specs["fp32_tflops"]).to_numpy()
         self.specs_ = specs
 
     def fit(self, dataset: Dataset, specs: pd.DataFrame):
@@ -193,6 +196,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         self.residual_sd_ = float(np.std(y - phys))
         self.residual_model_ = self._fit_residual(fam, d_spec, y - phys) if self.residual else None
         self.interval_log_ = {}
+        self.tensor_eta_, self.published_eta_, self.published_n_ = None, {}, {}
         return self
 
     def _fit_residual(self, fam, d_spec, residual) -> BoostingRegressor:
@@ -364,6 +368,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
             "latency_per_us": self.latency_per_us_,
             "residual_sd": self.residual_sd_,
             "residual_meta": None,
+            "published": published_state(self),
         }
         arrays = {"theta": self.theta_, "eta": self.eta_}
         if self.residual_model_ is not None:
@@ -386,6 +391,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         model.theta_ = np.asarray(arrays["theta"], dtype=float)
         model.eta_ = np.asarray(arrays["eta"], dtype=float).reshape(-1, 2)
         model.residual_model_ = None
+        set_published_state(model, meta.get("published"))
         if meta["residual_meta"] is not None:
             rarr = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("residual/")}
             model.residual_model_ = BoostingRegressor.from_state(meta["residual_meta"], rarr)

@@ -147,3 +147,30 @@ def test_one_point_scaler_table_equals_validation(page, predictor):
         row = shown[(shown["by"] == r.by) & (shown["variant"] == r.variant)]
         assert row[r.instance].iloc[0] == pytest.approx(r.mape_pct)
     assert {"profile", "latency only", "median ratio", "PROFET quadratic"} <= set(shown["variant"])
+
+
+def test_published_speedups_plot_equals_validation(page, predictor):
+    """Issue 18: predicted vs published speed-up per GPU, the model and both baselines, as the
+    leave-one-GPU-out validation over published pairs measured them."""
+    pub = predictor.validation.get("published_pairs")
+    assert pub is not None, "the default artifacts hold no published-pairs validation"
+    at = page("accuracy").run()
+    no_exception(at)
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    fig = next(c for c in charts if "published speed-up over V100" in json.dumps(c["layout"]))
+    traces = fig["data"]
+    shown = {}
+    for t in traces:
+        shown.setdefault(t["legendgroup"].split(",")[0], []).append(t)
+    assert set(shown) == {"cross", "fp32-ratio", "bandwidth-ratio"}
+    for member, parts in shown.items():
+        x = np.sort(np.concatenate([values(t["x"]) for t in parts]))
+        y = np.sort(np.concatenate([values(t["y"]) for t in parts]))
+        np.testing.assert_allclose(x, np.sort(pub["speedup"].to_numpy(dtype=float)))
+        np.testing.assert_allclose(y, np.sort(pub[member].to_numpy(dtype=float)))
+    assert pub["held_out"].any()  # the VGG16 / Inception-v3 check is on the plot too
+    table = next(d.value for d in at.dataframe if "mape_before" in d.value.columns)
+    want = predictor.validation["published"]
+    want = want[want["scope"] != "source"].reset_index(drop=True)
+    np.testing.assert_allclose(table["mape_cross"].to_numpy(), want["mape_cross"].to_numpy())
+    assert {"gpu", "basis", "held-out"} <= set(table["scope"])

@@ -4,6 +4,7 @@ basis), a spec-only GPU can be the anchor, and ``profet calibrate`` teaches one 
 from __future__ import annotations
 
 import io
+from contextlib import redirect_stdout
 
 import numpy as np
 import pandas as pd
@@ -173,3 +174,27 @@ def test_validate_cross_reports_each_left_out_gpu(tables, tmp_path, capsys):
     left = set(table.loc[table["basis"] == "specs only", "left_out"]) - {"all"}
     assert left == {"gpu-a", "gpu-b", "gpu-c", "gpu-d", "gpu-e"}
     assert "GPUs left out" in capsys.readouterr().out
+
+
+def test_one_gpu_of_a_multi_gpu_instance_is_said_and_priced_whole(artifacts, tables):
+    """Issue 18: a target with 8 GPUs is predicted for one GPU, costed at the instance's price,
+    and the prediction says so."""
+    catalog = pd.DataFrame(
+        {"instance": ["gpu-e"], "gpu": ["GPU gpu-e"], "usd_per_hour": [80.0], "gpu_count": [8]}
+    )
+    res = load_artifacts(artifacts).with_catalog(catalog).predict("gpu-a", _profile(tables), 0.01)
+    row = res.table.set_index("target").loc["gpu-e"]
+    assert row["usd_per_hour"] == 80.0
+    assert row["usd_per_1000_steps"] == pytest.approx(row["batch_latency_ms"] * 80.0 / 3600)
+    notes = [w for w in res.warnings() if "gpu-e (8 GPUs)" in w]
+    assert len(notes) == 1 and "whole instance" in notes[0]
+    plain = load_artifacts(artifacts).predict("gpu-a", _profile(tables), 0.01)
+    assert not any("GPUs)" in w for w in plain.warnings())
+    path = artifacts.parent / "eight.csv"
+    catalog.to_csv(path, index=False)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(["instances", "--artifacts", str(artifacts), "--catalog", str(path)]) == 0
+    header, *lines = buf.getvalue().splitlines()
+    assert header.split()[:3] == ["instance", "gpu", "gpus"]
+    assert next(x for x in lines if x.split()[0] == "gpu-e").split()[3] == "8"

@@ -1,5 +1,6 @@
 """A small leave-one-GPU-out slice on the shared data (skips without it)."""
 
+import numpy as np
 import pytest
 
 from profet_core import load_dataset
@@ -25,3 +26,60 @@ def test_logo_slice_t4_specs_and_calibration():
     assert specs_only["mape_cross"] < specs_only["mape_fp32-ratio"]
     assert calibrated["mape_cross"] < 25.0
     assert calibrated["r2_cross"] > 0.8
+
+
+@pytest.fixture(scope="module")
+def published_setup():
+    from profet_core.crossgpu import CrossInstanceModel, all_pairs
+    from profet_core.crossgpu._published import load_published, published_pairs
+
+    medians = median_table(load_dataset(SHARED))
+    specs = load_specs()
+    base = CrossInstanceModel(n_trees=30).fit_pairs(all_pairs(medians), specs)
+    return base, medians, specs, load_published(), published_pairs
+
+
+def test_published_pairs_beat_the_model_before_and_ignore_held_out_rows(published_setup):
+    """Issue 18: learned on published pairs (V100 baselines), the tensor-core GPUs' speed-ups
+    are far closer than the spec model before; VGG16 / Inception-v3 rows change nothing."""
+    from profet_core.crossgpu._published_check import learn_published, published_logo
+
+    base, medians, specs, table, published_pairs = published_setup
+    pairs = published_pairs(table, specs, medians)
+    assert set(pairs.loc[pairs["held_out"], "model"]) == {"vgg16", "inception3"}
+    oof = published_logo(base, pairs)
+    fit = oof[~oof["held_out"]]
+    ape = lambda m: (fit[m] / fit["speedup"] - 1).abs().mean()  # noqa: E731
+    assert ape("cross") < ape("before") / 1.5
+    fitted, _ = learn_published(base, medians, specs, table=table)
+    changed = table.copy()
+    # Only the targets' rows: the held-out speed-ups become 7x what was published.
+    targets = held_out_rows(changed) & (changed["catalog_gpu"] != "NVIDIA V100 SXM2 16GB")
+    assert targets.sum() == 2
+    changed.loc[targets, "images_per_s"] *= 7.0
+    other, _ = learn_published(base, medians, specs, table=changed)
+    for gen, eta in fitted.published_eta_.items():
+        np.testing.assert_allclose(eta, other.published_eta_[gen])
+    assert fitted.basis("p4d.24xlarge").startswith("published (")
+
+
+def held_out_rows(table):
+    from profet_core.crossgpu._published import held_out
+
+    return held_out(table["model"]) | held_out(table["data_model"])
+
+
+def test_shipped_8_gpu_instances_are_priced_whole_and_say_so():
+    """Issue 18: the shipped catalog's p4d/p5 carry the whole instance's price and GPU count,
+    and a prediction there says it is one of 8 GPUs."""
+    from profet_core import load_artifacts, read_profile
+    from tests.conftest import ROOT
+
+    p = load_artifacts()
+    cat = p.catalog.set_index("instance")
+    assert cat.loc["p4d.24xlarge", "gpu_count"] == 8 and cat.loc["p5.48xlarge", "gpu_count"] == 8
+    res = p.predict("g3s.xlarge", read_profile(ROOT / "examples" / "profile_g3s.json"))
+    note = [w for w in res.warnings() if "p4d.24xlarge (8 GPUs)" in w]
+    assert len(note) == 1 and "p5.48xlarge (8 GPUs)" in note[0]
+    t = res.table.set_index("target")
+    assert t.loc["p4d.24xlarge", "usd_per_hour"] == cat.loc["p4d.24xlarge", "usd_per_hour"]

@@ -56,3 +56,18 @@ def test_user_csv_round_trip(tmp_path):
     assert list(load_specs(path)["instance"]) == [df.loc[0, "instance"], "my-new.xlarge"]
     with pytest.raises(ProfetFileNotFoundError, match="does not exist"):
         load_specs(tmp_path / "absent.csv")
+
+
+def test_shipped_prices_are_what_renting_the_instance_costs():
+    """Issue 18: an 8-GPU instance carries its own price (not a per-GPU share nobody can rent),
+    and every price says where and when it was published."""
+    specs = load_specs()
+    multi = specs[specs["gpu_count"] > 1]
+    assert len(multi) >= 1
+    assert not specs["price_source"].str.contains("divided", case=False).any()
+    assert multi["price_source"].str.contains("whole instance").all()
+    # p4d.24xlarge: 8 A100s for 32.7726 USD/h as published (AWS, 2024).
+    assert specs.set_index("instance").loc["p4d.24xlarge", "usd_per_hour"] == pytest.approx(32.7726)
+    assert specs["price_date"].str.match(r"^\d{4}").all()
+    unverified = specs[~specs["price_source"].str.contains("PROFET demo")]
+    assert unverified["price_source"].str.contains("as published in").all()

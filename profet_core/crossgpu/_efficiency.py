@@ -1,0 +1,159 @@
+"""Efficiency of the tensor-core generations (Ampere, Ada, Hopper...) from published speed-ups.
+
+The data's four GPUs are FP32-only; on a TF32 GPU the spec model would scale convolutions by the
+full tensor peak (about 10x an A100's FP32 over a V100). Published speed-up pairs whose baseline
+GPU is in the data (:func:`profet_core.crossgpu._published.published_pairs`) set how much of it
+CNN training really gets: per generation ``g`` a log-time efficiency per class (compute, memory)
+
+    eta[g] = mu + u[g],   mu ~ N(0, prior_sd_tensor),   u[g] ~ N(0, prior_sd_efficiency)
+
+on top of the data-trained model (its exponents, its data generations and residual learner stay
+as they are). ``mu`` is shared by every tensor-core generation, so one nobody published yet
+starts from it. Each (document, CNN, GPU) group weighs 1 in total (vendors' repeats of one table
+count once), with a looser noise than the data's: frameworks, batches and XLA differ from
+PROFET's convention. Held-out rows (VGG16, Inception-v3) are refused.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+
+from .._base import check_is_fitted
+from ..errors import ProfetValueError
+from ._pairs import FAM_COLS
+
+#: Log-latency noise of one published pair (framework/convention gap; vs 0.1 for the data).
+NOISE_SD = 0.2
+#: Prior sd of the shared tensor-core efficiency ``mu`` (log units; weak).
+PRIOR_SD_TENSOR = 1.0
+
+
+def _offsets(model, pairs: pd.DataFrame):
+    """Design of the pairs on the data-trained model: families, spec gaps, residual, anchor eta."""
+    fam, d_spec = model._design(pairs)
+    res = np.zeros(len(pairs))
+    if model.residual_model_ is not None:
+        res = model.residual_model_.predict(model._res_features(fam, d_spec))
+    return fam, d_spec, res, model._eta(pairs["anchor"])
+
+
+def fit_published(model, pairs: pd.DataFrame):
+    """Copy of a fitted :class:`CrossInstanceModel` with tensor-core efficiencies learned.
+
+    Parameters
+    ----------
+    model : CrossInstanceModel
+        Fitted on the data (:meth:`fit_pairs`).
+    pairs : pandas.DataFrame
+        :func:`published_pairs` rows (``held_out`` all False) whose anchors are trained
+        instances and whose targets' generations the data lacks.
+
+    Returns
+    -------
+    CrossInstanceModel
+        With ``tensor_eta_`` (mu, shape (2,)), ``published_eta_`` ({generation: [compute,
+        memory]}) and ``published_n_`` ({generation: pairs}); ``basis`` says
+        ``published (n)`` for their instances.
+    """
+    check_is_fitted(model, "theta_")
+    if pairs["held_out"].any():
+        raise ProfetValueError(
+            "held-out rows (VGG16, Inception-v3) may not be fitted: "
+            f"{sorted(set(pairs.loc[pairs['held_out'], 'model']))}"
+        )
+    new = copy.deepcopy(model)
+    new.tensor_eta_, new.published_eta_, new.published_n_ = None, {}, {}
+    if pairs.empty:
+        return new
+    gens = model.spec_arch_[model.spec_index_.get_indexer(pairs["target"])]
+    known = set(model.generations_)
+    if known & set(gens):
+        raise ProfetValueError(f"published targets of data generations {sorted(known & set(gens))}")
+    names = sorted(set(gens))
+    gi = pd.Index(names).get_indexer(gens)
+    fam, d_spec, res, eta_a = _offsets(model, pairs)
+    y = -np.log(pairs["speedup"].to_numpy(dtype=float))
+    grp = pairs.groupby(["document", "model", "target_gpu"]).ngroup().to_numpy()
+    w = np.sqrt(1.0 / np.bincount(grp)[grp]) / NOISE_SD
+
+    def resid(p):
+        mu, u = p[:2], p[2:].reshape(-1, 2)
+        r = (model._log_ratio(fam, d_spec, mu + u[gi] - eta_a) + res - y) * w
+        return np.concatenate([r, mu / PRIOR_SD_TENSOR, p[2:] / model.prior_sd_efficiency])
+
+    from scipy.optimize import least_squares
+
+    sol = least_squares(resid, np.zeros(2 + 2 * len(names)), method="trf")
+    mu, u = sol.x[:2], sol.x[2:].reshape(-1, 2)
+    new.tensor_eta_ = mu
+    new.published_eta_ = {g: mu + u[i] for i, g in enumerate(names)}
+    new.published_n_ = {g: int(np.sum(gi == i)) for i, g in enumerate(names)}
+    return new
+
+
+def tensor_share(model) -> pd.DataFrame:
+    """Per published generation: compute/memory efficiency (log time) and the share of the
+    spec-sheet peak (FP32-training TFLOPS, bandwidth) it implies, ``exp(-eta)``."""
+    check_is_fitted(model, "theta_")
+    rows = [
+        {"generation": g, "pairs": model.published_n_[g], "eta_compute": e[0], "eta_memory": e[1]}
+        for g, e in getattr(model, "published_eta_", {}).items()
+    ]
+    if getattr(model, "tensor_eta_", None) is not None:
+        mu = model.tensor_eta_
+        rows.append(
+            {"generation": "unseen (mu)", "pairs": 0, "eta_compute": mu[0], "eta_memory": mu[1]}
+        )
+    out = pd.DataFrame(rows, columns=["generation", "pairs", "eta_compute", "eta_memory"])
+    out["compute_share_of_peak"] = np.exp(-out["eta_compute"])
+    out["memory_share_of_bandwidth"] = np.exp(-out["eta_memory"])
+    return out
+
+
+def predict_speedups(model, pairs: pd.DataFrame) -> pd.DataFrame:
+    """Predicted speed-ups (anchor latency / target latency) per member, one row per pair."""
+    out = pd.DataFrame(index=pairs.index, dtype=float)
+    for (a, t), grp in pairs.groupby(["anchor", "target"]):
+        fam = grp[list(FAM_COLS)].to_numpy(dtype=float)
+        lat = grp["anchor_latency_s"].to_numpy(dtype=float)
+        _, members = model.predict_families(a, t, fam, lat)
+        for name, v in members.items():
+            out.loc[grp.index, name] = lat / v
+    return out
+
+
+def published_eta(model, names, gens, gi) -> np.ndarray:
+    """(n, 2) tensor-core efficiency of instances outside the data's generations (``gi < 0``):
+    their generation's from published pairs, else the shared ``mu`` where the GPU has TF32
+    cores, else 0 (the spec prior)."""
+    out = np.zeros((len(gi), 2))
+    mu = getattr(model, "tensor_eta_", None)
+    if mu is None:
+        return out
+    tensor = model.spec_tensor_[model.spec_index_.get_indexer(pd.Index(names))]
+    for i, g in enumerate(gens):
+        if gi[i] < 0:
+            out[i] = model.published_eta_.get(g, mu if tensor[i] else (0.0, 0.0))
+    return out
+
+
+def published_state(model) -> dict:
+    """JSON-able ``tensor_eta_``, ``published_eta_`` and ``published_n_``."""
+    mu = getattr(model, "tensor_eta_", None)
+    return {
+        "tensor_eta": None if mu is None else [float(v) for v in mu],
+        "eta": {g: [float(v) for v in e] for g, e in getattr(model, "published_eta_", {}).items()},
+        "pairs": {g: int(n) for g, n in getattr(model, "published_n_", {}).items()},
+    }
+
+
+def set_published_state(model, state: dict | None) -> None:
+    """Inverse of :func:`published_state` (``None``: artifacts made before it existed)."""
+    state = state or {}
+    mu = state.get("tensor_eta")
+    model.tensor_eta_ = None if mu is None else np.asarray(mu, dtype=float)
+    model.published_eta_ = {g: np.asarray(e, float) for g, e in state.get("eta", {}).items()}
+    model.published_n_ = {g: int(n) for g, n in state.get("pairs", {}).items()}

@@ -1,0 +1,197 @@
+"""Issue 18: the published-measurements table (loader, provenance, held-out rows) and the
+tensor-core efficiencies the cross-instance model learns from it (``published (n)`` basis)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profet_core._specs import load_specs
+from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
+from profet_core.crossgpu._efficiency import fit_published, predict_speedups
+from profet_core.crossgpu._published import (
+    COLUMNS,
+    held_out,
+    load_published,
+    published_pairs,
+    validate_published,
+)
+from profet_core.crossgpu._published_check import learn_published, published_logo
+from profet_core.errors import ProfetValueError
+from tests.core.crossgpu.conftest import make_multi_gpu, spec_table
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+#: Synthetic tensor-core GPUs: (fp32, tensor TF32, bandwidth, generation)
+TENSOR = {
+    "gpu-t": (20.0, 160.0, 1500.0, "GenT"),
+    "gpu-t2": (30.0, 60.0, 600.0, "GenT"),
+    "gpu-u": (60.0, 480.0, 3000.0, "GenU"),
+}
+TRUE = {"gpu-t": 2.0, "gpu-t2": 0.9}
+
+
+def _row(line, gpu, model, ips, data_model="", proxy=""):
+    return {
+        "source": f"test/bench@{COMMIT}:table.csv:{line}",
+        "framework": "PyTorch",
+        "framework_version": "test",
+        "precision": "TF32",
+        "xla": "off",
+        "gpu_published": gpu,
+        "catalog_gpu": f"GPU {gpu}",
+        "variant_note": "same variant",
+        "gpu_count": 1,
+        "model": model,
+        "data_model": data_model,
+        "profile_proxy": proxy,
+        "batch_size": 64,
+        "image_size": 64,
+        "images_per_s": ips,
+        "notes": "",
+    }
+
+
+def synthetic_table(vgg_speedup=50.0) -> pd.DataFrame:
+    rows = []
+    for line, gpu in enumerate(["gpu-c", *TRUE], start=2):
+        for a in range(4):
+            ips = 100.0 * (1.0 if gpu == "gpu-c" else TRUE[gpu] * (1 + 0.02 * a))
+            rows.append(_row(line, gpu, f"net{a}", ips, data_model=f"Net{a}"))
+        vgg = 100.0 * (1.0 if gpu == "gpu-c" else vgg_speedup)
+        rows.append(_row(line, gpu, "VGG16", vgg, proxy="Net1"))
+    return validate_published(pd.DataFrame(rows))
+
+
+@pytest.fixture(scope="module")
+def setup():
+    from profet_core import make_dataset
+
+    prof, lat = make_multi_gpu(n_arch=4)
+    keep = ["gpu-a", "gpu-b", "gpu-c"]
+    medians = median_table(
+        make_dataset(prof[prof.instance.isin(keep)], lat[lat.instance.isin(keep)])
+    )
+    specs = spec_table()
+    extra = specs.iloc[[0] * len(TENSOR)].copy()
+    extra["instance"] = list(TENSOR)
+    extra["gpu"] = [f"GPU {n}" for n in TENSOR]
+    for col, i in (("fp32_tflops", 0), ("tensor_tflops_fp32_training", 1)):
+        extra[col] = [v[i] for v in TENSOR.values()]
+    extra["mem_bandwidth_gbs"] = [v[2] for v in TENSOR.values()]
+    extra["arch"] = [v[3] for v in TENSOR.values()]
+    specs = pd.concat([specs, extra], ignore_index=True)
+    base = CrossInstanceModel(n_trees=20).fit_pairs(all_pairs(medians), specs)
+    return base, medians, specs
+
+
+def test_shipped_table_loads_with_provenance_and_catalog_gpus():
+    table = load_published()
+    assert len(table) >= 30
+    assert table["source"].str.contains(r"@[0-9a-f]{40}:").all()
+    mapped = set(table["catalog_gpu"]) - {""}
+    assert mapped <= set(load_specs()["gpu"]), mapped - set(load_specs()["gpu"])
+    assert held_out(table["model"]).sum() >= 2  # the VGG16 / Inception-v3 rows are there
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "match"),
+    [
+        ("source", "", r"'source' holds \[''\] on line\(s\) \[3\].*provenance"),
+        ("source", "NVIDIA/DeepLearningExamples:README.md", r"'source'.*line\(s\) \[3\].*commit"),
+        ("precision", "fp64", r"'precision' holds \['fp64'\] on line\(s\) \[3\]"),
+        ("xla", "maybe", r"'xla' holds \['maybe'\]"),
+        ("images_per_s", "-5", r"'images_per_s' holds \['-5'\] on line\(s\) \[3\]"),
+        ("batch_size", "0", r"'batch_size'.*line\(s\) \[3\]"),
+        ("profile_proxy", "Net2", r"exactly one of data_model / profile_proxy"),
+    ],
+    ids=[
+        "no-source",
+        "no-commit",
+        "precision",
+        "xla",
+        "negative-ips",
+        "zero-batch",
+        "two-profiles",
+    ],
+)
+def test_a_bad_row_is_refused_and_named(column, value, match):
+    table = synthetic_table().astype(str)
+    table.loc[1, column] = value
+    with pytest.raises(ProfetValueError, match=match):
+        validate_published(table)
+
+
+def test_missing_column_and_missing_file_are_refused(tmp_path):
+    with pytest.raises(ProfetValueError, match="lacks column"):
+        validate_published(synthetic_table().drop(columns=["source"]))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_published(tmp_path / "nope.csv")
+    assert list(COLUMNS)[0] == "source"
+
+
+@pytest.mark.parametrize(
+    ("name", "out"),
+    [
+        ("vgg16", True),
+        ("VGG16", True),
+        ("inception3", True),
+        ("Inception-v3", True),
+        ("InceptionV3", True),
+        ("ResNet50", False),
+        ("inception4", False),
+        ("VGG19", False),
+    ],
+)
+def test_held_out_names(name, out):
+    assert bool(held_out([name])[0]) is out
+
+
+def test_efficiency_is_learned_and_held_out_rows_never_fitted(setup):
+    base, medians, specs = setup
+    pairs = published_pairs(synthetic_table(), specs, medians)
+    assert pairs["held_out"].sum() == 2 and len(pairs) == 10
+    with pytest.raises(ProfetValueError, match="held-out"):
+        fit_published(base, pairs)
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    other, _ = learn_published(base, medians, specs, table=synthetic_table(vgg_speedup=0.01))
+    np.testing.assert_allclose(fitted.tensor_eta_, other.tensor_eta_)
+    np.testing.assert_allclose(fitted.published_eta_["GenT"], other.published_eta_["GenT"])
+    fit = pairs[~pairs["held_out"]]
+    before = predict_speedups(base, fit)["cross"] / fit["speedup"]
+    after = predict_speedups(fitted, fit)["cross"] / fit["speedup"]
+    assert np.abs(np.log(before)).max() > np.log(1.5)  # the tensor peak alone misleads
+    assert np.abs(np.log(after)).mean() < np.abs(np.log(before)).mean() / 2
+
+
+def test_published_basis_unseen_generation_and_state(setup):
+    base, medians, specs = setup
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    assert fitted.basis("gpu-t") == "published (8)"
+    assert fitted.pair_basis("gpu-a", "gpu-t2") == "published (8)"
+    assert fitted.basis("gpu-u") == "specs only"
+    np.testing.assert_allclose(fitted._eta(["gpu-u"])[0], fitted.tensor_eta_)
+    np.testing.assert_allclose(base._eta(["gpu-u"])[0], 0.0)
+    back = CrossInstanceModel.from_state(*fitted.to_state())
+    fam = np.abs(np.random.default_rng(0).normal(size=(3, 10))) * 100
+    for t in ("gpu-t", "gpu-u"):
+        np.testing.assert_allclose(
+            back.predict_families("gpu-a", t, fam, 0.01)[0],
+            fitted.predict_families("gpu-a", t, fam, 0.01)[0],
+        )
+    assert back.basis("gpu-t") == "published (8)"
+
+
+def test_logo_interval_and_held_out_report(setup):
+    base, medians, specs = setup
+    fitted, reports = learn_published(base, medians, specs, {"specs only": 0.5}, synthetic_table())
+    assert fitted.interval_log_["published"] > 0 and fitted.interval_log_["specs only"] == 0.5
+    oof = reports["published_pairs.csv"]
+    assert set(oof["left_out"]) == {"GPU gpu-t", "GPU gpu-t2"}
+    assert set(oof["basis"]) == {"published"}  # the other GenT GPU remains in each fold
+    summary = reports["published.csv"]
+    assert summary.loc[summary["scope"] == "all", "pairs"].item() == 8
+    held = summary[summary["scope"] == "held-out"]
+    assert held["pairs"].sum() == 2 and held["group"].str.startswith("VGG16").all()
+    direct = published_logo(base, published_pairs(synthetic_table(), specs, medians))
+    np.testing.assert_allclose(direct["cross"], oof["cross"])
