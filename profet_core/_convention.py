@@ -23,6 +23,17 @@ CONVENTION = "profet-2021"
 ZOO_VERSION = "profet-2021"
 #: Written by ``profet collect`` beside ``profiles.parquet``/``latencies.parquet``.
 CONVENTION_FILE = "convention.json"
+#: How ``profet profile``/``collect`` follow it (recorded in profile metadata and folders).
+CONVENTION_PARTS = {
+    "keras": "Keras 2 (tf-keras)",
+    "optimizer": "legacy SGD (ResourceApplyGradientDescent)",
+    "loss": "categorical_crossentropy",
+    "metrics": ["accuracy"],
+    "input": "numpy arrays of the original dataset sizes, with validation data",
+    "tensorboard": "histogram_freq=1, two steps traced at 1.5 epochs",
+    "xla": False,
+    "precision": "float32",
+}
 #: Convention and zoo of a collect folder written before conventions were recorded.
 UNRECORDED = "unrecorded (profet collect before conventions were recorded)"
 

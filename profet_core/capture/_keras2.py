@@ -12,20 +12,9 @@ import json
 import tensorflow as tf
 import tf_keras
 
-from .._convention import CONVENTION, ZOO_VERSION
+from .._convention import CONVENTION, CONVENTION_PARTS, ZOO_VERSION
 from ..errors import ProfetValueError
 
-#: What ``profet profile``/``collect`` run: the original generator's compile and fit.
-CONVENTION_PARTS = {
-    "keras": "Keras 2 (tf-keras)",
-    "optimizer": "legacy SGD (ResourceApplyGradientDescent)",
-    "loss": "categorical_crossentropy",
-    "metrics": ["accuracy"],
-    "input": "numpy arrays of the original dataset sizes, with validation data",
-    "tensorboard": "histogram_freq=1, two steps traced at 1.5 epochs",
-    "xla": False,
-    "precision": "float32",
-}
 # Keras 3 config keys Keras 2 does not know (all optional; their defaults change nothing here).
 _KERAS3_ONLY = {"optional", "quantization_config", "lora_rank", "lora_alpha", "synchronized"}
 _KERAS3_ONLY |= {"build_config", "compile_config"}
