@@ -83,13 +83,14 @@ def conformance(capture: pd.Series, data_rows: pd.DataFrame) -> dict:
     busy = data_times[dev].sum(axis=1).to_numpy()
     share = data_times[dev].div(np.where(busy > 0, busy, np.nan), axis=0).median()
     material = {_type(c) for c, v in share.items() if v >= MATERIAL}
-    have = normalise(mine.index)
+    # A data op type is present as itself or as what a capture's fusion stands for.
+    have = normalise(mine.index) | set(mine.index)
     vocab_n = normalise(vocab) - GPU_ONLY
     mine_share = mine / mine.sum() if mine.sum() > 0 else mine
     foreign = {t for t, v in mine_share.items() if v >= MATERIAL and not normalise([t]) <= vocab}
     return {
         "jaccard": jaccard(mine.index, vocab),
-        "jaccard_normalised": jaccard(have - GPU_ONLY, vocab_n),
-        "missing": sorted(material - have),
+        "jaccard_normalised": jaccard(normalise(mine.index) - GPU_ONLY, vocab_n),
+        "missing": sorted(material - have - GPU_ONLY),
         "foreign": sorted(foreign),
     }
