@@ -50,8 +50,8 @@ class Finding:
     level : str
         ``"error"`` (the prediction would be meaningless: refuse) or ``"warning"`` (show it).
     code : str
-        Stable identifier: ``no_device_time``, ``unknown_ops``, ``device_time_out_of_range``,
-        ``latency_mismatch``.
+        Stable identifier: ``no_device_time``, ``unknown_ops``, ``convention_differs``,
+        ``device_time_out_of_range``, ``latency_mismatch``.
     message : str
         What is wrong, with values and units, and what to do.
     rows : tuple of int
@@ -132,12 +132,31 @@ def profile_checks(
         )
     if vocabulary is not None:
         out += unknown_op_findings(profiles, vocabulary, busy, none)
+    out += _convention_findings(profiles, n)
     if device_range_us is not None:
         out += _range_findings(busy2, none, device_range_us, n)
     lat = _latency(profiles, anchor_latency_s, n)
     if lat is not None:
         out += _latency_findings(busy, steps, lat, none, n)
     return sorted(out, key=lambda f: f.level != "error")
+
+
+def _convention_findings(profiles: pd.DataFrame, n: int) -> list[Finding]:
+    """A warning for rows whose capture recorded what differs from PROFET's convention."""
+    if "convention_differs" not in profiles.columns:
+        return []
+    text = profiles["convention_differs"].fillna("").astype(str).to_numpy()
+    mask = np.char.str_len(text.astype(str)) > 0
+    if not mask.any():
+        return []
+    rows = _rows(mask)
+    message = (
+        f"the profile{_where(rows, n)} was not taken in PROFET's convention ({text[rows[0]]}): "
+        "its op times may differ from what the models learned, so the prediction may be off; "
+        "profile the architecture with `profet profile` and give your own measured step "
+        "latency as the anchor latency"
+    )
+    return [Finding("warning", "convention_differs", message, rows)]
 
 
 def _likely_cause(names) -> str:

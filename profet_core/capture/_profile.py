@@ -232,9 +232,7 @@ def profile_model(
                 model, batch_size, input_size, classes, spe, latency_steps, instance, tmp
             )
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from ._convert import find_xplanes, trace_to_profile
     from ._keras2 import check_model, is_keras2, keras3_differences, to_keras2
-    from ._timing import StepTimer
 
     name = model if isinstance(model, str) else model.name
     model = load_model(model, input_size, classes) if isinstance(model, str) else model
@@ -243,22 +241,9 @@ def profile_model(
     differs = _compile(model)
     n_train, n_test = dataset_sizes(input_size, batch_size, spe)
     spe = -(-n_train // batch_size)
-    x, y = synthetic_arrays(n_train, input_size, classes)
     first, last = traced_steps(spe)
-    k = _keras_of(model)
-    board = k.callbacks.TensorBoard(
-        log_dir=str(logdir), histogram_freq=1, profile_batch=(first, last)
-    )
-    # The timer stops training after the traced steps (it runs after the TensorBoard callback).
-    timer = StepTimer(stop_after=last)
-    fit = {"batch_size": batch_size, "verbose": 0}
-    model.fit(x, y, epochs=2, validation_data=synthetic_arrays(n_test, input_size, classes, 1),
-              callbacks=[board, timer], **fit)  # fmt: skip
-    profile = trace_to_profile(find_xplanes(logdir))
-    # The latency comes from a separate, unprofiled run (the profiler slows the traced steps).
-    steps = WARMUP_STEPS + latency_steps
-    latency = StepTimer(stop_after=steps)
-    model.fit(x, y, epochs=-(-steps // spe), callbacks=[latency], **fit)
+    profile, timer, latency = _run(model, (n_train, n_test), batch_size, input_size, classes,
+                                   (first, last), latency_steps, logdir)  # fmt: skip
     meta = _meta(
         model=name,
         batch_size=batch_size,
@@ -276,6 +261,28 @@ def profile_model(
     if not is_keras2(model):
         warnings.warn("; ".join(keras3_differences(model)), stacklevel=2)
     return profile, meta
+
+
+def _run(model, sizes, batch_size, input_size, classes, window, latency_steps, logdir):
+    """The traced fit (-> profile, its step timer) and the separate latency run's timer."""
+    from ._convert import find_xplanes, trace_to_profile
+    from ._timing import StepTimer
+
+    x, y = synthetic_arrays(sizes[0], input_size, classes)
+    spe = -(-sizes[0] // batch_size)
+    k = _keras_of(model)
+    board = k.callbacks.TensorBoard(log_dir=str(logdir), histogram_freq=1, profile_batch=window)
+    # The timer stops training after the traced steps (it runs after the TensorBoard callback).
+    timer = StepTimer(stop_after=window[1])
+    fit = {"batch_size": batch_size, "verbose": 0}
+    model.fit(x, y, epochs=2, validation_data=synthetic_arrays(sizes[1], input_size, classes, 1),
+              callbacks=[board, timer], **fit)  # fmt: skip
+    profile = trace_to_profile(find_xplanes(logdir))
+    # The latency comes from a separate, unprofiled run (the profiler slows the traced steps).
+    steps = WARMUP_STEPS + latency_steps
+    latency = StepTimer(stop_after=steps)
+    model.fit(x, y, epochs=-(-steps // spe), callbacks=[latency], **fit)
+    return profile, timer, latency
 
 
 def _keras_of(model):
@@ -327,6 +334,9 @@ def _meta(keras_model, differs, **fields) -> ProfileMeta:
 def write_profile(profile: pd.DataFrame, meta: ProfileMeta, out: str | Path) -> tuple[Path, Path]:
     """Write PROFET JSON (a list holding one object op -> us) and ``<stem>.meta.json`` next to it.
 
+    A profile taken outside the convention is written in the object form with
+    ``convention_differs`` (what differs), which ``profet predict`` warns about.
+
     Raises
     ------
     ProfetError
@@ -334,9 +344,13 @@ def write_profile(profile: pd.DataFrame, meta: ProfileMeta, out: str | Path) -> 
     """
     out = Path(out)
     meta_path = out.with_name(out.stem + ".meta.json")
+    doc = [profile.iloc[0].to_dict()]
+    differs = meta.convention.get("differs") if meta.convention else None
+    if differs:  # predict warns about it: the object form carries it
+        doc = {"ops": doc[0], "steps": meta.steps_traced, "convention_differs": "; ".join(differs)}
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        for path, obj in ((out, [profile.iloc[0].to_dict()]), (meta_path, meta.to_dict())):
+        for path, obj in ((out, doc), (meta_path, meta.to_dict())):
             tmp = path.with_name(f".{path.name}.tmp")
             tmp.write_text(json.dumps(obj, indent=1) + "\n")
             os.replace(tmp, path)

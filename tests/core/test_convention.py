@@ -145,3 +145,15 @@ def test_cli_refuses_to_join_in_one_line(tmp_path, capsys, command):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "convention 'profet-2021'" in err[0] and "'keras3-xla'" in err[0]
+
+
+def test_a_profile_outside_the_convention_is_warned_about(tmp_path, capsys):
+    doc = json.loads(EXAMPLE.read_text())
+    doc["convention_differs"] = "Keras 3 (3.15.1) instead of Keras 2"
+    path = tmp_path / "k3.json"
+    path.write_text(json.dumps(doc))
+    assert main(["predict", "--profile", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "was not taken in PROFET's convention (Keras 3 (3.15.1) instead of Keras 2)" in err
+    assert main(["predict", "--profile", str(EXAMPLE)]) == 0
+    assert "convention" not in capsys.readouterr().err

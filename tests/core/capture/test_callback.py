@@ -54,14 +54,19 @@ def test_refuses_xla_and_mixed_precision_in_one_line(layer_kw, compile_kw, match
     assert "\n" not in str(err.value)
 
 
-def test_keras3_model_is_profiled_and_its_differences_recorded():
+def test_keras3_model_is_profiled_and_its_differences_recorded(tmp_path):
+    from profet_core import read_profile
+
     model = _keras3_model()
     model.compile(optimizer="adam", loss="categorical_crossentropy")
     with pytest.warns(UserWarning, match="Keras 3 .* instead of Keras 2"):
-        cb = _fit(model)
+        cb = _fit(model, out=tmp_path / "k3.json")
     conv = cb.meta.convention
     assert conv["convention"] == "non-conformant" and conv["keras"].endswith("(Keras 3)")
     assert any("optimizer Adam" in d for d in conv["differs"])
+    # The profile file carries it, for predict's warning (see tests/core/test_convention.py).
+    profile = read_profile(tmp_path / "k3.json")
+    assert "optimizer Adam" in profile["convention_differs"].iloc[0]
 
 
 def test_keras2_model_in_the_convention_is_conformant(recwarn):
