@@ -9,7 +9,9 @@ places on a GPU. Only these differences are normalised, each documented:
   convolution with its bias add (and activation), ``_FusedMatMul`` likewise for dense layers,
   ``L2Loss`` is the L2 regulariser's ``Square`` + ``Sum`` (its gradient's ``Tile`` on a GPU),
   ``_FusedBatchNormEx`` is batch normalisation with its activation;
-- GPU-only transfers (:data:`GPU_ONLY`), which a CPU run cannot have.
+- GPU-only ops (:data:`GPU_ONLY`), which a CPU run cannot have: host <-> device transfers, and
+  the ``Transpose`` that grappler's layout optimizer puts around convolutions on a GPU (NHWC to
+  the NCHW that cuDNN prefers; on a CPU the convolutions stay NHWC).
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ FUSIONS = {
     "_FusedBatchNormEx": ("FusedBatchNormV3", "Relu"),
     "L2Loss": ("Square", "Sum", "Tile"),
 }
-#: Host <-> device transfers: present on a GPU only.
-GPU_ONLY = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv"})
+#: Host <-> device transfers and layout conversions for cuDNN: present on a GPU only.
+GPU_ONLY = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv", "Transpose"})
 #: Share of busy time from which an op type counts as material (1%).
 MATERIAL = 0.01
 
@@ -87,7 +89,11 @@ def conformance(capture: pd.Series, data_rows: pd.DataFrame) -> dict:
     have = normalise(mine.index) | set(mine.index)
     vocab_n = normalise(vocab) - GPU_ONLY
     mine_share = mine / mine.sum() if mine.sum() > 0 else mine
-    foreign = {t for t, v in mine_share.items() if v >= MATERIAL and not normalise([t]) <= vocab}
+    foreign = {
+        t
+        for t, v in mine_share.items()
+        if v >= MATERIAL and t not in vocab and not normalise([t]) <= normalise(vocab)
+    }
     return {
         "jaccard": jaccard(mine.index, vocab),
         "jaccard_normalised": jaccard(normalise(mine.index) - GPU_ONLY, vocab_n),
