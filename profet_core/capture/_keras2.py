@@ -81,15 +81,23 @@ def _policy_name(model) -> str:
     return str(getattr(policy, "name", policy or "float32"))
 
 
-def check_model(model) -> None:
+def check_model(model, xla: bool = True) -> None:
     """Refuse a model compiled with XLA or under a mixed-precision policy, saying how to fix it.
+
+    Parameters
+    ----------
+    model : keras.Model
+        Keras 2 or 3; compiled, where ``xla`` is checked.
+    xla : bool
+        Check ``jit_compile`` (Keras 3 resolves its default ``"auto"`` to True on a GPU). Off
+        where the model is about to be recompiled with ``jit_compile=False``.
 
     Raises
     ------
     ProfetValueError
         One line naming the setting and the fix.
     """
-    jit = getattr(model, "jit_compile", None)
+    jit = getattr(model, "jit_compile", None) if xla else False
     if jit is None:
         jit = getattr(model, "_jit_compile", None)
     if jit is True:

@@ -237,7 +237,7 @@ def profile_model(
     name = model if isinstance(model, str) else model.name
     model = load_model(model, input_size, classes) if isinstance(model, str) else model
     model = to_keras2(model) or model
-    check_model(model)
+    check_model(model, xla=False)  # recompiled below with jit_compile=False
     differs = _compile(model)
     n_train, n_test = dataset_sizes(input_size, batch_size, spe)
     spe = -(-n_train // batch_size)

@@ -1,6 +1,9 @@
-"""``ProfetProfiler`` refuses XLA and mixed precision, and records what else differs."""
+"""``ProfetProfiler`` refuses XLA and mixed precision, and records what else differs; a Keras 3
+model is rebuilt under Keras 2, or profiled as it is with its differences recorded."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -85,3 +88,20 @@ def test_keras2_model_in_the_convention_is_conformant(recwarn):
     assert cb.meta.convention["convention"] == "profet-2021" and not cb.meta.convention["differs"]
     assert not [w for w in recwarn if "ProfetProfiler" in str(w.message)]
     assert cb.profile["Host_ResourceApplyGradientDescent"].iloc[0] > 0
+
+
+def test_profile_model_runs_a_keras3_model_keras2_cannot_build_and_says_so(tmp_path):
+    import keras
+
+    from profet_core.capture import profile_model, write_profile
+    from profet_core.capture._keras2 import to_keras2
+
+    model = _keras3_model()
+    odd = keras.Sequential([keras.Input(shape=(16, 16, 3)), keras.layers.Lambda(lambda t: t * 2)])
+    model = keras.Sequential([odd, *model.layers])  # a Lambda: Keras 2 cannot rebuild it
+    assert to_keras2(model) is None
+    with pytest.warns(UserWarning, match="Keras 3"):
+        profile, meta = profile_model(model, 8, 16, steps_per_epoch=2, latency_steps=1)
+    assert meta.convention["convention"] == "non-conformant" and meta.convention["xla"] is False
+    path, _ = write_profile(profile, meta, tmp_path / "p.json")
+    assert "Keras 3" in json.loads(path.read_text())["convention_differs"]
