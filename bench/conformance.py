@@ -8,7 +8,8 @@ with ``python -m profet_core.capture._worker`` of the code under ``--code-root``
 checkout; give another checkout to measure its capture), and prints per CNN the Jaccard overlap
 of op types with the data's 32 px / batch 32 rows of that CNN, raw and normalised
 (``profet_core.capture._conformance``), the data's >= 1% device op types the capture lacks and
-the capture's >= 1% op types outside the data's vocabulary.
+the capture's >= 1% op types outside the data's vocabulary, then the (normalised) op types
+only the data has and only the capture has.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from profet_core.capture._conformance import conformance
+from profet_core.capture._conformance import GPU_ONLY, conformance, normalise, type_times
 
 MODELS = ("ResNet18", "MobileNetV2", "VGG11", "LeNet5")
+KEY = ["exp", "instance", "model", "input_size", "batch_size"]
 
 
 def capture(model: str, code_root: Path, steps: int) -> pd.Series:
@@ -57,12 +59,17 @@ def main() -> None:
     for model in MODELS:
         rows = data[(data["model"] == model) & (data["input_size"] == 32)]
         rows = rows[rows["batch_size"] == 32]
-        c = conformance(capture(model, args.code_root.resolve(), args.steps), rows)
+        captured = capture(model, args.code_root.resolve(), args.steps)
+        c = conformance(captured, rows)
         print(
             f"{model:12s} {c['jaccard']:8.2f} {c['jaccard_normalised']:10.2f}  "
             f"{' '.join(c['missing']) or '-'} | {' '.join(c['foreign']) or '-'}",
             flush=True,
         )
+        mine = normalise(type_times(captured).index) - GPU_ONLY
+        data = normalise(type_times(rows.drop(columns=KEY).max()).index) - GPU_ONLY
+        print(f"{'':12s} data only: {' '.join(sorted(data - mine)) or '-'}")
+        print(f"{'':12s} capture only: {' '.join(sorted(mine - data)) or '-'}", flush=True)
 
 
 if __name__ == "__main__":
