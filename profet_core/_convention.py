@@ -29,7 +29,8 @@ CONVENTION_PARTS = {
     "optimizer": "legacy SGD (ResourceApplyGradientDescent)",
     "loss": "categorical_crossentropy",
     "metrics": ["accuracy"],
-    "input": "numpy arrays of the original dataset sizes, with validation data",
+    "input": "numpy arrays (the original dataset sizes unless steps per epoch are capped), "
+    "with validation data",
     "tensorboard": "histogram_freq=1, two steps traced at 1.5 epochs",
     "xla": False,
     "precision": "float32",
