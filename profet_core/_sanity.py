@@ -169,7 +169,10 @@ def _likely_cause(names) -> str:
             "they look like XLA's compiled kernels: the model ran with jit_compile (Keras 3 "
             "turns XLA on by default on a GPU)"
         )
-    return "likely causes: XLA (jit_compile), mixed precision or another framework"
+    return (
+        "likely causes: XLA (jit_compile), mixed precision, another framework, or layers no "
+        "training CNN had"
+    )
 
 
 def unknown_op_findings(profiles: pd.DataFrame, vocabulary, busy=None, none=None) -> list:
