@@ -67,9 +67,9 @@ def main() -> None:
             flush=True,
         )
         mine = normalise(type_times(captured).index) - GPU_ONLY
-        data = normalise(type_times(rows.drop(columns=KEY).max()).index) - GPU_ONLY
-        print(f"{'':12s} data only: {' '.join(sorted(data - mine)) or '-'}")
-        print(f"{'':12s} capture only: {' '.join(sorted(mine - data)) or '-'}", flush=True)
+        theirs = normalise(type_times(rows.drop(columns=KEY).max()).index) - GPU_ONLY
+        print(f"{'':12s} data only: {' '.join(sorted(theirs - mine)) or '-'}")
+        print(f"{'':12s} capture only: {' '.join(sorted(mine - theirs)) or '-'}", flush=True)
 
 
 if __name__ == "__main__":
