@@ -81,6 +81,22 @@ def _load_py(path: Path, input_shape, classes):
         raise ProfetValueError(f"build_model in {str(path)!r} raised {exc!r}") from None
 
 
+def _load_keras_file(path: Path, spec: str):
+    """A ``.keras`` file under Keras 2 where it loads there (saved by Keras 2, or a Keras 3 file
+    Keras 2 reads), else under Keras 3."""
+    import keras
+    import tf_keras
+
+    try:
+        return tf_keras.models.load_model(path, compile=False)
+    except Exception:  # not readable by Keras 2: Keras 3 below, and to_keras2 after it
+        pass
+    try:
+        return keras.models.load_model(path, compile=False)
+    except Exception as exc:  # keras raises many types for a bad file
+        raise ProfetValueError(f"model file {spec!r} does not load: {exc!r}") from None
+
+
 def load_model(spec: str, input_size: int, classes: int):
     """Build or load the model named by ``spec``, under Keras 2 where possible.
 
@@ -117,10 +133,7 @@ def load_model(spec: str, input_size: int, classes: int):
     if path.suffix == ".py":
         model = _load_py(path, shape, classes)
     else:
-        try:
-            model = keras.models.load_model(path, compile=False)
-        except Exception as exc:  # keras raises many types for a bad file
-            raise ProfetValueError(f"model file {spec!r} does not load: {exc!r}") from None
+        model = _load_keras_file(path, spec)
     if not isinstance(model, (keras.Model, tf_keras.Model)):
         raise ProfetValueError(f"model {spec!r} gave {type(model).__name__}, not a keras.Model")
     want = (None, *shape)

@@ -105,3 +105,16 @@ def test_profile_model_runs_a_keras3_model_keras2_cannot_build_and_says_so(tmp_p
     assert meta.convention["convention"] == "non-conformant" and meta.convention["xla"] is False
     path, _ = write_profile(profile, meta, tmp_path / "p.json")
     assert "Keras 3" in json.loads(path.read_text())["convention_differs"]
+
+
+def test_a_saved_keras3_file_is_profiled_under_keras2(tmp_path):
+    import tf_keras
+
+    from profet_core.capture._profile import load_model
+
+    path = tmp_path / "m.keras"
+    _keras3_model().save(path)
+    model = load_model(str(path), 16, 3)
+    assert (
+        isinstance(model, tf_keras.Model) and model.count_params() == 4 * 28 + 3 * 14 * 14 * 4 + 3
+    )
