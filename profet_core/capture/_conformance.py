@@ -6,9 +6,12 @@ op, and with ``TF_ENABLE_ONEDNN_OPTS=0`` TensorFlow runs the plain kernels, the 
 places on a GPU. Only these differences are normalised, each documented:
 
 - CPU fusions of TensorFlow's grappler remapper (:data:`FUSIONS`): ``_FusedConv2D`` is a
-  convolution with its bias add (and activation), ``_FusedMatMul`` likewise for dense layers,
-  ``L2Loss`` is the L2 regulariser's ``Square`` + ``Sum`` (its gradient's ``Tile`` on a GPU),
-  ``_FusedBatchNormEx`` is batch normalisation with its activation;
+  convolution with its bias add, ``_FusedMatMul`` likewise for dense layers, ``L2Loss`` is the
+  L2 regulariser's ``Square`` + ``Sum`` (its gradient's ``Tile`` on a GPU),
+  ``_FusedBatchNormEx`` is batch normalisation with its activation. A fused convolution or
+  matrix product may also have absorbed the ReLU after it (:data:`MAY_ABSORB`): the data's
+  ``Relu`` counts as present where the capture has one of them, but never adds to the
+  normalised Jaccard;
 - GPU-only ops (:data:`GPU_ONLY`), which a CPU run cannot have: host <-> device transfers, and
   the ``Transpose`` that grappler's layout optimizer puts around convolutions on a GPU (NHWC to
   the NCHW that cuDNN prefers; on a CPU the convolutions stay NHWC).
@@ -21,11 +24,17 @@ import pandas as pd
 
 #: CPU fusion op type -> the op types it stands for on a GPU.
 FUSIONS = {
-    "_FusedConv2D": ("Conv2D", "BiasAdd", "Relu"),
-    "_FusedMatMul": ("MatMul", "BiasAdd", "Relu"),
-    "_FusedDepthwiseConv2dNative": ("DepthwiseConv2dNative", "BiasAdd", "Relu6"),
+    "_FusedConv2D": ("Conv2D", "BiasAdd"),
+    "_FusedMatMul": ("MatMul", "BiasAdd"),
+    "_FusedDepthwiseConv2dNative": ("DepthwiseConv2dNative", "BiasAdd"),
     "_FusedBatchNormEx": ("FusedBatchNormV3", "Relu"),
     "L2Loss": ("Square", "Sum", "Tile"),
+}
+#: CPU fusion op type -> activations it may have absorbed (which one is not in the table).
+MAY_ABSORB = {
+    "_FusedConv2D": ("Relu",),
+    "_FusedMatMul": ("Relu",),
+    "_FusedDepthwiseConv2dNative": ("Relu6",),
 }
 #: Host <-> device transfers and layout conversions for cuDNN: present on a GPU only.
 GPU_ONLY = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv", "Transpose"})
@@ -87,6 +96,7 @@ def conformance(capture: pd.Series, data_rows: pd.DataFrame) -> dict:
     material = {_type(c) for c, v in share.items() if v >= MATERIAL}
     # A data op type is present as itself or as what a capture's fusion stands for.
     have = normalise(mine.index) | set(mine.index)
+    have |= {a for t in mine.index for a in MAY_ABSORB.get(t, ())}
     vocab_n = normalise(vocab) - GPU_ONLY
     mine_share = mine / mine.sum() if mine.sum() > 0 else mine
     foreign = {
