@@ -8,7 +8,7 @@ WORKDIR /opt/profet
 COPY pyproject.toml README.md ./
 COPY profet_core ./profet_core
 # Only what capture needs on top of the base image's TensorFlow (prediction deps stay light).
-RUN pip install --no-cache-dir "tensorboard>=2.16" "xprof>=2.24" "pandas>=2.1" "pyarrow>=14" \
+RUN pip install --no-cache-dir "tensorboard>=2.16" "xprof>=2.24" "tf-keras~=2.16.0" "pandas>=2.1" "pyarrow>=14" \
     && pip install --no-cache-dir --no-deps -e .
 
 ENV TF_CPP_MIN_LOG_LEVEL=2 PYTHONUNBUFFERED=1

@@ -49,12 +49,21 @@ st.markdown(
 PROFET's models were trained on profiles taken one way; a profile taken another way is out of
 distribution and gets silently wrong answers. The convention:
 
-* Keras `model.fit` with SGD, **two consecutive training steps in the middle of the second
-  epoch** traced (so each op's total covers **2 steps**; device time is then about 1.7-2.7x one
+* TensorFlow with **Keras 2** (TF 2.5's tf.keras; today the `tf-keras` package), the
+  original's CNNs, `compile(optimizer="SGD", loss="categorical_crossentropy",
+  metrics=["accuracy"])` (the legacy SGD), FP32 and no XLA, `model.fit` on numpy arrays with
+  validation data and TensorBoard (`histogram_freq=1`) tracing **two consecutive training steps
+  at 1.5 epochs** (so each op's total covers **2 steps**; device time is then about 1.7-2.7x one
   step's latency);
 * the profiler's `tensorflow_stats` table with IDLE rows kept, summed per host/device and op
   type (*Total time (us)*, not self-time);
 * the batch latency measured in a separate, unprofiled run: the median step time over an epoch.
+
+**Trained with Keras 3, XLA (`jit_compile`) or mixed precision?** Those runs emit op types the
+training data lacks (XLA's fused kernels, other batch-norm and optimizer ops); a profile with
+20% or more of its device time in unseen op types is refused. Profile the architecture with
+`profet profile` (it follows the convention), then give your own measured step latency as the
+anchor latency.
 
 **The easy way**: on the anchor instance, `profet profile MODEL --batch-size B --input-size PX`
 (MODEL: a saved `.keras` file, a Python file with `build_model(input_shape, classes)`, or a
@@ -64,12 +73,17 @@ benchmark-zoo name) does all of this and prints the `profet predict` command to 
 """
 )
 st.code(
-    """import tensorflow as tf
+    """import os
 
-steps = 40  # steps per epoch; trace steps 20 and 21 of epoch 2
-tb = tf.keras.callbacks.TensorBoard(log_dir="logs/profile", profile_batch=(steps + 20, steps + 21))
-model.compile(optimizer="sgd", loss="categorical_crossentropy")
-model.fit(dataset, epochs=2, steps_per_epoch=steps, callbacks=[tb])""",
+os.environ["TF_USE_LEGACY_KERAS"] = "1"  # before TensorFlow: tf.keras is Keras 2 (tf-keras)
+import tensorflow as tf
+
+steps = 40  # steps per epoch (len(x) / 32); trace steps 20 and 21 of epoch 2 (1.5 epochs)
+tb = tf.keras.callbacks.TensorBoard(log_dir="logs/profile", histogram_freq=1,
+                                    profile_batch=(steps + 20, steps + 21))
+model.compile(optimizer=tf.keras.optimizers.legacy.SGD(), loss="categorical_crossentropy",
+              metrics=["accuracy"], jit_compile=False)
+model.fit(x, y, batch_size=32, epochs=2, validation_data=(x_val, y_val), callbacks=[tb])""",
     language="python",
 )
 st.markdown(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ._convention import CONVENTION, ZOO_VERSION, check_same_convention, folder_convention
 from .errors import ProfetFileNotFoundError, ProfetValueError
 
 KEY = ("exp", "instance", "model", "input_size", "batch_size")
@@ -36,11 +37,18 @@ class Dataset:
         The :data:`KEY` columns plus ``batch_latency_s`` (seconds, > 0).
     fingerprint : str
         sha256 of the two tables' contents, recorded in trained artifacts.
+    convention, zoo : str
+        Capture convention and benchmark zoo that made the rows (``profet_core._convention``).
+    source : str
+        Where the rows came from (a folder), for messages.
     """
 
     profiles: pd.DataFrame
     latencies: pd.DataFrame
     fingerprint: str
+    convention: str = CONVENTION
+    zoo: str = ZOO_VERSION
+    source: str = "an in-memory dataset"
 
     @property
     def instances(self) -> list[str]:
@@ -197,7 +205,9 @@ def load_dataset(path: str | Path) -> Dataset:
     folder = Path(path)
     if not folder.is_dir():
         raise ProfetFileNotFoundError(f"dataset folder {str(folder)!r} does not exist")
-    return make_dataset(_read_table(folder, "profiles"), _read_table(folder, "latencies"))
+    convention, zoo = folder_convention(folder)
+    dataset = make_dataset(_read_table(folder, "profiles"), _read_table(folder, "latencies"))
+    return replace(dataset, convention=convention, zoo=zoo, source=f"folder {str(folder)!r}")
 
 
 def combine_datasets(datasets) -> Dataset:
@@ -206,24 +216,32 @@ def combine_datasets(datasets) -> Dataset:
     Parameters
     ----------
     datasets : sequence of Dataset
-        At least one. Op columns missing from a dataset count as 0 us; rows with the same key
-        in two datasets are both kept (``make_pairs`` takes their median latency).
+        At least one, all of the same capture convention and zoo. Op columns missing from a
+        dataset count as 0 us; rows with the same key in two datasets are both kept
+        (``make_pairs`` takes their median latency).
 
     Returns
     -------
     Dataset
         Validated again, with a fingerprint over the combined tables.
+
+    Raises
+    ------
+    ProfetValueError
+        If the datasets' conventions or zoos differ (their same-named workloads differ).
     """
     datasets = list(datasets)
     if not datasets:
         raise ProfetValueError("combine_datasets needs at least one dataset")
     if len(datasets) == 1:
         return datasets[0]
+    check_same_convention((d.source, d.convention, d.zoo) for d in datasets)
     profiles = pd.concat([d.profiles for d in datasets], ignore_index=True)
     ops = sorted(op_columns(profiles.columns))
     profiles = profiles[[*KEY, *ops]].fillna({c: 0.0 for c in ops})
     latencies = pd.concat([d.latencies for d in datasets], ignore_index=True)
-    return make_dataset(profiles, latencies)
+    first = datasets[0]
+    return replace(make_dataset(profiles, latencies), convention=first.convention, zoo=first.zoo)
 
 
 def make_pairs(dataset: Dataset, anchor: str, target: str) -> pd.DataFrame:

@@ -150,7 +150,11 @@ def sense_checks(model: dict, profiles, anchor_latency_s) -> tuple:
     if not isinstance(profiles, pd.DataFrame) or profiles.empty:
         return ()
     busy_range = model.get("device_busy_range_us")
-    findings = profile_checks(profiles, anchor_latency_s, device_range_us=busy_range)
+    groups = (model.get("clustering") or {}).get("groups")
+    vocabulary = {op for members in groups.values() for op in members} if groups else None
+    findings = profile_checks(
+        profiles, anchor_latency_s, device_range_us=busy_range, vocabulary=vocabulary
+    )
     errors = [f.message for f in findings if f.level == "error"]
     if errors:
         raise ProfetValueError(errors[0])

@@ -41,6 +41,7 @@ META = {
     "batch_size": "an integer > 0",
     "input_size": "an integer > 0 (pixels)",
     "instance": "text (the anchor instance's name)",
+    "convention_differs": "text (what differs from PROFET's capture convention)",
 }
 _SHAPE = (
     "profile JSON must be an object of op name -> microseconds, an object "
@@ -95,6 +96,8 @@ def _meta_value(key: str, value, i: int):
         bad = isinstance(value, bool) or not isinstance(value, int) or value <= 0
     elif key == "instance":
         bad = not isinstance(value, str) or not 0 < len(value) <= 80
+    elif key == "convention_differs":
+        bad = not isinstance(value, str) or len(value) > 1000
     if bad:
         raise ProfetValueError(f"profile {i}: {key} is {quote(value)}; allowed: {META[key]}")
     return float(value) if key == LATENCY_COLUMN else value

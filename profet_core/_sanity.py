@@ -35,6 +35,10 @@ RATIO_LOW = 0.25
 RATIO_HIGH = 3.5
 #: Device busy time this many times beyond the trained range (either way) draws a warning.
 RANGE_FACTOR = 10.0
+#: Share of device busy time in op types the models never saw: refused from UNKNOWN_REFUSE
+#: (an XLA profile has all of it there), warned about from UNKNOWN_WARN.
+UNKNOWN_REFUSE = 0.20
+UNKNOWN_WARN = 0.02
 
 
 @dataclass(frozen=True)
@@ -46,8 +50,8 @@ class Finding:
     level : str
         ``"error"`` (the prediction would be meaningless: refuse) or ``"warning"`` (show it).
     code : str
-        Stable identifier: ``no_device_time``, ``device_time_out_of_range``,
-        ``latency_mismatch``.
+        Stable identifier: ``no_device_time``, ``unknown_ops``, ``convention_differs``,
+        ``device_time_out_of_range``, ``latency_mismatch``.
     message : str
         What is wrong, with values and units, and what to do.
     rows : tuple of int
@@ -84,7 +88,7 @@ def _where(rows: tuple[int, ...], n: int) -> str:
 
 
 def profile_checks(
-    profiles: pd.DataFrame, anchor_latency_s=None, *, device_range_us=None
+    profiles: pd.DataFrame, anchor_latency_s=None, *, device_range_us=None, vocabulary=None
 ) -> list[Finding]:
     """Sense-check parsed profiles before predicting from them.
 
@@ -99,6 +103,9 @@ def profile_checks(
         Measured one-step latency on the anchor (seconds); overrides ``batch_latency_s``.
     device_range_us : (float, float), optional
         Smallest and largest device busy time in the training data (us, 2-step convention).
+    vocabulary : collection of str, optional
+        Op columns the models were trained on: device time in other op types is refused from
+        :data:`UNKNOWN_REFUSE` of the busy time, warned about from :data:`UNKNOWN_WARN`.
 
     Returns
     -------
@@ -123,11 +130,90 @@ def profile_checks(
                 rows,
             )
         )
+    if vocabulary is not None:
+        out += unknown_op_findings(profiles, vocabulary, busy, none)
+    out += _convention_findings(profiles, n)
     if device_range_us is not None:
         out += _range_findings(busy2, none, device_range_us, n)
     lat = _latency(profiles, anchor_latency_s, n)
     if lat is not None:
         out += _latency_findings(busy, steps, lat, none, n)
+    return sorted(out, key=lambda f: f.level != "error")
+
+
+def _convention_findings(profiles: pd.DataFrame, n: int) -> list[Finding]:
+    """A warning for rows whose capture recorded what differs from PROFET's convention."""
+    if "convention_differs" not in profiles.columns:
+        return []
+    text = profiles["convention_differs"].fillna("").astype(str).to_numpy()
+    mask = np.char.str_len(text.astype(str)) > 0
+    if not mask.any():
+        return []
+    rows = _rows(mask)
+    message = (
+        f"the profile{_where(rows, n)} was not taken in PROFET's convention ({text[rows[0]]}): "
+        "its op times may differ from what the models learned, so the prediction may be off; "
+        "profile the architecture with `profet profile` and give your own measured step "
+        "latency as the anchor latency"
+    )
+    return [Finding("warning", "convention_differs", message, rows)]
+
+
+def _likely_cause(names) -> str:
+    """The likely reason for op types PROFET's convention never emits, from their names."""
+    if any("::" in t or "aten" in t.lower() for t in names):
+        return "they look like another framework's ops (PyTorch?)"
+    xla = ("fusion", "convolution", "xla", "cluster", "custom-call", "copy", "dot")
+    if any(any(m in t.lower() for m in xla) or t[:1].islower() for t in names):
+        return (
+            "they look like XLA's compiled kernels: the model ran with jit_compile (Keras 3 "
+            "turns XLA on by default on a GPU)"
+        )
+    return (
+        "likely causes: XLA (jit_compile), mixed precision, another framework, or layers no "
+        "training CNN had"
+    )
+
+
+def unknown_op_findings(profiles: pd.DataFrame, vocabulary, busy=None, none=None) -> list:
+    """Findings for device time in op types outside ``vocabulary`` (see :func:`profile_checks`)."""
+    known = set(vocabulary)
+    cols = [
+        c
+        for c in profiles.columns
+        if isinstance(c, str) and c.startswith("Device_") and c != "Device_IDLE" and c not in known
+    ]
+    busy = device_busy_us(profiles) if busy is None else busy
+    if not cols:
+        return []
+    times = profiles[cols].to_numpy(dtype=float)
+    share = times.sum(axis=1) / np.where(busy > 0, busy, np.inf)
+    out = []
+    for level, mask in (
+        ("error", share >= UNKNOWN_REFUSE),
+        ("warning", (share >= UNKNOWN_WARN) & (share < UNKNOWN_REFUSE)),
+    ):
+        if not mask.any():
+            continue
+        rows = _rows(mask)
+        i = rows[0]
+        order = [j for j in np.argsort(-times[i])[:3] if times[i, j] > 0]
+        top = [cols[j].removeprefix("Device_") for j in order]
+        named = ", ".join(f"{cols[j][7:]} {times[i, j] / busy[i]:.0%}" for j in order)
+        head = (
+            f"{share[i]:.0%} of the device time{_where(rows, len(profiles))} is in op types "
+            f"PROFET's models never saw ({named}); {_likely_cause(top)}. "
+        )
+        fix = (
+            "Profile the architecture with `profet profile` (PROFET's convention) and give "
+            "your own measured step latency as the anchor latency"
+        )
+        tail = (
+            f"Refused: a prediction from it would be wrong. {fix}"
+            if level == "error"
+            else f"That time is not modelled, so the prediction may be off. {fix}"
+        )
+        out.append(Finding(level, "unknown_ops", head + tail, rows))
     return out
 
 

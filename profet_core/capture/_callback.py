@@ -2,19 +2,23 @@
 
 Importing this module imports TensorFlow/Keras. The callback traces two consecutive steps in
 the middle of epoch 2 (the same steps ``profile_model`` traces) with TensorFlow's profiler, and
-takes the batch latency as the median time of epoch 1's unprofiled steps after warm-up.
+takes the batch latency as the median time of epoch 1's unprofiled steps after warm-up. It
+refuses a model compiled with XLA or under mixed precision (the training data has neither), and
+records in ``meta.convention["differs"]`` (and warns) what else differs from the data's
+convention, e.g. a Keras 3 model, whose op types differ from Keras 2's.
 """
 
 from __future__ import annotations
 
 import statistics
 import tempfile
+import warnings
 from pathlib import Path
 
-import keras
 import tensorflow as tf
 
 from ._convert import find_xplanes, profiler_version, trace_to_profile
+from ._keras2 import check_model, convention_record, is_keras2, keras3_differences
 from ._profile import (
     STEPS_TRACED,
     WARMUP_STEPS,
@@ -55,6 +59,7 @@ class ProfetProfiler(StepTimer):
         self.profile = self.meta = None
         self._window = None
         self._tracing = False
+        self.differs = []
 
     def on_train_begin(self, logs=None):
         spe = self.params.get("steps")
@@ -62,6 +67,12 @@ class ProfetProfiler(StepTimer):
             raise ValueError(
                 "ProfetProfiler needs fit(..., epochs>=2) with a known steps_per_epoch "
                 f"(got steps={spe}, epochs={self.params.get('epochs')})"
+            )
+        check_model(self.model)
+        self.differs = _differences(self.model)
+        if self.differs:
+            warnings.warn(
+                "ProfetProfiler: not PROFET's convention: " + "; ".join(self.differs), stacklevel=2
             )
         self._window = traced_steps(int(spe))
 
@@ -87,6 +98,7 @@ class ProfetProfiler(StepTimer):
         timed = self.steps[WARMUP_STEPS:spe] or self.steps[:spe]
         self.profile = trace_to_profile(find_xplanes(self.logdir))
         gpu, memory = device_info()
+        convention = convention_record(self.model, self.differs)
         self.meta = ProfileMeta(
             model=self.model.name,
             batch_size=self.batch_size,
@@ -102,8 +114,20 @@ class ProfetProfiler(StepTimer):
             gpu_name=gpu,
             gpu_memory_bytes=memory,
             tensorflow_version=tf.__version__,
-            keras_version=keras.__version__,
+            keras_version=convention["keras"],
             profiler_version=profiler_version(),
+            convention=convention,
         )
         if self.out:
             write_profile(self.profile, self.meta, self.out)
+
+
+def _differences(model) -> list[str]:
+    """Parts of the data's convention a user's compiled model does not follow."""
+    if not is_keras2(model):
+        return keras3_differences(model)
+    opt = getattr(model, "optimizer", None)
+    name = f"{type(opt).__module__}.{type(opt).__name__}"
+    if "optimizers.legacy" in name and type(opt).__name__ == "SGD":
+        return []
+    return [f"optimizer {name} instead of the legacy SGD (ResourceApplyGradientDescent)"]

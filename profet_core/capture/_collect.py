@@ -5,6 +5,8 @@ its outcome goes to ``DIR/status.csv`` (``ok`` or ``failed`` with the error kind
 add a row to ``DIR/profiles.parquet`` and ``DIR/latencies.parquet``. Tables are rewritten
 atomically (temporary file + rename), a workload's rows are replaced rather than duplicated, and
 workloads already in the status table are skipped, so a killed run resumes where it stopped.
+``DIR/convention.json`` records the capture convention and zoo (``profet_core._convention``);
+a folder of another convention is refused.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import _convention
 from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
 from . import _zoo
 
@@ -241,6 +244,7 @@ def collect(
     if steps_per_epoch is not None and steps_per_epoch < 2:
         raise ProfetValueError(f"steps per epoch {steps_per_epoch} is not allowed; needs >= 2")
     out = check_out_dir(out)
+    _claim_convention(out)
     if retry_failed:
         _drop_failed(out)
     done = done_keys(out)
@@ -266,6 +270,20 @@ def collect(
     return CollectSummary(
         len(grid), ok, len(todo) - ok, len(grid) - len(todo), time.monotonic() - start
     )
+
+
+def _claim_convention(out: Path) -> None:
+    """Record this convention in ``out``; refuse a folder that holds another one's rows."""
+    here = (_convention.CONVENTION, _convention.ZOO_VERSION)
+    has_rows = (out / "status.csv").is_file() or (out / _convention.CONVENTION_FILE).is_file()
+    found = _convention.folder_convention(out) if has_rows else here
+    if found != here:
+        raise ProfetValueError(
+            f"{str(out)!r} holds rows of convention {found[0]!r} (zoo {found[1]!r}), not "
+            f"{here[0]!r} (zoo {here[1]!r}): collect into a new folder"
+        )
+    details = {"made_by": "profet collect", "parts": _convention.CONVENTION_PARTS}
+    _convention.write_folder_convention(out, details)
 
 
 def _drop_failed(out: Path) -> None:

@@ -1,9 +1,11 @@
 """Profile a Keras model the way PROFET's training data was made (TensorFlow imported lazily).
 
-Keras ``model.fit`` with SGD and categorical cross-entropy on synthetic images; TensorBoard's
-callback traces two consecutive steps in the middle of epoch 2 (``profile_batch=(N, N + 1)``), so
-the op totals cover two steps; the batch latency is the median step time of a separate,
-unprofiled run after warm-up.
+The original generator's convention (``profet_core._convention``), on today's TensorFlow through
+``tf-keras`` (Keras 2): ``compile(optimizer=legacy SGD, loss=categorical_crossentropy,
+metrics=["accuracy"], jit_compile=False)`` in FP32, ``fit`` on numpy arrays of the original
+dataset sizes with validation data, TensorBoard with ``histogram_freq=1`` tracing two consecutive
+steps at 1.5 epochs (``profile_batch=(N, N + 1)``), so the op totals cover two steps; the batch
+latency is the median step time of a separate, unprofiled run after warm-up.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import importlib.util
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+import warnings
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -44,6 +47,7 @@ class ProfileMeta:
     tensorflow_version: str
     keras_version: str
     profiler_version: str
+    convention: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """Plain dict (tuples become lists) for JSON."""
@@ -77,8 +81,24 @@ def _load_py(path: Path, input_shape, classes):
         raise ProfetValueError(f"build_model in {str(path)!r} raised {exc!r}") from None
 
 
+def _load_keras_file(path: Path, spec: str):
+    """A ``.keras`` file under Keras 2 where it loads there (saved by Keras 2, or a Keras 3 file
+    Keras 2 reads), else under Keras 3."""
+    import keras
+    import tf_keras
+
+    try:
+        return tf_keras.models.load_model(path, compile=False)
+    except Exception:  # not readable by Keras 2: Keras 3 below, and to_keras2 after it
+        pass
+    try:
+        return keras.models.load_model(path, compile=False)
+    except Exception as exc:  # keras raises many types for a bad file
+        raise ProfetValueError(f"model file {spec!r} does not load: {exc!r}") from None
+
+
 def load_model(spec: str, input_size: int, classes: int):
-    """Build or load the model named by ``spec``.
+    """Build or load the model named by ``spec``, under Keras 2 where possible.
 
     Parameters
     ----------
@@ -90,9 +110,14 @@ def load_model(spec: str, input_size: int, classes: int):
 
     Returns
     -------
-    keras.Model
+    tf_keras.Model or keras.Model
+        A Keras 3 model is rebuilt under Keras 2 from its config; it stays Keras 3 only where
+        its layers do not allow that (``profile_model`` then records what differs).
     """
     import keras
+    import tf_keras
+
+    from ._keras2 import to_keras2
 
     path = Path(spec)
     shape = (int(input_size), int(input_size), 3)
@@ -108,11 +133,8 @@ def load_model(spec: str, input_size: int, classes: int):
     if path.suffix == ".py":
         model = _load_py(path, shape, classes)
     else:
-        try:
-            model = keras.models.load_model(path, compile=False)
-        except Exception as exc:  # keras raises many types for a bad file
-            raise ProfetValueError(f"model file {spec!r} does not load: {exc!r}") from None
-    if not isinstance(model, keras.Model):
+        model = _load_keras_file(path, spec)
+    if not isinstance(model, (keras.Model, tf_keras.Model)):
         raise ProfetValueError(f"model {spec!r} gave {type(model).__name__}, not a keras.Model")
     want = (None, *shape)
     if tuple(model.input_shape) != want:
@@ -120,21 +142,27 @@ def load_model(spec: str, input_size: int, classes: int):
             f"model {spec!r} takes input {tuple(model.input_shape)}; --input-size "
             f"{input_size} needs {want}"
         )
-    return model
+    return to_keras2(model) or model
 
 
-def synthetic_data(batch_size: int, input_size: int, classes: int, seed: int = 0):
-    """One random batch of images and one-hot labels, repeated forever (``tf.data``).
+def synthetic_arrays(n: int, input_size: int, classes: int, seed: int = 0):
+    """``n`` random images (float32, shape (n, px, px, 3)) and one-hot labels, as numpy arrays
+    (the original generator's synthetic data)."""
+    import numpy as np
 
-    Repeating one batch keeps host memory small at 256 px while the input pipeline still runs
-    its Dataset/IteratorGetNext ops every step, as in the original runs.
-    """
-    import tensorflow as tf
+    rng = np.random.default_rng(seed)
+    x = rng.random((int(n), int(input_size), int(input_size), 3), dtype=np.float32)
+    y = np.eye(int(classes), dtype=np.float32)[rng.integers(0, classes, int(n))]
+    return x, y
 
-    gen = tf.random.Generator.from_seed(seed)
-    x = gen.uniform((batch_size, input_size, input_size, 3))
-    y = tf.one_hot(gen.uniform((batch_size,), 0, classes, dtype=tf.int32), classes)
-    return tf.data.Dataset.from_tensors((x, y)).repeat().prefetch(2)
+
+def dataset_sizes(input_size: int, batch_size: int, steps_per_epoch: int) -> tuple[int, int]:
+    """Training and validation images: the original's (``_zoo.DATASET_IMAGES``/``TEST_IMAGES``),
+    or, for fewer steps per epoch, that many batches and validation in the same proportion."""
+    size = min(_zoo.DATASET_IMAGES, key=lambda s: abs(s - int(input_size)))
+    train, test = _zoo.DATASET_IMAGES[size], _zoo.TEST_IMAGES[size]
+    n = min(train, steps_per_epoch * batch_size)
+    return n, max(batch_size, test * n // train)
 
 
 def device_info() -> tuple[str | None, int | None]:
@@ -182,14 +210,17 @@ def profile_model(
     Parameters
     ----------
     model : keras.Model or str
-        A model, or a spec for :func:`load_model`. It is (re)compiled with SGD and categorical
-        cross-entropy.
+        A model, or a spec for :func:`load_model`. It is (re)compiled in the convention (legacy
+        SGD, categorical cross-entropy, accuracy metric, ``jit_compile=False``). A Keras 3 model
+        is rebuilt under Keras 2 where its layers allow it; else it runs as it is and
+        ``meta.convention["differs"]`` says what differs (a warning too).
     batch_size, input_size : int
         Images per step (> 0) and square input size in px.
     classes : int, optional
         Label classes; default the model's output width, else the original data's per size.
     steps_per_epoch : int, optional
-        Default: the original synthetic data size / batch size (see ``_zoo.DATASET_IMAGES``).
+        Default: the original synthetic data size / batch size (see ``_zoo.DATASET_IMAGES``);
+        fewer make the numpy arrays that many batches (validation in proportion).
     latency_steps : int
         Steps timed in the unprofiled latency run, after ``WARMUP_STEPS`` warm-up steps.
     instance : str, optional
@@ -214,30 +245,18 @@ def profile_model(
                 model, batch_size, input_size, classes, spe, latency_steps, instance, tmp
             )
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import keras
-
-    from ._convert import find_xplanes, trace_to_profile
-    from ._timing import StepTimer
+    from ._keras2 import check_model, is_keras2, keras3_differences, to_keras2
 
     name = model if isinstance(model, str) else model.name
-    if isinstance(model, str):
-        model = load_model(model, input_size, classes)
-    model.compile(optimizer=keras.optimizers.SGD(), loss="categorical_crossentropy")
-    data = synthetic_data(batch_size, input_size, classes)
+    model = load_model(model, input_size, classes) if isinstance(model, str) else model
+    model = to_keras2(model) or model
+    check_model(model, xla=False)  # recompiled below with jit_compile=False
+    differs = _compile(model)
+    n_train, n_test = dataset_sizes(input_size, batch_size, spe)
+    spe = -(-n_train // batch_size)
     first, last = traced_steps(spe)
-    board = keras.callbacks.TensorBoard(
-        log_dir=str(logdir), profile_batch=(first, last), write_graph=False, update_freq="epoch"
-    )
-    # The timer stops training after the traced steps (it runs after the TensorBoard callback).
-    timer = StepTimer(stop_after=last)
-    model.fit(
-        data, epochs=2, steps_per_epoch=spe, callbacks=[board, timer], verbose=0, shuffle=False
-    )
-    profile = trace_to_profile(find_xplanes(logdir))
-    # The latency comes from a separate, unprofiled run (the profiler slows the traced steps).
-    latency = StepTimer()
-    steps = WARMUP_STEPS + latency_steps
-    model.fit(data, epochs=1, steps_per_epoch=steps, callbacks=[latency], verbose=0, shuffle=False)
+    profile, timer, latency = _run(model, (n_train, n_test), batch_size, input_size, classes,
+                                   (first, last), latency_steps, logdir)  # fmt: skip
     meta = _meta(
         model=name,
         batch_size=batch_size,
@@ -249,31 +268,87 @@ def profile_model(
         latency_steps=latency_steps,
         epoch_latency_s=float(timer.epochs[0]),
         instance=instance,
+        keras_model=model,
+        differs=differs if not is_keras2(model) else [],
     )
+    if not is_keras2(model):
+        warnings.warn("; ".join(keras3_differences(model)), stacklevel=2)
     return profile, meta
 
 
-def _meta(**fields) -> ProfileMeta:
-    """The run's metadata plus what this machine and its libraries report."""
+def _run(model, sizes, batch_size, input_size, classes, window, latency_steps, logdir):
+    """The traced fit (-> profile, its step timer) and the separate latency run's timer."""
+    from ._convert import find_xplanes, trace_to_profile
+    from ._timing import StepTimer
+
+    x, y = synthetic_arrays(sizes[0], input_size, classes)
+    spe = -(-sizes[0] // batch_size)
+    k = _keras_of(model)
+    board = k.callbacks.TensorBoard(log_dir=str(logdir), histogram_freq=1, profile_batch=window)
+    # The timer stops training after the traced steps (it runs after the TensorBoard callback).
+    timer = StepTimer(stop_after=window[1])
+    fit = {"batch_size": batch_size, "verbose": 0}
+    model.fit(x, y, epochs=2, validation_data=synthetic_arrays(sizes[1], input_size, classes, 1),
+              callbacks=[board, timer], **fit)  # fmt: skip
+    profile = trace_to_profile(find_xplanes(logdir))
+    # The latency comes from a separate, unprofiled run (the profiler slows the traced steps).
+    steps = WARMUP_STEPS + latency_steps
+    latency = StepTimer(stop_after=steps)
+    model.fit(x, y, epochs=-(-steps // spe), callbacks=[latency], **fit)
+    return profile, timer, latency
+
+
+def _keras_of(model):
+    """The Keras module (``tf_keras`` or Keras 3) ``model`` belongs to."""
+    from ._keras2 import is_keras2
+
+    if is_keras2(model):
+        import tf_keras
+
+        return tf_keras
     import keras
+
+    return keras
+
+
+def _compile(model) -> list[str]:
+    """Compile in the convention; the parts a Keras 3 model cannot follow."""
+    from ._keras2 import is_keras2, keras3_differences
+
+    k = _keras_of(model)
+    sgd = k.optimizers.legacy.SGD() if is_keras2(model) else k.optimizers.SGD()
+    loss = k.losses.categorical_crossentropy
+    # jit_compile stated: Keras 3's default ("auto") turns XLA on whenever a GPU is present.
+    model.compile(optimizer=sgd, loss=loss, metrics=["accuracy"], jit_compile=False)
+    return [] if is_keras2(model) else keras3_differences(model)
+
+
+def _meta(keras_model, differs, **fields) -> ProfileMeta:
+    """The run's metadata plus what this machine and its libraries report."""
     import tensorflow as tf
 
     from ._convert import profiler_version
+    from ._keras2 import convention_record
 
     gpu, memory = device_info()
+    convention = convention_record(keras_model, differs)
     return ProfileMeta(
         **fields,
         steps_traced=STEPS_TRACED,
         gpu_name=gpu,
         gpu_memory_bytes=memory,
         tensorflow_version=tf.__version__,
-        keras_version=keras.__version__,
+        keras_version=convention["keras"],
         profiler_version=profiler_version(),
+        convention=convention,
     )
 
 
 def write_profile(profile: pd.DataFrame, meta: ProfileMeta, out: str | Path) -> tuple[Path, Path]:
     """Write PROFET JSON (a list holding one object op -> us) and ``<stem>.meta.json`` next to it.
+
+    A profile taken outside the convention is written in the object form with
+    ``convention_differs`` (what differs), which ``profet predict`` warns about.
 
     Raises
     ------
@@ -282,9 +357,13 @@ def write_profile(profile: pd.DataFrame, meta: ProfileMeta, out: str | Path) -> 
     """
     out = Path(out)
     meta_path = out.with_name(out.stem + ".meta.json")
+    doc = [profile.iloc[0].to_dict()]
+    differs = meta.convention.get("differs") if meta.convention else None
+    if differs:  # predict warns about it: the object form carries it
+        doc = {"ops": doc[0], "steps": meta.steps_traced, "convention_differs": "; ".join(differs)}
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        for path, obj in ((out, [profile.iloc[0].to_dict()]), (meta_path, meta.to_dict())):
+        for path, obj in ((out, doc), (meta_path, meta.to_dict())):
             tmp = path.with_name(f".{path.name}.tmp")
             tmp.write_text(json.dumps(obj, indent=1) + "\n")
             os.replace(tmp, path)

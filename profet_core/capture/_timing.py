@@ -1,14 +1,18 @@
-"""Keras callbacks that time training steps and epochs (TensorFlow loaded by the caller)."""
+"""Keras callbacks that time training steps and epochs (TensorFlow loaded by the caller).
+
+They are Keras 2 (``tf-keras``) callbacks: Keras 2's ``fit`` needs its own callback class, and
+Keras 3's ``fit`` runs them too (a user's Keras 3 model under ``ProfetProfiler``).
+"""
 
 from __future__ import annotations
 
 import statistics
 import time
 
-import keras
+import tf_keras
 
 
-class StepTimer(keras.callbacks.Callback):
+class StepTimer(tf_keras.callbacks.Callback):
     """Wall time of every training step and epoch (seconds), and the global step count."""
 
     def __init__(self, stop_after: int | None = None):

@@ -5,8 +5,10 @@ Model names equal the ``model`` values of the shared data (``AlexNet``, ``CIFAR1
 ``ResNetSmall``, ``VGG11``, ``VGG16``, ``VGG19``) so that a new instance's rows pair with the
 existing instances' rows on ``(model, input_size, batch_size)``; the other architectures of the
 original generation (VGGSmall, VGG13, ResNet34, FLOWER_CNN, InceptionV3, Xception,
-EfficientNetB0) are here too. Keras applications are built with ``weights=None``: nothing is
-downloaded. Keras is imported only inside the builders.
+EfficientNetB0) are here too. Each is layer for layer the original generator's network
+(``data_generation/workload/model_info.py`` of github.com/ddps-lab/profet), built with Keras 2
+(the ``tf-keras`` package, which is TF 2.5's tf.keras); Keras applications are built with
+``weights=None``: nothing is downloaded. Keras is imported only inside the builders.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from ..errors import ProfetValueError
 
 INPUT_SIZES = (32, 64, 128, 224, 256)
 BATCH_SIZES = (16, 32, 64, 128, 256)
-#: Synthetic training images per epoch for each input size. 32 and 224/256 px follow the
-#: original generator's dataset table (CIFAR-like 50,000; ImageNet-like 2,000); 64 and 128 px use
-#: 5,000, which is what the shared data's epoch/step latency ratios show (median 5,340-5,400
-#: images per epoch), not the generator table's 15,000/40,000.
+#: Synthetic training and validation images per input size: the original generator's dataset
+#: table (``dataset_info.py``; CIFAR-like 50,000/10,000 at 32 px, 5,000/1,000 at 64 and 128 px,
+#: ImageNet-like 2,000/500 at 224 and 256 px).
 DATASET_IMAGES = {32: 50_000, 64: 5_000, 128: 5_000, 224: 2_000, 256: 2_000}
+TEST_IMAGES = {32: 10_000, 64: 1_000, 128: 1_000, 224: 500, 256: 500}
 #: Classes of the synthetic labels per input size (CIFAR-10, -100, ImageNet-like).
 CLASSES = {32: 10, 64: 100, 128: 100, 224: 1_000, 256: 1_000}
 #: Keras applications that refuse smaller inputs.
@@ -94,138 +96,211 @@ def workload_grid(models, input_sizes, batch_sizes, repeats: int = 1) -> list[Wo
     ]
 
 
-def _sequential(input_shape, layers):
-    import keras
+def _keras2():
+    """The Keras 2 (``tf-keras``) module the original data was made with (tf.keras of TF 2.5)."""
+    import tf_keras
 
-    return keras.Sequential([keras.Input(shape=input_shape), *layers])
+    return tf_keras
 
 
-def _head(classes, hidden=(), dropout=0.0):
-    from keras import layers as L
+def _sequential(layers):
+    return _keras2().Sequential(layers)
 
-    out = [L.Flatten()]
-    for units in hidden:
-        out.append(L.Dense(units, activation="relu"))
-        if dropout:
-            out.append(L.Dropout(dropout))
-    return [*out, L.Dense(classes, activation="softmax")]
+
+def _input(input_shape):
+    return _keras2().layers.InputLayer(input_shape=tuple(input_shape))
 
 
 def lenet5(input_shape, classes):
-    from keras import layers as L
-
-    body = [L.Conv2D(6, 5, activation="relu"), L.AveragePooling2D(2, padding="same")]
-    body += [L.Conv2D(16, 5, activation="relu", padding="same"), L.AveragePooling2D(2)]
-    return _sequential(input_shape, body + _head(classes, (120, 84)))
+    """Max-pooled LeNet-5: two valid 5x5 convolutions, dense 120-84-classes."""
+    L = _keras2().layers
+    return _sequential(
+        [
+            _input(input_shape),
+            L.Conv2D(6, 5, activation="relu"),
+            L.MaxPooling2D(2, 2),
+            L.Conv2D(16, 5, activation="relu"),
+            L.MaxPooling2D(2, 2),
+            L.Flatten(),
+            L.Dense(120, activation="relu"),
+            L.Dense(84, activation="relu"),
+            L.Dense(classes, activation="softmax"),
+        ]
+    )
 
 
 def mnist_cnn(input_shape, classes):
-    from keras import layers as L
-
-    body = [L.Conv2D(32, 3, activation="relu"), L.Conv2D(64, 3, activation="relu")]
-    body += [L.MaxPooling2D(2), L.Dropout(0.25)]
-    return _sequential(input_shape, body + _head(classes, (128,), 0.5))
+    """Keras' MNIST example: conv 32 / pool / conv 64 / pool, dropout, softmax."""
+    L = _keras2().layers
+    return _sequential(
+        [
+            _input(input_shape),
+            L.Conv2D(32, 3, activation="relu"),
+            L.MaxPooling2D(2),
+            L.Conv2D(64, 3, activation="relu"),
+            L.MaxPooling2D(2),
+            L.Flatten(),
+            L.Dropout(0.5),
+            L.Dense(classes, activation="softmax"),
+        ]
+    )
 
 
 def cifar10_cnn(input_shape, classes):
-    from keras import layers as L
-
-    body = []
+    """Keras' CIFAR-10 example, activations as separate layers as in the original."""
+    L = _keras2().layers
+    body = [_input(input_shape)]
     for filters in (32, 64):
-        body += [L.Conv2D(filters, 3, padding="same", activation="relu")]
-        body += [L.Conv2D(filters, 3, activation="relu"), L.MaxPooling2D(2), L.Dropout(0.25)]
-    return _sequential(input_shape, body + _head(classes, (512,), 0.5))
+        body += [L.Conv2D(filters, 3, padding="same"), L.Activation("relu")]
+        body += [L.Conv2D(filters, 3), L.Activation("relu"), L.MaxPooling2D(2), L.Dropout(0.25)]
+    body += [L.Flatten(), L.Dense(512), L.Activation("relu"), L.Dropout(0.5)]
+    return _sequential([*body, L.Dense(classes), L.Activation("softmax")])
 
 
 def flower_cnn(input_shape, classes):
-    from keras import layers as L
-
-    body = [L.Rescaling(1.0 / 255)]
+    """TensorFlow's flower tutorial CNN (no rescaling layer; the last dense has no softmax)."""
+    L = _keras2().layers
+    body = [_input(input_shape)]
     for filters in (16, 32, 64):
-        body += [L.Conv2D(filters, 3, padding="same", activation="relu"), L.MaxPooling2D(2)]
-    return _sequential(input_shape, body + _head(classes, (128,)))
+        body += [L.Conv2D(filters, 3, padding="same", activation="relu"), L.MaxPooling2D()]
+    return _sequential([*body, L.Flatten(), L.Dense(128, activation="relu"), L.Dense(classes)])
 
 
 def alexnet(input_shape, classes):
-    from keras import layers as L
+    """The original's batch-normalised AlexNet (stride-1 11x11 stem, dense 3072-4096)."""
+    k = _keras2()
+    L = k.layers
 
-    body = [L.Conv2D(96, 11, strides=4, padding="same", activation="relu")]
-    body += [L.MaxPooling2D(3, 2, padding="same")]
-    body += [L.Conv2D(256, 5, padding="same", activation="relu")]
-    body += [L.MaxPooling2D(3, 2, padding="same")]
-    body += [L.Conv2D(f, 3, padding="same", activation="relu") for f in (384, 384, 256)]
-    body += [L.MaxPooling2D(3, 2, padding="same")]
-    return _sequential(input_shape, body + _head(classes, (4096, 4096), 0.5))
+    def bn_relu():
+        return [L.BatchNormalization(), L.Activation("relu")]
+
+    stem = L.Conv2D(96, 11, padding="same", kernel_regularizer=k.regularizers.l2(0.0))
+    body = [_input(input_shape), stem, *bn_relu(), L.MaxPooling2D(2)]
+    body += [L.Conv2D(256, 5, padding="same"), *bn_relu(), L.MaxPooling2D(2)]
+    for filters, pool in ((512, True), (1024, False), (1024, True)):
+        body += [L.ZeroPadding2D(1), L.Conv2D(filters, 3, padding="same"), *bn_relu()]
+        body += [L.MaxPooling2D(2)] if pool else []
+    body += [L.Flatten()]
+    for units in (3072, 4096):
+        body += [L.Dense(units), *bn_relu(), L.Dropout(0.5)]
+    return _sequential([*body, L.Dense(classes), L.BatchNormalization(), L.Activation("softmax")])
 
 
+#: Convolution widths per block (3x3, same padding, ReLU; 2x2 max pool after each block) and
+#: the hidden dense widths of the original's VGGs.
 VGG_CONFIGS = {
-    "VGGSmall": ((32, 32), (64, 64)),
-    "VGG11": ((64,), (128,), (256, 256), (512, 512), (512, 512)),
-    "VGG13": ((64, 64), (128, 128), (256, 256), (512, 512), (512, 512)),
-    "VGG16": ((64, 64), (128, 128), (256,) * 3, (512,) * 3, (512,) * 3),
-    "VGG19": ((64, 64), (128, 128), (256,) * 4, (512,) * 4, (512,) * 4),
+    "VGGSmall": (((32, 32), (64, 64), (128, 128)), 1024),
+    "VGG11": (((64,), (128,), (256,) * 2, (512,) * 2, (512,) * 2), 4096),
+    "VGG13": (((64,) * 2, (128,) * 2, (256,) * 2, (512,) * 2, (512,) * 2), 4096),
+    "VGG16": (((64,) * 2, (128,) * 2, (256,) * 3, (512,) * 3, (512,) * 3), 4096),
+    "VGG19": (((64,) * 2, (128,) * 2, (256,) * 4, (512,) * 4, (512,) * 4), 4096),
 }
 
 
 def vgg(name):
     def build(input_shape, classes):
-        from keras import layers as L
-
-        body = []
-        for block in VGG_CONFIGS[name]:
+        L = _keras2().layers
+        blocks, hidden = VGG_CONFIGS[name]
+        body = [_input(input_shape)]
+        for block in blocks:
             body += [L.Conv2D(f, 3, padding="same", activation="relu") for f in block]
-            body += [L.MaxPooling2D(2, padding="same")]
-        hidden = (512,) if name == "VGGSmall" else (4096, 4096)
-        return _sequential(input_shape, body + _head(classes, hidden))
+            body += [L.MaxPooling2D(2, 2)]
+        body += [L.Flatten(), L.Dense(hidden, activation="relu")]
+        body += [L.Dense(hidden, activation="relu"), L.Dense(classes, activation="softmax")]
+        return _sequential(body)
 
     return build
 
 
-def _basic_block(x, filters, stride):
-    from keras import layers as L
+def resnet_small(input_shape, classes):
+    """The original's small ResNet: 7x7 stem, four blocks of 1x1 convolutions, GAP head."""
+    import tensorflow as tf
 
-    shortcut = x
-    y = L.Conv2D(filters, 3, strides=stride, padding="same", use_bias=False)(x)
-    y = L.Activation("relu")(L.BatchNormalization()(y))
-    y = L.BatchNormalization()(L.Conv2D(filters, 3, padding="same", use_bias=False)(y))
-    if stride != 1 or shortcut.shape[-1] != filters:
-        shortcut = L.Conv2D(filters, 1, strides=stride, use_bias=False)(shortcut)
-        shortcut = L.BatchNormalization()(shortcut)
-    return L.Activation("relu")(L.Add()([y, shortcut]))
+    k = _keras2()
+    L = k.layers
+
+    def block(x, filters, stride):
+        short = x
+        if stride != 1:
+            short = L.BatchNormalization()(L.Conv2D(filters, 1, strides=stride)(x))
+        x = L.Conv2D(filters, 1, strides=stride, padding="same")(x)
+        x = tf.nn.relu(L.BatchNormalization()(x))
+        x = L.BatchNormalization()(L.Conv2D(filters, 1, padding="same")(x))
+        return tf.nn.relu(L.add([short, x]))
+
+    inputs = k.Input(shape=tuple(input_shape))
+    x = L.Conv2D(64, 7, strides=2, activation="relu", padding="same")(inputs)
+    x = L.MaxPooling2D(3, 2, padding="same")(L.BatchNormalization()(x))
+    for filters, stride in ((64, 2), (64, 1), (128, 2), (128, 1)):
+        x = block(x, filters, stride)
+    x = L.GlobalAveragePooling2D()(x)
+    return k.Model(inputs, L.Dense(classes, activation="softmax")(x))
 
 
-RESNET_BLOCKS = {
-    "ResNetSmall": ((16, 1), (32, 1), (64, 1)),
-    "ResNet18": ((64, 2), (128, 2), (256, 2), (512, 2)),
-    "ResNet34": ((64, 3), (128, 4), (256, 6), (512, 3)),
+#: Blocks per stage (filters 64, 128, 256, 512) and block kind of the original's ResNets.
+RESNET_STAGES = {
+    "ResNet18": ((2, 2, 2, 2), "basic"),
+    "ResNet34": ((3, 4, 6, 3), "basic"),
+    "ResNet50": ((3, 4, 6, 3), "bottleneck"),
 }
+
+
+def _resnet_layers():
+    """Conv (he_normal, L2 1e-4, same) and BN-ReLU helpers of the pre-activation ResNets."""
+    k = _keras2()
+    L = k.layers
+
+    def conv(x, filters, size, stride=1, padding="same"):
+        reg = k.regularizers.l2(1e-4)
+        return L.Conv2D(
+            filters, size, strides=stride, padding=padding,
+            kernel_initializer="he_normal", kernel_regularizer=reg,
+        )(x)  # fmt: skip
+
+    def bn_relu(x):
+        return L.Activation("relu")(L.BatchNormalization(axis=3)(x))
+
+    return L, conv, bn_relu
+
+
+def _residual_unit(x, filters, stride, kind, first):
+    """One pre-activation unit (He et al. 2016): [BN-ReLU-]conv ..., plus a shortcut."""
+    L, conv, bn_relu = _resnet_layers()
+    sizes = ((3, filters), (3, filters)) if kind == "basic" else ((1, filters), (3, filters))
+    sizes += () if kind == "basic" else ((1, filters * 4),)
+    y = x
+    for i, (size, width) in enumerate(sizes):
+        # The first unit of the first stage follows the stem's BN-ReLU-pool: no BN-ReLU again.
+        y = conv(y if (first and i == 0) else bn_relu(y), width, size, stride if i == 0 else 1)
+    short = x
+    if stride > 1 or x.shape[-1] != y.shape[-1]:
+        short = conv(x, y.shape[-1], 1, stride, padding="valid")
+    return L.add([short, y])
 
 
 def resnet(name):
     def build(input_shape, classes):
-        import keras
-        from keras import layers as L
-
-        inputs = keras.Input(shape=input_shape)
-        small = name == "ResNetSmall"
-        x = L.Conv2D(16 if small else 64, 3 if small else 7, strides=1 if small else 2)(inputs)
-        x = L.Activation("relu")(L.BatchNormalization()(x))
-        if not small:
-            x = L.MaxPooling2D(3, 2, padding="same")(x)
-        for stage, (filters, blocks) in enumerate(RESNET_BLOCKS[name]):
-            for b in range(blocks):
-                x = _basic_block(x, filters, 2 if stage and not b else 1)
-        x = L.GlobalAveragePooling2D()(x)
-        return keras.Model(inputs, L.Dense(classes, activation="softmax")(x), name=name)
+        k = _keras2()
+        L, conv, bn_relu = _resnet_layers()
+        repeats, kind = RESNET_STAGES[name]
+        inputs = k.Input(shape=tuple(input_shape))
+        x = bn_relu(conv(inputs, 64, 7, 2))
+        x = L.MaxPooling2D(3, 2, padding="same")(x)
+        for stage, n in enumerate(repeats):
+            for i in range(n):
+                stride = 2 if stage and not i else 1
+                x = _residual_unit(x, 64 * 2**stage, stride, kind, stage == 0 and i == 0)
+        x = bn_relu(x)
+        x = L.Flatten()(L.AveragePooling2D(tuple(x.shape[1:3]), strides=1)(x))
+        out = L.Dense(classes, kernel_initializer="he_normal", activation="softmax")(x)
+        return k.Model(inputs, out)
 
     return build
 
 
 def application(name):
     def build(input_shape, classes):
-        import keras
-
-        cls = getattr(keras.applications, name)
+        cls = getattr(_keras2().applications, name)
         return cls(weights=None, input_shape=tuple(input_shape), classes=classes)
 
     return build
@@ -238,11 +313,11 @@ ZOO = {
     "FLOWER_CNN": flower_cnn,
     "AlexNet": alexnet,
     **{name: vgg(name) for name in VGG_CONFIGS},
-    **{name: resnet(name) for name in RESNET_BLOCKS},
+    "ResNetSmall": resnet_small,
+    **{name: resnet(name) for name in RESNET_STAGES},
     **{
         name: application(name)
         for name in (
-            "ResNet50",
             "InceptionV3",
             "InceptionResNetV2",
             "Xception",

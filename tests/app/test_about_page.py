@@ -19,6 +19,10 @@ def test_about_page_explains_profiling_and_lists_instances(page, predictor):
     assert stop - start == 1 and start > 40  # in the second epoch
     text = "\n".join(m.value for m in at.markdown)
     assert "tensorflow_stats" in text and "**2 steps**" in text and "profet profile" in text
+    # The training data's convention, and what a Keras 3 / XLA / mixed-precision user does.
+    assert "tf-keras" in text and "histogram_freq=1" in text and "legacy SGD" in text
+    assert "Keras 3, XLA" in text and "measured step latency as the\nanchor latency" in text
+    assert "jit_compile=False" in code and "legacy.SGD()" in code
     catalog = at.dataframe[0].value
     assert list(catalog["instance"]) == list(predictor.catalog["instance"])
     assert predictor.default_method in at.caption[-1].value

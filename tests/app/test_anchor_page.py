@@ -257,6 +257,7 @@ BAD_INPUTS = [
     ("empty-paste", "Paste JSON", "", "empty"),
     ("bad-op-name", "Paste JSON", '{"Conv2D": 12}', "Host_<Op> or Device_<Op>"),
     ("negative-op-time", "Paste JSON", '{"Device_Conv2D": -5}', ">= 0"),
+    ("xla-profile", "Paste JSON", '{"Device_fusion": 9e3, "Device_Conv2D": 99}', "jit_compile"),
     (
         "wrong-file-type",
         "Upload a file",

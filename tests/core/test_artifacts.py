@@ -110,7 +110,8 @@ def test_predict_rejects_bad_input(predictor, synthetic_dataset, kwargs, match):
 
 def test_each_method_reports_the_ops_it_ignored(predictor):
     base = {"Device_Conv2D": 500.0, "Device_Relu": 200.0}
-    novel = pd.DataFrame([{**base, "Device_TotallyNovelKernel": 5000.0}])
+    # 15% of the device time: warned about, under the 20% refused as unknown (issue 17).
+    novel = pd.DataFrame([{**base, "Device_TotallyNovelKernel": 125.0}])
     # The default method puts every op into a family: it uses the new op (the prediction moves)
     # and must not claim to have left it out.
     res = predictor.predict("gpu-a", novel)

@@ -11,8 +11,9 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 requires_tf = pytest.mark.skipif(
     importlib.util.find_spec("tensorflow") is None
     or importlib.util.find_spec("xprof") is None
-    or importlib.util.find_spec("tensorboard") is None,
-    reason="tensorflow, tensorboard and xprof are needed (pip install 'profet[capture]')",
+    or importlib.util.find_spec("tensorboard") is None
+    or importlib.util.find_spec("tf_keras") is None,
+    reason="tensorflow, tensorboard, xprof and tf-keras are needed (pip install 'profet[capture]')",
 )
 requires_xprof = pytest.mark.skipif(
     importlib.util.find_spec("xprof") is None, reason="xprof is needed to convert traces"

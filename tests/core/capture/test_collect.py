@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -146,3 +148,22 @@ def test_train_on_shared_and_collected_data(collected, tmp_path):
         predictor.predict("cpu-box", profile)
     table = predictor.predict("gpu-a", prof.iloc[:1, len(KEY) :]).table
     assert "cpu-box" in set(table["target"])
+
+
+def test_folder_records_its_convention_and_an_older_one_is_refused(collected, tmp_path, capsys):
+    d, _ = collected
+    record = json.loads((d / "convention.json").read_text())
+    assert (record["convention"], record["zoo"]) == ("profet-2021", "profet-2021")
+    assert record["parts"]["optimizer"].startswith("legacy SGD") and not record["parts"]["xla"]
+    old = tmp_path / "old"  # collected before conventions were recorded: no convention.json
+    old.mkdir()
+    for name in ("profiles.parquet", "latencies.parquet", "status.csv"):
+        shutil.copy(d / name, old / name)
+    argv = ["collect", "--instance", "cpu-box", "--out", str(old), "--models", "LeNet5"]
+    assert main(argv) == 2
+    assert "collect into a new folder" in capsys.readouterr().err
+    assert not (old / "convention.json").exists()
+    argv = ["train", "--data", str(d), "--data", str(old), "--out", str(tmp_path / "a")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot join" in err[0] and "unrecorded" in err[0]

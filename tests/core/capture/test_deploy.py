@@ -27,6 +27,7 @@ def test_task_runs_collect_into_the_folder_it_brings_back(task):
     assert 'profet_core collect --instance "$INSTANCE" --out "$OUT/$INSTANCE"' in run
     assert '--gpu "$GPU" --usd-per-hour "$USD_PER_HOUR"' in run
     assert "xprof" in task["setup"] and "tensorboard" in task["setup"]
+    assert "tf-keras~=2.16.0" in task["setup"]  # Keras 2 (the convention), for the image's TF
     header = (DEPLOY / "collect-sky.yaml").read_text()
     assert "rsync" in header and "sky launch" in header
 
@@ -42,3 +43,4 @@ def test_image_builds_on_a_tensorflow_gpu_base():
     base = next(line for line in text.splitlines() if line.startswith("FROM "))
     assert base.startswith("FROM tensorflow/tensorflow:") and base.endswith("-gpu")
     assert 'ENTRYPOINT ["python", "-m", "profet_core"]' in text
+    assert base.split(":")[1].startswith("2.16") and "tf-keras~=2.16.0" in text

@@ -39,6 +39,16 @@ def test_profile_keys_and_metadata(profiled, capsys):
     assert (meta["batch_size"], meta["input_size"], meta["instance"]) == (8, 16, "cpu-box")
     assert meta["tensorflow_version"] and meta["profiler_version"].startswith("xprof")
     assert meta["gpu_name"] is None  # no GPU on the test machines
+    # The training data's convention, recorded: Keras 2 (the Keras 3 model file is rebuilt
+    # under it), legacy SGD, accuracy metric, no XLA, FP32.
+    conv = meta["convention"]
+    assert (conv["convention"], conv["zoo"], conv["differs"]) == ("profet-2021", "profet-2021", [])
+    assert conv["keras"].startswith("tf-keras") and "legacy" in conv["optimizer"]
+    assert (conv["xla"], conv["precision"]) == (False, "float32") and conv["tf32"]
+    # ... and its op types: the legacy SGD's kernel and the accuracy metric's ops.
+    types = {k.split("_", 1)[1] for k in ops}
+    assert {"ResourceApplyGradientDescent", "ArgMax", "Equal"} <= types
+    assert "AssignSubVariableOp" not in types
 
 
 def test_profile_totals_match_two_measured_steps(profiled):

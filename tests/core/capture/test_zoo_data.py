@@ -68,3 +68,14 @@ def test_combine_datasets_concatenates_and_fills_missing_ops():
     assert combine_datasets([a]) is a
     with pytest.raises(ProfetValueError, match="at least one"):
         combine_datasets([])
+
+
+@pytest.mark.parametrize(
+    "size, batch, steps, expected",
+    [(32, 32, 1563, (50_000, 10_000)), (224, 16, 125, (2_000, 500)), (32, 32, 4, (128, 32))],
+    ids=["cifar-like", "imagenet-like", "capped"],
+)
+def test_numpy_arrays_have_the_original_dataset_sizes(size, batch, steps, expected):
+    from profet_core.capture._profile import dataset_sizes
+
+    assert dataset_sizes(size, batch, steps) == expected
