@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from profet_core import Prediction, Predictor, ProfetError, load_artifacts
+from profet_core import Prediction, Predictor, ProfetError, latency_seconds, load_artifacts
 
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
 ANCHOR_RESULT = "anchor_result"
@@ -146,8 +146,14 @@ def latency_to_seconds(value, unit: str):
     Returns
     -------
     float or None
+
+    Raises
+    ------
+    profet_core.ProfetError
+        A latency outside 1 us .. 11.6 days, named in ``unit``.
     """
-    return None if value is None else float(value) * LATENCY_UNITS[unit]
+    # checked in the unit typed: "-5 ms" is refused as -5 ms, not as -0.005 s
+    return latency_seconds(value, unit, "the anchor latency")
 
 
 def round_sig(x: float, digits: int = 3) -> float:

@@ -10,6 +10,7 @@ from ._features import ProfileFeatures, family_times
 from ._intervals import interval_scale, member_spread
 from ._prediction import NOVELTY_WARN, Prediction
 from ._profile import LATENCY_COLUMN
+from ._profile_rules import MAX_LATENCY_S, MIN_LATENCY_S, quote, show_number, whole_sizes
 from .errors import ProfetValueError
 
 #: Hours per millisecond, for costs.
@@ -193,10 +194,12 @@ def check_inputs(profiles, anchor_latency_s):
     elif LATENCY_COLUMN in profiles.columns:
         lat = profiles[LATENCY_COLUMN].to_numpy(dtype=float)
     if lat is not None:
-        bad = ~np.isnan(lat) & ~(np.isfinite(lat) & (lat > 0) & (lat < 1e6))
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isnan(lat) & ~((lat >= MIN_LATENCY_S) & (lat <= MAX_LATENCY_S))
         if bad.any():
             raise ProfetValueError(
-                f"anchor latency {lat[bad][0]!r} s is not allowed; it must be > 0 and < 1e6 s"
+                f"anchor latency {show_number(lat[bad][0])} s is not allowed; one training step "
+                f"takes {MIN_LATENCY_S:g} to {MAX_LATENCY_S:g} s"
             )
         if np.isnan(lat).all():
             lat = None
@@ -225,10 +228,10 @@ def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
 
 def _positive_ms(name: str, v) -> float:
     ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-    if not (ok and np.isfinite(v) and 0 < v < 1e9):
-        shown = float(v) if ok else str(v)[:40]
+    if not (ok and np.isfinite(v) and MIN_LATENCY_S * 1e3 <= v <= MAX_LATENCY_S * 1e3):
         raise ProfetValueError(
-            f"{name} is {shown!r}; it must be a number of milliseconds > 0 and < 1e9"
+            f"{name} is {show_number(v) if ok else quote(v)}; it must be a number of "
+            f"milliseconds {MIN_LATENCY_S * 1e3:g}..{MAX_LATENCY_S * 1e3:g}"
         )
     return float(v)
 
@@ -250,12 +253,15 @@ def scale_latency(scaler, by, latency_min_ms, latency_max_ms, size, size_min, si
         v = np.asarray(v)
         if not np.all(np.isfinite(v)) or np.any(v < lo) or np.any(v > hi):
             raise ProfetValueError(
-                f"{name} {v.tolist()!r} is outside the trained {by} range {lo:g}..{hi:g}"
+                f"{name} {show_number(v.ravel()[0]) if v.size == 1 else v.tolist()[:5]} is "
+                f"outside the trained {by} range {lo:g}..{hi:g}"
             )
+        whole_sizes(v, f"{by} {name}", lo, hi)
     if size_min >= size_max:
         raise ProfetValueError(f"size_min ({size_min:g}) must be below size_max ({size_max:g})")
     for k in extra:
-        if not (isinstance(k, (int, float, np.integer, np.floating)) and size_min < k < size_max):
+        whole_sizes([k], f"measured {by} size", size_min, size_max)
+        if not size_min < k < size_max:
             raise ProfetValueError(
                 f"measured {by} size {k!r} must lie strictly between "
                 f"size_min {size_min:g} and size_max {size_max:g}"
