@@ -17,6 +17,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from profet_core import Prediction, Predictor, ProfetError, latency_seconds, load_artifacts
+from profet_core._csv import escape_formulas
 
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
 ANCHOR_RESULT = "anchor_result"
@@ -193,8 +194,8 @@ def fmt_hours(hours: float) -> str:
 
 
 def csv_bytes(df: pd.DataFrame) -> bytes:
-    """The table as UTF-8 CSV for a download button."""
-    return df.to_csv(index=False).encode("utf-8")
+    """The table as UTF-8 CSV for a download button (formula-looking text escaped)."""
+    return escape_formulas(df).to_csv(index=False).encode("utf-8")
 
 
 def _mark_fastest_and_cheapest(fig: go.Figure, targets, lat, cost) -> None:

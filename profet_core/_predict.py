@@ -215,15 +215,49 @@ def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
     nov = table.groupby("row", sort=True)["novelty"].max()
     has = np.zeros(len(nov), dtype=bool) if lat is None else ~np.isnan(lat)
     rows = pd.DataFrame({"row": nov.index, "novelty": nov.to_numpy(), "with_latency": has})
-    band, mape = [], []
-    # Bands are looked up only where a warning may be shown (a handful of rows, not 100,000).
-    for r in rows.itertuples():
-        info = None
-        if np.isfinite(r.novelty) and r.novelty >= NOVELTY_WARN:
-            info = predictor.novelty_band(r.novelty, bool(r.with_latency), method)
-        band.append(info["band"] if info else None)
-        mape.append(info["mape_pct"] if info else np.nan)
+    values = rows["novelty"].to_numpy(dtype=float)
+    # Bands are shown only where a warning may be (novelty >= NOVELTY_WARN)
+    with np.errstate(invalid="ignore"):
+        values = np.where(values >= NOVELTY_WARN, values, np.nan)
+    bands = predictor.validation.get("novelty")
+    band, mape = novelty_bands(bands, values, has, method or predictor.default_method)
     return rows.assign(band=band, band_mape_pct=mape)
+
+
+def novelty_bands(bands, novelty, with_latency, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`novelty_band` for many rows at once: one pass per band, not one lookup per row.
+
+    Parameters
+    ----------
+    bands : pandas.DataFrame or None
+        The validation's novelty table (``estimator, with_latency, novelty_lo, novelty_hi,
+        band, mape_pct``).
+    novelty : ndarray of shape (n,)
+        Relative novelty per row; NaN where no band is wanted.
+    with_latency : ndarray of bool, shape (n,)
+    method : str
+
+    Returns
+    -------
+    band : ndarray of object, shape (n,)
+        The band's label, None where none applies.
+    mape_pct : ndarray of float, shape (n,)
+        Its mean absolute error (%), NaN where none applies.
+    """
+    novelty = np.asarray(novelty, dtype=float)
+    with_latency = np.asarray(with_latency, dtype=bool)
+    band = np.full(len(novelty), None, dtype=object)
+    mape = np.full(len(novelty), np.nan)
+    if bands is None or bands.empty:
+        return band, mape
+    todo = np.isfinite(novelty)
+    for row in bands[bands["estimator"] == method].itertuples(index=False):
+        with np.errstate(invalid="ignore"):
+            hit = todo & (with_latency == bool(row.with_latency))
+            hit &= (row.novelty_lo <= novelty) & (novelty < row.novelty_hi)
+        band[hit], mape[hit] = str(row.band), float(row.mape_pct)
+        todo &= ~hit  # the first band that holds a row is its band, as in novelty_band
+    return band, mape
 
 
 def _positive_ms(name: str, v) -> float:
