@@ -234,10 +234,15 @@ class ProfileNovelty(Estimator):
         # In chunks, so 100,000 profiles never hold a (100,000 x n_reference) matrix at once.
         for start in range(0, len(Z), 8192):
             z = Z[start : start + 8192]
-            # Squared distances without an (n, m, d) temporary: |z|^2 - 2 z.r + |r|^2.
-            d2 = (z**2).sum(axis=1)[:, None] - 2 * z @ ref.T + ref2
-            d = np.sqrt(np.maximum(d2, 0.0))
-            out[start : start + len(z)] = np.partition(d, k - 1, axis=1)[:, :k].mean(axis=1)
+            # Squared distances without an (n, m, d) temporary: |z|^2 - 2 z.r + |r|^2, in place;
+            # the k nearest by squared distance are the k nearest, so only they get a sqrt.
+            d2 = z @ ref.T
+            d2 *= -2.0
+            d2 += ref2
+            d2 += (z**2).sum(axis=1)[:, None]
+            np.maximum(d2, 0.0, out=d2)
+            near = np.partition(d2, k - 1, axis=1)[:, :k]
+            out[start : start + len(z)] = np.sqrt(near).mean(axis=1)
         return out
 
     def to_state(self):
