@@ -40,7 +40,7 @@ def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
         raise ProfetValueError(
             f"instance catalog lacks column(s) {missing}; needs {list(CATALOG_COLUMNS)}"
         )
-    from ._profile_rules import check_instance_names, show_number
+    from ._profile_rules import check_instance_names, show_number, text_to_float
 
     df = df.copy()
     df["instance"] = df["instance"].astype(str).str.strip()
@@ -49,19 +49,32 @@ def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
         dup = sorted(df.loc[df["instance"].duplicated(), "instance"])
         raise ProfetValueError(f"instance catalog lists {dup} more than once")
     raw = df["usd_per_hour"]
-    price = pd.to_numeric(raw, errors="coerce").astype(float)
     if pd.api.types.is_bool_dtype(raw):
-        price[:] = np.nan
+        price = pd.Series(np.nan, index=raw.index)
+    elif pd.api.types.is_numeric_dtype(raw):
+        price = raw.astype(float)
+    else:  # text: ASCII numbers only ("True", "nan" refused); 400 digits -> inf, refused below
+        price = pd.Series(text_to_float(raw, "usd_per_hour", "instance catalog"), index=raw.index)
     with np.errstate(invalid="ignore"):
         ok = (price == 0) | ((price >= MIN_PRICE) & (price <= MAX_PRICE))
     if not ok.all():
         i = int((~ok).to_numpy().argmax())
         raise ProfetValueError(
-            f"instance catalog: usd_per_hour {show_number(raw.iloc[i])} for {df['instance'].iloc[i]!r} is not "
+            f"instance catalog: usd_per_hour {show_number(_as_number(raw.iloc[i]))} for {df['instance'].iloc[i]!r} is not "
             f"allowed; prices are 0 or {MIN_PRICE:g}..{MAX_PRICE:,g} USD per hour"
         )
     df["usd_per_hour"] = price
     return df.reset_index(drop=True)
+
+
+def _as_number(cell):
+    """A cell as the number it spells (a 400-digit int stays an int), else the cell."""
+    for kind in (int, float):
+        try:
+            return kind(str(cell).strip())
+        except ValueError:
+            pass
+    return cell
 
 
 def load_catalog(path: str | Path) -> pd.DataFrame:
