@@ -127,13 +127,13 @@ def escape_formulas(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for col in out.columns:
         s = out[col]
-        if s.dtype == object or isinstance(s.dtype, pd.StringDtype | pd.CategoricalDtype):
+        if not (pd.api.types.is_numeric_dtype(s) or s.dtype.kind in "bmM"):
             values = pd.unique(s.astype(object))  # each distinct value once: tables repeat names
             mapping = {v: escape_text(v) for v in values}
             if any(mapping[v] is not v for v in values):
                 out[col] = s.astype(object).map(mapping)
     out.columns = [escape_text(c) for c in out.columns]
-    if out.index.dtype == object:
+    if not pd.api.types.is_numeric_dtype(out.index):
         out.index = out.index.map(escape_text)
     return out
 

@@ -129,7 +129,7 @@ def interaction_figure(result: AnalysisResult) -> go.Figure:
                     mode="lines+markers",
                     name=f"{_t(b)} = {_t(lv)}",
                     line={"color": color},
-                    legendgroup=f"{b}={lv}",
+                    legendgroup=_t(f"{b}={lv}"),
                     showlegend=f"{b}={lv}" not in shown,
                 ),
                 row=row,
