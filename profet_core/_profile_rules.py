@@ -107,7 +107,10 @@ def latency_seconds(value, unit: str = "s", name: str = "anchor latency") -> flo
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_)
     )
-    seconds = float(value) * per if ok and np.isfinite(float(value)) else np.nan
+    try:
+        seconds = float(value) * per if ok else np.nan
+    except OverflowError:  # an int of hundreds of digits
+        seconds = np.inf
     if not MIN_LATENCY_S <= seconds <= MAX_LATENCY_S:
         raise ProfetValueError(
             f"{name} {show_number(value)} {unit} is not allowed; one training step takes "
