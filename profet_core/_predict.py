@@ -7,10 +7,18 @@ import pandas as pd
 
 from ._data import op_columns
 from ._features import ProfileFeatures, family_times
-from ._intervals import interval_scale, member_spread
+from ._intervals import interval_scale, member_spread, novelty_bands
 from ._prediction import NOVELTY_WARN, Prediction
 from ._profile import LATENCY_COLUMN
-from ._profile_rules import MAX_LATENCY_S, MIN_LATENCY_S, quote, show_number, whole_sizes
+from ._profile_rules import (
+    MAX_BATCH_SIZE,
+    MAX_INPUT_SIZE,
+    MAX_LATENCY_S,
+    MIN_LATENCY_S,
+    quote,
+    show_number,
+    whole_sizes,
+)
 from .errors import ProfetValueError
 
 #: Hours per millisecond, for costs.
@@ -141,8 +149,14 @@ def workload_sizes(profiles, batch_size, input_size):
             value = pd.to_numeric(profiles[name], errors="coerce").to_numpy(dtype=float)
         else:
             return None
-        if not (np.isfinite(value) & (value >= 1)).all():
-            raise ProfetValueError(f"{name} must be a whole number >= 1 for every profile row")
+        top = MAX_BATCH_SIZE if name == "batch_size" else MAX_INPUT_SIZE
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(value) & (value >= 1) & (value <= top) & (value == np.floor(value))
+        if not ok.all():
+            raise ProfetValueError(
+                f"{name} {show_number(value[~ok][0])} is not allowed; it must be a whole number "
+                f"1..{top:,} for every profile row"
+            )
         out.append(value)
     return tuple(out)
 
@@ -224,42 +238,6 @@ def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
     return rows.assign(band=band, band_mape_pct=mape)
 
 
-def novelty_bands(bands, novelty, with_latency, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`novelty_band` for many rows at once: one pass per band, not one lookup per row.
-
-    Parameters
-    ----------
-    bands : pandas.DataFrame or None
-        The validation's novelty table (``estimator, with_latency, novelty_lo, novelty_hi,
-        band, mape_pct``).
-    novelty : ndarray of shape (n,)
-        Relative novelty per row; NaN where no band is wanted.
-    with_latency : ndarray of bool, shape (n,)
-    method : str
-
-    Returns
-    -------
-    band : ndarray of object, shape (n,)
-        The band's label, None where none applies.
-    mape_pct : ndarray of float, shape (n,)
-        Its mean absolute error (%), NaN where none applies.
-    """
-    novelty = np.asarray(novelty, dtype=float)
-    with_latency = np.asarray(with_latency, dtype=bool)
-    band = np.full(len(novelty), None, dtype=object)
-    mape = np.full(len(novelty), np.nan)
-    if bands is None or bands.empty:
-        return band, mape
-    todo = np.isfinite(novelty)
-    for row in bands[bands["estimator"] == method].itertuples(index=False):
-        with np.errstate(invalid="ignore"):
-            hit = todo & (with_latency == bool(row.with_latency))
-            hit &= (row.novelty_lo <= novelty) & (novelty < row.novelty_hi)
-        band[hit], mape[hit] = str(row.band), float(row.mape_pct)
-        todo &= ~hit  # the first band that holds a row is its band, as in novelty_band
-    return band, mape
-
-
 def _positive_ms(name: str, v) -> float:
     ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
     if not (ok and np.isfinite(v) and MIN_LATENCY_S * 1e3 <= v <= MAX_LATENCY_S * 1e3):
@@ -338,22 +316,6 @@ def pair_interval(table: dict, anchor, target, method, lat, members: dict, novel
         scale = interval_scale(s, eps, nov, n_ref)
         lo[rows], hi[rows] = cal["q_lo"] * scale, cal["q_hi"] * scale
     return (lo, hi), rel
-
-
-def novelty_band(bands, novelty: float, with_latency: bool, method: str) -> dict | None:
-    """The validation band of a relative novelty: ``band``, ``share_pct``, ``mape_pct``."""
-    if bands is None or bands.empty or not np.isfinite(novelty):
-        return None
-    sel = bands[
-        (bands["estimator"] == method)
-        & (bands["with_latency"] == with_latency)
-        & (bands["novelty_lo"] <= novelty)
-        & (novelty < bands["novelty_hi"])
-    ]
-    if sel.empty:
-        return None
-    row = sel.iloc[0]
-    return {"band": str(row["band"]), **{k: float(row[k]) for k in ("share_pct", "mape_pct")}}
 
 
 def scale_warnings(by: str, points: dict) -> list[str]:

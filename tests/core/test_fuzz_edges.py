@@ -20,7 +20,7 @@ from profet_core import ProfetError, estimate_run, latency_seconds, parse_profil
 from profet_core._catalog import validate_catalog
 from profet_core._csv import check_csv_text, escape_formulas, escape_text
 from profet_core._features import ProfileNovelty
-from profet_core._predict import novelty_band, novelty_bands
+from profet_core._intervals import novelty_band, novelty_bands
 from profet_core._predictor import pair_name
 from profet_core._profile_rules import INSTANCE_RE, MIN_LATENCY_S, MIN_ROW_TOTAL_US
 from profet_core.doe import analyze, doe_figures, read_results

@@ -12,7 +12,7 @@ import pytest
 
 from profet_core import load_artifacts
 from profet_core._cli import main
-from profet_core._predict import novelty_band, novelty_bands
+from profet_core._intervals import novelty_band, novelty_bands
 from tests.conftest import OPS
 
 BANDS = pd.DataFrame(
