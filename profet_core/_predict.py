@@ -195,6 +195,8 @@ def check_inputs(profiles, anchor_latency_s):
     n = len(profiles)
     lat = None
     if anchor_latency_s is not None:
+        if np.asarray(anchor_latency_s).dtype == bool:
+            raise ProfetValueError("anchor latency True/False is not a number of seconds")
         try:
             lat = np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,)).copy()
         except (TypeError, ValueError):

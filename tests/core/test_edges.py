@@ -285,3 +285,11 @@ def test_catalog_path_is_named_for_what_it_is(trained, profile_file, tmp_path, k
     )  # fmt: skip
     refused(code, err, word)
     assert "does not exist" not in err
+
+
+def test_boolean_anchor_latency_is_refused_in_the_library(trained):
+    from profet_core import load_artifacts
+
+    profile = parse_profile(json.dumps(GOOD), "p.json")
+    with pytest.raises(ProfetError, match="True/False is not a number of seconds"):
+        load_artifacts(trained).predict("gpu-a", profile, True)
