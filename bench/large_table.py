@@ -22,7 +22,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import profet_core
 from profet_core import load_artifacts, read_profile
+
+#: The checkout whose profet_core is imported (this one, or PYTHONPATH's).
+ROOT = Path(profet_core.__file__).resolve().parents[1]
 
 
 def table(example: dict, n: int, seed: int = 0) -> pd.DataFrame:
@@ -80,7 +84,8 @@ def main() -> None:
             times = []
             for _ in range(args.repeats):
                 t0 = time.perf_counter()
-                run = subprocess.run(cmd, capture_output=True, check=False)
+                # cwd: `python -m` puts the working folder before PYTHONPATH on sys.path
+                run = subprocess.run(cmd, capture_output=True, check=False, cwd=ROOT)
                 times.append(time.perf_counter() - t0)
                 if run.returncode != 0:
                     raise SystemExit(run.stderr.decode()[-500:])

@@ -113,7 +113,7 @@ def escape_text(value):
 
 
 def escape_formulas(df: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``df`` whose text cells, column names and index labels cannot run as formulas.
+    """``df`` whose text cells, column names and index labels cannot run as formulas.
 
     Parameters
     ----------
@@ -122,19 +122,28 @@ def escape_formulas(df: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Same shape; numeric columns untouched, text escaped by :func:`escape_text`.
+        Same shape; numeric columns untouched, text escaped by :func:`escape_text`. ``df``
+        itself (not a copy) when nothing needs escaping; the input is never changed.
     """
+    changed = {}
+    for col in df.columns:
+        s = df[col]
+        if pd.api.types.is_numeric_dtype(s) or s.dtype.kind in "bmM":
+            continue
+        # each distinct value once: a 1.6-million-row prediction table repeats a few names
+        mapping = {v: escape_text(v) for v in pd.unique(s) if isinstance(v, str)}
+        if any(e != v for v, e in mapping.items()):
+            changed[col] = s.map(lambda v, m=mapping: m.get(v, v) if isinstance(v, str) else v)
+    columns = [escape_text(c) for c in df.columns]
+    index = df.index
+    if not pd.api.types.is_numeric_dtype(index):
+        index = index.map(escape_text)
+    if not changed and columns == list(df.columns) and index.equals(df.index):
+        return df
     out = df.copy()
-    for col in out.columns:
-        s = out[col]
-        if not (pd.api.types.is_numeric_dtype(s) or s.dtype.kind in "bmM"):
-            values = pd.unique(s.astype(object))  # each distinct value once: tables repeat names
-            mapping = {v: escape_text(v) for v in values}
-            if any(mapping[v] is not v for v in values):
-                out[col] = s.astype(object).map(mapping)
-    out.columns = [escape_text(c) for c in out.columns]
-    if not pd.api.types.is_numeric_dtype(out.index):
-        out.index = out.index.map(escape_text)
+    for col, values in changed.items():
+        out[col] = values
+    out.columns, out.index = columns, index
     return out
 
 
