@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from profet_core import Prediction, Predictor, ProfetError, load_artifacts
+from profet_core import Prediction, Predictor, ProfetError, latency_seconds, load_artifacts
+from profet_core._csv import escape_formulas
 
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
 ANCHOR_RESULT = "anchor_result"
@@ -146,8 +147,14 @@ def latency_to_seconds(value, unit: str):
     Returns
     -------
     float or None
+
+    Raises
+    ------
+    profet_core.ProfetError
+        A latency outside 1 us .. 11.6 days, named in ``unit``.
     """
-    return None if value is None else float(value) * LATENCY_UNITS[unit]
+    # checked in the unit typed: "-5 ms" is refused as -5 ms, not as -0.005 s
+    return latency_seconds(value, unit, "the anchor latency")
 
 
 def round_sig(x: float, digits: int = 3) -> float:
@@ -187,8 +194,8 @@ def fmt_hours(hours: float) -> str:
 
 
 def csv_bytes(df: pd.DataFrame) -> bytes:
-    """The table as UTF-8 CSV for a download button."""
-    return df.to_csv(index=False).encode("utf-8")
+    """The table as UTF-8 CSV for a download button (formula-looking text escaped)."""
+    return escape_formulas(df).to_csv(index=False).encode("utf-8")
 
 
 def _mark_fastest_and_cheapest(fig: go.Figure, targets, lat, cost) -> None:

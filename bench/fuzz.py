@@ -1,12 +1,14 @@
-"""Fuzz run over the `profet` CLI of any checkout: counts outcomes per category of issue 13.
+"""Fuzz run over the `profet` CLI of any checkout: counts outcomes per class of issues 13 and 19.
 
-    .venv/bin/python bench/fuzz.py [--repo PATH] [--artifacts DIR]
+    .venv/bin/python bench/fuzz.py [--repo PATH] [--classes issue-13 edge-numbers ...]
 
 Each case is one malformed or absurd input; its outcome is one of
 ``refused`` (exit 2, one `profet: error:` line), ``answered`` (exit 0; finite numbers),
-``garbage`` (exit 0 where the input must be refused, or non-finite numbers), ``traceback``
-(any other exit or a Python traceback) or ``hang`` (no answer within 60 s). Run it on an old
-checkout (``git worktree add /tmp/old <commit>``) and on this one to compare.
+``garbage`` (exit 0 where the input must be refused, non-finite numbers, a RuntimeWarning on
+stderr, or a 300-digit number in a message), ``injected`` (user text written out as live
+markup or a spreadsheet formula), ``traceback`` (any other exit or a Python traceback) or
+``hang`` (no answer within 60 s). The classes of issue 19 live in bench/fuzz_edges.py. Run it
+on an old checkout (``--repo``) and on this one to compare.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -117,16 +121,20 @@ def cases(tmp: Path) -> list[tuple[str, list[str], bool]]:
     return out
 
 
-def outcome(code: int | None, out: str, err: str, must_refuse: bool) -> str:
+def outcome(code: int | None, out: str, err: str, must_refuse: bool, csv_out: bool = True) -> str:
     if code is None:
         return "hang"
     if "Traceback" in err or code not in (0, 2):
         return "traceback"
+    if "RuntimeWarning" in err or re.search(r"\d{100}", err):
+        return "garbage"
     if code == 2:
         return (
             "refused" if err.strip().splitlines()[-1].startswith("profet: error:") else "traceback"
         )
-    return "garbage" if must_refuse or not _finite_latencies(out) else "answered"
+    if must_refuse or (csv_out and not _finite_latencies(out)):
+        return "garbage"
+    return "answered"
 
 
 def _finite_latencies(out: str) -> bool:
@@ -143,32 +151,62 @@ def _finite_latencies(out: str) -> bool:
     return all(math.isfinite(v) for v in values)
 
 
+def _all_cases(tmp: Path, classes: list[str]):
+    """(class, name, argv, expect, check) of every case of the chosen classes."""
+    from fuzz_edges import CLASSES, good_profile
+
+    good_profile(tmp)
+    for cls in classes:
+        if cls == "issue-13":
+            for name, argv, must in cases(tmp):
+                yield cls, name, argv, "refuse" if must else "answer", None
+        else:
+            for name, argv, expect, check in CLASSES[cls](tmp):
+                yield cls, name, argv, expect, check
+
+
+def _run_case(repo: str, argv, expect: str, check, tmp: Path) -> tuple[str, float]:
+    t0 = time.perf_counter()
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "profet_core", *argv],
+            cwd=repo,
+            env={**os.environ, "PYTHONPATH": repo},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            errors="replace",
+        )
+    except subprocess.TimeoutExpired:
+        return "hang", time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    csv_out = "--format" in argv and "csv" in argv
+    result = outcome(run.returncode, run.stdout, run.stderr, expect == "refuse", csv_out)
+    if result == "answered" and check is not None:
+        result = check(tmp, run.stdout) or result
+    return result, seconds
+
+
 def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fuzz_edges import CLASSES
+
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]))
+    ap.add_argument("--classes", nargs="+", default=["issue-13", *CLASSES])
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": args.repo}
-    counts, rows = Counter(), []
+    counts, rows = {}, []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, argv, must_refuse in cases(Path(tmp)):
-            try:
-                run = subprocess.run(
-                    [sys.executable, "-m", "profet_core", *argv],
-                    cwd=args.repo,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                    stdin=subprocess.DEVNULL,
-                    errors="replace",
-                )
-                result = outcome(run.returncode, run.stdout, run.stderr, must_refuse)
-            except subprocess.TimeoutExpired:
-                result = "hang"
-            counts[result] += 1
-            rows.append(f"{name:24s} {result}")
+        for cls, name, argv, expect, check in _all_cases(Path(tmp), args.classes):
+            result, seconds = _run_case(args.repo, argv, expect, check, Path(tmp))
+            counts.setdefault(cls, Counter())[result] += 1
+            rows.append(f"{cls:15s} {name:32s} {result:10s} {seconds:6.1f} s")
     print("\n".join(rows))
-    print("totals: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    for cls, c in counts.items():
+        print(f"{cls:15s} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+    total = sum(counts.values(), Counter())
+    print("totals          " + ", ".join(f"{k} {v}" for k, v in sorted(total.items())))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
+from profet_core._csv import escape_formulas
 from profet_core.doe import (
     RUN_COLUMNS,
     AnalysisResult,
@@ -40,7 +41,7 @@ st.caption(
 
 
 def _csv(df: pd.DataFrame, index: bool = False) -> bytes:
-    return df.to_csv(index=index).encode()
+    return escape_formulas(df).to_csv(index=index).encode()
 
 
 def _factors_from_editor(table: pd.DataFrame) -> list[Factor]:
@@ -224,7 +225,7 @@ def _show_result(result: AnalysisResult, response: str) -> None:
             help=f"W = {result.shapiro.statistic:.4f}; a small p suggests non-normal residuals",
         )
     for note in result.notes:
-        st.info(note)
+        st.info(ui.safe(note))  # notes quote level labels and names from the upload
 
     if result.has_error:
         st.markdown("**ANOVA (type III)**")

@@ -19,6 +19,7 @@ from ._catalog import estimate_run, load_catalog
 from ._prediction import NOVELTY_WARN, Prediction
 from ._predictor import Predictor, load_artifacts
 from ._profile import parse_profile, read_profile
+from ._profile_rules import latency_seconds
 from .errors import (
     ArtifactError,
     NotFittedError,
@@ -50,6 +51,7 @@ __all__ = [
     "ProfetValueError",
     "cross_validate",
     "estimate_run",
+    "latency_seconds",
     "load_artifacts",
     "load_catalog",
     "load_dataset",

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .errors import ProfetFileNotFoundError, ProfetValueError
+from .errors import ProfetValueError
 
 CATALOG_COLUMNS = ("instance", "gpu", "usd_per_hour")
+#: Largest catalog file read (bytes): a few hundred instances take a few kB.
+MAX_CATALOG_BYTES = 5 * 2**20
+#: Prices (USD per hour) accepted besides 0 (free, e.g. own hardware): the dearest cloud GPU
+#: instances cost about 100 USD/h; 10,000 leaves room, 1e300 or a denormal is a typo.
+MIN_PRICE, MAX_PRICE = 1e-4, 10_000.0
+#: Bounds of a whole run: images per epoch, images per step and epochs.
+RUN_LIMITS = {"dataset_images": 10**11, "batch_size": 10**6, "epochs": 10**5}
 
 
 def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
@@ -32,33 +40,71 @@ def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
         raise ProfetValueError(
             f"instance catalog lacks column(s) {missing}; needs {list(CATALOG_COLUMNS)}"
         )
+    from ._profile_rules import check_instance_names, show_number, text_to_float
+
     df = df.copy()
     df["instance"] = df["instance"].astype(str).str.strip()
+    check_instance_names(df["instance"], "instance catalog: instance")
     if df["instance"].duplicated().any():
         dup = sorted(df.loc[df["instance"].duplicated(), "instance"])
         raise ProfetValueError(f"instance catalog lists {dup} more than once")
-    price = pd.to_numeric(df["usd_per_hour"], errors="coerce")
-    if price.isna().any() or not np.isfinite(price).all() or (price < 0).any():
-        raise ProfetValueError("usd_per_hour must be a finite number >= 0 for every instance")
-    df["usd_per_hour"] = price.astype(float)
+    raw = df["usd_per_hour"]
+    if pd.api.types.is_bool_dtype(raw):
+        price = pd.Series(np.nan, index=raw.index)
+    elif pd.api.types.is_numeric_dtype(raw):
+        price = raw.astype(float)
+    else:  # text: ASCII numbers only ("True", "nan" refused); 400 digits -> inf, refused below
+        price = pd.Series(text_to_float(raw, "usd_per_hour", "instance catalog"), index=raw.index)
+    with np.errstate(invalid="ignore"):
+        ok = (price == 0) | ((price >= MIN_PRICE) & (price <= MAX_PRICE))
+    if not ok.all():
+        i = int((~ok).to_numpy().argmax())
+        raise ProfetValueError(
+            f"instance catalog: usd_per_hour {show_number(_as_number(raw.iloc[i]))} for {df['instance'].iloc[i]!r} is not "
+            f"allowed; prices are 0 or {MIN_PRICE:g}..{MAX_PRICE:,g} USD per hour"
+        )
+    df["usd_per_hour"] = price
     return df.reset_index(drop=True)
+
+
+def _as_number(cell):
+    """A cell as the number it spells (a 400-digit int stays an int), else the cell."""
+    for kind in (int, float):
+        try:
+            return kind(str(cell).strip())
+        except ValueError:
+            pass
+    return cell
 
 
 def load_catalog(path: str | Path) -> pd.DataFrame:
     """Read and validate an instance catalog CSV (see :func:`validate_catalog`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ProfetFileNotFoundError(f"instance catalog {str(path)!r} does not exist")
+    from ._csv import check_csv_text
+    from ._safe_read import read_bounded
+
+    # read_bounded says what a folder, FIFO or device is, and never blocks or reads /dev/zero
+    data = read_bounded(path, MAX_CATALOG_BYTES, "instance catalog")
+    where = f"instance catalog {str(path)[:200]!r}"
     try:
-        df = pd.read_csv(path)
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ProfetValueError(f"{where} is not UTF-8 text") from None
+    check_csv_text(text, where)
+    try:
+        df = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
     except Exception as exc:  # pandas raises many types for a malformed CSV
-        raise ProfetValueError(f"cannot read instance catalog {str(path)!r}: {exc}") from None
+        raise ProfetValueError(f"cannot read {where}: {str(exc)[:200]}") from None
     return validate_catalog(df)
 
 
 def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ProfetValueError(f"{name} is {value!r}; it must be a whole number >= 1")
+    from ._profile_rules import show_number
+
+    top = RUN_LIMITS[name]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= top:
+        raise ProfetValueError(
+            f"{name} is {show_number(value)}; it must be a whole number 1..{top:,}"
+        )
     return int(value)
 
 

@@ -96,11 +96,12 @@ def _load_predictor(args):
 
 def _cmd_predict(args) -> int:
     from . import estimate_run, read_profile
+    from ._profile_rules import latency_seconds
 
     _check_run_args(args)
     predictor = _load_predictor(args)
     profiles = read_profile(args.profile, steps=args.steps)
-    lat = None if args.anchor_latency_ms is None else args.anchor_latency_ms / 1000
+    lat = latency_seconds(args.anchor_latency_ms, "ms", "--anchor-latency-ms")
     anchor = args.anchor or _profile_instance(profiles)
     result = predictor.predict(
         anchor,

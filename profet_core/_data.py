@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -66,9 +67,18 @@ class Dataset:
         return sorted(self.profiles["model"].unique())
 
 
+def _read_csv(path: Path, **kwargs) -> pd.DataFrame:
+    """A CSV whose every row has as many fields as its header (see ``_csv.check_csv_text``)."""
+    from ._csv import check_csv_text  # it imports this module
+
+    text = path.read_text(encoding="utf-8-sig")
+    check_csv_text(text, str(path))
+    return pd.read_csv(io.StringIO(text), **kwargs)
+
+
 def _read_table(folder: Path, stem: str) -> pd.DataFrame:
     # An empty CSV cell is a missing op (0); a literal "nan" or "null" is an error, not missing.
-    csv = partial(pd.read_csv, keep_default_na=False, na_values=[""])
+    csv = partial(_read_csv, keep_default_na=False, na_values=[""])
     # No Arrow thread pools: their threads can abort the process at exit (apache/arrow#34314).
     parquet = partial(pd.read_parquet, pre_buffer=False, use_threads=False)
     for suffix, reader in ((".parquet", parquet), (".csv", csv)):
@@ -76,6 +86,8 @@ def _read_table(folder: Path, stem: str) -> pd.DataFrame:
         if path.is_file():
             try:
                 return reader(path)
+            except ProfetValueError:
+                raise
             except Exception as exc:  # pandas/pyarrow raise many types for a broken file
                 raise ProfetValueError(f"cannot read {path}: {exc}") from exc
     raise ProfetFileNotFoundError(
@@ -123,20 +135,19 @@ def validate_tables(
         raise ProfetValueError("profiles and latencies tables must not be empty")
     profiles = profiles.copy()
     latencies = latencies.copy()
-    for df in (profiles, latencies):
+    from ._profile_rules import MAX_OP_TIME_US, check_instance_names  # they import this module
+
+    for df, what in ((profiles, "profiles"), (latencies, "latencies")):
         for c in ("exp", "instance", "model"):
             df[c] = df[c].astype(str)
+        check_instance_names(df["instance"].unique(), f"{what} table: instance")
         for c in ("input_size", "batch_size"):
-            values = pd.to_numeric(df[c], errors="coerce")
-            if values.isna().any() or (values <= 0).any():
-                raise ProfetValueError(f"column {c!r} must hold positive integers")
-            df[c] = values.astype(int)
-    from ._profile_rules import MAX_OP_TIME_US  # it imports this module
-
-    flags = [c for c in ops if pd.api.types.is_bool_dtype(profiles[c])]
+            df[c] = _whole_column(df[c], f"{what} table: column {c!r}")
+    flags = [c for c in ops if not _numeric_or_text(profiles[c])]
     if flags:
         raise ProfetValueError(
-            f"op column(s) {flags[:5]} hold True/False; op times are microseconds"
+            f"op column(s) {flags[:5]} hold {profiles[flags[0]].dtype} values; op times are "
+            "numbers of microseconds (not True/False, dates or durations)"
         )
     times = profiles[ops].apply(pd.to_numeric, errors="coerce")
     bad = [c for c in ops if (profiles[c].notna() & times[c].isna()).any()]
@@ -161,6 +172,32 @@ def validate_tables(
         )
     latencies["batch_latency_s"] = lat.astype(float)
     return profiles, latencies
+
+
+def _numeric_or_text(col: pd.Series) -> bool:
+    """Numbers, or text to convert (CSV); not booleans, datetimes, durations or complex."""
+    if pd.api.types.is_bool_dtype(col) or col.dtype.kind in "mMc":
+        return False
+    if col.dtype == object:  # Parquet object columns may hold Timedelta or bool objects
+        kinds = {type(v) for v in col.dropna().head(1000)}
+        return kinds <= {str, int, float}
+    return pd.api.types.is_numeric_dtype(col) or pd.api.types.is_string_dtype(col)
+
+
+def _whole_column(col: pd.Series, what: str) -> pd.Series:
+    """Positive whole numbers as int; 32.5, True, text and empty cells are refused."""
+    values = pd.to_numeric(col, errors="coerce")
+    ok = not pd.api.types.is_bool_dtype(col) and values.notna().all()
+    ok = ok and (values > 0).all() and (values == np.floor(values)).all()
+    ok = ok and (values <= 1_000_000).all()
+    if not ok:
+        bad = col[~(values.notna() & (values > 0) & (values == np.floor(values)))]
+        shown = bad.iloc[0] if len(bad) else col.iloc[0]
+        raise ProfetValueError(
+            f"{what} holds {str(shown)[:40]!r}; sizes must be whole numbers 1..1,000,000 "
+            "(never truncated)"
+        )
+    return values.astype(int)
 
 
 def _fingerprint(*frames: pd.DataFrame) -> str:

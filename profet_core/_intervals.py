@@ -203,3 +203,55 @@ def novelty_errors(oof: pd.DataFrame, bands=NOVELTY_BANDS) -> pd.DataFrame:
                 )
             )
     return pd.DataFrame(rows, columns=cols)
+
+
+def novelty_band(bands, novelty: float, with_latency: bool, method: str) -> dict | None:
+    """The validation band of a relative novelty: ``band``, ``share_pct``, ``mape_pct``."""
+    if bands is None or bands.empty or not np.isfinite(novelty):
+        return None
+    sel = bands[
+        (bands["estimator"] == method)
+        & (bands["with_latency"] == with_latency)
+        & (bands["novelty_lo"] <= novelty)
+        & (novelty < bands["novelty_hi"])
+    ]
+    if sel.empty:
+        return None
+    row = sel.iloc[0]
+    return {"band": str(row["band"]), **{k: float(row[k]) for k in ("share_pct", "mape_pct")}}
+
+
+def novelty_bands(bands, novelty, with_latency, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`novelty_band` for many rows at once: one pass per band, not one lookup per row.
+
+    Parameters
+    ----------
+    bands : pandas.DataFrame or None
+        The validation's novelty table (``estimator, with_latency, novelty_lo, novelty_hi,
+        band, mape_pct``).
+    novelty : ndarray of shape (n,)
+        Relative novelty per row; NaN where no band is wanted.
+    with_latency : ndarray of bool, shape (n,)
+    method : str
+
+    Returns
+    -------
+    band : ndarray of object, shape (n,)
+        The band's label, None where none applies.
+    mape_pct : ndarray of float, shape (n,)
+        Its mean absolute error (%), NaN where none applies.
+    """
+    novelty = np.asarray(novelty, dtype=float)
+    with_latency = np.asarray(with_latency, dtype=bool)
+    band = np.full(len(novelty), None, dtype=object)
+    mape = np.full(len(novelty), np.nan)
+    if bands is None or bands.empty:
+        return band, mape
+    todo = np.isfinite(novelty)
+    for row in bands[bands["estimator"] == method].itertuples(index=False):
+        with np.errstate(invalid="ignore"):
+            hit = todo & (with_latency == bool(row.with_latency))
+            hit &= (row.novelty_lo <= novelty) & (novelty < row.novelty_hi)
+        band[hit], mape[hit] = str(row.band), float(row.mape_pct)
+        todo &= ~hit  # the first band that holds a row is its band, as in novelty_band
+    return band, mape

@@ -7,9 +7,18 @@ import pandas as pd
 
 from ._data import op_columns
 from ._features import ProfileFeatures, family_times
-from ._intervals import interval_scale, member_spread
+from ._intervals import interval_scale, member_spread, novelty_bands
 from ._prediction import NOVELTY_WARN, Prediction
 from ._profile import LATENCY_COLUMN
+from ._profile_rules import (
+    MAX_BATCH_SIZE,
+    MAX_INPUT_SIZE,
+    MAX_LATENCY_S,
+    MIN_LATENCY_S,
+    quote,
+    show_number,
+    whole_sizes,
+)
 from .errors import ArtifactError, ProfetValueError
 
 #: Hours per millisecond, for costs.
@@ -171,8 +180,14 @@ def workload_sizes(profiles, batch_size, input_size):
             value = pd.to_numeric(profiles[name], errors="coerce").to_numpy(dtype=float)
         else:
             return None
-        if not (np.isfinite(value) & (value >= 1)).all():
-            raise ProfetValueError(f"{name} must be a whole number >= 1 for every profile row")
+        top = MAX_BATCH_SIZE if name == "batch_size" else MAX_INPUT_SIZE
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(value) & (value >= 1) & (value <= top) & (value == np.floor(value))
+        if not ok.all():
+            raise ProfetValueError(
+                f"{name} {show_number(value[~ok][0])} is not allowed; it must be a whole number "
+                f"1..{top:,} for every profile row"
+            )
         out.append(value)
     return tuple(out)
 
@@ -211,6 +226,8 @@ def check_inputs(profiles, anchor_latency_s):
     n = len(profiles)
     lat = None
     if anchor_latency_s is not None:
+        if np.asarray(anchor_latency_s).dtype == bool:
+            raise ProfetValueError("anchor latency True/False is not a number of seconds")
         try:
             lat = np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,)).copy()
         except (TypeError, ValueError):
@@ -224,10 +241,12 @@ def check_inputs(profiles, anchor_latency_s):
     elif LATENCY_COLUMN in profiles.columns:
         lat = profiles[LATENCY_COLUMN].to_numpy(dtype=float)
     if lat is not None:
-        bad = ~np.isnan(lat) & ~(np.isfinite(lat) & (lat > 0) & (lat < 1e6))
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isnan(lat) & ~((lat >= MIN_LATENCY_S) & (lat <= MAX_LATENCY_S))
         if bad.any():
             raise ProfetValueError(
-                f"anchor latency {lat[bad][0]!r} s is not allowed; it must be > 0 and < 1e6 s"
+                f"anchor latency {show_number(lat[bad][0])} s is not allowed; one training step "
+                f"takes {MIN_LATENCY_S:g} to {MAX_LATENCY_S:g} s"
             )
         if np.isnan(lat).all():
             lat = None
@@ -243,23 +262,21 @@ def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
     nov = table.groupby("row", sort=True)["novelty"].max()
     has = np.zeros(len(nov), dtype=bool) if lat is None else ~np.isnan(lat)
     rows = pd.DataFrame({"row": nov.index, "novelty": nov.to_numpy(), "with_latency": has})
-    band, mape = [], []
-    # Bands are looked up only where a warning may be shown (a handful of rows, not 100,000).
-    for r in rows.itertuples():
-        info = None
-        if np.isfinite(r.novelty) and r.novelty >= NOVELTY_WARN:
-            info = predictor.novelty_band(r.novelty, bool(r.with_latency), method)
-        band.append(info["band"] if info else None)
-        mape.append(info["mape_pct"] if info else np.nan)
+    values = rows["novelty"].to_numpy(dtype=float)
+    # Bands are shown only where a warning may be (novelty >= NOVELTY_WARN)
+    with np.errstate(invalid="ignore"):
+        values = np.where(values >= NOVELTY_WARN, values, np.nan)
+    bands = predictor.validation.get("novelty")
+    band, mape = novelty_bands(bands, values, has, method or predictor.default_method)
     return rows.assign(band=band, band_mape_pct=mape)
 
 
 def _positive_ms(name: str, v) -> float:
     ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-    if not (ok and np.isfinite(v) and 0 < v < 1e9):
-        shown = float(v) if ok else str(v)[:40]
+    if not (ok and np.isfinite(v) and MIN_LATENCY_S * 1e3 <= v <= MAX_LATENCY_S * 1e3):
         raise ProfetValueError(
-            f"{name} is {shown!r}; it must be a number of milliseconds > 0 and < 1e9"
+            f"{name} is {show_number(v) if ok else quote(v)}; it must be a number of "
+            f"milliseconds {MIN_LATENCY_S * 1e3:g}..{MAX_LATENCY_S * 1e3:g}"
         )
     return float(v)
 
@@ -281,12 +298,15 @@ def scale_latency(scaler, by, latency_min_ms, latency_max_ms, size, size_min, si
         v = np.asarray(v)
         if not np.all(np.isfinite(v)) or np.any(v < lo) or np.any(v > hi):
             raise ProfetValueError(
-                f"{name} {v.tolist()!r} is outside the trained {by} range {lo:g}..{hi:g}"
+                f"{name} {show_number(v.ravel()[0]) if v.size == 1 else v.tolist()[:5]} is "
+                f"outside the trained {by} range {lo:g}..{hi:g}"
             )
+        whole_sizes(v, f"{by} {name}", lo, hi)
     if size_min >= size_max:
         raise ProfetValueError(f"size_min ({size_min:g}) must be below size_max ({size_max:g})")
     for k in extra:
-        if not (isinstance(k, (int, float, np.integer, np.floating)) and size_min < k < size_max):
+        whole_sizes([k], f"measured {by} size", size_min, size_max)
+        if not size_min < k < size_max:
             raise ProfetValueError(
                 f"measured {by} size {k!r} must lie strictly between "
                 f"size_min {size_min:g} and size_max {size_max:g}"
@@ -329,22 +349,6 @@ def pair_interval(table: dict, anchor, target, method, lat, members: dict, novel
         scale = interval_scale(s, eps, nov, n_ref)
         lo[rows], hi[rows] = cal["q_lo"] * scale, cal["q_hi"] * scale
     return (lo, hi), rel
-
-
-def novelty_band(bands, novelty: float, with_latency: bool, method: str) -> dict | None:
-    """The validation band of a relative novelty: ``band``, ``share_pct``, ``mape_pct``."""
-    if bands is None or bands.empty or not np.isfinite(novelty):
-        return None
-    sel = bands[
-        (bands["estimator"] == method)
-        & (bands["with_latency"] == with_latency)
-        & (bands["novelty_lo"] <= novelty)
-        & (novelty < bands["novelty_hi"])
-    ]
-    if sel.empty:
-        return None
-    row = sel.iloc[0]
-    return {"band": str(row["band"]), **{k: float(row[k]) for k in ("share_pct", "mape_pct")}}
 
 
 def scale_warnings(by: str, points: dict) -> list[str]:

@@ -180,13 +180,18 @@ class Prediction:
         """Stream :attr:`table` (or its ``columns``) as CSV to a text file object.
 
         Numbers are rounded to 4 decimals; pyarrow's writer keeps 100,000-profile tables fast.
+        Text that a spreadsheet would run as a formula (a catalog's GPU name ``=HYPERLINK(...)``)
+        is prefixed with ``'``.
         """
         import io
 
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
+        from ._csv import escape_formulas
+
         table = self.table if columns is None else self.table[list(columns)]
+        table = escape_formulas(table)
         for start in range(0, max(len(table), 1), chunk):
             part = table.iloc[start : start + chunk].round(4)
             options = pacsv.WriteOptions(include_header=start == 0, quoting_style="needed")

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from ._catalog import validate_catalog
+from ._intervals import novelty_band
 from ._predict import (
     breakdown_table,
     check_inputs,
-    novelty_band,
     pair_interval,
     sense_checks,
     workload_sizes,
@@ -260,7 +260,7 @@ class Predictor(ScalingMixin):
 
     def novelty_band(self, novelty: float, with_latency: bool, method=None) -> dict | None:
         """How a method did in validation on held-out profiles about as unusual as this one:
-        ``band``, ``share_pct``, ``mape_pct`` (%), or None (see ``_predict.novelty_band``)."""
+        ``band``, ``share_pct``, ``mape_pct`` (%), or None (see ``_intervals.novelty_band``)."""
         bands = self.validation.get("novelty")
         return novelty_band(bands, novelty, with_latency, method or self.default_method)
 

@@ -18,10 +18,12 @@ from ._profile_rules import (
     DEFAULT_STEPS,
     LATENCY_COLUMN,
     MAX_PROFILE_BYTES,
+    MIN_ROW_TOTAL_US,
     STEPS_COLUMN,
     check_latency,
     check_steps,
     quote,
+    show_number,
 )
 from ._profile_table import finish, from_csv, from_parquet
 from ._safe_read import read_bounded
@@ -70,6 +72,20 @@ def _with_steps(out: pd.DataFrame, steps, where: str) -> pd.DataFrame:
         values = np.full(n, DEFAULT_STEPS)
     out = out.drop(columns=[STEPS_COLUMN], errors="ignore")
     return out.assign(**{STEPS_COLUMN: values.astype(np.int64)})
+
+
+def _check_row_totals(out: pd.DataFrame, where: str) -> None:
+    """Refuse rows whose op times add up to less than 1 us (denormals, or not microseconds)."""
+    ops = [c for c in out.columns if isinstance(c, str) and c.startswith(("Host_", "Device_"))]
+    total = out[ops].to_numpy(dtype=float).sum(axis=1)
+    low = total < MIN_ROW_TOTAL_US
+    if low.any():
+        i = int(low.argmax())
+        raise ProfetValueError(
+            f"{where}: row {i}'s op times add up to {show_number(total[i])} us; a training "
+            f"step's profile holds at least {MIN_ROW_TOTAL_US:g} us (are the times in "
+            "microseconds?)"
+        )
 
 
 def parse_profile(
@@ -134,6 +150,7 @@ def parse_profile(
             out = out.assign(**{LATENCY_COLUMN: lat})
         if raw_steps is not None:
             out = out.assign(**{STEPS_COLUMN: raw_steps})
+    _check_row_totals(out, where)
     if LATENCY_COLUMN in out.columns:
         lat = pd.to_numeric(out[LATENCY_COLUMN], errors="coerce").to_numpy(dtype=float)
         out[LATENCY_COLUMN] = check_latency(lat, where)

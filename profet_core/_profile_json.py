@@ -22,10 +22,15 @@ import pandas as pd
 
 from ._profile_rules import (
     LATENCY_COLUMN,
+    MAX_BATCH_SIZE,
     MAX_CELLS,
+    MAX_INPUT_SIZE,
+    MAX_LATENCY_S,
     MAX_OPS,
     MAX_ROWS,
+    MIN_LATENCY_S,
     STEPS_COLUMN,
+    check_instance_names,
     check_op_names,
     check_steps,
     check_times,
@@ -37,9 +42,9 @@ from .errors import ProfetValueError
 #: Metadata keys of the object form, with their check (value -> ok) and what is allowed.
 META = {
     STEPS_COLUMN: "an integer 1..1000",
-    LATENCY_COLUMN: "seconds > 0",
-    "batch_size": "an integer > 0",
-    "input_size": "an integer > 0 (pixels)",
+    LATENCY_COLUMN: f"seconds {MIN_LATENCY_S:g}..{MAX_LATENCY_S:g}",
+    "batch_size": f"an integer 1..{MAX_BATCH_SIZE:,}",
+    "input_size": f"an integer 1..{MAX_INPUT_SIZE:,} (pixels)",
     "instance": "text (the anchor instance's name)",
     "convention_differs": "text (what differs from PROFET's capture convention)",
 }
@@ -91,11 +96,14 @@ def _meta_value(key: str, value, i: int):
     bad = False
     if key == LATENCY_COLUMN:
         bad = isinstance(value, bool) or not isinstance(value, (int, float))
-        bad = bad or not (np.isfinite(float(value)) and float(value) > 0)
+        bad = bad or not MIN_LATENCY_S <= float(value) <= MAX_LATENCY_S
     elif key in ("batch_size", "input_size"):
-        bad = isinstance(value, bool) or not isinstance(value, int) or value <= 0
+        top = MAX_BATCH_SIZE if key == "batch_size" else MAX_INPUT_SIZE
+        bad = isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= top
     elif key == "instance":
         bad = not isinstance(value, str) or not 0 < len(value) <= 80
+        if not bad:
+            check_instance_names([value], f"profile {i}: instance")
     elif key == "convention_differs":
         bad = not isinstance(value, str) or len(value) > 1000
     if bad:

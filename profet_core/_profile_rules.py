@@ -36,6 +36,19 @@ MAX_COLUMNS = 2 * MAX_OPS
 #: Real totals are below 1e8 us; the bound keeps sums over <= MAX_OPS ops far from float overflow
 #: (5e15), so no later total turns into inf or NaN.
 MAX_OP_TIME_US = 1e12
+#: Shortest and longest plausible training step (s): 1 us and 11.6 days. Below 1 us no GPU
+#: finishes a step of any CNN (the training data's shortest is 2.6 ms); a denormal such as 1e-320
+#: would make every ratio overflow.
+MIN_LATENCY_S = 1e-6
+MAX_LATENCY_S = 1e6
+#: Least total op time of one profile row (us): a real step's profile holds thousands of us;
+#: below 1 us the times are zero in all but name (e.g. denormals) or not microseconds.
+MIN_ROW_TOTAL_US = 1.0
+#: Largest batch size (images) and input side (px) accepted.
+MAX_BATCH_SIZE = 1_000_000
+MAX_INPUT_SIZE = 100_000
+#: Seconds per unit a latency may be typed in.
+LATENCY_UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6}
 #: Steps a profile may cover (PROFET's training profiles cover 2).
 MAX_STEPS = 1_000
 DEFAULT_STEPS = 2
@@ -55,6 +68,92 @@ def quote(value, limit: int = QUOTE_CHARS) -> str:
         return repr(value[:limit]) + f"... ({len(value):,} characters)"
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def show_number(value) -> str:
+    """A user's number for a message, never hundreds of digits long: ``1e+400`` stays short."""
+    if isinstance(value, (bool, np.bool_)):
+        return repr(bool(value))
+    if isinstance(value, (int, np.integer)) and abs(int(value)) < 10**15:
+        return str(int(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        try:
+            return f"{float(value):.6g}"
+        except OverflowError:  # an int beyond float range
+            digits = len(str(abs(int(value))))
+            return f"{'-' if value < 0 else ''}1e+{digits - 1} (a {digits:,}-digit number)"
+    return quote(value)
+
+
+def latency_seconds(value, unit: str = "s", name: str = "anchor latency") -> float | None:
+    """A latency typed in ``unit`` -> seconds, refused in the unit it was typed in.
+
+    Parameters
+    ----------
+    value : float or None
+        One training step's latency; None means not given.
+    unit : {"s", "ms", "µs"}
+    name : str
+        What it is, for the message.
+
+    Returns
+    -------
+    float or None
+        Seconds, within [:data:`MIN_LATENCY_S`, :data:`MAX_LATENCY_S`].
+    """
+    if value is None:
+        return None
+    per = LATENCY_UNITS[unit]
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+    try:
+        seconds = float(value) * per if ok else np.nan
+    except OverflowError:  # an int of hundreds of digits
+        seconds = np.inf
+    if not MIN_LATENCY_S <= seconds <= MAX_LATENCY_S:
+        raise ProfetValueError(
+            f"{name} {show_number(value)} {unit} is not allowed; one training step takes "
+            f"{MIN_LATENCY_S / per:g} to {MAX_LATENCY_S / per:g} {unit}"
+        )
+    return seconds
+
+
+def whole_sizes(values, name: str, lo: float = 1, hi: float = MAX_BATCH_SIZE) -> np.ndarray:
+    """Sizes (images or px) that must be whole numbers in ``lo..hi``: 32.5 is refused, never
+    truncated. Returns them as a float array."""
+    arr = np.atleast_1d(np.asarray(values, dtype=object)).ravel()
+    bad = [
+        v
+        for v in arr
+        if isinstance(v, (bool, np.bool_))
+        or not isinstance(v, (int, float, np.integer, np.floating))
+        or not np.isfinite(float(v))
+        or not float(v).is_integer()
+        or not lo <= float(v) <= hi
+    ]
+    if bad:
+        raise ProfetValueError(
+            f"{name} {show_number(bad[0])} is not allowed; sizes are whole numbers {lo:g}..{hi:g}"
+        )
+    return arr.astype(float)
+
+
+#: An instance name: letters, digits and ``. _ + -`` (AWS "p3.2xlarge", GCP "a2-highgpu-1g"),
+#: at most 64 characters. ``>`` (the pair keys' separator ``->``), ``/``, ``,``, spaces, quotes
+#: and control characters are reserved: "a->b" + "c" and "a" + "b->c" would share a key.
+INSTANCE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}", re.ASCII)
+
+
+def check_instance_names(names, where: str = "instance") -> None:
+    """Refuse instance names outside :data:`INSTANCE_RE` (reserved characters, too long)."""
+    for name in dict.fromkeys(names):
+        if not isinstance(name, str) or not INSTANCE_RE.fullmatch(name):
+            raise ProfetValueError(
+                f"{where} name {quote(name)} is not allowed; instance names are 1-64 letters, "
+                "digits and . _ + - (starting with a letter or digit; '->' separates the two "
+                "instances of a pair)"
+            )
 
 
 def quote_list(values, n: int = 5) -> str:
@@ -156,17 +255,22 @@ def check_times(times: np.ndarray, names, where: str = "profile", what: str = "o
 
 def check_steps(values, where: str = "profile") -> np.ndarray:
     """Validate step counts: integers 1..:data:`MAX_STEPS`; returns them as int64."""
+    raw = np.asarray(values).ravel()
+    if raw.dtype.kind in "iuf" and raw.size:  # the common case, checked without a Python loop
+        with np.errstate(invalid="ignore"):
+            ok = (raw >= 1) & (raw <= MAX_STEPS) & (raw == np.floor(raw))
+        if ok.all():
+            return raw.astype(np.int64)
     arr = np.asarray(values, dtype=object).ravel()
     for i, v in enumerate(arr):
         is_int = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
         if isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer():
             is_int = True
         if not is_int or not 1 <= v <= MAX_STEPS:
-            shown = int(v) if isinstance(v, float) and v.is_integer() else v
             raise ProfetValueError(
-                f"{where}: steps {quote(shown)} at row {i} is not allowed; steps must be an integer "
-                f"1..{MAX_STEPS} (the number of training steps the profile covers; PROFET's "
-                f"convention is {DEFAULT_STEPS})"
+                f"{where}: steps {show_number(v)} at row {i} is not allowed; steps must be an "
+                f"integer 1..{MAX_STEPS} (the number of training steps the profile covers; "
+                f"PROFET's convention is {DEFAULT_STEPS})"
             )
     return arr.astype(np.int64)
 
@@ -174,12 +278,13 @@ def check_steps(values, where: str = "profile") -> np.ndarray:
 def check_latency(values, where: str = "profile") -> np.ndarray:
     """Validate anchor latencies (seconds): NaN means unknown, else finite and > 0."""
     lat = np.asarray(values, dtype=float)
-    bad = ~np.isnan(lat) & ~(np.isfinite(lat) & (lat > 0))
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isnan(lat) & ~((lat >= MIN_LATENCY_S) & (lat <= MAX_LATENCY_S))
     if bad.any():
         i = int(bad.argmax())
         raise ProfetValueError(
-            f"{where}: {LATENCY_COLUMN} {float(lat[i])!r} at row {i} is not allowed; it must be seconds "
-            "> 0 (or empty where unknown)"
+            f"{where}: {LATENCY_COLUMN} {show_number(lat[i])} at row {i} is not allowed; it must "
+            f"be seconds {MIN_LATENCY_S:g}..{MAX_LATENCY_S:g} (or empty where unknown)"
         )
     return lat
 

@@ -11,12 +11,12 @@ JSON's. An empty cell (CSV) or null (Parquet) means the op is absent (0); the te
 
 from __future__ import annotations
 
-import csv
 import io
 
 import numpy as np
 import pandas as pd
 
+from ._csv import check_csv_text
 from ._profile_rules import (
     LATENCY_COLUMN,
     MAX_CELLS,
@@ -64,16 +64,6 @@ def _refuse_rows(n: int, n_columns: int, where: str) -> None:
         )
 
 
-def _csv_header(text: str) -> list[str]:
-    try:
-        for row in csv.reader(io.StringIO(text)):
-            if row:
-                return row
-    except csv.Error as exc:  # e.g. a header field over the csv module's 131,072 characters
-        raise ProfetValueError(f"cannot read the CSV header: {quote(str(exc))}") from None
-    raise ProfetValueError("CSV has no header row")
-
-
 def _numeric(df: pd.DataFrame, names: list[str], where: str) -> pd.DataFrame:
     """CSV columns -> float (NaN where empty); booleans and non-number text refused."""
     out = {}
@@ -92,7 +82,7 @@ def _numeric(df: pd.DataFrame, names: list[str], where: str) -> pd.DataFrame:
 
 def from_csv(text: str, where: str) -> pd.DataFrame:
     """A CSV table -> op columns (float, NaN where absent) plus ``steps``/``batch_latency_s``."""
-    header = _csv_header(text)
+    header = check_csv_text(text, where)
     _check_header(header, where)
     tf_cols = tf_stats_columns(header)
     ops = _op_columns(header)

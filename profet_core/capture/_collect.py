@@ -235,8 +235,9 @@ def collect(
     -------
     CollectSummary
     """
-    if not str(instance).strip():
-        raise ProfetValueError("instance name must not be empty")
+    from .._profile_rules import check_instance_names
+
+    check_instance_names([instance], "--instance")  # '->' and the like break pair keys
     models = check_models(models or (_zoo.QUICK_MODELS if quick else list(_zoo.ZOO)))
     sizes = input_sizes or (_zoo.QUICK_INPUT_SIZES if quick else _zoo.INPUT_SIZES)
     batches = batch_sizes or (_zoo.QUICK_BATCH_SIZES if quick else _zoo.BATCH_SIZES)

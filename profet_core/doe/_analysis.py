@@ -114,6 +114,14 @@ def _response_values(results: pd.DataFrame, response: str) -> np.ndarray:
             f"response {response!r} must be numeric; it holds {shown} (row {row + 1})"
         )
     check_magnitude(values, raw, f"response {response!r}")
+    finite = values[np.isfinite(values)]
+    if finite.size:
+        spread, size = float(np.ptp(finite)), float(np.abs(finite).max())
+        if 0 < spread <= 1e-9 * size:
+            raise ProfetValueError(
+                f"response {response!r} varies by {spread:.3g} around {size:.3g}, below the "
+                "precision of the arithmetic (1e-9 of its size); subtract a baseline first"
+            )
     return values
 
 
@@ -194,11 +202,20 @@ def _col_term(col: str) -> str:
     return col if col == "Intercept" else col.replace("[S.1]", "")
 
 
+def _exact_fit(model) -> bool:
+    """The model fits every run up to rounding: residuals below 1e-10 of the variation.
+
+    Rounding leaves a residual sum of squares of about 1e-30 where the fit is exact; testing
+    against it gives F = 1e30 and p = 1e-60, numbers that mean nothing.
+    """
+    return bool(model.ssr <= 1e-10 * max(float(model.centered_tss), 0.0))
+
+
 def _anova(model, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame, tuple]:
     """Type III ANOVA, confidence intervals and (std err, t, p) of a fitted OLS model."""
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
-        if round(model.df_resid) > 0 and model.ssr > 0:
+        if round(model.df_resid) > 0 and not _exact_fit(model):
             anova = anova_lm(model, typ=3).rename(columns={"PR(>F)": "p_value"})
             anova["mean_sq"] = anova["sum_sq"] / anova["df"]
             return anova, model.conf_int(alpha), (model.bse, model.tvalues, model.pvalues)
@@ -346,7 +363,7 @@ def analyze(
     formula = "y ~ " + " + ".join(_term_formula(g["terms"][0][0]) for g in groups)
     model = smf.ols(formula, data=frame).fit()
     df_resid = round(model.df_resid)
-    if df_resid > 0 and model.ssr == 0:
+    if df_resid > 0 and _exact_fit(model):
         notes.append(
             "the model fits every run exactly (no residual variation), so there are no F tests "
             "or confidence intervals"

@@ -185,6 +185,7 @@ def format_design(design: Design) -> str:
 
 def design_handler(args: argparse.Namespace) -> int:
     """Handle ``profet doe design``: print the design and run sheet, optionally write CSVs."""
+    from .._csv import to_csv
     from ._design import make_design
     from ._factors import parse_factor
 
@@ -202,9 +203,9 @@ def design_handler(args: argparse.Namespace) -> int:
     if args.out is not None:
         out = _prepare_out(args.out)
         try:
-            design.runs.to_csv(out / "run_sheet.csv", index=False)
-            design.factor_table().to_csv(out / "factors.csv", index=False)
-            design.alias_table().to_csv(out / "aliases.csv", index=False)
+            to_csv(design.runs, out / "run_sheet.csv", index=False)
+            to_csv(design.factor_table(), out / "factors.csv", index=False)
+            to_csv(design.alias_table(), out / "aliases.csv", index=False)
         except OSError as exc:
             raise ProfetValueError(f"cannot write to output folder {str(out)!r}: {exc}") from exc
         print(f"\nWrote run_sheet.csv, factors.csv and aliases.csv to {out}")
@@ -248,14 +249,15 @@ def _safe(name: str) -> str:
 
 def _write_analysis(result: AnalysisResult, out: Path) -> str:
     """Write one response's tables and figures to ``out``; return the line saying so."""
+    from .._csv import to_csv
     from ._plots import doe_figures
 
     stem = _safe(result.response)
     try:
-        result.anova.to_csv(out / f"{stem}_anova.csv")
-        result.coefficients.to_csv(out / f"{stem}_coefficients.csv")
-        result.effects.to_csv(out / f"{stem}_effects.csv", index=False)
-        result.residuals.to_csv(out / f"{stem}_residuals.csv", index=False)
+        to_csv(result.anova, out / f"{stem}_anova.csv")
+        to_csv(result.coefficients, out / f"{stem}_coefficients.csv")
+        to_csv(result.effects, out / f"{stem}_effects.csv", index=False)
+        to_csv(result.residuals, out / f"{stem}_residuals.csv", index=False)
         names = []
         for name, fig in doe_figures(result).items():
             # "directory" writes plotly.min.js once next to the pages: offline, without

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,13 @@ if TYPE_CHECKING:
 __all__ = ["doe_figures"]
 
 _LOW, _HIGH = "#1f77b4", "#d62728"
+
+
+def _t(text) -> str:
+    """User text (names, level labels) for a Plotly string: Plotly renders a subset of HTML
+    (``<a href>``, ``<b>``, ...) in titles, legends, ticks and hover labels, so ``<``, ``>`` and
+    ``&`` are written as entities and show as typed."""
+    return html.escape(str(text), quote=False)
 
 
 def doe_figures(result: AnalysisResult) -> dict[str, go.Figure]:
@@ -55,15 +63,15 @@ def half_normal_figure(result: AnalysisResult) -> go.Figure:
             x=eff["abs_effect"],
             y=quantiles,
             mode="markers+text",
-            text=eff["letters"],
+            text=[_t(v) for v in eff["letters"]],
             textposition="middle left",
-            customdata=np.stack([eff["term"], eff["effect"]], axis=1),
+            customdata=np.stack([[_t(v) for v in eff["term"]], eff["effect"]], axis=1),
             hovertemplate="%{customdata[0]}<br>effect %{customdata[1]:.4g}<extra></extra>",
             marker={"size": 9},
         )
     )
     fig.update_layout(
-        title=f"Half-normal plot of effects: {result.response}",
+        title=f"Half-normal plot of effects: {_t(result.response)}",
         xaxis_title="|effect|",
         yaxis_title="half-normal quantile",
     )
@@ -75,21 +83,25 @@ def main_effects_figure(result: AnalysisResult) -> go.Figure:
     data, y = result.data, result.response
     k = len(result.factors)
     fig = make_subplots(
-        rows=1, cols=k, shared_yaxes=True, subplot_titles=[f.name for f in result.factors]
+        rows=1, cols=k, shared_yaxes=True, subplot_titles=[_t(f.name) for f in result.factors]
     )
     grand = float(data[y].mean())
     for j, f in enumerate(result.factors, start=1):
         means = [data.loc[data[f.name] == lv, y].mean() for lv in (f.low, f.high)]
         fig.add_trace(
             go.Scatter(
-                x=[f.low, f.high], y=means, mode="lines+markers", name=f.name, showlegend=False
+                x=[_t(f.low), _t(f.high)],
+                y=means,
+                mode="lines+markers",
+                name=_t(f.name),
+                showlegend=False,
             ),
             row=1,
             col=j,
         )
         fig.add_hline(y=grand, line_dash="dot", line_color="gray", row=1, col=j)
-    fig.update_yaxes(title_text=f"mean {y}", row=1, col=1)
-    fig.update_layout(title=f"Main effects: {y}")
+    fig.update_yaxes(title_text=f"mean {_t(y)}", row=1, col=1)
+    fig.update_layout(title=f"Main effects: {_t(y)}")
     return fig
 
 
@@ -100,7 +112,9 @@ def interaction_figure(result: AnalysisResult) -> go.Figure:
     pairs = result.interaction_pairs
     ncols = min(3, len(pairs))
     nrows = math.ceil(len(pairs) / ncols)
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[f"{a} x {b}" for a, b in pairs])
+    fig = make_subplots(
+        rows=nrows, cols=ncols, subplot_titles=[f"{_t(a)} x {_t(b)}" for a, b in pairs]
+    )
     shown: set[str] = set()
     for n, (a, b) in enumerate(pairs):
         fa, fb = by_name[a], by_name[b]
@@ -110,20 +124,20 @@ def interaction_figure(result: AnalysisResult) -> go.Figure:
             means = [sub.loc[sub[a] == la, y].mean() for la in (fa.low, fa.high)]
             fig.add_trace(
                 go.Scatter(
-                    x=[fa.low, fa.high],
+                    x=[_t(fa.low), _t(fa.high)],
                     y=means,
                     mode="lines+markers",
-                    name=f"{b} = {lv}",
+                    name=f"{_t(b)} = {_t(lv)}",
                     line={"color": color},
-                    legendgroup=f"{b}={lv}",
+                    legendgroup=_t(f"{b}={lv}"),
                     showlegend=f"{b}={lv}" not in shown,
                 ),
                 row=row,
                 col=col,
             )
             shown.add(f"{b}={lv}")
-        fig.update_xaxes(title_text=a, row=row, col=col)
-    fig.update_layout(title=f"Two-factor interactions: {y}", height=320 * nrows)
+        fig.update_xaxes(title_text=_t(a), row=row, col=col)
+    fig.update_layout(title=f"Two-factor interactions: {_t(y)}", height=320 * nrows)
     return fig
 
 
@@ -132,14 +146,14 @@ def boxplot_figure(result: AnalysisResult) -> go.Figure:
     data, y = result.data, result.response
     k = len(result.factors)
     fig = make_subplots(
-        rows=1, cols=k, shared_yaxes=True, subplot_titles=[f.name for f in result.factors]
+        rows=1, cols=k, shared_yaxes=True, subplot_titles=[_t(f.name) for f in result.factors]
     )
     for j, f in enumerate(result.factors, start=1):
         for lv, color in ((f.low, _LOW), (f.high, _HIGH)):
             fig.add_trace(
                 go.Box(
                     y=data.loc[data[f.name] == lv, y],
-                    name=lv,
+                    name=_t(lv),
                     boxpoints="all",
                     marker_color=color,
                     showlegend=False,
@@ -147,8 +161,8 @@ def boxplot_figure(result: AnalysisResult) -> go.Figure:
                 row=1,
                 col=j,
             )
-    fig.update_yaxes(title_text=y, row=1, col=1)
-    fig.update_layout(title=f"{y} by factor level")
+    fig.update_yaxes(title_text=_t(y), row=1, col=1)
+    fig.update_layout(title=f"{_t(y)} by factor level")
     return fig
 
 
@@ -167,7 +181,7 @@ def qq_figure(result: AnalysisResult) -> go.Figure:
         )
     )
     sw = result.shapiro
-    title = f"Normal Q-Q plot of residuals: {result.response}"
+    title = f"Normal Q-Q plot of residuals: {_t(result.response)}"
     if sw is not None:
         title += f" (Shapiro-Wilk W = {sw.statistic:.3f}, p = {sw.p_value:.3g})"
     fig.update_layout(title=title, xaxis_title="theoretical quantile", yaxis_title="residual")
@@ -182,6 +196,8 @@ def residual_figure(result: AnalysisResult, against: str) -> go.Figure:
     fig.add_hline(y=0, line_dash="dot", line_color="gray")
     label = "fitted value" if against == "fitted" else "run order"
     fig.update_layout(
-        title=f"Residuals vs {label}: {result.response}", xaxis_title=label, yaxis_title="residual"
+        title=f"Residuals vs {label}: {_t(result.response)}",
+        xaxis_title=label,
+        yaxis_title="residual",
     )
     return fig

@@ -23,6 +23,8 @@ MAX_RESULTS_BYTES = 20 * 2**20
 #: Largest magnitude a number in a results table may have. Beyond it (and at inf) the sums of
 #: squares lose every significant digit or overflow, so such a value is a typo, not a measurement.
 MAX_ABS = 1e15
+#: Smallest non-zero magnitude: below it (denormals such as 1e-320) squares underflow to 0.
+MIN_ABS = 1e-150
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -106,6 +108,7 @@ def read_results(source: str | Path | bytes) -> pd.DataFrame:
         raise ProfetValueError(
             f"{what} is larger than {MAX_RESULTS_BYTES // 2**20} MB; a results table is smaller"
         )
+    _check_shape(data, what)
     try:
         df = pd.read_csv(io.BytesIO(data))
     except pd.errors.EmptyDataError:
@@ -124,6 +127,18 @@ def read_results(source: str | Path | bytes) -> pd.DataFrame:
             text = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False).iloc[:, pos]
             check_magnitude(values, text, f"column {_shown(str(col))} of {what}")
     return df
+
+
+def _check_shape(data: bytes, what: str) -> None:
+    """Every row as many fields as the header, no repeated or padded names (see ``_csv``)."""
+    from .._csv import check_csv_text
+
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ProfetValueError(f"{what} is not UTF-8 text") from None
+    if text.strip():  # an empty file keeps its own message
+        check_csv_text(text, what)
 
 
 # ------------------------------------------------------------------------------------- numbers
@@ -172,7 +187,9 @@ def numeric_values(column: pd.Series) -> np.ndarray | None:
 
 def _bad_rows(values: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):  # NaN (an empty cell) compares False: allowed
-        return np.flatnonzero(np.isinf(values) | (np.abs(values) > MAX_ABS))
+        size = np.abs(values)
+        tiny = (size > 0) & (size < MIN_ABS)
+        return np.flatnonzero(np.isinf(values) | (size > MAX_ABS) | tiny)
 
 
 def check_magnitude(values: np.ndarray, raw: pd.Series, what: str) -> None:
@@ -197,10 +214,15 @@ def check_magnitude(values: np.ndarray, raw: pd.Series, what: str) -> None:
         return
     cell = str(raw.iloc[bad[0]]).strip()
     shown = cell if len(cell) <= 30 else f"{cell[:20]}... ({len(cell)} characters)"
-    reason = "is not a finite number" if np.isinf(values[bad[0]]) else "is beyond 1e15"
+    v = values[bad[0]]
+    reason = (
+        "is not a finite number"
+        if np.isinf(v)
+        else ("is beyond 1e15" if abs(v) > MAX_ABS else "is below 1e-150")
+    )
     raise ProfetValueError(
         f"{what}, row {bad[0] + 1}: the value {shown} {reason}; results must be finite numbers "
-        f"with magnitude at most 1e15 ({len(bad)} such value(s) in this column)"
+        f"0 or with magnitude 1e-150..1e15 ({len(bad)} such value(s) in this column)"
     )
 
 

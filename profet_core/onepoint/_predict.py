@@ -7,6 +7,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._profile_rules import (
+    MAX_BATCH_SIZE,
+    MAX_INPUT_SIZE,
+    MAX_LATENCY_S,
+    MIN_LATENCY_S,
+    quote,
+    show_number,
+    whole_sizes,
+)
 from ..errors import ProfetValueError
 
 _UNIT = {"batch": "images", "input": "px"}
@@ -58,9 +67,11 @@ class PointScale:
 
 def _number(name: str, v, lo: float, hi: float, unit: str) -> float:
     ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-    if not (ok and np.isfinite(v) and lo < v < hi):
-        shown = float(v) if ok else str(v)[:40]
-        raise ProfetValueError(f"{name} is {shown!r}; it must be a number of {unit} > {lo:g}")
+    if not (ok and np.isfinite(v) and lo <= v <= hi):
+        raise ProfetValueError(
+            f"{name} is {show_number(v) if ok else quote(v)}; it must be a number of {unit} "
+            f"{lo:g}..{hi:g}"
+        )
     return float(v)
 
 
@@ -85,10 +96,9 @@ def _checked_sizes(size, lo: float, hi: float, by: str) -> np.ndarray:
     except (TypeError, ValueError):
         raise ProfetValueError(f"size {str(size)[:40]!r} must be a number") from None
     if arr.ndim != 1 or not np.all(np.isfinite(arr)) or np.any(arr < lo) or np.any(arr > hi):
-        raise ProfetValueError(
-            f"{by} size {arr.tolist()[:5]!r} is outside the trained range {lo:g}..{hi:g}"
-        )
-    return arr
+        shown = show_number(arr[0]) if arr.size == 1 else [show_number(v) for v in arr[:5]]
+        raise ProfetValueError(f"{by} size {shown} is outside the trained range {lo:g}..{hi:g}")
+    return whole_sizes(arr, f"{by} size", lo, hi)
 
 
 def scale_one_point(predictor, target, by, latency_ms, size_from, size, other_size, profile):
@@ -97,11 +107,13 @@ def scale_one_point(predictor, target, by, latency_ms, size_from, size, other_si
     use_profile = profile is not None
     model = predictor.one_point_scaler(by, use_profile)
     lo, hi = model.size_range_
-    lat = _number("latency_ms", latency_ms, 0.0, 1e9, "milliseconds")
+    lat = _number("latency_ms", latency_ms, MIN_LATENCY_S * 1e3, MAX_LATENCY_S * 1e3, "ms")
     s0 = float(_checked_sizes(size_from, lo, hi, by)[0])
     sizes = _checked_sizes(size, lo, hi, by)
     other_unit = "px" if by == "batch" else "images"
-    other = _number("other_size", other_size, 0.0, 1e6, other_unit)
+    top = MAX_INPUT_SIZE if by == "batch" else MAX_BATCH_SIZE
+    other = _number("other_size", other_size, 1, top, other_unit)
+    other = float(whole_sizes([other], "other_size", 1, top)[0])
     free = _profile_free(profile) if use_profile else None
     log_ratio = model.predict_log_ratio(target, s0, sizes, other, lat * 1e-3, free)
     q_lo, q_hi = model.interval(target, s0, sizes)

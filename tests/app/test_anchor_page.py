@@ -117,6 +117,19 @@ def test_latency_unit_is_converted(page, predictor, unit, factor):
     _assert_same(_shown_table(at), expected)
 
 
+@pytest.mark.parametrize("unit", ["ms", "s", "µs"])
+def test_negative_latency_is_named_in_the_unit_typed(page, predictor, unit):
+    """Issue 19: -5 typed in µs was reported as "-5e-06 s"."""
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(predictor.instances[-1]).run()
+    _widget(at.selectbox, "Unit").set_value(unit).run()
+    _latency_input(at).set_value(-5.0)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    errors = [plain(e.value) for e in at.error]
+    assert [e for e in errors if f"latency -5 {unit} is not allowed" in e], errors
+
+
 def test_every_method_is_offered_and_used(page, predictor):
     anchor = predictor.instances[0]
     at = page("anchor").run()
@@ -301,7 +314,7 @@ def test_bad_profile_shows_error_and_app_keeps_working(page, predictor, source, 
 @pytest.mark.parametrize(
     "field,value,fragment",
     [
-        ("latency", -3.0, "must be > 0"),
+        ("latency", -3.0, "latency -3 ms is not allowed"),
         ("dataset_images", -10, "dataset_images"),
         ("epochs", 0, "epochs"),
         ("batch", -8, "batch_size"),

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
-from app_helpers import plain
+from app_helpers import plain, plotly_spec
 from streamlit.testing.v1 import AppTest
 
 # AppTest resolves relative paths against this file, so anchor on the repository root
@@ -115,3 +116,22 @@ def test_uploaded_results_are_analysed(at):
     _upload(at, "\n".join(rows).encode())
     assert not at.exception and not at.error
     assert _metrics(at)["Runs"] == "8"
+
+
+def test_hostile_upload_is_shown_as_text(at):
+    """Issue 19: level labels and response names carrying Markdown or HTML stay text in the notes
+    (Markdown) and in every Plotly chart (titles, legends, ticks)."""
+    link, image = "[x](http://evil.example/a)", '<img src="http://evil.example/i.png">'
+    rows = ["A,B,y"] + [
+        f'"{a}","{b}",{1 + 0.37 * i + i % 3}'
+        for i, (a, b) in enumerate([(link, image), (link, "hi"), ("lo", image), ("lo", "hi")] * 2)
+    ]
+    _upload(at, "\n".join(rows).encode())
+    assert not at.exception and not at.error
+    notes = [i.value for i in at.info if "alphabetically" in i.value]
+    live = re.compile(r"(?<!\\)(\]\(|<img)")  # an unescaped link target or tag
+    assert notes and not [n for n in notes if live.search(n)], notes
+    for i in range(len(at.get("plotly_chart"))):
+        spec = json.dumps(plotly_spec(at, i))
+        assert "<img" not in spec and "<a " not in spec, spec[:300]
+    assert "&lt;img" in json.dumps(plotly_spec(at, 1))  # the label is there, as text

@@ -54,7 +54,7 @@ def test_instances_command_lists_the_override(trained, prices):
 @pytest.mark.parametrize(
     ("table", "match"),
     [
-        ({"instance": ["gpu-b"], "gpu": ["x"], "usd_per_hour": [-1.0]}, "finite number >= 0"),
+        ({"instance": ["gpu-b"], "gpu": ["x"], "usd_per_hour": [-1.0]}, "prices are 0 or"),
         ({"instance": ["gpu-b"], "usd_per_hour": [1.0]}, r"lacks column\(s\) \['gpu'\]"),
         (
             {"instance": ["gpu-b", "gpu-b"], "gpu": ["x", "y"], "usd_per_hour": [1.0, 2.0]},

@@ -244,7 +244,8 @@ def test_scale_one_point_misuse_is_named(trained, profile_file, extra, match):
                 "--artifacts",
                 "{art}",
             ],
-            "must be > 0",
+            # in the unit typed (it once said "-0.003 s")
+            "--anchor-latency-ms -3 ms is not allowed; one training step takes 0.001 to",
         ),
         (
             [
@@ -302,7 +303,7 @@ def test_scale_one_point_misuse_is_named(trained, profile_file, extra, match):
                 "--artifacts",
                 "{art}",
             ],
-            "latency at batch size 32 is -1.0",
+            "latency at batch size 32 is -1;",
         ),
         (["train", "--data", "/no/data"], "dataset folder '/no/data' does not exist"),
     ],

@@ -65,7 +65,7 @@ def _break(kind):
         ("text", "Device_Relu.*non-numeric"),
         ("zero-latency", "batch_latency_s must be"),
         ("no-ops", "no Host_<Op>/Device_<Op>"),
-        ("bad-size", "batch_size.*positive"),
+        ("bad-size", "batch_size.*whole numbers"),
     ],
     ids=lambda v: v if isinstance(v, str) and " " not in v and "*" not in v else None,
 )

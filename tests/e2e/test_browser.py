@@ -135,3 +135,43 @@ def test_heavy_upload_does_not_block_another_session():
         error = page.locator('[data-testid="stAlertContentError"]').first
         error.wait_for(timeout=120_000)
         assert "op name" in error.inner_text() and len(error.inner_text()) < 2000
+
+
+def _hostile_results() -> bytes:
+    """A DOE results CSV whose level labels and response name carry links and remote images."""
+    link, image = f"[x](https://{EVIL}/a)", f'<img src="https://{EVIL}/i.png">'
+    html_link = f'<a href="https://{EVIL}/b">lo</a>'
+    rows = [(link, image), (link, "hi"), (html_link, image), (html_link, "hi")] * 2
+    lines = ['A,B,"<b>y</b>"'] + [
+        f'"{a.replace(chr(34), chr(34) * 2)}","{b.replace(chr(34), chr(34) * 2)}",{1 + i % 3 + i / 7}'
+        for i, (a, b) in enumerate(rows)
+    ]
+    return "\n".join(lines).encode()
+
+
+def test_hostile_doe_results_render_no_link_or_remote_image():
+    """Issue 19: the Experiment design page once rendered uploaded level labels as live links
+    and remote images (notes in Markdown, labels in Plotly charts)."""
+    _need_browser()
+    with serve_app() as url, chromium_page() as page:
+        requests = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(f"{url}/Experiment_design", wait_until="networkidle")
+        page.get_by_role("tab", name="Analyze").click()
+        page.get_by_text("Upload CSV", exact=True).click()
+        page.locator('input[type="file"]').set_input_files(
+            {"name": "results.csv", "mimeType": "text/csv", "buffer": _hostile_results()}
+        )
+        page.locator('[data-testid="stFileChip"]').first.wait_for(timeout=30_000)
+        page.get_by_text("ordered alphabetically").first.wait_for(timeout=60_000)
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        page.wait_for_load_state("networkidle")
+        targets = page.eval_on_selector_all(
+            "a, img, image",
+            "els => els.map(e => e.getAttribute('href') || e.getAttribute('xlink:href')"
+            " || e.getAttribute('src') || '')",
+        )
+        assert not [t for t in targets if EVIL in t], targets
+        assert "evil.example" in page.inner_text("body")  # shown, as text
+        assert not page.locator('[data-testid="stException"]').count()
+        assert not _outside(requests), _outside(requests)
