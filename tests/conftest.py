@@ -126,3 +126,15 @@ def trained(tmp_path_factory, synthetic_dataset):
         },
     )
     return out
+
+
+@pytest.fixture
+def unreadable_data(tmp_path) -> Path:
+    """A dataset folder whose tables cannot be read: a refusal that names something else (a
+    flag, --out) shows that it was checked before the data were read."""
+    d = tmp_path / "unreadable-data"
+    d.mkdir()
+    (d / "profiles.parquet").write_bytes(b"not parquet")
+    (d / "latencies.csv").write_text("x\n1\n")
+    synthetic_catalog().to_csv(d / "instances.csv", index=False)
+    return d

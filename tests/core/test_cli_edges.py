@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 
 from profet_core._cli import main
-from tests.conftest import synthetic_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,18 +24,6 @@ def run(argv, capsys) -> tuple[int, str]:
     except SystemExit as exc:
         code = exc.code
     return code, capsys.readouterr().err
-
-
-@pytest.fixture
-def unreadable_data(tmp_path) -> Path:
-    """A dataset folder whose tables cannot be read: refusing a flag with another message
-    shows that the flag was checked before the data were read."""
-    d = tmp_path / "data"
-    d.mkdir()
-    (d / "profiles.parquet").write_bytes(b"not parquet")
-    (d / "latencies.csv").write_text("x\n1\n")
-    synthetic_catalog().to_csv(d / "instances.csv", index=False)
-    return d
 
 
 FLAGS = {

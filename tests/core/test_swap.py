@@ -58,18 +58,6 @@ def old_art(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture
-def broken_data(tmp_path) -> Path:
-    """A dataset folder whose tables cannot be read: a refusal that names something else was
-    given before the data were read."""
-    d = tmp_path / "broken"
-    d.mkdir()
-    (d / "profiles.parquet").write_bytes(b"not parquet")
-    (d / "latencies.csv").write_text("x\n1\n")
-    synthetic_catalog().to_csv(d / "instances.csv", index=False)
-    return d
-
-
 def _train(data, out, **kw):
     argv = ["train", "--data", data, "--out", out, "--methods", "hybrid", "--no-calibrate"]
     return cli(*argv, "--threshold", 5, **kw)
@@ -119,12 +107,14 @@ OUTS = {
 
 
 @pytest.mark.parametrize("case", list(OUTS), ids=list(OUTS))
-def test_d1_d4_out_that_is_not_ours_is_refused_first_and_kept(case, tmp_path, old_art, broken_data):
+def test_d1_d4_out_that_is_not_ours_is_refused_first_and_kept(
+    case, tmp_path, old_art, unreadable_data
+):
     make, match = OUTS[case]
     out = make(tmp_path, old_art)
     before, around = snapshot(tmp_path), sorted(os.listdir(tmp_path))
     art_before = snapshot(old_art)
-    proc = _train(broken_data, out)
+    proc = _train(unreadable_data, out)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("profet: error: output folder")
     assert match in proc.stderr and "profiles" not in proc.stderr  # before reading the data
@@ -165,9 +155,9 @@ def test_d2_users_old_folder_beside_out_is_kept(tmp_path, old_art, data):
     assert _ours(tmp_path) == [live.name, f"{live.name}.owner"]
 
 
-def test_unwritable_out_is_refused_first(tmp_path, broken_data):
+def test_unwritable_out_is_refused_first(tmp_path, unreadable_data):
     (tmp_path / "a-file").write_text("x")
-    proc = _train(broken_data, tmp_path / "a-file" / "art")
+    proc = _train(unreadable_data, tmp_path / "a-file" / "art")
     assert proc.returncode == 2 and "cannot write the output folder" in proc.stderr
     assert (tmp_path / "a-file").read_text() == "x"
 
