@@ -176,19 +176,23 @@ def test_profile_csv_structure_is_refused_naming_the_line(text, match):
 
 
 def _write_data(tmp_path, prof, lat):
-    prof.to_csv(tmp_path / "profiles.csv", index=False)
-    lat.to_csv(tmp_path / "latencies.csv", index=False)
-    synthetic_catalog().to_csv(tmp_path / "instances.csv", index=False)
+    # The data get their own folder: --out may not lie inside --data.
+    data = tmp_path / "data"
+    data.mkdir()
+    prof.to_csv(data / "profiles.csv", index=False)
+    lat.to_csv(data / "latencies.csv", index=False)
+    synthetic_catalog().to_csv(data / "instances.csv", index=False)
+    return data
 
 
 def test_training_csv_with_an_extra_field_is_refused(tmp_path):
     prof, lat = make_synthetic(n_arch=2, n_exp=1)
-    _write_data(tmp_path, prof, lat)
-    path = tmp_path / "latencies.csv"
+    data = _write_data(tmp_path, prof, lat)
+    path = data / "latencies.csv"
     lines = path.read_text().splitlines()
     lines[3] += ",0.5"  # pandas would make the first column the index, shifting every value
     path.write_text("\n".join(lines) + "\n")
-    code, _, err = run("train", "--data", tmp_path, "--out", tmp_path / "art")
+    code, _, err = run("train", "--data", data, "--out", tmp_path / "art")
     refused(code, err, "line 4", "more than the header")
     assert not (tmp_path / "art").exists()
 
@@ -248,10 +252,10 @@ def test_training_two_instances_whose_pair_keys_collide_is_refused(tmp_path):
     prof, lat = make_synthetic(n_arch=2, n_exp=1)
     prof["instance"] = prof["instance"].map(names)
     lat["instance"] = lat["instance"].map(names)
-    _write_data(tmp_path, prof, lat)
+    data = _write_data(tmp_path, prof, lat)
     cat = synthetic_catalog().assign(instance=lambda d: d["instance"].map(names))
-    cat.to_csv(tmp_path / "instances.csv", index=False)
-    code, _, err = run("train", "--data", tmp_path, "--out", tmp_path / "art")
+    cat.to_csv(data / "instances.csv", index=False)
+    code, _, err = run("train", "--data", data, "--out", tmp_path / "art")
     refused(code, err, "instance name 'a->b' is not allowed")
     assert not (tmp_path / "art").exists()
 
