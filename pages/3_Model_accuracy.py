@@ -363,9 +363,8 @@ if pub is not None and not pub.empty:
         "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "
         "predicted (cross: the model; the FP32-peak and bandwidth ratios for comparison; the "
         "diagonal is perfect); MAPE in % (before: the model without published pairs). held_out "
-        "True: VGG16 / Inception-v3, never fitted. basis rows: the 80% interval (log "
-        "half-width) and its coverage, 'published' from one published CNN of a GPU left out, "
-        "'specs only' from a whole generation left out. Per source: docs/crossgpu.md."
+        "True: VGG16 / Inception-v3, never fitted. basis: 80% interval (log half-width) and "
+        "coverage, from one CNN of a GPU ('published') or one whole generation left out."
     )
 
 fits = val.get("fits")
