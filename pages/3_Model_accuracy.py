@@ -337,6 +337,8 @@ else:
     )
 
 pub = val.get("published_pairs")
+if pub is not None and "fold" in pub:  # the other folds set the intervals; the plot is per GPU
+    pub = pub[pub["fold"] == "gpu"]
 if pub is not None and not pub.empty:
     st.subheader("Tensor-core GPUs against published speed-ups (leave-one-GPU-out)")
     shown = ["cross", "fp32-ratio", "bandwidth-ratio"]
@@ -361,7 +363,8 @@ if pub is not None and not pub.empty:
         "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "
         "predicted (cross: the model; the FP32-peak and bandwidth ratios for comparison; the "
         "diagonal is perfect); MAPE in % (before: the model without published pairs). held_out "
-        "True: VGG16 / Inception-v3, never fitted. Per source: docs/crossgpu.md."
+        "True: VGG16 / Inception-v3, never fitted. basis: 80% interval (log half-width) and "
+        "coverage, from one CNN of a GPU ('published') or one whole generation left out."
     )
 
 fits = val.get("fits")

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._convention import CONVENTION, ZOO_VERSION
 from ._data import Dataset
 from ._predictor import load_artifacts
 from ._store import write_json, write_manifest
@@ -42,10 +43,12 @@ def calibrate_artifacts(path, instance: str, dataset: Dataset, specs: pd.DataFra
     Raises
     ------
     ProfetValueError
-        No cross-instance model in the artifacts, an instance already measured, or no workload
-        shared with a measured instance. The artifacts are then left as they were.
+        No cross-instance model in the artifacts, an instance already measured, no workload
+        shared with a measured instance, or data taken under another capture convention or zoo
+        than the artifacts' training data. The artifacts are then left as they were.
     """
     predictor = load_artifacts(path)
+    check_convention(predictor.bundle.manifest, dataset)
     check_out_folder(predictor.path)  # it is rewritten: it must hold nothing but our files
     cross = predictor.cross
     if cross is None:
@@ -60,6 +63,19 @@ def calibrate_artifacts(path, instance: str, dataset: Dataset, specs: pd.DataFra
     calibrated = cross.calibrate(instance, dataset)
     _write_cross(Path(predictor.path), calibrated, predictor.bundle.arrays)
     return calibrated.basis(instance)
+
+
+def check_convention(manifest: dict, dataset: Dataset) -> None:
+    """Refuse calibration data whose capture convention or zoo differ from the training data's
+    (recorded in the manifest; artifacts from before it was recorded were trained on
+    ``profet-2021`` data): the same-named workloads would not be the same."""
+    trained = (manifest.get("convention", CONVENTION), manifest.get("zoo", ZOO_VERSION))
+    if (dataset.convention, dataset.zoo) != trained:
+        raise ProfetValueError(
+            f"calibration data {dataset.source} has convention {dataset.convention!r} (zoo "
+            f"{dataset.zoo!r}) but the artifacts were trained on convention {trained[0]!r} (zoo "
+            f"{trained[1]!r}); collect the new instance's runs the same way as the training data"
+        )
 
 
 def _write_cross(folder: Path, cross, stored) -> None:

@@ -286,6 +286,9 @@ def train(
             n_profiles=len(dataset.profiles),
             architectures=dataset.architectures,
             calibrated=calibrated,
+            # `profet calibrate` refuses data taken under another convention (or zoo).
+            convention=dataset.convention,
+            zoo=dataset.zoo,
             **settings,
         )
         replace_folder(tmp, Path(out_dir))

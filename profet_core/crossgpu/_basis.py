@@ -18,16 +18,18 @@ class BasisMixin:
     ``calibration_`` and ``interval_log_`` are its fitted state)."""
 
     def basis(self, instance: str) -> str:
-        """``measured``, ``calibrated (k runs)``, ``published (n)`` (its generation's efficiency
-        from n published pairs) or ``specs only`` for one instance."""
+        """``measured``, ``calibrated (k runs)``, ``published (n)`` (its GPU's efficiency from n
+        published pairs) or ``specs only`` for one instance."""
         check_is_fitted(self, "theta_")
         if instance in self.instances_:
             return "measured"
         if instance in self.calibration_:
             return f"calibrated ({self.calibration_[instance]['runs']} runs)"
-        gen = self.spec_arch_[self.spec_index_.get_loc(instance)]
-        if gen in getattr(self, "published_n_", {}):
-            return f"published ({self.published_n_[gen]})"
+        row = self.spec_index_.get_loc(instance)
+        n = getattr(self, "published_n_", {})
+        for key in (self.specs_["gpu"].iloc[row], self.spec_arch_[row]):  # arch: older artifacts
+            if key in n:
+                return f"published ({n[key]})"
         return "specs only"
 
     def pair_basis(self, anchor: str, target: str) -> str:

@@ -3,13 +3,16 @@
 The data's four GPUs are FP32-only; on a TF32 GPU the spec model would scale convolutions by the
 full tensor peak (about 10x an A100's FP32 over a V100). Published speed-up pairs whose baseline
 GPU is in the data (:func:`profet_core.crossgpu._published.published_pairs`) set how much of it
-CNN training really gets: per generation ``g`` a log-time efficiency per class (compute, memory)
+CNN training really gets: per published GPU ``k`` a log-time efficiency per class (compute,
+memory)
 
-    eta[g] = mu + u[g],   mu ~ N(0, prior_sd_tensor),   u[g] ~ N(0, prior_sd_efficiency)
+    eta[k] = mu + v[k],   mu ~ N(0, prior_sd_tensor),   v[k] ~ N(0, prior_sd_efficiency)
 
 on top of the data-trained model (its exponents, its data generations and residual learner stay
-as they are). ``mu`` is shared by every tensor-core generation, so one nobody published yet
-starts from it. Each (document, CNN, GPU) group weighs 1 in total (vendors' repeats of one table
+as they are). ``mu`` is shared by every tensor-core GPU, so one nobody published yet starts from
+it. The terms are per GPU, not per generation: one generation's GPUs differ too much (A10G's
+GDDR6 vs A100's HBM2) to share one, and over all published GPUs left out one at a time the
+per-GPU structure predicts better (``bench/published_structures.py``). Each (document, CNN, GPU) group weighs 1 in total (vendors' repeats of one table
 count once), with a looser noise than the data's: frameworks, batches and XLA differ from
 PROFET's convention. Held-out rows (VGG16, Inception-v3) are refused.
 """
@@ -40,7 +43,7 @@ def _offsets(model, pairs: pd.DataFrame):
     return fam, d_spec, res, model._eta(pairs["anchor"])
 
 
-def fit_published(model, pairs: pd.DataFrame):
+def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
     """Copy of a fitted :class:`CrossInstanceModel` with tensor-core efficiencies learned.
 
     Parameters
@@ -50,12 +53,15 @@ def fit_published(model, pairs: pd.DataFrame):
     pairs : pandas.DataFrame
         :func:`published_pairs` rows (``held_out`` all False) whose anchors are trained
         instances and whose targets' generations the data lacks.
+    by : str
+        Column of ``pairs`` that groups the per-GPU terms (``target_gpu``; ``generation`` gives
+        the per-generation structure, kept for the comparison).
 
     Returns
     -------
     CrossInstanceModel
-        With ``tensor_eta_`` (mu, shape (2,)), ``published_eta_`` ({generation: [compute,
-        memory]}) and ``published_n_`` ({generation: pairs}); ``basis`` says
+        With ``tensor_eta_`` (mu, shape (2,)), ``published_eta_`` ({catalog GPU: [compute,
+        memory]}) and ``published_n_`` ({catalog GPU: pairs}); ``basis`` says
         ``published (n)`` for their instances.
     """
     check_is_fitted(model, "theta_")
@@ -72,8 +78,9 @@ def fit_published(model, pairs: pd.DataFrame):
     known = set(model.generations_)
     if known & set(gens):
         raise ProfetValueError(f"published targets of data generations {sorted(known & set(gens))}")
-    names = sorted(set(gens))
-    gi = pd.Index(names).get_indexer(gens)
+    keys = gens if by == "generation" else pairs[by].to_numpy(dtype=object)
+    names = sorted(set(keys))
+    gi = pd.Index(names).get_indexer(keys)
     fam, d_spec, res, eta_a = _offsets(model, pairs)
     y = -np.log(pairs["speedup"].to_numpy(dtype=float))
     grp = pairs.groupby(["document", "model", "target_gpu"]).ngroup().to_numpy()
@@ -95,19 +102,17 @@ def fit_published(model, pairs: pd.DataFrame):
 
 
 def tensor_share(model) -> pd.DataFrame:
-    """Per published generation: compute/memory efficiency (log time) and the share of the
+    """Per published GPU: compute/memory efficiency (log time) and the share of the
     spec-sheet peak (FP32-training TFLOPS, bandwidth) it implies, ``exp(-eta)``."""
     check_is_fitted(model, "theta_")
     rows = [
-        {"generation": g, "pairs": model.published_n_[g], "eta_compute": e[0], "eta_memory": e[1]}
+        {"gpu": g, "pairs": model.published_n_[g], "eta_compute": e[0], "eta_memory": e[1]}
         for g, e in getattr(model, "published_eta_", {}).items()
     ]
     if getattr(model, "tensor_eta_", None) is not None:
         mu = model.tensor_eta_
-        rows.append(
-            {"generation": "unseen (mu)", "pairs": 0, "eta_compute": mu[0], "eta_memory": mu[1]}
-        )
-    out = pd.DataFrame(rows, columns=["generation", "pairs", "eta_compute", "eta_memory"])
+        rows.append({"gpu": "unseen (mu)", "pairs": 0, "eta_compute": mu[0], "eta_memory": mu[1]})
+    out = pd.DataFrame(rows, columns=["gpu", "pairs", "eta_compute", "eta_memory"])
     out["compute_share_of_peak"] = np.exp(-out["eta_compute"])
     out["memory_share_of_bandwidth"] = np.exp(-out["eta_memory"])
     return out
@@ -127,16 +132,18 @@ def predict_speedups(model, pairs: pd.DataFrame) -> pd.DataFrame:
 
 def published_eta(model, names, gens, gi) -> np.ndarray:
     """(n, 2) tensor-core efficiency of instances outside the data's generations (``gi < 0``):
-    their generation's from published pairs, else the shared ``mu`` where the GPU has TF32
-    cores, else 0 (the spec prior)."""
+    their GPU's from published pairs (artifacts made before the per-GPU terms keyed them by
+    generation: still read), else the shared ``mu`` where the GPU has TF32 cores, else 0."""
     out = np.zeros((len(gi), 2))
     mu = getattr(model, "tensor_eta_", None)
     if mu is None:
         return out
-    tensor = model.spec_tensor_[model.spec_index_.get_indexer(pd.Index(names))]
+    rows = model.spec_index_.get_indexer(pd.Index(names))
+    tensor, gpus = model.spec_tensor_[rows], model.specs_["gpu"].to_numpy(dtype=object)[rows]
     for i, g in enumerate(gens):
         if gi[i] < 0:
-            out[i] = model.published_eta_.get(g, mu if tensor[i] else (0.0, 0.0))
+            own = model.published_eta_.get(gpus[i], model.published_eta_.get(g))
+            out[i] = own if own is not None else (mu if tensor[i] else (0.0, 0.0))
     return out
 
 

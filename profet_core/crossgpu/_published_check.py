@@ -26,8 +26,23 @@ def _predict(after, before, test: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def published_logo(model, pairs: pd.DataFrame) -> pd.DataFrame:
-    """Out-of-fold predicted speed-ups of every published pair, one GPU left out at a time.
+#: Ways to leave published pairs out: one GPU (the MAPE goal), one whole generation (what a
+#: ``specs only`` tensor-core GPU is: nothing published of it), one (document, CNN) group (a new
+#: CNN on a GPU whose other pairs were published: the ``published`` basis).
+FOLDS = ("target_gpu", "generation", "group")
+
+
+def _fold_keys(model, pairs: pd.DataFrame, by: str) -> np.ndarray:
+    if by == "generation":
+        return model.spec_arch_[model.spec_index_.get_indexer(pairs["target"])]
+    if by == "group":
+        return (pairs["document"] + " | " + pairs["model"] + " | " + pairs["target_gpu"]).to_numpy()
+    return pairs[by].to_numpy(dtype=object)
+
+
+def published_logo(model, pairs: pd.DataFrame, by: str = "target_gpu") -> pd.DataFrame:
+    """Out-of-fold predicted speed-ups of every published pair, one fold (by default one GPU)
+    left out at a time.
 
     Parameters
     ----------
@@ -35,24 +50,27 @@ def published_logo(model, pairs: pd.DataFrame) -> pd.DataFrame:
         Fitted on the data only (the "before" model).
     pairs : pandas.DataFrame
         :func:`published_pairs` rows, held-out ones included (they are never fitted).
+    by : str
+        One of :data:`FOLDS`.
 
     Returns
     -------
     pandas.DataFrame
         ``pairs``' identifying columns, ``speedup`` (published), :data:`MEMBERS` (predicted
-        speed-ups), ``left_out`` (the target GPU) and ``basis`` (its basis in that fold).
+        speed-ups), ``left_out`` (the fold's key) and ``basis`` (each row's basis in its fold).
     """
     keep = ["document", "source", "framework", "model", "profile", "target", "target_gpu"]
+    keys = _fold_keys(model, pairs, by)
     frames = []
-    for gpu in sorted(pairs["target_gpu"].unique()):
-        train = pairs[(pairs["target_gpu"] != gpu) & ~pairs["held_out"]]
+    for key in sorted(set(keys)):
+        train = pairs[(keys != key) & ~pairs["held_out"].to_numpy()]
         fold = fit_published(model, train)
-        test = pairs[pairs["target_gpu"] == gpu]
-        basis = fold.basis(test["target"].iloc[0])
+        test = pairs[keys == key]
+        basis = [fold.basis(t).split(" (")[0] for t in test["target"]]
         frames.append(
             pd.concat(
                 [test[[*keep, "held_out", "speedup"]], _predict(fold, model, test)], axis=1
-            ).assign(left_out=gpu, basis=basis.split(" (")[0])
+            ).assign(left_out=key, basis=basis)
         )
     return pd.concat(frames, ignore_index=True)
 
@@ -63,8 +81,8 @@ def log_errors(oof: pd.DataFrame, member: str = "cross") -> np.ndarray:
 
 
 def published_half_width(oof: pd.DataFrame, level: float = 0.8) -> float:
-    """The ``level`` quantile of |log error| over every fitted out-of-GPU row: each is a GPU
-    predicted from other GPUs' published pairs, as a ``published`` basis is for a new one."""
+    """The ``level`` quantile of |log error| over the fitted out-of-fold rows of one basis'
+    folds (:func:`basis_frames`)."""
     fitted = oof[~oof["held_out"]]
     return _weighted_quantile(log_errors(fitted), _weights(fitted), level)
 
@@ -82,21 +100,32 @@ def _weighted_quantile(values, weights, level: float) -> float:
     return float(np.asarray(values)[order][np.searchsorted(cum, level * cum[-1])])
 
 
-def crossfit_coverage(oof: pd.DataFrame, intervals: dict, level: float = 0.8) -> pd.Series:
-    """Whether (1.0/0.0) each row's published speed-up lies in its basis' interval: for
-    ``published`` a half-width set on the other GPUs' fitted rows (cross-fitted), for other
-    bases the model's shipped half-width ``intervals[basis]``; NaN where none can be set."""
+def crossfit_coverage(oof: pd.DataFrame, level: float = 0.8) -> pd.Series:
+    """Whether (1.0/0.0) each row's published speed-up lies in an 80% interval set on the
+    fitted rows of other folds and other GPUs (so no row, nor its GPU, sets its own); NaN where
+    none remain."""
     err, w = log_errors(oof), _weights(oof)
+    fitted = ~oof["held_out"].to_numpy()
     inside = np.full(len(oof), np.nan)
-    pub = ~oof["held_out"].to_numpy()
     for i in range(len(oof)):
-        if oof["basis"].iloc[i] == "published":
-            other = pub & (oof["left_out"] != oof["left_out"].iloc[i]).to_numpy()
-            if other.any():
-                inside[i] = err[i] <= _weighted_quantile(err[other], w[other], level)
-        elif oof["basis"].iloc[i] in intervals:
-            inside[i] = err[i] <= intervals[oof["basis"].iloc[i]]
+        other = (
+            fitted
+            & (oof["left_out"] != oof["left_out"].iloc[i]).to_numpy()
+            & (oof["target_gpu"] != oof["target_gpu"].iloc[i]).to_numpy()
+        )
+        if other.any():
+            inside[i] = err[i] <= _weighted_quantile(err[other], w[other], level)
     return pd.Series(inside, index=oof.index)
+
+
+def basis_frames(model, pairs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Out-of-fold rows that set and check each basis' interval: ``published`` one (document,
+    CNN, GPU) group left out (the GPU keeps its other pairs), ``specs only`` one generation
+    left out (nothing published of it, only ``mu``)."""
+    return {
+        "published": published_logo(model, pairs, "group"),
+        "specs only": published_logo(model, pairs, "generation"),
+    }
 
 
 def _short(document: str) -> str:
@@ -109,28 +138,40 @@ def _mape(part: pd.DataFrame, member: str) -> float:
     return float(np.mean(np.abs(part[member] / part["speedup"] - 1)) * 100)
 
 
-def summarize_published(oof: pd.DataFrame, intervals: dict, level: float = 0.8) -> pd.DataFrame:
-    """Speed-up MAPE (%) per member, per left-out GPU and per source document, plus coverage.
+def summarize_published(oof: pd.DataFrame, bases=None, level: float = 0.8) -> pd.DataFrame:
+    """Speed-up MAPE (%) per member, per left-out GPU and per source document, plus per basis
+    the interval and its coverage.
+
+    Parameters
+    ----------
+    oof : pandas.DataFrame
+        :func:`published_logo` rows (one GPU left out at a time).
+    bases : dict of str to pandas.DataFrame, optional
+        :func:`basis_frames`.
 
     Returns
     -------
     pandas.DataFrame
-        Rows ``scope`` (``gpu``, ``source``, ``basis``, ``all``, and ``held-out`` for the VGG16 /
-        Inception-v3 rows, never fitted), ``group``, ``pairs``, ``mape_<member>`` and
-        ``coverage_pct`` (80% interval of the row's basis, see :func:`crossfit_coverage`).
+        Rows ``scope`` (``all``, ``gpu``, ``source``, ``basis`` and ``held-out`` for the VGG16 /
+        Inception-v3 rows, never fitted), ``group``, ``pairs``, ``mape_<member>``; for ``basis``
+        rows ``half_width_log`` (its 80% interval, all fitted rows) and ``coverage_pct``
+        (cross-fitted, :func:`crossfit_coverage`).
     """
-    oof = oof.assign(_inside=crossfit_coverage(oof, intervals, level))
     fitted, held = oof[~oof["held_out"]], oof[oof["held_out"]]
     cuts = [("all", "all", fitted)]
     cuts += [("gpu", g, p) for g, p in fitted.groupby("left_out")]
     cuts += [("source", _short(s), p) for s, p in fitted.groupby("document")]
-    cuts += [("basis", b, p) for b, p in fitted.groupby("basis")]
     cuts += [("held-out", f"{m} on {g}", p) for (m, g), p in held.groupby(["model", "left_out"])]
     rows = []
     for scope, group, part in cuts:
         row = {"scope": scope, "group": group, "pairs": len(part)}
+        rows.append(row | {f"mape_{m}": _mape(part, m) for m in MEMBERS})
+    for b, frame in (bases or {}).items():
+        part = frame[~frame["held_out"]]
+        row = {"scope": "basis", "group": b, "pairs": len(part)}
         row.update({f"mape_{m}": _mape(part, m) for m in MEMBERS})
-        row["coverage_pct"] = 100 * part["_inside"].mean()
+        row["half_width_log"] = published_half_width(frame, level)
+        row["coverage_pct"] = 100 * crossfit_coverage(frame, level)[~frame["held_out"]].mean()
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -154,7 +195,14 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
     fitted = fit_published(model, pairs[~pairs["held_out"]])
     if quantiles is None or pairs.empty:
         return (fitted if quantiles is None else fitted.with_intervals(quantiles)), {}
-    oof = published_logo(model, pairs)
-    fitted = fitted.with_intervals({**quantiles, "published": published_half_width(oof)})
-    summary = summarize_published(oof, quantiles)
-    return fitted, {"published.csv": summary, "published_pairs.csv": oof}
+    oof, bases = published_logo(model, pairs), basis_frames(model, pairs)
+    # Every catalog GPU the data lacks is a tensor-core one: its specs-only interval comes from
+    # whole generations left out of the published pairs, not from the data's FP32 GPUs.
+    widths = {b: published_half_width(f) for b, f in bases.items()}
+    fitted = fitted.with_intervals({**quantiles, **widths})
+    summary = summarize_published(oof, bases)
+    frames = [f.assign(fold=b) for b, f in bases.items()]
+    return fitted, {
+        "published.csv": summary,
+        "published_pairs.csv": pd.concat([oof.assign(fold="gpu"), *frames], ignore_index=True),
+    }

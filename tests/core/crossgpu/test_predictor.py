@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core import load_artifacts, make_dataset, train
+from profet_core import load_artifacts, load_dataset, make_dataset, train
 from profet_core._cli import main
 from tests.core.crossgpu.conftest import make_multi_gpu, spec_table
 
@@ -198,3 +198,37 @@ def test_one_gpu_of_a_multi_gpu_instance_is_said_and_priced_whole(artifacts, tab
     header, *lines = buf.getvalue().splitlines()
     assert header.split()[:3] == ["instance", "gpu", "gpus"]
     assert next(x for x in lines if x.split()[0] == "gpu-e").split()[3] == "8"
+
+
+def test_calibrate_refuses_data_of_another_convention(artifacts, tables, tmp_path, capsys):
+    """Issue 17: the manifest records the training data's convention; calibration data taken
+    otherwise is refused in one line naming both, the artifacts untouched. A manifest without
+    the field (older artifacts) counts as profet-2021."""
+    import json
+    import shutil
+
+    from profet_core._calibrate import check_convention
+    from profet_core._convention import CONVENTION, CONVENTION_FILE
+    from profet_core.errors import ProfetValueError
+
+    manifest = json.loads((artifacts / "manifest.json").read_text())
+    assert (manifest["convention"], manifest["zoo"]) == (CONVENTION, CONVENTION)
+    art = tmp_path / "art"
+    shutil.copytree(artifacts, art)
+    prof, lat = tables
+    data = tmp_path / "data"
+    data.mkdir()
+    prof[prof["instance"] == "gpu-d"].to_parquet(data / "profiles.parquet")
+    lat[lat["instance"] == "gpu-d"].to_parquet(data / "latencies.parquet")
+    (data / CONVENTION_FILE).write_text(json.dumps({"convention": "keras3-xla", "zoo": "z9"}))
+    before = (art / "manifest.json").read_bytes()
+    argv = ["calibrate", "--instance", "gpu-d", "--data", str(data), "--artifacts", str(art)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'keras3-xla'" in err[0] and f"{CONVENTION!r}" in err[0]
+    assert (art / "manifest.json").read_bytes() == before
+    old = {k: v for k, v in manifest.items() if k not in ("convention", "zoo")}
+    ours = make_dataset(prof[prof["instance"] == "gpu-d"], lat[lat["instance"] == "gpu-d"])
+    check_convention(old, ours)  # an older manifest: profet-2021, accepted
+    with pytest.raises(ProfetValueError, match="convention 'keras3-xla'.*trained on convention"):
+        check_convention(old, load_dataset(data))

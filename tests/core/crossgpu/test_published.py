@@ -27,6 +27,7 @@ TENSOR = {
     "gpu-t": (20.0, 160.0, 1500.0, "GenT"),
     "gpu-t2": (30.0, 60.0, 600.0, "GenT"),
     "gpu-u": (60.0, 480.0, 3000.0, "GenU"),
+    "gpu-t3": (25.0, 100.0, 900.0, "GenT"),  # nothing published of it
 }
 TRUE = {"gpu-t": 2.0, "gpu-t2": 0.9}
 
@@ -156,7 +157,8 @@ def test_efficiency_is_learned_and_held_out_rows_never_fitted(setup):
     fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
     other, _ = learn_published(base, medians, specs, table=synthetic_table(vgg_speedup=0.01))
     np.testing.assert_allclose(fitted.tensor_eta_, other.tensor_eta_)
-    np.testing.assert_allclose(fitted.published_eta_["GenT"], other.published_eta_["GenT"])
+    for gpu in ("GPU gpu-t", "GPU gpu-t2"):
+        np.testing.assert_allclose(fitted.published_eta_[gpu], other.published_eta_[gpu])
     fit = pairs[~pairs["held_out"]]
     before = predict_speedups(base, fit)["cross"] / fit["speedup"]
     after = predict_speedups(fitted, fit)["cross"] / fit["speedup"]
@@ -164,13 +166,17 @@ def test_efficiency_is_learned_and_held_out_rows_never_fitted(setup):
     assert np.abs(np.log(after)).mean() < np.abs(np.log(before)).mean() / 2
 
 
-def test_published_basis_unseen_generation_and_state(setup):
+def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
     base, medians, specs = setup
     fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
-    assert fitted.basis("gpu-t") == "published (8)"
-    assert fitted.pair_basis("gpu-a", "gpu-t2") == "published (8)"
-    assert fitted.basis("gpu-u") == "specs only"
-    np.testing.assert_allclose(fitted._eta(["gpu-u"])[0], fitted.tensor_eta_)
+    assert fitted.basis("gpu-t") == "published (4)"
+    assert fitted.pair_basis("gpu-a", "gpu-t2") == "published (4)"
+    # Per GPU, not per generation: GenT's two published GPUs differ (2.0x vs 0.9x) and a third
+    # GenT GPU with nothing published starts from the shared mu, like another generation's.
+    assert not np.allclose(fitted._eta(["gpu-t"]), fitted._eta(["gpu-t2"]), atol=0.05)
+    for unseen in ("gpu-u", "gpu-t3"):
+        assert fitted.basis(unseen) == "specs only"
+        np.testing.assert_allclose(fitted._eta([unseen])[0], fitted.tensor_eta_)
     np.testing.assert_allclose(base._eta(["gpu-u"])[0], 0.0)
     back = CrossInstanceModel.from_state(*fitted.to_state())
     fam = np.abs(np.random.default_rng(0).normal(size=(3, 10))) * 100
@@ -179,18 +185,45 @@ def test_published_basis_unseen_generation_and_state(setup):
             back.predict_families("gpu-a", t, fam, 0.01)[0],
             fitted.predict_families("gpu-a", t, fam, 0.01)[0],
         )
-    assert back.basis("gpu-t") == "published (8)"
+    assert back.basis("gpu-t") == "published (4)"
 
 
-def test_logo_interval_and_held_out_report(setup):
+def test_artifacts_with_generation_keys_still_read(setup):
+    """Artifacts trained before the per-GPU terms keyed them by generation."""
+    base, medians, specs = setup
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    meta, arrays = fitted.to_state()
+    meta["published"] = {
+        "tensor_eta": [0.1, 0.2],
+        "eta": {"GenT": [0.5, 0.6]},
+        "pairs": {"GenT": 8},
+    }
+    old = CrossInstanceModel.from_state(meta, arrays)
+    assert old.basis("gpu-t3") == "published (8)" and old.basis("gpu-u") == "specs only"
+    np.testing.assert_allclose(old._eta(["gpu-t3"])[0], [0.5, 0.6])
+
+
+def test_logo_intervals_per_basis_and_held_out_report(setup):
     base, medians, specs = setup
     fitted, reports = learn_published(base, medians, specs, {"specs only": 0.5}, synthetic_table())
-    assert fitted.interval_log_["published"] > 0 and fitted.interval_log_["specs only"] == 0.5
-    oof = reports["published_pairs.csv"]
+    rows = reports["published_pairs.csv"]
+    oof = rows[rows["fold"] == "gpu"]
     assert set(oof["left_out"]) == {"GPU gpu-t", "GPU gpu-t2"}
-    assert set(oof["basis"]) == {"published"}  # the other GenT GPU remains in each fold
+    assert set(oof["basis"]) == {"specs only"}  # a left-out GPU keeps only mu
+    # Each basis' interval comes from its own folds: published from one (document, CNN, GPU)
+    # group left out (the GPU keeps its other pairs), specs only from the whole generation left
+    # out; the data's specs-only width (0.5) is replaced.
+    gen = rows[(rows["fold"] == "specs only") & ~rows["held_out"]]
+    assert set(gen["left_out"]) == {"GenT"} and set(gen["basis"]) == {"specs only"}
+    err = np.sort(np.abs(np.log(gen["cross"] / gen["speedup"])).to_numpy())
+    assert fitted.interval_log_["specs only"] == pytest.approx(err[int(np.ceil(0.8 * 8)) - 1])
+    pub = rows[(rows["fold"] == "published") & ~rows["held_out"]]
+    assert len(pub) == 8 and set(pub["basis"]) == {"published"}
+    assert 0 < fitted.interval_log_["published"] < fitted.interval_log_["specs only"]
     summary = reports["published.csv"]
     assert summary.loc[summary["scope"] == "all", "pairs"].item() == 8
+    bases = summary[summary["scope"] == "basis"].set_index("group")
+    assert bases.loc["specs only", "half_width_log"] == fitted.interval_log_["specs only"]
     held = summary[summary["scope"] == "held-out"]
     assert held["pairs"].sum() == 2 and held["group"].str.startswith("VGG16").all()
     direct = published_logo(base, published_pairs(synthetic_table(), specs, medians))
