@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _sections import marked_tail
 
 from profet_core import load_dataset
 from profet_core._specs import load_specs
@@ -134,11 +135,9 @@ def main(argv=None) -> None:
             f"{time.time() - start:.0f} s; model parameters {params}.",
         ]
     )
-    out = Path(args.out)
-    old = out.read_text() if out.is_file() else ""
-    # Keep the section bench/published.py writes (published speed-ups).
-    kept = old[old.index("<!-- published:start -->") :] if "<!-- published:start -->" in old else ""
-    out.write_text(text + "\n" + ("\n" + kept if kept else ""))
+    # Keep the sections bench/published.py and bench/published_structures.py write.
+    kept = marked_tail(args.out)
+    Path(args.out).write_text(text + "\n" + ("\n" + kept if kept else ""))
     print(text)
 
 

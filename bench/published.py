@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _sections import markers, write_section
 
 from profet_core import load_dataset
 from profet_core._specs import load_specs
@@ -35,7 +35,7 @@ from profet_core.crossgpu._published_check import (
     summarize_published,
 )
 
-START, END = "<!-- published:start -->", "<!-- published:end -->"
+START, END = markers("published")
 
 
 def _md(df: pd.DataFrame) -> str:
@@ -161,11 +161,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     text = report(args.data)
     print(text)
-    out = Path(args.out)
-    old = out.read_text() if out.is_file() else ""
-    if START in old and END in old:
-        old = old[: old.index(START)] + old[old.index(END) + len(END) :].lstrip("\n")
-    out.write_text(old.rstrip("\n") + "\n\n" + text + "\n")
+    write_section(args.out, "published", text)
 
 
 if __name__ == "__main__":

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import argparse
 import copy
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _sections import markers, write_section
 from scipy.optimize import least_squares
 
 import profet_core.crossgpu._model as model_module
@@ -130,7 +130,7 @@ def compare(data: str) -> pd.DataFrame:
     return pd.DataFrame(rows).T
 
 
-START, END = "<!-- structures:start -->", "<!-- structures:end -->"
+START, END = markers("structures")
 
 
 def decide(table: pd.DataFrame) -> str:
@@ -177,11 +177,7 @@ def main(argv=None) -> None:
         ]
     )
     print(text)
-    out = Path(args.out)
-    old = out.read_text() if out.is_file() else ""
-    if START in old and END in old:
-        old = old[: old.index(START)] + old[old.index(END) + len(END) :].lstrip("\n")
-    out.write_text(old.rstrip("\n") + "\n\n" + text + "\n")
+    write_section(args.out, "structures", text)
 
 
 if __name__ == "__main__":

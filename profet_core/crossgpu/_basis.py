@@ -27,7 +27,8 @@ class BasisMixin:
             return f"calibrated ({self.calibration_[instance]['runs']} runs)"
         row = self.spec_index_.get_loc(instance)
         n = getattr(self, "published_n_", {})
-        for key in (self.specs_["gpu"].iloc[row], self.spec_arch_[row]):  # arch: older artifacts
+        # Terms are keyed by GPU; by generation where they were fitted per generation.
+        for key in (self.specs_["gpu"].iloc[row], self.spec_arch_[row]):
             if key in n:
                 return f"published ({n[key]})"
         return "specs only"

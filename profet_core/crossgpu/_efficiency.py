@@ -132,8 +132,9 @@ def predict_speedups(model, pairs: pd.DataFrame) -> pd.DataFrame:
 
 def published_eta(model, names, gens, gi) -> np.ndarray:
     """(n, 2) tensor-core efficiency of instances outside the data's generations (``gi < 0``):
-    their GPU's from published pairs (artifacts made before the per-GPU terms keyed them by
-    generation: still read), else the shared ``mu`` where the GPU has TF32 cores, else 0."""
+    their GPU's from published pairs (or their generation's, where the terms were fitted per
+    generation: ``fit_published(by="generation")``, which bench/published_structures.py compares),
+    else the shared ``mu`` where the GPU has TF32 cores, else 0."""
     out = np.zeros((len(gi), 2))
     mu = getattr(model, "tensor_eta_", None)
     if mu is None:

@@ -1,0 +1,35 @@
+"""Marked sections of a generated doc: each bench rewrites its own section, keeping the others."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+#: Every marked section starts with a line like this one (``NAME`` being the bench's name).
+_OPEN = "<!-- {}:start -->"
+_CLOSE = "<!-- {}:end -->"
+
+
+def markers(name: str) -> tuple[str, str]:
+    """The opening and closing marker lines of section ``name``."""
+    return _OPEN.format(name), _CLOSE.format(name)
+
+
+def write_section(path, name: str, text: str) -> None:
+    """Put ``text`` (which starts and ends with the markers of ``name``) at the end of ``path``,
+    replacing the section of that name if the file has one."""
+    start, end = markers(name)
+    out = Path(path)
+    old = out.read_text() if out.is_file() else ""
+    if start in old and end in old:
+        old = old[: old.index(start)] + old[old.index(end) + len(end) :].lstrip("\n")
+    out.write_text(old.rstrip("\n") + "\n\n" + text + "\n")
+
+
+def marked_tail(path) -> str:
+    """Everything from the first marked section on ('' if none): what a bench that rewrites the
+    head of the doc keeps."""
+    out = Path(path)
+    old = out.read_text() if out.is_file() else ""
+    first = re.search(r"<!-- [\w-]+:start -->", old)
+    return old[first.start() :] if first else ""
