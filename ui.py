@@ -17,7 +17,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from profet_core import Prediction, Predictor, ProfetError, latency_seconds, load_artifacts
-from profet_core._csv import escape_formulas
+from profet_core.inputs._csv import escape_formulas
 
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
 ANCHOR_RESULT = "anchor_result"

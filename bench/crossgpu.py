@@ -26,7 +26,6 @@ import pandas as pd
 from _sections import marked_tail
 
 from profet_core import load_dataset
-from profet_core._specs import load_specs
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu._fit import validate_fit
 from profet_core.crossgpu._pairs import MODEL_FAMILIES
@@ -36,6 +35,7 @@ from profet_core.crossgpu._validate import (
     measured_runs,
     summarize,
 )
+from profet_core.inputs._gpu_specs import load_specs
 
 ROOT = Path(__file__).resolve().parent.parent
 COLS = {

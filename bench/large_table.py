@@ -41,7 +41,7 @@ def table(example: dict, n: int, seed: int = 0) -> pd.DataFrame:
 
 def _stages(path: Path, anchor: str, artifacts) -> list[tuple[str, float]]:
     """Seconds per stage in process: read, predict, write CSV."""
-    from profet_core._cli import main
+    from profet_core.cli._main import main
 
     out = []
     t0 = time.perf_counter()

@@ -25,7 +25,6 @@ import pandas as pd
 from _sections import markers, write_section
 
 from profet_core import load_dataset
-from profet_core._specs import load_specs
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu._efficiency import fit_published, predict_speedups, tensor_share
 from profet_core.crossgpu._published import load_published, published_pairs
@@ -34,6 +33,7 @@ from profet_core.crossgpu._published_check import (
     published_logo,
     summarize_published,
 )
+from profet_core.inputs._gpu_specs import load_specs
 
 START, END = markers("published")
 

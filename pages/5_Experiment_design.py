@@ -6,7 +6,6 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from profet_core._csv import escape_formulas
 from profet_core.doe import (
     RUN_COLUMNS,
     AnalysisResult,
@@ -21,6 +20,7 @@ from profet_core.doe import (
     read_results,
 )
 from profet_core.errors import ProfetError
+from profet_core.inputs._csv import escape_formulas
 
 # The factors of the federated-CNN study this feature comes from (2^(4-1), I = ABCD).
 STUDY_FACTORS = pd.DataFrame(

@@ -15,11 +15,6 @@ plotly or TensorFlow).
 
 from importlib import import_module
 
-from ._catalog import estimate_run, load_catalog
-from ._prediction import NOVELTY_WARN, Prediction
-from ._predictor import Predictor, load_artifacts
-from ._profile import parse_profile, read_profile
-from ._profile_rules import latency_seconds
 from .errors import (
     ArtifactError,
     NotFittedError,
@@ -27,16 +22,21 @@ from .errors import (
     ProfetFileNotFoundError,
     ProfetValueError,
 )
+from .inputs._catalog import estimate_run, load_catalog
+from .inputs._profile import parse_profile, read_profile
+from .inputs._rules import latency_seconds
+from .prediction._predictor import Predictor, load_artifacts
+from .prediction._result import NOVELTY_WARN, Prediction
 
 #: Public names loaded on first use: ``name -> module``.
 _LAZY = {
-    "train": "._train",
-    "cross_validate": "._evaluate",
-    "summarize": "._evaluate",
-    "Dataset": "._data",
-    "load_dataset": "._data",
-    "make_dataset": "._data",
-    "make_pairs": "._data",
+    "train": ".training._train",
+    "cross_validate": ".training._cross_validate",
+    "summarize": ".training._cross_validate",
+    "Dataset": ".inputs._dataset",
+    "load_dataset": ".inputs._dataset",
+    "make_dataset": ".inputs._dataset",
+    "make_pairs": ".inputs._dataset",
 }
 
 __all__ = [

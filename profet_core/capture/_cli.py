@@ -6,7 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from .._argtypes import float_range, int_range
+from ..cli._argtypes import float_range, int_range
 
 
 def _cmd_profile(args) -> int:

@@ -1,6 +1,6 @@
 """``profet doe``: design two-level factorial experiments and analyse their results.
 
-``profet_core._cli`` registers this with :func:`add_doe_parser`; :func:`main` runs it standalone.
+``profet_core.cli._main`` registers this with :func:`add_doe_parser`; :func:`main` runs it standalone.
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def format_design(design: Design) -> str:
 
 def design_handler(args: argparse.Namespace) -> int:
     """Handle ``profet doe design``: print the design and run sheet, optionally write CSVs."""
-    from .._csv import to_csv
+    from ..inputs._csv import to_csv
     from ._design import make_design
     from ._factors import parse_factor
 
@@ -249,7 +249,7 @@ def _safe(name: str) -> str:
 
 def _write_analysis(result: AnalysisResult, out: Path) -> str:
     """Write one response's tables and figures to ``out``; return the line saying so."""
-    from .._csv import to_csv
+    from ..inputs._csv import to_csv
     from ._plots import doe_figures
 
     stem = _safe(result.response)

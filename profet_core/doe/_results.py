@@ -131,7 +131,7 @@ def read_results(source: str | Path | bytes) -> pd.DataFrame:
 
 def _check_shape(data: bytes, what: str) -> None:
     """Every row as many fields as the header, no repeated or padded names (see ``_csv``)."""
-    from .._csv import check_csv_text
+    from ..inputs._csv import check_csv_text
 
     try:
         text = data.decode("utf-8-sig")

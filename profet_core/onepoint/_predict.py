@@ -7,16 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._profile_rules import (
-    MAX_BATCH_SIZE,
-    MAX_INPUT_SIZE,
-    MAX_LATENCY_S,
-    MIN_LATENCY_S,
-    quote,
-    show_number,
-    whole_sizes,
-)
+from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MAX_LATENCY_S, MIN_LATENCY_S
 from ..errors import ProfetValueError
+from ..inputs._rules import quote, show_number, whole_sizes
 
 _UNIT = {"batch": "images", "input": "px"}
 
@@ -76,14 +69,13 @@ def _number(name: str, v, lo: float, hi: float, unit: str) -> float:
 
 
 def _profile_free(profile) -> np.ndarray:
-    from .._features import ProfileFeatures
-    from .._predict import check_inputs
-    from .._profile import normalise_steps
+    from ..features._profile_features import ProfileFeatures
+    from ..inputs._prepare import prepare_profiles
 
     if not isinstance(profile, pd.DataFrame) or len(profile) != 1:
         n = len(profile) if isinstance(profile, pd.DataFrame) else type(profile).__name__
         raise ProfetValueError(f"the anchor profile must be one row (got {n}); pick one row")
-    ops, _ = check_inputs(normalise_steps(profile), None)
+    ops = prepare_profiles(profile).ops
     busy = ops[[c for c in ops.columns if c.startswith("Device_")]].to_numpy().sum()
     if not busy > 0:
         raise ProfetValueError("the anchor profile has no device time: it cannot shape a curve")

@@ -9,7 +9,7 @@ import json
 
 from app_helpers import no_exception, plain
 
-from profet_core._cli import main
+from profet_core.cli._main import main
 
 
 def test_cli_and_page_show_the_same_warnings(page, predictor, tmp_path):

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from profet_core import ArtifactError, ProfetValueError, load_artifacts, train
-from profet_core._methods import METHODS
+from profet_core.models._methods import METHODS
 from tests.conftest import SPEED, make_synthetic, synthetic_catalog
 
 
@@ -204,7 +204,7 @@ def test_failed_training_leaves_existing_artifacts_untouched(trained, tmp_path):
     art = _copy(trained, tmp_path)
     before = (art / "manifest.json").read_bytes()
     prof, lat = make_synthetic(n_arch=2)
-    import profet_core._train as train_module
+    import profet_core.training._train as train_module
     from profet_core import make_dataset
 
     def fail(*args, **kwargs):
@@ -239,7 +239,7 @@ def test_breakdown_per_op_family(predictor, synthetic_dataset):
 
 
 def test_member_spread_and_normalised_intervals():
-    from profet_core._intervals import interval_quantiles, member_spread
+    from profet_core.models._intervals import interval_quantiles, member_spread
 
     m = np.array([[1.0, 1.0, 1.0], [1.0, np.e, np.nan], [2.0, np.nan, np.nan]])
     np.testing.assert_allclose(member_spread(m), [0.0, 0.5, np.nan])

@@ -4,10 +4,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core._breakdown import LEARNERS, BreakdownRegressor, breakdown_change, breakdown_pairs
-from profet_core._evaluate import cross_validate_breakdown
-from profet_core._features import FAMILIES
 from profet_core.errors import NotFittedError, ProfetValueError
+from profet_core.features._profile_features import FAMILIES
+from profet_core.models._breakdown import (
+    LEARNERS,
+    BreakdownRegressor,
+    breakdown_change,
+    breakdown_pairs,
+)
+from profet_core.training._cross_validate import cross_validate_breakdown
 
 
 def _linear_relation(n=200, seed=0):

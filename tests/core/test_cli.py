@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from profet_core import NOVELTY_WARN, load_artifacts, parse_profile
-from profet_core._cli import main
+from profet_core.cli._main import main
 
 
 def run(*argv):

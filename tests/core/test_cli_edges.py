@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profet_core._cli import main
+from profet_core.cli._main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

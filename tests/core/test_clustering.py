@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from profet_core._clustering import OpClusterer
+from profet_core.features._clustering import OpClusterer
 
 COLS = [
     "Device_Conv2D",

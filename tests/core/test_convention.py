@@ -10,17 +10,17 @@ import pandas as pd
 import pytest
 
 from profet_core import load_artifacts
-from profet_core._cli import main
-from profet_core._convention import (
+from profet_core.cli._main import main
+from profet_core.errors import ProfetValueError
+from profet_core.inputs._convention import (
     CONVENTION,
     CONVENTION_FILE,
     UNRECORDED,
     folder_convention,
     write_folder_convention,
 )
-from profet_core._data import combine_datasets, load_dataset
-from profet_core._sanity import profile_checks
-from profet_core.errors import ProfetValueError
+from profet_core.inputs._dataset import combine_datasets, load_dataset
+from profet_core.inputs._sanity import profile_checks
 from tests.conftest import make_synthetic
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,13 +3,13 @@ import pytest
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.linear_model import LinearRegression, Ridge
 
-from profet_core._estimators import (
+from profet_core.errors import NotFittedError
+from profet_core.models._estimators import (
     BoostingRegressor,
     DenseNetRegressor,
     ForestRegressor,
     LinearModel,
 )
-from profet_core.errors import NotFittedError
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(300, 6))
@@ -99,7 +99,7 @@ def test_flat_trees_sum_equals_sklearn_for_small_and_large_tables(n):
     both paths must give what the original forest gives."""
     from sklearn.ensemble import ExtraTreesRegressor as ET
 
-    from profet_core._estimators import ForestRegressor
+    from profet_core.models._estimators import ForestRegressor
 
     rng = np.random.default_rng(1)
     X, y = rng.normal(size=(300, 6)), rng.normal(size=300)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from profet_core._cli import main
+from profet_core.cli._main import main
 from tests.conftest import make_synthetic, synthetic_catalog
 
 FUZZ = settings(
@@ -157,7 +157,7 @@ def test_train_on_malformed_folders_fails_cleanly_before_fitting(tmp_path, mutat
 
 def test_train_checks_what_it_can_before_fitting(tmp_path, monkeypatch):
     """The 2-architecture rule fires before any model is fitted (it once took 107 s)."""
-    import profet_core._train as train_module
+    import profet_core.training._train as train_module
 
     prof, lat = make_synthetic(n_arch=1, n_exp=1)
     data = tmp_path / "data"  # --out may not lie inside --data (issue 19)

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profet_core import ProfetError, parse_profile
-from profet_core._profile import normalise_steps
-from profet_core._profile_rules import MAX_OP_TIME_US, MAX_STEPS
+from profet_core._schema import MAX_OP_TIME_US, MAX_STEPS
+from profet_core.inputs._profile import normalise_steps
 
 FUZZ = settings(
     max_examples=300,

@@ -13,9 +13,9 @@ import re
 import pandas as pd
 import pytest
 
-from profet_core._cli import main
-from profet_core._csv import escape_formulas, escape_text
+from profet_core.cli._main import main
 from profet_core.doe import analyze, doe_figures
+from profet_core.inputs._csv import escape_formulas, escape_text
 
 LINK = '<a href="http://evil.example/">lo</a>'
 IMAGE = '<img src="http://evil.example/i.png">'

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from profet_core import load_artifacts
-from profet_core._cli import main
-from profet_core._intervals import novelty_band, novelty_bands
+from profet_core.cli._main import main
+from profet_core.models._intervals import novelty_band, novelty_bands
 from tests.conftest import OPS
 
 BANDS = pd.DataFrame(

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from profet_core import ProfetValueError
-from profet_core._features import ProfileNovelty
-from profet_core._intervals import interval_quantiles
+from profet_core.features._profile_features import ProfileNovelty
+from profet_core.models._intervals import interval_quantiles
 
 
 def test_distance_is_zero_on_training_rows_and_grows_with_distance():

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from profet_core import ProfetFileNotFoundError, ProfetValueError, parse_profile, read_profile
-from profet_core._profile import MAX_PROFILE_BYTES
+from profet_core.inputs._profile import MAX_PROFILE_BYTES
 
 PROFILE = {"Device_Conv2D": 100.5, "Device_Relu": 20.0, "Host_IDLE": 5.0}
 

@@ -10,15 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core import (
-    ProfetError,
-    ProfetFileNotFoundError,
-    ProfetValueError,
-    _safe_read,
-    parse_profile,
-)
-from profet_core._profile import normalise_steps, read_profile
-from profet_core._profile_rules import MAX_OP_NAME_CHARS, MAX_OPS, MAX_ROWS
+from profet_core import ProfetError, ProfetFileNotFoundError, ProfetValueError, parse_profile
+from profet_core._schema import MAX_OP_NAME_CHARS, MAX_OPS, MAX_ROWS
+from profet_core.inputs import _safe_read
+from profet_core.inputs._profile import normalise_steps, read_profile
 
 
 def _parquet(df: pd.DataFrame) -> bytes:
@@ -241,7 +236,7 @@ def test_unreadable_file(tmp_path, monkeypatch):
 
 
 def test_file_size_is_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr("profet_core._profile.MAX_PROFILE_BYTES", 10)
+    monkeypatch.setattr("profet_core.inputs._profile.MAX_PROFILE_BYTES", 10)
     path = tmp_path / "p.json"
     path.write_text('{"Device_A": 12345}')
     with pytest.raises(ProfetValueError, match="the limit is"):

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core._profile import normalise_steps, parse_profile
-from profet_core._sanity import RATIO_TYPICAL, Finding, profile_checks
+from profet_core.inputs._profile import normalise_steps, parse_profile
+from profet_core.inputs._sanity import RATIO_TYPICAL, Finding, profile_checks
 from tests.conftest import SHARED, requires_shared
 
 LAT = 0.1  # s per step

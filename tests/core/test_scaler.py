@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from profet_core import ProfetValueError
-from profet_core._scaler import CurveScaler, fit_scaler, scaling_curves
+from profet_core.models._curve_scaler import CurveScaler, fit_scaler, scaling_curves
 
 
 def _latencies(shape):
@@ -115,7 +115,7 @@ def test_predict_points_rejects_bad_points(sizes, lats, match):
 
 
 def test_validation_reports_the_gain_of_a_middle_point():
-    from profet_core._evaluate import validate_scalers
+    from profet_core.training._cross_validate import validate_scalers
 
     # Overhead-bound up to batch 64 (the middle size), then linear: a kink the ends cannot see.
     lat = _latencies(lambda n: max(n, 64))

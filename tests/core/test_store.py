@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from profet_core import ArtifactError, load_artifacts
-from profet_core._cli import main
+from profet_core.cli._main import main
 
 
 def _rehash(art) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profet_core._cli import main
-from profet_core._data import KEY
+from profet_core._schema import KEY
+from profet_core.cli._main import main
 from profet_core.errors import ProfetValueError
 from tests.conftest import make_synthetic, synthetic_catalog
 

@@ -7,9 +7,9 @@ import shutil
 import pandas as pd
 import pytest
 
-from profet_core._tfstats import group_tf_stats
 from profet_core.capture._convert import find_xplanes, stats_from_tool_json, trace_to_profile
 from profet_core.errors import ProfetFileNotFoundError, ProfetValueError
+from profet_core.inputs._tfstats import group_tf_stats
 
 from .conftest import FIXTURES, requires_xprof
 

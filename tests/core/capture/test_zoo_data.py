@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from profet_core import make_dataset
-from profet_core._data import combine_datasets
 from profet_core.capture import _zoo
 from profet_core.errors import ProfetValueError
+from profet_core.inputs._dataset import combine_datasets
 from tests.conftest import SHARED, make_synthetic, requires_shared
 
 ISSUE_MODELS = (

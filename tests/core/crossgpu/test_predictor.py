@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from profet_core import load_artifacts, load_dataset, make_dataset, train
-from profet_core._cli import main
+from profet_core.cli._main import main
 from tests.core.crossgpu.conftest import make_multi_gpu, spec_table
 
 MEASURED = ["gpu-a", "gpu-b", "gpu-c"]
@@ -207,9 +207,9 @@ def test_calibrate_refuses_data_of_another_convention(artifacts, tables, tmp_pat
     import json
     import shutil
 
-    from profet_core._calibrate import check_convention
-    from profet_core._convention import CONVENTION, CONVENTION_FILE
     from profet_core.errors import ProfetValueError
+    from profet_core.inputs._convention import CONVENTION, CONVENTION_FILE
+    from profet_core.training._add_instance import check_convention
 
     manifest = json.loads((artifacts / "manifest.json").read_text())
     assert (manifest["convention"], manifest["zoo"]) == (CONVENTION, CONVENTION)

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core._specs import load_specs
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu._efficiency import fit_published, predict_speedups
 from profet_core.crossgpu._published import (
@@ -19,6 +18,7 @@ from profet_core.crossgpu._published import (
 )
 from profet_core.crossgpu._published_check import learn_published, published_logo
 from profet_core.errors import ProfetValueError
+from profet_core.inputs._gpu_specs import load_specs
 from tests.core.crossgpu.conftest import make_multi_gpu, spec_table
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

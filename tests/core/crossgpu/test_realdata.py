@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from profet_core import load_dataset
-from profet_core._specs import load_specs
 from profet_core.crossgpu import median_table
 from profet_core.crossgpu._validate import logo_runs, summarize
+from profet_core.inputs._gpu_specs import load_specs
 from tests.conftest import SHARED, requires_shared
 
 pytestmark = [requires_shared, pytest.mark.realdata]

@@ -172,7 +172,7 @@ def _results_file(tmp_path, last: str):
     ],
 )
 def test_profet_doe_bad_input_exits_2_with_one_line(tmp_path, capsys, make_argv, match):
-    from profet_core._cli import main as profet_main
+    from profet_core.cli._main import main as profet_main
 
     assert profet_main(["doe", *make_argv(tmp_path)]) == 2
     captured = capsys.readouterr()
