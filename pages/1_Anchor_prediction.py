@@ -210,7 +210,8 @@ if result:
             f"Novelty of this profile: {novelty:.2f} (1 = a typical held-out CNN in validation)."
         )
     cost_col = "run_usd" if run else "usd_per_1000_steps"
-    fastest = shown.loc[shown["batch_latency_ms"].idxmin()]
+    picks = prediction.picks(row, cost_col, table)
+    fastest, cheapest = picks["fastest"], picks["cheapest"]
     m1, m2, m3 = st.columns(3)
     m1.metric(
         "Fastest target",
@@ -219,8 +220,7 @@ if result:
         delta_color="off",
         delta_arrow="off",
     )
-    if shown[cost_col].notna().any():
-        cheapest = shown.loc[shown[cost_col].idxmin()]
+    if cheapest is not None:
         label = "run cost" if run else "per 1,000 steps"
         m2.metric(
             "Cheapest target",
@@ -232,11 +232,9 @@ if result:
     if run:
         m3.metric("Steps in the run", f"{int(shown['steps'].iloc[0]):,}")
 
-    fast_i = shown["batch_latency_ms"].idxmin()
-    cheap_i = shown[cost_col].idxmin() if shown[cost_col].notna().any() else None
     notes = [
-        ", ".join(n for n, on in (("fastest", i == fast_i), ("cheapest", i == cheap_i)) if on)
-        for i in shown.index
+        ", ".join(n for n, best in picks.items() if best is not None and best["target"] == t)
+        for t in shown["target"]
     ]
     display = shown.assign(note=notes)
     members = prediction.member_columns
@@ -293,7 +291,12 @@ if result:
 
     cost_label = "Run cost (USD)" if run else "Cost per 1,000 steps (USD)"
     fig = ui.latency_cost_figure(
-        shown, cost_col, cost_label, "run_usd_low" if run else None, "run_usd_high" if run else None
+        shown,
+        picks,
+        cost_col,
+        cost_label,
+        "run_usd_low" if run else None,
+        "run_usd_high" if run else None,
     )
     st.plotly_chart(fig, width="stretch", key="result_chart")
 

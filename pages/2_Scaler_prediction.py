@@ -52,7 +52,7 @@ def _anchor_point():
     row = c1.selectbox("Anchor page profile row", rows, key="prefill_row") if len(rows) > 1 else 0
     shown = table[table["row"] == row]
     targets = list(shown["target"])
-    fastest = shown.loc[shown["batch_latency_ms"].idxmin(), "target"]
+    fastest = result.prediction.picks(row)["fastest"]["target"]
     target = c2.selectbox("Target instance", targets, targets.index(fastest), key="pre_target")
     size, other = (result.batch_size, result.input_size)[:: 1 if by == "batch" else -1]
     if not lo <= size <= hi:
@@ -143,12 +143,8 @@ if mode == ONE:
 else:
     points = two_point_inputs()
     size = st.slider(f"{dim['label']} to predict ({dim['unit']})", lo, hi, 128, 1, key="pts_to")
-    sizes = sorted(points)
-    inner = {s: points[s] for s in sizes[1:-1]}
     try:
-        curve = predictor.scale(
-            None, by, points[sizes[0]], points[sizes[-1]], grid, sizes[0], sizes[-1], inner
-        )
+        curve = predictor.scale(None, by, points, grid)
     except ProfetError as exc:
         ui.show_error(exc)
         st.stop()

@@ -295,20 +295,18 @@ def _scale_two_points(args) -> int:
     if dup:
         raise ProfetValueError(f"--point gives size {dup[0]:g} more than once; give each size once")
     predictor = load_artifacts(args.artifacts)
-    points = dict(args.point or [])
-    value = predictor.scale(
-        args.target,
-        args.by,
-        args.latency_min_ms,
-        args.latency_max_ms,
-        args.size,
-        size_min=args.size_min,
-        size_max=args.size_max,
-        points=points,
-    )
-    lo, hi = predictor.scaler(args.target, args.by).size_range_
-    ends = {args.size_min or lo: args.latency_min_ms, args.size_max or hi: args.latency_max_ms}
-    for warning in predictor.scale_warnings(args.by, {**ends, **points}):
+    lo, hi = predictor.size_range(args.by, args.target)
+    a, b = args.size_min or lo, args.size_max or hi
+    if a >= b:
+        raise ProfetValueError(f"--size-min ({a:g}) must be below --size-max ({b:g})")
+    for size in sizes:
+        if not a < size < b:
+            raise ProfetValueError(
+                f"--point size {size:g} must lie strictly between the end sizes {a:g} and {b:g}"
+            )
+    points = {a: args.latency_min_ms, b: args.latency_max_ms, **dict(args.point or [])}
+    value = predictor.scale(args.target, args.by, points, args.size)
+    for warning in predictor.scale_warnings(args.by, points):
         print(f"profet: warning: {warning}", file=sys.stderr)
     unit = "images" if args.by == "batch" else "px"
     print(f"{float(value):.3f} ms per training step at {args.by} size {args.size:g} {unit}")

@@ -67,6 +67,36 @@ def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def merge_catalogs(base: pd.DataFrame, other: pd.DataFrame, prefer: str = "other") -> pd.DataFrame:
+    """One catalog from two, one line per instance of either.
+
+    Parameters
+    ----------
+    base, other : pandas.DataFrame
+        Catalogs (see :func:`validate_catalog`).
+    prefer : {"other", "base"}
+        ``"other"``: an instance both list takes ``other``'s values where ``other`` has one and
+        keeps ``base``'s elsewhere (a user's prices override the artifacts' and leave the GPU
+        names, counts and memory they do not give). ``"base"``: ``other`` only adds the
+        instances ``base`` lacks.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Validated; ``base``'s instances in its order, then ``other``'s new ones.
+    """
+    if prefer not in ("other", "base"):
+        raise ProfetValueError(f"prefer {prefer!r}; allowed: other, base")
+    b = validate_catalog(base).set_index("instance")
+    o = validate_catalog(other).set_index("instance")
+    if prefer == "base":
+        o = o[~o.index.isin(b.index)]
+    order = [*b.index, *(i for i in o.index if i not in b.index)]
+    columns = [*b.columns, *(c for c in o.columns if c not in b.columns)]
+    merged = o.combine_first(b).reindex(index=order, columns=columns)
+    return validate_catalog(merged.rename_axis("instance").reset_index())
+
+
 def _as_number(cell):
     """A cell as the number it spells (a 400-digit int stays an int), else the cell."""
     for kind in (int, float):

@@ -232,40 +232,42 @@ def _positive_ms(name: str, v) -> float:
     return float(v)
 
 
-def scale_latency(scaler, by, latency_min_ms, latency_max_ms, size, size_min, size_max, points):
-    """Checked inputs -> ``CurveScaler.predict`` / ``predict_points`` (see ``Predictor.scale``)."""
+def scale_latency(scaler, by: str, points, size):
+    """Checked inputs -> ``CurveScaler.predict`` / ``predict_points`` (see ``Predictor.scale``).
+
+    ``points`` is ``{size: latency_ms}`` with two or more sizes; the smallest and the largest
+    are the curve's ends, any between them bend it.
+    """
     lo, hi = scaler.size_range_
-    size_min = lo if size_min is None else float(size_min)
-    size_max = hi if size_max is None else float(size_max)
-    points = dict(points or {})
-    lat_min = _positive_ms("latency_min_ms", latency_min_ms)
-    lat_max = _positive_ms("latency_max_ms", latency_max_ms)
-    extra = {k: _positive_ms(f"latency at {by} size {k:g}", v) for k, v in points.items()}
+    if not isinstance(points, dict) or len(points) < 2:
+        raise ProfetValueError(
+            f"scaling needs latencies at two or more {by} sizes as {{size: ms}}; got "
+            f"{quote(points)}"
+        )
+    checked = {}
+    for k, v in points.items():
+        ok = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, bool)
+        if not (ok and np.isfinite(k) and lo <= k <= hi):
+            shown = show_number(k) if ok else quote(k)
+            raise ProfetValueError(
+                f"measured {by} size {shown} is outside the trained {by} range {lo:g}..{hi:g}"
+            )
+        whole_sizes([k], f"measured {by} size", lo, hi)
+        checked[float(k)] = _positive_ms(f"latency at {by} size {float(k):g}", v)
+    if len(checked) < len(points):
+        raise ProfetValueError(f"{by} sizes {sorted(points)} repeat a size; give each size once")
     try:
         size_arr = np.asarray(size, dtype=float)
     except (TypeError, ValueError):
         raise ProfetValueError(f"size {str(size)[:40]!r} must be a number") from None
-    for name, v in (("size", size_arr), ("size_min", size_min), ("size_max", size_max)):
-        v = np.asarray(v)
-        if not np.all(np.isfinite(v)) or np.any(v < lo) or np.any(v > hi):
-            raise ProfetValueError(
-                f"{name} {show_number(v.ravel()[0]) if v.size == 1 else v.tolist()[:5]} is "
-                f"outside the trained {by} range {lo:g}..{hi:g}"
-            )
-        whole_sizes(v, f"{by} {name}", lo, hi)
-    if size_min >= size_max:
-        raise ProfetValueError(f"size_min ({size_min:g}) must be below size_max ({size_max:g})")
-    for k in extra:
-        whole_sizes([k], f"measured {by} size", size_min, size_max)
-        if not size_min < k < size_max:
-            raise ProfetValueError(
-                f"measured {by} size {k!r} must lie strictly between "
-                f"size_min {size_min:g} and size_max {size_max:g}"
-            )
-    if not extra:
-        return scaler.predict(lat_min, lat_max, size_arr, size_min, size_max)
-    sizes = [size_min, *map(float, extra), size_max]
-    return scaler.predict_points(sizes, [lat_min, *extra.values(), lat_max], size_arr)
+    if not np.all(np.isfinite(size_arr)) or np.any(size_arr < lo) or np.any(size_arr > hi):
+        shown = show_number(size_arr.ravel()[0]) if size_arr.size == 1 else size_arr.tolist()[:5]
+        raise ProfetValueError(f"size {shown} is outside the trained {by} range {lo:g}..{hi:g}")
+    whole_sizes(size_arr, f"{by} size", lo, hi)
+    sizes = sorted(checked)
+    if len(sizes) == 2:
+        return scaler.predict(checked[sizes[0]], checked[sizes[1]], size_arr, *sizes)
+    return scaler.predict_points(sizes, [checked[k] for k in sizes], size_arr)
 
 
 def pair_interval(table: dict, anchor, target, method, lat, members: dict, novelty=None):

@@ -1,201 +1,24 @@
-"""The :class:`Predictor`: trained models loaded from an artifacts folder, and their answers."""
+"""The :class:`Predictor`: the questions asked of trained artifacts (latency on every target,
+per-family breakdown, latency at other sizes) and :func:`load_artifacts`, which opens them."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
 from ..errors import ArtifactError, ProfetValueError
-from ..inputs._catalog import validate_catalog
+from ..inputs._catalog import merge_catalogs, validate_catalog
 from ..inputs._prepare import prepare_profiles
 from ..models._intervals import novelty_band
 from ._engine import breakdown_table, pair_interval, sense_checks, workload_sizes
 from ._result import Prediction
-from ._scaling import ScalingMixin
-from ._store import Bundle, load_bundle, sub_arrays
-
-INTERVAL_LEVEL = 0.8
-#: Exceptions a malformed (but checksum-consistent) artifact raises while models are built.
-_MALFORMED = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+from ._store import load_bundle
+from ._trained import TrainedModels
 
 
-def pair_name(anchor: str, target: str) -> str:
-    """``"anchor->target"``: the key of a trained pair in the artifacts."""
-    return f"{anchor}->{target}"
+class Predictor(TrainedModels):
+    """Trained PROFET models loaded from an artifacts folder (see :func:`load_artifacts`), and
+    the answers they give."""
 
-
-@dataclass(frozen=True)
-class Predictor(ScalingMixin):
-    """Trained PROFET models loaded from an artifacts folder (see :func:`load_artifacts`).
-
-    Models are built from the verified arrays on first use (the reference method's op clustering
-    imports rapidfuzz and scipy only when that method is asked for).
-    """
-
-    bundle: Bundle
-    catalog: pd.DataFrame
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
-
-    # ------------------------------------------------------------------ what the artifacts know
-    @property
-    def path(self) -> Path:
-        return self.bundle.path
-
-    @property
-    def metadata(self) -> dict:
-        """The manifest (training date, data fingerprint, versions) plus the model's settings."""
-        m = self.bundle.model
-        keys = ("instances", "methods", "default_method", "interval_level")
-        return {**self.bundle.manifest, **{k: m.get(k) for k in keys}}
-
-    @property
-    def instances(self) -> list[str]:
-        """The measured instances: trained as anchors and targets, with examples and scalers."""
-        return list(self.bundle.model["instances"])
-
-    @property
-    def all_instances(self) -> list[str]:
-        """Every instance predictions reach: the measured ones, then those of the spec catalog
-        (predicted by the cross-instance model, basis "specs only" or "calibrated")."""
-        extra = (
-            []
-            if self.cross is None
-            else [i for i in self.cross.spec_index_ if i not in self.instances]
-        )
-        return [*self.instances, *extra]
-
-    @property
-    def cross(self):
-        """The cross-instance spec model (:class:`profet_core.crossgpu.CrossInstanceModel`), or
-        None when the artifacts have none."""
-        meta = self.bundle.model.get("cross")
-        if meta is None:
-            return None
-
-        def build():
-            from ..crossgpu import CrossInstanceModel
-
-            return CrossInstanceModel.from_state(meta, sub_arrays(self.bundle.arrays, "cross|"))
-
-        return self._cached(("cross",), build)
-
-    @property
-    def fits(self):
-        """The will-it-fit model (:class:`profet_core.crossgpu._fit.FitModel`) or None."""
-        meta = self.bundle.model.get("fits")
-        if meta is None or self.cross is None:
-            return None
-
-        def build():
-            from ..crossgpu._fit import FitModel
-
-            return FitModel.from_state(meta, sub_arrays(self.bundle.arrays, "fits|"))
-
-        return self._cached(("fits",), build)
-
-    def has_pair(self, anchor: str, target: str, method: str) -> bool:
-        """Whether a model was trained for this anchor -> target pair (basis "measured")."""
-        return f"{pair_name(anchor, target)}|{method}" in self.bundle.model["models"]
-
-    @property
-    def methods(self) -> list[str]:
-        return list(self.bundle.model["methods"])
-
-    @property
-    def default_method(self) -> str:
-        return self.bundle.model["default_method"]
-
-    @property
-    def interval_level(self) -> float:
-        """Nominal coverage of the prediction intervals (``low_ms``..``high_ms``)."""
-        return float(self.bundle.model.get("interval_level", INTERVAL_LEVEL))
-
-    @property
-    def intervals(self) -> pd.DataFrame:
-        return self.bundle.intervals
-
-    @property
-    def validation(self) -> dict:
-        """The validation report's tables (parsed on first use: predictions do not need them)."""
-        return self._cached(("validation",), self.bundle.read_validation)
-
-    @property
-    def examples(self) -> dict:
-        """``{instance: {"label", "profile" (op -> us), "batch_latency_s", "model", ...}}``."""
-        return self.bundle.examples
-
-    def with_catalog(self, catalog: pd.DataFrame) -> Predictor:
-        """The same models with other prices/GPU names (a user's catalog; validated).
-
-        Instances the catalog lacks keep the artifacts' line.
-        """
-        cat = validate_catalog(catalog)
-        keep = self.bundle.catalog[~self.bundle.catalog["instance"].isin(cat["instance"])]
-        merged = pd.concat([cat, keep], ignore_index=True)
-        return Predictor(self.bundle, merged, self._cache)
-
-    def targets(self, anchor: str) -> list[str]:
-        """Every instance but ``anchor``: measured ones and those of the spec catalog."""
-        self._check_instance(anchor, "anchor")
-        return [t for t in self.all_instances if t != anchor]
-
-    def _check_instance(self, name, role: str, measured: bool = False) -> None:
-        known = self.instances if measured else self.all_instances
-        if not isinstance(name, str) or name not in known:
-            shown = repr(name)[:80]
-            raise ProfetValueError(f"unknown {role} instance {shown}; known: {', '.join(known)}")
-
-    def _check_method(self, method) -> str:
-        method = method or self.default_method
-        if method not in self.methods:
-            raise ProfetValueError(
-                f"unknown method {str(method)[:80]!r}; allowed: {', '.join(self.methods)}"
-            )
-        return method
-
-    # ------------------------------------------------------------------ lazily built models
-    def _cached(self, key, build):
-        if key not in self._cache:
-            try:
-                self._cache[key] = build()
-            except _MALFORMED as exc:
-                raise ArtifactError(
-                    f"artifacts in {str(self.path)!r} are malformed ({key[0]} "
-                    f"{'/'.join(map(str, key[1:]))}): {type(exc).__name__}: {exc}"
-                ) from None
-        return self._cache[key]
-
-    def _clusterer(self):
-        from ..features._clustering import OpClusterer
-
-        return self._cached(
-            ("clustering",), lambda: OpClusterer.from_state(self.bundle.model["clustering"])
-        )
-
-    def model(self, anchor: str, target: str, method: str):
-        """The fitted method for one trained pair."""
-        from ..models._methods import METHODS
-
-        def build():
-            key = f"{pair_name(anchor, target)}|{method}"
-            meta = self.bundle.model["models"][key]
-            clusterer = self._clusterer() if method == "profet" else None
-            arrays = sub_arrays(self.bundle.arrays, f"{key}|")
-            return METHODS[method].from_state(meta, arrays, clusterer)
-
-        return self._cached(("model", anchor, target, method), build)
-
-    def _interval_table(self) -> dict:
-        def build():
-            iv = self.bundle.intervals
-            keys = zip(iv["anchor"], iv["target"], iv["estimator"], iv["with_latency"], strict=True)
-            return {k: row for k, row in zip(keys, iv.to_dict("records"), strict=True)}
-
-        return self._cached(("intervals",), build)
-
-    # ------------------------------------------------------------------ predictions
     def predict(
         self,
         anchor: str,
@@ -282,6 +105,78 @@ class Predictor(ScalingMixin):
             self._check_instance(target, "target")
         return breakdown_table(self, anchor, ops, targets)
 
+    def scale_warnings(self, by: str, points: dict) -> list[str]:
+        """Warnings about measured ``{size: latency_ms}`` points (e.g. a latency that falls as
+        the size grows), as the CLI prints and the Scaler page shows them."""
+        from ._engine import scale_warnings
+
+        return scale_warnings(by, {float(k): float(v) for k, v in points.items()})
+
+    def size_range(self, by: str, target: str | None = None) -> tuple[float, float]:
+        """The trained size range along ``by``: (16, 256) images or (32, 256) px by default."""
+        return tuple(float(v) for v in self.scaler(target, by).size_range_)
+
+    def scale(self, target, by: str, points: dict, size):
+        """Latency (ms) at ``size`` through latencies measured at two or more sizes.
+
+        Parameters
+        ----------
+        target : str or None
+            Instance the latencies are for (None: the default scaler, the same on every
+            measured instance).
+        by : {"batch", "input"}
+            Scale by batch size (images) or by input image side length (px).
+        points : dict of float to float
+            ``{size: latency_ms}``, two or more sizes within :meth:`size_range`, each latency
+            > 0 ms. The smallest and largest sizes are the curve's ends; sizes between them
+            bend it (the curve runs through every point).
+        size : float or array
+            Size(s) to predict, within the trained range.
+
+        Returns
+        -------
+        ndarray
+            Predicted latency in ms, same shape as ``size``.
+        """
+        from ._engine import scale_latency
+
+        return scale_latency(self.scaler(target, by), by, points, size)
+
+    def scale_from_point(self, target, by, latency_ms, size_from, size, other_size, profile=None):
+        """Latency (ms, with an interval) on ``target`` at other sizes, from one latency there.
+
+        The curve's shape is learned per instance from the training CNNs (every one measured at
+        five batch and five input sizes): from the anchor profile's scale-free features when
+        ``profile`` is given, else from the latency and the sizes alone.
+
+        Parameters
+        ----------
+        target : str
+            Any instance of :attr:`all_instances`; one never measured at several sizes takes the
+            median curve of the measured ones (said in ``notes``).
+        by : {"batch", "input"}
+        latency_ms : float
+            Batch latency (ms, > 0) on ``target`` at ``size_from``: measured, or predicted by
+            :meth:`predict` for the profiled size.
+        size_from : float
+            Batch size (images) or input side length (px) of ``latency_ms``.
+        size : float or array of shape (n,)
+            Size(s) to predict, within the trained range (16..256 images, 32..256 px).
+        other_size : float
+            The size held fixed: the input side length (px) when scaling the batch, the batch
+            size (images) when scaling the input.
+        profile : pandas.DataFrame, optional
+            One row of ``Host_*``/``Device_*`` op times (us) taken at ``size_from`` on any
+            anchor, as :func:`parse_profile` returns it (a ``steps`` column is honoured).
+
+        Returns
+        -------
+        PointScale
+        """
+        from ..onepoint._predict import scale_one_point
+
+        return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
+
 
 def load_artifacts(path=None, catalog=None) -> Predictor:
     """Load and verify trained artifacts.
@@ -316,7 +211,6 @@ def load_artifacts(path=None, catalog=None) -> Predictor:
     predictor = Predictor(bundle, base_catalog)
     if predictor.cross is not None:
         specs = predictor.cross.specs_[["instance", "gpu", "gpu_count", "usd_per_hour"]]
-        extra = specs[~specs["instance"].isin(base_catalog["instance"])]
-        catalog_all = pd.concat([base_catalog, extra], ignore_index=True)
+        catalog_all = merge_catalogs(base_catalog, specs, prefer="base")
         predictor = Predictor(bundle, catalog_all, predictor._cache)
     return predictor.with_catalog(catalog) if catalog is not None else predictor

@@ -41,6 +41,35 @@ def _quote(name: str, limit: int = 60) -> str:
     return repr(name if len(name) <= limit else name[: limit - 1] + "…")
 
 
+def best_targets(table: pd.DataFrame, cost_column: str = "usd_per_1000_steps") -> dict:
+    """The fastest and the cheapest target of a prediction table.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Rows of :attr:`Prediction.table` (or of it with run-cost columns), usually one input
+        row's: ``target``, ``batch_latency_ms`` and ``cost_column``.
+    cost_column : str
+        The cost to rank by (USD): ``usd_per_1000_steps`` or ``run_usd``.
+
+    Returns
+    -------
+    dict
+        ``{"fastest": row, "cheapest": row}``: each the table's row (a Series) with the least
+        finite value, or None where no value is finite (no price known).
+    """
+    out = {}
+    for what, col in (("fastest", "batch_latency_ms"), ("cheapest", cost_column)):
+        values = table[col].to_numpy(dtype=float) if col in table else np.array([])
+        finite = np.isfinite(values)
+        out[what] = (
+            table.iloc[int(np.nanargmin(np.where(finite, values, np.nan)))]
+            if finite.any()
+            else None
+        )
+    return out
+
+
 @dataclass(frozen=True)
 class Prediction:
     """Result of :meth:`Predictor.predict`.
@@ -120,13 +149,11 @@ class Prediction:
     def basis_warning(self, row: int | None = None) -> str | None:
         """A warning when the fastest or the cheapest target rests on specs, not measurements."""
         t = self.table if row is None else self.table[self.table["row"] == row]
-        picks = []
-        for what, col in (("fastest", "batch_latency_ms"), ("cheapest", "usd_per_1000_steps")):
-            values = t[col].to_numpy(dtype=float)
-            if np.isfinite(values).any():
-                best = t.iloc[int(np.nanargmin(values))]
-                if best["basis"] != "measured":
-                    picks.append(f"the {what} target, {best['target']}, rests on {best['basis']}")
+        picks = [
+            f"the {what} target, {best['target']}, rests on {best['basis']}"
+            for what, best in best_targets(t).items()
+            if best is not None and best["basis"] != "measured"
+        ]
         if not picks:
             return None
         return (
@@ -134,6 +161,12 @@ class Prediction:
             "interval is wide. Measure it (profet collect --quick, then profet calibrate) "
             "before committing to it."
         )
+
+    def picks(self, row: int = 0, cost_column: str = "usd_per_1000_steps", table=None) -> dict:
+        """The fastest and the cheapest target for one input row (see :func:`best_targets`);
+        ``table`` is :attr:`table` with run-cost columns added, when ranking by ``run_usd``."""
+        t = self.table if table is None else table
+        return best_targets(t[t["row"] == row], cost_column)
 
     def fit_warning(self, row: int | None = None) -> str | None:
         """A warning naming the targets where the step may not fit in GPU memory (P < 0.5)."""

@@ -27,7 +27,7 @@ import pandas as pd
 from ..errors import ArtifactError
 
 FORMAT_VERSION = 2
-DEFAULT_ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+DEFAULT_ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 #: Files every artifacts folder has.
 REQUIRED_FILES = ("model.json", "arrays.npz", "instances.csv", "intervals.csv")
 #: Validation tables the app and the CLI show, when present.

@@ -12,8 +12,8 @@ from ..models._curve_scaler import SCALER_VARIANTS
 from ..models._intervals import novelty_errors
 from ..models._methods import METHODS
 from ..onepoint import POWER, cross_validate_one_point, summarize_one_point
-from ..prediction._predictor import pair_name
 from ..prediction._store import write_json
+from ..prediction._trained import pair_name
 from ._cross_validate import cross_validate_breakdown, noise_floor, summarize, validate_scalers
 
 

@@ -19,8 +19,8 @@ from ..models._curve_scaler import SCALER_VARIANTS, fit_scaler, scaling_curves
 from ..models._intervals import INTERVAL_COLUMNS, interval_quantiles
 from ..models._methods import DEFAULT_METHOD, METHODS, method_factory
 from ..onepoint import fit_one_point
-from ..prediction._predictor import INTERVAL_LEVEL, pair_name
 from ..prediction._store import FORMAT_VERSION, write_json, write_manifest
+from ..prediction._trained import INTERVAL_LEVEL, pair_name
 from ._cross_validate import Progress, cross_validate
 from ._report import write_validation
 from ._swap import check_out_folder, new_temp_folder, remove_temp, replace_folder

@@ -61,14 +61,14 @@ def test_two_points_equal_core(page, predictor, by):
     at.slider(key="pts_to").set_value(size).run()
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
-    value = float(predictor.scale(None, by, 12.5, 180.0, size))
+    value = float(predictor.scale(None, by, {lo: 12.5, hi: 180.0}, size))
     assert at.metric[0].value == ui.fmt_ms(value)
     spec = plotly_spec(at)
     line = next(d for d in spec["data"] if d["name"] == "Scaler prediction")
     grid = values(line["x"])
     assert grid[0] == lo and grid[-1] == hi
     np.testing.assert_allclose(
-        values(line["y"]), predictor.scale(None, by, 12.5, 180.0, grid), rtol=1e-9
+        values(line["y"]), predictor.scale(None, by, {lo: 12.5, hi: 180.0}, grid), rtol=1e-9
     )
 
 
@@ -82,7 +82,7 @@ def test_a_third_point_reaches_the_core(page, predictor):
     at.number_input(key="mid_lat_batch").set_value(30.0).run()
     no_exception(at)
     mid = int(round(np.sqrt(lo * hi)))
-    want = float(predictor.scale(None, "batch", 20.0, 90.0, 200, 32, 128, points={mid: 30.0}))
+    want = float(predictor.scale(None, "batch", {32: 20.0, mid: 30.0, 128: 90.0}, 200))
     assert at.metric[0].value == ui.fmt_ms(want)
 
 

@@ -129,14 +129,18 @@ def test_scale(predictor):
     lo, hi = predictor.scaler("gpu-a", "batch").size_range_
     assert (lo, hi) == (16, 64)
     np.testing.assert_allclose(
-        predictor.scale("gpu-a", "batch", 10.0, 40.0, [lo, hi]), [10.0, 40.0]
+        predictor.scale("gpu-a", "batch", {lo: 10.0, hi: 40.0}, [lo, hi]), [10.0, 40.0]
     )
-    mid = float(predictor.scale("gpu-a", "batch", 10.0, 40.0, 32))
+    mid = float(predictor.scale("gpu-a", "batch", {16: 10.0, 64: 40.0}, 32))
     assert 10.0 < mid < 40.0
     with pytest.raises(ProfetValueError, match="outside the trained batch range 16..64"):
-        predictor.scale("gpu-a", "batch", 10.0, 40.0, 512)
-    with pytest.raises(ProfetValueError, match="latency_min_ms is -1"):
-        predictor.scale("gpu-a", "batch", -1.0, 40.0, 32)
+        predictor.scale("gpu-a", "batch", {16: 10.0, 64: 40.0}, 512)
+    with pytest.raises(ProfetValueError, match="latency at batch size 16 is -1"):
+        predictor.scale("gpu-a", "batch", {16: -1.0, 64: 40.0}, 32)
+    with pytest.raises(ProfetValueError, match="two or more batch sizes"):
+        predictor.scale("gpu-a", "batch", {16: 10.0}, 32)
+    with pytest.raises(ProfetValueError, match="measured batch size 8 is outside"):
+        predictor.scale("gpu-a", "batch", {8: 10.0, 64: 40.0}, 32)
 
 
 @pytest.mark.parametrize(("by", "size"), [("batch", 32), ("input", 64)], ids=["batch", "input"])
@@ -145,7 +149,7 @@ def test_default_scaler_is_linear_in_the_work(predictor, by, size):
     lo, hi = predictor.scaler("gpu-a", by).size_range_
     work = (lambda s: s) if by == "batch" else (lambda s: s**2)
     latency = lambda s: 5.0 + 0.01 * work(s)  # noqa: E731
-    got = float(predictor.scale("gpu-a", by, latency(lo), latency(hi), size))
+    got = float(predictor.scale("gpu-a", by, {lo: latency(lo), hi: latency(hi)}, size))
     assert got == pytest.approx(latency(size), rel=1e-9)
 
 

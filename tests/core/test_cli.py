@@ -121,7 +121,7 @@ def test_scale_prints_the_core_value(trained):
     assert code == 0
     assert out.split()[1:4] == ["ms", "per", "training"]
     assert float(out.split()[0]) == pytest.approx(
-        float(load_artifacts(trained).scale("gpu-b", "batch", 10.0, 40.0, 32)), abs=1e-3
+        float(load_artifacts(trained).scale("gpu-b", "batch", {16: 10.0, 64: 40.0}, 32)), abs=1e-3
     )
 
 
@@ -143,7 +143,7 @@ def test_scale_with_a_third_point(trained):
     ]
     code, out, err = run(*argv, "--point", "32=12")
     assert code == 0, err
-    want = load_artifacts(trained).scale("gpu-b", "batch", 10.0, 40.0, 24, points={32.0: 12.0})
+    want = load_artifacts(trained).scale("gpu-b", "batch", {16: 10.0, 32: 12.0, 64: 40.0}, 24)
     assert out.split()[1:4] == ["ms", "per", "training"]
     assert float(out.split()[0]) == pytest.approx(float(want), abs=1e-3)
     assert float(out.split()[0]) == pytest.approx(
@@ -283,7 +283,7 @@ def test_scale_one_point_misuse_is_named(trained, profile_file, extra, match):
                 "--artifacts",
                 "{art}",
             ],
-            "size 64.0 must lie strictly between",
+            "size 64 must lie strictly between",
         ),
         (
             [

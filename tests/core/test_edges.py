@@ -244,7 +244,7 @@ def test_reserved_characters_in_catalog_instance_names_are_refused(name):
 
 
 def test_training_two_instances_whose_pair_keys_collide_is_refused(tmp_path):
-    from profet_core.prediction._predictor import pair_name
+    from profet_core.prediction._trained import pair_name
 
     names = {"gpu-a": "a", "gpu-b": "a->b", "gpu-c": "b->a"}
     # the premise: ("a", "b->a") and ("a->b", "a") would share one key in the artifacts

@@ -24,7 +24,7 @@ from profet_core.inputs._catalog import validate_catalog
 from profet_core.inputs._csv import check_csv_text, escape_formulas, escape_text
 from profet_core.inputs._rules import INSTANCE_RE
 from profet_core.models._intervals import novelty_band, novelty_bands
-from profet_core.prediction._predictor import pair_name
+from profet_core.prediction._trained import pair_name
 
 FUZZ = settings(
     max_examples=150,
