@@ -182,17 +182,6 @@ def fmt_usd(usd: float) -> str:
     return f"${round_sig(usd):g}"
 
 
-def fmt_hours(hours: float) -> str:
-    """A duration for people: ``"3.2 h"``, ``"2.1 days"``, ``"45 min"``."""
-    if hours is None or not np.isfinite(hours):
-        return "–"
-    if hours < 1:
-        return f"{round_sig(hours * 60, 2):g} min"
-    if hours >= 48:
-        return f"{round_sig(hours / 24, 3):g} days"
-    return f"{round_sig(hours, 3):g} h"
-
-
 def csv_bytes(df: pd.DataFrame) -> bytes:
     """The table as UTF-8 CSV for a download button (formula-looking text escaped)."""
     return escape_formulas(df).to_csv(index=False).encode("utf-8")

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._messages import quote
 from ..errors import ProfetFileNotFoundError, ProfetValueError
 from ._factors import RUN_COLUMNS
 
@@ -35,10 +36,6 @@ _KINDS = (
 )
 
 
-def _shown(text: str, limit: int = 80) -> str:
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} chars)"
-
-
 def _kind(mode: int) -> str | None:
     """What a non-regular file is ("a directory", ...), or None for a regular file."""
     if stat.S_ISREG(mode):
@@ -53,7 +50,7 @@ def _read_path(source: str | os.PathLike) -> bytes:
         text = os.fsdecode(text)
     if not text:
         raise ProfetValueError("the results path is empty; give the path of a CSV file")
-    shown = _shown(text)
+    shown = quote(text)
     try:
         mode = os.stat(text).st_mode
     except FileNotFoundError:
@@ -103,7 +100,7 @@ def read_results(source: str | Path | bytes) -> pd.DataFrame:
     if isinstance(source, bytes | bytearray | memoryview):
         what, data = "the uploaded file", bytes(source)
     else:
-        what, data = f"results file {_shown(os.fsdecode(os.fspath(source)))}", _read_path(source)
+        what, data = f"results file {quote(os.fsdecode(os.fspath(source)))}", _read_path(source)
     if len(data) > MAX_RESULTS_BYTES:
         raise ProfetValueError(
             f"{what} is larger than {MAX_RESULTS_BYTES // 2**20} MB; a results table is smaller"
@@ -125,7 +122,7 @@ def read_results(source: str | Path | bytes) -> pd.DataFrame:
         if values is not None and len(_bad_rows(values)):
             # quote the cell as written: pandas has already turned a 400-digit number into inf
             text = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False).iloc[:, pos]
-            check_magnitude(values, text, f"column {_shown(str(col))} of {what}")
+            check_magnitude(values, text, f"column {quote(str(col))} of {what}")
     return df
 
 

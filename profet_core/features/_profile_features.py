@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._base import Estimator, check_is_fitted
-from .._schema import op_columns
+from .._schema import OP_PREFIXES, op_columns
 from ..errors import ProfetValueError
 
 #: (family, regex on the lower-cased op type), first match wins.
@@ -47,7 +47,7 @@ FAMILY_COLUMNS = (*FAMILIES, "idle")
 
 def op_family(op: str) -> str:
     """Family of an op column (``Device_Conv2DBackpropFilter`` -> ``conv``); IDLE -> ``idle``."""
-    name = op.split("_", 1)[1] if op.startswith(("Host_", "Device_")) else op
+    name = op.split("_", 1)[1] if op.startswith(OP_PREFIXES) else op
     low = name.lower().lstrip("_")
     if low == "idle":
         return "idle"
@@ -92,13 +92,6 @@ def family_times(profiles: pd.DataFrame, side: str = "Device") -> pd.DataFrame:
     return pd.DataFrame(
         family_matrix(profiles, side), index=profiles.index, columns=list(FAMILY_COLUMNS)
     )
-
-
-def family_shares(profiles: pd.DataFrame) -> pd.DataFrame:
-    """Each device family's share of the device-busy time (IDLE excluded); rows sum to 1 or 0."""
-    fam = family_times(profiles, "Device").drop(columns="idle")
-    busy = fam.sum(axis=1).to_numpy()
-    return fam.div(np.where(busy > 0, busy, 1.0), axis=0)
 
 
 #: Rows from which novelty is found with a k-d tree (scipy) instead of brute force.

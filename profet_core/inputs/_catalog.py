@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._schema import MS_PER_HOUR
 from ..errors import ProfetValueError
 
 CATALOG_COLUMNS = ("instance", "gpu", "usd_per_hour")
@@ -40,7 +40,8 @@ def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
         raise ProfetValueError(
             f"instance catalog lacks column(s) {missing}; needs {list(CATALOG_COLUMNS)}"
         )
-    from ._rules import check_instance_names, show_number, text_to_float
+    from .._messages import show_number
+    from ._rules import check_instance_names, text_to_float
 
     df = df.copy()
     df["instance"] = df["instance"].astype(str).str.strip()
@@ -109,26 +110,13 @@ def _as_number(cell):
 
 def load_catalog(path: str | Path) -> pd.DataFrame:
     """Read and validate an instance catalog CSV (see :func:`validate_catalog`)."""
-    from ._csv import check_csv_text
-    from ._safe_read import read_bounded
+    from ._csv import read_csv_file
 
-    # read_bounded says what a folder, FIFO or device is, and never blocks or reads /dev/zero
-    data = read_bounded(path, MAX_CATALOG_BYTES, "instance catalog")
-    where = f"instance catalog {str(path)[:200]!r}"
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ProfetValueError(f"{where} is not UTF-8 text") from None
-    check_csv_text(text, where)
-    try:
-        df = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
-    except Exception as exc:  # pandas raises many types for a malformed CSV
-        raise ProfetValueError(f"cannot read {where}: {str(exc)[:200]}") from None
-    return validate_catalog(df)
+    return validate_catalog(read_csv_file(path, MAX_CATALOG_BYTES, "instance catalog"))
 
 
 def _positive_int(name: str, value) -> int:
-    from ._rules import show_number
+    from .._messages import show_number
 
     top = RUN_LIMITS[name]
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= top:
@@ -166,9 +154,9 @@ def estimate_run(
     steps = math.ceil(dataset_images / batch_size) * epochs
     out = table.copy()
     out["steps"] = steps
-    out["run_hours"] = out["batch_latency_ms"] * steps / 3.6e6
+    out["run_hours"] = out["batch_latency_ms"] * steps / MS_PER_HOUR
     out["run_usd"] = out["run_hours"] * out["usd_per_hour"]
     for side in ("low", "high"):
         if f"{side}_ms" in out:
-            out[f"run_usd_{side}"] = out[f"{side}_ms"] * steps / 3.6e6 * out["usd_per_hour"]
+            out[f"run_usd_{side}"] = out[f"{side}_ms"] * steps / MS_PER_HOUR * out["usd_per_hour"]
     return out

@@ -20,8 +20,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from .._messages import quote, quote_list
 from ..errors import ProfetValueError
-from ._rules import quote, quote_list
 
 _FORMULA = re.compile(r"[=+\-@\t\r]")
 _HARMLESS = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]", re.ASCII)
@@ -79,6 +79,44 @@ def check_csv_text(text: str, where: str) -> list[str]:
             raise ProfetValueError(f"{where} has no header row")
     _check_names(header, where)
     return header
+
+
+def read_csv_file(path, limit: int, what: str) -> pd.DataFrame:
+    """Read a small CSV file a user names (a catalog, a spec sheet) with every check.
+
+    Parameters
+    ----------
+    path : str or path-like
+    limit : int
+        Largest file read (bytes).
+    what : str
+        What the file is, for messages ("instance catalog").
+
+    Returns
+    -------
+    pandas.DataFrame
+        Empty cells as NaN; the text ``NA`` or ``null`` stays text.
+
+    Raises
+    ------
+    ProfetFileNotFoundError, ProfetValueError
+        Missing, special (folder, FIFO, device) or oversized file; not UTF-8; a line whose
+        fields do not match the header; anything pandas cannot parse.
+    """
+    from ._safe_read import read_bounded
+
+    # read_bounded says what a folder, FIFO or device is, and never blocks or reads /dev/zero
+    data = read_bounded(path, limit, what)
+    where = f"{what} {str(path)[:200]!r}"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ProfetValueError(f"{where} is not UTF-8 text") from None
+    check_csv_text(text, where)
+    try:
+        return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+    except Exception as exc:  # pandas raises many types for a malformed CSV
+        raise ProfetValueError(f"cannot read {where}: {str(exc)[:200]}") from None
 
 
 def _refuse_fields(where: str, line: int, n: int, expected: int) -> None:

@@ -1,6 +1,6 @@
 """The GPU/instance spec catalog: what each instance's GPU can do on paper, and what it costs.
 
-Instances are data: the package ships ``profet_core/data/instances.csv`` and a user may pass
+Instances are data: the package ships ``profet_core/data/gpu_specs.csv`` and a user may pass
 their own CSV with the same columns (one line per instance). Every value carries its source in
 ``spec_source``/``price_source``; values the catalog is unsure of say so there.
 """
@@ -13,9 +13,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import ProfetFileNotFoundError, ProfetValueError
+from ..errors import ProfetValueError
 
 #: Log spec features the cross-instance model scales op families by.
+#: The spec sheet shipped with the package (``profet_core/data/``).
+SPECS_FILE = "gpu_specs.csv"
+#: Largest spec catalog read (bytes): a line per instance, a few hundred bytes each.
+MAX_SPECS_BYTES = 5 * 2**20
 SPECS = ("log_tflops", "log_bandwidth", "log_clock")
 #: Columns that must hold finite numbers > 0 (physical quantities and counts).
 POSITIVE = (
@@ -122,17 +126,12 @@ def load_specs(path: str | Path | None = None) -> pd.DataFrame:
     pandas.DataFrame
         One row per instance.
     """
+    from ._csv import read_csv_file
+
     if path is None:
-        with resources.files("profet_core").joinpath("data/instances.csv").open("rb") as fh:
+        with resources.files("profet_core").joinpath(f"data/{SPECS_FILE}").open("rb") as fh:
             return validate_specs(pd.read_csv(fh))
-    path = Path(path)
-    if not path.is_file():
-        raise ProfetFileNotFoundError(f"spec catalog {str(path)!r} does not exist")
-    try:
-        df = pd.read_csv(path)
-    except Exception as exc:  # pandas raises many types for a malformed CSV
-        raise ProfetValueError(f"cannot read spec catalog {str(path)!r}: {exc}") from None
-    return validate_specs(df)
+    return validate_specs(read_csv_file(path, MAX_SPECS_BYTES, "spec catalog"))
 
 
 def effective_tflops(specs: pd.DataFrame) -> pd.Series:

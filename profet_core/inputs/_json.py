@@ -20,6 +20,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from .._messages import quote, quote_list
 from .._schema import (
     LATENCY_COLUMN,
     MAX_BATCH_SIZE,
@@ -32,14 +33,7 @@ from .._schema import (
     STEPS_COLUMN,
 )
 from ..errors import ProfetValueError
-from ._rules import (
-    check_instance_names,
-    check_op_names,
-    check_steps,
-    check_times,
-    quote,
-    quote_list,
-)
+from ._rules import check_instance_names, check_op_names, check_steps, check_times
 
 #: Metadata keys of the object form, with their check (value -> ok) and what is allowed.
 META = {

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._messages import show_number
 from .._schema import LATENCY_COLUMN, MAX_LATENCY_S, MIN_LATENCY_S, op_columns
 from ..errors import ProfetValueError
 from ._profile import normalise_steps
-from ._rules import show_number
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._messages import quote, show_number
 from .._schema import (
     DEFAULT_STEPS,
     LATENCY_COLUMN,
     MAX_PROFILE_BYTES,
     MIN_ROW_TOTAL_US,
     STEPS_COLUMN,
+    op_columns,
 )
 from ..errors import ProfetValueError
 from ._json import from_json
-from ._rules import check_latency, check_steps, quote, show_number
+from ._rules import check_latency, check_steps
 from ._safe_read import read_bounded
 from ._table import finish, from_csv, from_parquet
 
@@ -73,7 +75,7 @@ def _with_steps(out: pd.DataFrame, steps, where: str) -> pd.DataFrame:
 
 def _check_row_totals(out: pd.DataFrame, where: str) -> None:
     """Refuse rows whose op times add up to less than 1 us (denormals, or not microseconds)."""
-    ops = [c for c in out.columns if isinstance(c, str) and c.startswith(("Host_", "Device_"))]
+    ops = op_columns(out.columns)
     total = out[ops].to_numpy(dtype=float).sum(axis=1)
     low = total < MIN_ROW_TOTAL_US
     if low.any():
@@ -183,7 +185,7 @@ def normalise_steps(profiles: pd.DataFrame) -> pd.DataFrame:
         return profiles.copy()
     steps = check_steps(profiles[STEPS_COLUMN].to_numpy(), "profiles")
     out = profiles.drop(columns=[STEPS_COLUMN])
-    ops = [c for c in out.columns if isinstance(c, str) and c.startswith(("Host_", "Device_"))]
+    ops = op_columns(out.columns)
     factor = DEFAULT_STEPS / steps.astype(float)
     out[ops] = out[ops].to_numpy(dtype=float) * factor[:, None]
     return out

@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from .._messages import quote, show_number
 from .._schema import (
     DEFAULT_STEPS,
     LATENCY_COLUMN,
@@ -26,7 +27,6 @@ from .._schema import (
     MAX_STEPS,
     MIN_LATENCY_S,
     OP_PREFIXES,
-    QUOTE_CHARS,
 )
 from ..errors import ProfetValueError
 
@@ -34,29 +34,6 @@ from ..errors import ProfetValueError
 #: "nan", "inf", "True"-like tokens are refused by this too, and non-ASCII digits).
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _NUMBER_RE = re.compile(_NUMBER, re.ASCII)
-
-
-def quote(value, limit: int = QUOTE_CHARS) -> str:
-    """``repr`` of a user value, cut to about ``limit`` characters with an ellipsis."""
-    if isinstance(value, str) and len(value) > limit:
-        return repr(value[:limit]) + f"... ({len(value):,} characters)"
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def show_number(value) -> str:
-    """A user's number for a message, never hundreds of digits long: ``1e+400`` stays short."""
-    if isinstance(value, (bool, np.bool_)):
-        return repr(bool(value))
-    if isinstance(value, (int, np.integer)) and abs(int(value)) < 10**15:
-        return str(int(value))
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        try:
-            return f"{float(value):.6g}"
-        except OverflowError:  # an int beyond float range
-            digits = len(str(abs(int(value))))
-            return f"{'-' if value < 0 else ''}1e+{digits - 1} (a {digits:,}-digit number)"
-    return quote(value)
 
 
 def latency_seconds(value, unit: str = "s", name: str = "anchor latency") -> float | None:
@@ -128,13 +105,6 @@ def check_instance_names(names, where: str = "instance") -> None:
                 "digits and . _ + - (starting with a letter or digit; '->' separates the two "
                 "instances of a pair)"
             )
-
-
-def quote_list(values, n: int = 5) -> str:
-    """At most ``n`` quoted values, then how many more."""
-    values = list(values)
-    shown = ", ".join(quote(v) for v in values[:n])
-    return shown + (f" and {len(values) - n} more" if len(values) > n else "")
 
 
 def check_op_names(names, where: str = "profile") -> None:

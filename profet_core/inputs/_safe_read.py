@@ -13,8 +13,8 @@ import errno
 import os
 import stat
 
+from .._messages import quote
 from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
-from ._rules import quote
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),

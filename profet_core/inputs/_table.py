@@ -16,17 +16,14 @@ import io
 import numpy as np
 import pandas as pd
 
-from .._schema import LATENCY_COLUMN, MAX_CELLS, MAX_COLUMNS, MAX_ROWS, STEPS_COLUMN
+from .._messages import quote, quote_list
+from .._schema import LATENCY_COLUMN, MAX_CELLS, MAX_COLUMNS, MAX_ROWS, STEPS_COLUMN, op_columns
 from ..errors import ProfetValueError
 from ._csv import check_csv_text
-from ._rules import OP_PREFIXES, check_op_names, check_times, quote, quote_list, text_to_float
+from ._rules import check_op_names, check_times, text_to_float
 from ._tfstats import group_tf_stats, tf_stats_columns
 
 _EXTRA = (LATENCY_COLUMN, STEPS_COLUMN)
-
-
-def _op_columns(names) -> list[str]:
-    return [c for c in names if isinstance(c, str) and c.startswith(OP_PREFIXES)]
 
 
 def _check_header(names: list, where: str) -> None:
@@ -74,7 +71,7 @@ def from_csv(text: str, where: str) -> pd.DataFrame:
     header = check_csv_text(text, where)
     _check_header(header, where)
     tf_cols = tf_stats_columns(header)
-    ops = _op_columns(header)
+    ops = op_columns(header)
     if tf_cols is None:
         _require_ops(ops, header)
         check_op_names(ops, where)
@@ -137,7 +134,7 @@ def from_parquet(data: bytes, where: str) -> pd.DataFrame:
     names = list(schema.names)
     _check_header(names, where)
     tf_cols = tf_stats_columns(names)
-    ops = _op_columns(names)
+    ops = op_columns(names)
     if tf_cols is None:
         _require_ops(ops, names)
         check_op_names(ops, where)
@@ -177,7 +174,7 @@ def from_parquet(data: bytes, where: str) -> pd.DataFrame:
 
 def finish(df: pd.DataFrame, where: str) -> tuple[pd.DataFrame, np.ndarray | None, object]:
     """Split a raw table into checked op times (absent -> 0), latencies and raw steps."""
-    ops = _op_columns(df.columns)
+    ops = op_columns(df.columns)
     if df.empty:
         raise ProfetValueError(f"{where} has no rows")
     times = df[ops].to_numpy(dtype=float)

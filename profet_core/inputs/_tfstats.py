@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._messages import quote
 from .._schema import MAX_ROWS
 from ..errors import ProfetValueError
-from ._rules import check_op_names, check_times, quote, text_to_float
+from ._rules import check_op_names, check_times, text_to_float
 
 #: Canonical column -> accepted spellings (compared case-insensitively, spaces folded).
 COLUMN_VARIANTS = {

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._base import Estimator, check_is_fitted
+from .._base import Estimator, check_is_fitted, prefixed_arrays, sub_arrays
 from .._schema import PAIR_KEY, op_columns
 from ..features._profile_features import ProfileFeatures, ProfileNovelty, family_matrix
 from ._estimators import BoostingRegressor, DenseNetRegressor, ForestRegressor, LinearModel
@@ -42,13 +42,9 @@ class MethodOutput:
 
 
 def _pack(prefix: str, state) -> tuple[dict, dict]:
+    """One member's ``(meta, arrays)`` state, its arrays' keys under ``prefix/``."""
     meta, arrays = state
-    return meta, {f"{prefix}/{k}": v for k, v in arrays.items()}
-
-
-def _unpack(prefix: str, arrays: dict) -> dict:
-    cut = len(prefix) + 1
-    return {k[cut:]: v for k, v in arrays.items() if k.startswith(prefix + "/")}
+    return meta, prefixed_arrays(f"{prefix}/", arrays)
 
 
 class ProfetEnsemble(Estimator):
@@ -123,9 +119,9 @@ class ProfetEnsemble(Estimator):
     @classmethod
     def from_state(cls, meta, arrays, clusterer=None):
         self = cls(clusterer=clusterer)
-        self.dnn_ = DenseNetRegressor.from_state(meta["dnn"], _unpack("dnn", arrays))
-        self.rf_ = ForestRegressor.from_state(meta["rf"], _unpack("rf", arrays))
-        self.linear_ = LinearModel.from_state(meta["linear"], _unpack("linear", arrays))
+        self.dnn_ = DenseNetRegressor.from_state(meta["dnn"], sub_arrays(arrays, "dnn/"))
+        self.rf_ = ForestRegressor.from_state(meta["rf"], sub_arrays(arrays, "rf/"))
+        self.linear_ = LinearModel.from_state(meta["linear"], sub_arrays(arrays, "linear/"))
         return self
 
 
@@ -315,9 +311,11 @@ class HybridEnsemble(Estimator):
         self.models_ = {True: {}, False: {}}
         for key, m in meta["members"].items():
             with_lat, name = key.split("/")
-            self.models_[with_lat == "True"][name] = kinds[name].from_state(m, _unpack(key, arrays))
+            self.models_[with_lat == "True"][name] = kinds[name].from_state(
+                m, sub_arrays(arrays, f"{key}/")
+            )
         self.novelty_ = (
-            ProfileNovelty.from_state(meta["novelty"], _unpack("novelty", arrays))
+            ProfileNovelty.from_state(meta["novelty"], sub_arrays(arrays, "novelty/"))
             if "novelty" in meta
             else None
         )

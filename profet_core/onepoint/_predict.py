@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._messages import quote, show_number
 from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MAX_LATENCY_S, MIN_LATENCY_S
 from ..errors import ProfetValueError
-from ..inputs._rules import quote, show_number, whole_sizes
+from ..inputs._rules import whole_sizes
 
 _UNIT = {"batch": "images", "input": "px"}
 

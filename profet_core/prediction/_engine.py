@@ -5,15 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MAX_LATENCY_S, MIN_LATENCY_S
+from .._messages import quote, show_number
+from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MAX_LATENCY_S, MIN_LATENCY_S, MS_PER_HOUR
 from ..errors import ArtifactError, ProfetValueError
 from ..features._profile_features import ProfileFeatures, family_times
-from ..inputs._rules import quote, show_number, whole_sizes
+from ..inputs._rules import whole_sizes
 from ..models._intervals import interval_scale, member_spread, novelty_bands
 from ._result import NOVELTY_WARN, Prediction
-
-#: Hours per millisecond, for costs.
-_MS_PER_HOUR = 3.6e6
 
 
 def _measured(predictor, anchor, target, method, ops, lat, features) -> dict:
@@ -102,7 +100,7 @@ def run_prediction(
             "high_ms": flat["hi"],
             "novelty": flat["novelty"],
             "usd_per_hour": price,
-            "usd_per_1000_steps": flat["p"] * 1000 / _MS_PER_HOUR * price,
+            "usd_per_1000_steps": flat["p"] * 1000 / MS_PER_HOUR * price,
             "method": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [method]),
             "ensemble": per_target([b["ensemble"] for b in blocks]),
         }
@@ -322,8 +320,8 @@ def scale_warnings(by: str, points: dict) -> list[str]:
 
 def breakdown_table(predictor, anchor: str, ops: pd.DataFrame, targets) -> pd.DataFrame:
     """Predicted device time per op family on each target (see ``Predictor.breakdown``)."""
+    from .._base import sub_arrays
     from ..models._breakdown import BreakdownRegressor, breakdown_change
-    from ._store import sub_arrays
 
     fam = family_times(ops.iloc[[0]], "Device")
     parts = []

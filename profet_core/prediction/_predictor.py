@@ -207,7 +207,7 @@ def load_artifacts(path=None, catalog=None) -> Predictor:
     try:
         base_catalog = validate_catalog(bundle.catalog)
     except ProfetValueError as exc:
-        raise ArtifactError(f"instances.csv in the artifacts is invalid: {exc}") from None
+        raise ArtifactError(f"the artifacts' prices are invalid: {exc}") from None
     predictor = Predictor(bundle, base_catalog)
     if predictor.cross is not None:
         specs = predictor.cross.specs_[["instance", "gpu", "gpu_count", "usd_per_hour"]]

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._messages import quote
+
 #: Relative novelty from which the CLI and the app warn (held-out CNNs above it were predicted
 #: about twice as badly as the rest: docs/accuracy.md, "Error by novelty").
 NOVELTY_WARN = 1.25
@@ -34,11 +36,6 @@ BASE_COLUMNS = (
 )
 #: Op names quoted in a warning at most (the rest are counted).
 _MAX_QUOTED = 10
-
-
-def _quote(name: str, limit: int = 60) -> str:
-    """An op name for a message: quoted and bounded in length (a name can be megabytes)."""
-    return repr(name if len(name) <= limit else name[: limit - 1] + "…")
 
 
 def best_targets(table: pd.DataFrame, cost_column: str = "usd_per_1000_steps") -> dict:
@@ -137,7 +134,7 @@ class Prediction:
         """The warning about ops the method did not use, or None."""
         if not self.ignored_ops:
             return None
-        shown = ", ".join(_quote(op) for op in self.ignored_ops[:_MAX_QUOTED])
+        shown = ", ".join(quote(op, 60) for op in self.ignored_ops[:_MAX_QUOTED])
         more = len(self.ignored_ops) - _MAX_QUOTED
         return (
             f"{len(self.ignored_ops)} op(s) of the profile are unknown to method "

@@ -29,7 +29,10 @@ from ..errors import ArtifactError
 FORMAT_VERSION = 2
 DEFAULT_ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 #: Files every artifacts folder has.
-REQUIRED_FILES = ("model.json", "arrays.npz", "instances.csv", "intervals.csv")
+#: The prices (instance, GPU, USD/h) the artifacts were trained with; artifacts written before
+#: issue 21 call it by its old name, still read (the GPU spec sheet is ``gpu_specs.csv``).
+PRICES_FILE, OLD_PRICES_FILE = "prices.csv", "instances.csv"
+REQUIRED_FILES = ("model.json", "arrays.npz", PRICES_FILE, "intervals.csv")
 #: Validation tables the app and the CLI show, when present.
 VALIDATION_TABLES = (
     "metrics",
@@ -78,12 +81,6 @@ def library_versions() -> dict:
         except PackageNotFoundError:
             out[pkg] = None
     return out
-
-
-def sub_arrays(arrays: Mapping, prefix: str) -> dict:
-    """The arrays whose key starts with ``prefix``, with the prefix cut off."""
-    cut = len(prefix)
-    return {k[cut:]: arrays[k] for k in arrays if k.startswith(prefix)}
 
 
 def write_manifest(folder: Path, **metadata) -> None:
@@ -331,7 +328,11 @@ def load_bundle(path=None) -> Bundle:
     path = artifacts_path(path)
     manifest = _read_manifest(path)
     files = manifest["files"]
-    missing = [f for f in REQUIRED_FILES if f not in files]
+    prices = (
+        OLD_PRICES_FILE if OLD_PRICES_FILE in files and PRICES_FILE not in files else PRICES_FILE
+    )
+    missing = [f for f in REQUIRED_FILES if f not in files and f != PRICES_FILE]
+    missing += [prices] if prices not in files else []
     if missing:
         raise ArtifactError(f"manifest does not list {missing}")
     blobs = _verified(path, files)
@@ -341,7 +342,7 @@ def load_bundle(path=None) -> Bundle:
         model=_json(blobs, "model.json"),
         arrays=_npz(blobs["arrays.npz"]),
         intervals=_csv(blobs, "intervals.csv", INTERVAL_COLUMNS),
-        catalog=_csv(blobs, "instances.csv", ("instance", "gpu", "usd_per_hour")),
+        catalog=_csv(blobs, prices, ("instance", "gpu", "usd_per_hour")),
         examples=_json(blobs, "examples.json") if "examples.json" in blobs else {},
         validation_files={k: v for k, v in blobs.items() if k.startswith("validation/")},
         ignored_files=_unlisted(path, files),

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._base import sub_arrays
 from ..errors import ArtifactError, ProfetValueError
 from ..inputs._catalog import merge_catalogs
-from ._store import Bundle, sub_arrays
+from ._store import Bundle
 
 INTERVAL_LEVEL = 0.8
 #: Exceptions a malformed (but checksum-consistent) artifact raises while models are built.

@@ -19,7 +19,7 @@ from ..models._curve_scaler import SCALER_VARIANTS, fit_scaler, scaling_curves
 from ..models._intervals import INTERVAL_COLUMNS, interval_quantiles
 from ..models._methods import DEFAULT_METHOD, METHODS, method_factory
 from ..onepoint import fit_one_point
-from ..prediction._store import FORMAT_VERSION, write_json, write_manifest
+from ..prediction._store import FORMAT_VERSION, PRICES_FILE, write_json, write_manifest
 from ..prediction._trained import INTERVAL_LEVEL, pair_name
 from ._cross_validate import Progress, cross_validate
 from ._report import write_validation
@@ -241,7 +241,7 @@ def train(
     progress : callable, optional
         ``progress(done, total, message)``.
     specs : pandas.DataFrame, optional
-        GPU spec catalog (default: the package's, ``profet_core/data/instances.csv``). Where it
+        GPU spec catalog (default: the package's, ``profet_core/data/gpu_specs.csv``). Where it
         lists every instance of the data, the cross-instance model is trained too, so
         predictions reach every instance of the catalog ("specs only" where unmeasured).
 
@@ -300,7 +300,7 @@ def train(
 def _write_artifacts(tmp: Path, dataset, catalog, intervals, model: dict, arrays: dict) -> None:
     intervals.to_csv(tmp / "intervals.csv", index=False)
     write_json(tmp / "examples.json", _examples(dataset))
-    catalog.to_csv(tmp / "instances.csv", index=False)
+    catalog.to_csv(tmp / PRICES_FILE, index=False)
     np.savez_compressed(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
     write_json(tmp / "model.json", model)
 

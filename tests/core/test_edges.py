@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 from profet_core import ProfetError, estimate_run, latency_seconds, make_dataset, parse_profile
+from profet_core._messages import show_number
 from profet_core.cli._main import main
 from profet_core.inputs._catalog import load_catalog, validate_catalog
-from profet_core.inputs._rules import show_number
 from tests.conftest import make_synthetic, synthetic_catalog
 
 GOOD = {"Device_Conv2D": 5000.0, "Device_Relu": 800.0, "Host_IDLE": 100.0}
