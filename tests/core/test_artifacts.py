@@ -189,9 +189,24 @@ def _copy(trained, tmp_path):
 
 def test_tampered_artifact_is_refused(trained, tmp_path):
     art = _copy(trained, tmp_path)
-    with open(art / "instances.csv", "a") as f:
+    with open(art / "prices.csv", "a") as f:
         f.write("evil,x,0\n")
-    with pytest.raises(ArtifactError, match="'instances.csv' does not match its sha256"):
+    with pytest.raises(ArtifactError, match="'prices.csv' does not match its sha256"):
+        load_artifacts(art)
+
+
+def test_artifacts_of_the_old_layout_still_load(trained, tmp_path):
+    # Before issue 21 the prices were written as instances.csv: such a folder still loads.
+    art = _copy(trained, tmp_path)
+    (art / "prices.csv").rename(art / "instances.csv")
+    manifest = json.loads((art / "manifest.json").read_text())
+    manifest["files"]["instances.csv"] = manifest["files"].pop("prices.csv")
+    (art / "manifest.json").write_text(json.dumps(manifest))
+    old = load_artifacts(art)
+    pd.testing.assert_frame_equal(old.catalog, load_artifacts(trained).catalog)
+    del manifest["files"]["instances.csv"]
+    (art / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArtifactError, match=r"manifest does not list \['prices.csv'\]"):
         load_artifacts(art)
 
 

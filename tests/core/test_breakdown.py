@@ -155,3 +155,24 @@ def test_cross_validate_breakdown(synthetic_dataset):
 def test_cross_validate_rejects_unknown_learner(synthetic_dataset):
     with pytest.raises(ProfetValueError, match="allowed"):
         cross_validate_breakdown(synthetic_dataset, learners=("gbm",))
+
+
+def test_breakdown_honours_the_profile_step_count():
+    # Issue 21: predict rescaled a profile over N steps to PROFET's 2, the breakdown did not, so
+    # a 20-step profile showed 10x the anchor time per family. Both now share one preparation.
+    from profet_core import load_artifacts, read_profile
+
+    predictor = load_artifacts()
+    two = read_profile("examples/profile_g3s.json").drop(columns=["steps"], errors="ignore")
+    ops = [c for c in two.columns if c.startswith(("Host_", "Device_"))]
+    twenty = two.copy()
+    twenty[ops] = twenty[ops] * 10
+    twenty["steps"] = 20
+    want = predictor.breakdown("g3s.xlarge", two)
+    got = predictor.breakdown("g3s.xlarge", twenty)
+    assert not want.empty
+    pd.testing.assert_frame_equal(got, want, rtol=1e-9)
+    table = predictor.predict("g3s.xlarge", twenty).table["batch_latency_ms"]
+    np.testing.assert_allclose(
+        table, predictor.predict("g3s.xlarge", two).table["batch_latency_ms"]
+    )
