@@ -29,8 +29,8 @@ import pandas as pd
 from _sections import markers, write_section
 from scipy.optimize import least_squares
 
+import profet_core.crossgpu._gpu_holdout as check
 import profet_core.crossgpu._model as model_module
-import profet_core.crossgpu._published_check as check
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu import _efficiency as eff

@@ -173,7 +173,7 @@ class Predictor(TrainedModels):
         -------
         PointScale
         """
-        from ..onepoint._predict import scale_one_point
+        from ..onepoint._scale import scale_one_point
 
         return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
 

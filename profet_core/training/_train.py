@@ -137,7 +137,7 @@ def _fit_cross(dataset: Dataset, specs, calibrate: bool):
     leave-one-architecture-out; will-it-fit leave-one-architecture-out); Nones without specs."""
     from ..crossgpu import CrossInstanceModel, median_table
     from ..crossgpu._fit import FitModel, fit_table, validate_fit
-    from ..crossgpu._published_check import learn_published
+    from ..crossgpu._gpu_holdout import learn_published
     from ..crossgpu._validate import cross_validation, interval_log_quantiles, summarize
     from ..inputs._gpu_specs import load_specs
 

@@ -9,6 +9,7 @@ import pytest
 
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu._efficiency import fit_published, predict_speedups
+from profet_core.crossgpu._gpu_holdout import learn_published, published_logo
 from profet_core.crossgpu._published import (
     COLUMNS,
     held_out,
@@ -16,7 +17,6 @@ from profet_core.crossgpu._published import (
     published_pairs,
     validate_published,
 )
-from profet_core.crossgpu._published_check import learn_published, published_logo
 from profet_core.errors import ProfetValueError
 from profet_core.inputs._gpu_specs import load_specs
 from tests.core.crossgpu.conftest import make_multi_gpu, spec_table

@@ -42,7 +42,7 @@ def published_setup():
 def test_published_pairs_beat_the_model_before_and_ignore_held_out_rows(published_setup):
     """Issue 18: learned on published pairs (V100 baselines), the tensor-core GPUs' speed-ups
     are far closer than the spec model before; VGG16 / Inception-v3 rows change nothing."""
-    from profet_core.crossgpu._published_check import learn_published, published_logo
+    from profet_core.crossgpu._gpu_holdout import learn_published, published_logo
 
     base, medians, specs, table, published_pairs = published_setup
     pairs = published_pairs(table, specs, medians)
