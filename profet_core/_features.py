@@ -11,7 +11,7 @@ none of it depends on the target.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -122,6 +122,7 @@ class ProfileFeatures:
     device_families: np.ndarray
     free: np.ndarray
     log_busy_s: np.ndarray
+    _novelty: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_ops(cls, ops: pd.DataFrame) -> ProfileFeatures:
@@ -144,6 +145,17 @@ class ProfileFeatures:
             ]
         )
         return cls(dev, free, np.log(busy_us * 1e-6))
+
+    def novelty(self, model: ProfileNovelty) -> np.ndarray:
+        """``model.distance(self.free)``, computed once per distinct fitted model.
+
+        The measured pairs of one anchor are usually trained on the same profiles, so their
+        novelty models are equal: keyed by content, one k-d tree query serves every target.
+        """
+        key = model.fingerprint()
+        if key not in self._novelty:
+            self._novelty[key] = model.distance(self.free)
+        return self._novelty[key].copy()
 
     def with_latency(self, anchor_latency_s: np.ndarray, rows=None) -> np.ndarray:
         """Latency-free features of ``rows`` plus the log anchor latency and its ratio to busy time."""
@@ -243,6 +255,17 @@ class ProfileNovelty(Estimator):
             tree = self._tree = cKDTree(self.reference_)
         d, _ = tree.query(Z, k=k, workers=-1)
         return np.asarray(d, dtype=float).reshape(len(Z), k).mean(axis=1)
+
+    def fingerprint(self) -> str:
+        """A digest of the parameters and fitted arrays: equal digests give equal distances."""
+        import hashlib
+
+        check_is_fitted(self, "reference_")
+        h = hashlib.sha256(repr(sorted(self.get_params().items())).encode())
+        for a in (self.center_, self.scale_, self.reference_):
+            a = np.ascontiguousarray(a, dtype=float)
+            h.update(repr(a.shape).encode() + a.tobytes())
+        return h.hexdigest()
 
     def _brute(self, Z: np.ndarray, k: int) -> np.ndarray:
         ref = self.reference_
