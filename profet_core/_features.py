@@ -67,12 +67,20 @@ def _family_matrix(columns: tuple, side: str) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(pos, dtype=int), onehot
 
 
-def family_matrix(profiles: pd.DataFrame, side: str = "Device") -> np.ndarray:
-    """Op times summed per family: ndarray of shape (n_rows, len(FAMILY_COLUMNS)), microseconds."""
+def family_matrix(profiles: pd.DataFrame, side: str = "Device", values=None) -> np.ndarray:
+    """Op times summed per family: ndarray of shape (n_rows, len(FAMILY_COLUMNS)), microseconds.
+
+    ``values``: the op columns of ``profiles`` as floats, if at hand (saves converting them).
+    """
     cols = tuple(op_columns(profiles.columns))
     pos, onehot = _family_matrix(cols, side)
-    values = profiles[list(cols)].to_numpy(dtype=float) if cols else np.zeros((len(profiles), 0))
+    if values is None:
+        values = _op_values(profiles, cols)
     return values[:, pos] @ onehot
+
+
+def _op_values(profiles: pd.DataFrame, cols: tuple) -> np.ndarray:
+    return profiles[list(cols)].to_numpy(dtype=float) if cols else np.zeros((len(profiles), 0))
 
 
 def family_times(profiles: pd.DataFrame, side: str = "Device") -> pd.DataFrame:
@@ -127,8 +135,9 @@ class ProfileFeatures:
     @classmethod
     def from_ops(cls, ops: pd.DataFrame) -> ProfileFeatures:
         """Features of ``ops`` (``Host_*``/``Device_*`` columns, us; any op names)."""
-        dev = family_matrix(ops, "Device")
-        host = family_matrix(ops, "Host")
+        values = _op_values(ops, tuple(op_columns(ops.columns)))
+        dev = family_matrix(ops, "Device", values)
+        host = family_matrix(ops, "Host", values)
         fam = dev[:, :-1]
         busy_us = np.maximum(fam.sum(axis=1), 1.0)
         host_busy, dev_idle, host_idle = host[:, :-1].sum(axis=1), dev[:, -1], host[:, -1]
