@@ -39,6 +39,12 @@ def table(example: dict, n: int, seed: int = 0) -> pd.DataFrame:
     return out.assign(batch_latency_s=lat.round(6))
 
 
+def _stdout_like() -> io.TextIOWrapper:
+    """A UTF-8 text stream over bytes in memory, as stdout is over its buffer (the CSV writer
+    sends bytes straight to such a buffer)."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+
+
 def _stages(path: Path, anchor: str, artifacts) -> list[tuple[str, float]]:
     """Seconds per stage in process: read, predict, write CSV."""
     from profet_core.cli._main import main
@@ -53,12 +59,12 @@ def _stages(path: Path, anchor: str, artifacts) -> list[tuple[str, float]]:
     result = pred.predict(anchor, profiles)
     out.append(("predict every target", time.perf_counter() - t0))
     t0 = time.perf_counter()
-    result.write_csv(io.StringIO())
+    result.write_csv(_stdout_like())
     out.append(("write CSV", time.perf_counter() - t0))
     argv = ["predict", "--anchor", anchor, "--profile", str(path), "--format", "csv"]
     argv += ["--artifacts", artifacts] if artifacts else []
     t0 = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    with contextlib.redirect_stdout(_stdout_like()), contextlib.redirect_stderr(io.StringIO()):
         main(argv)
     out.append(("the whole command, in process", time.perf_counter() - t0))
     return out

@@ -251,7 +251,9 @@ class CrossInstanceModel(BasisMixin, Estimator):
         base = np.where(np.isnan(lat), fam.sum(axis=1) * self.latency_per_us_, lat)
         d_spec = np.repeat(self._spec_rows([anchor]) - self._spec_rows([target]), n, axis=0)
         d_eta = np.repeat(self._eta([target]) - self._eta([anchor]), n, axis=0)
-        phys = base * np.exp(self._log_ratio(fam, d_spec, d_eta))
+        # Every row has the same spec and efficiency gaps: their exponents are computed once
+        # (one row, broadcast) instead of once per profile row.
+        phys = base * np.exp(self._log_ratio(fam, d_spec[:1], d_eta[:1]))
         cross = phys
         if self.residual_model_ is not None and n:
             cross = phys * np.exp(self.residual_model_.predict(self._res_features(fam, d_spec)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..features._profile_features import family_times
+from ..features._profile_features import FAMILY_COLUMNS, family_matrix
 from ..inputs._dataset import Dataset
 
 #: Families the cross-instance model gives their own exponents; rare ones are merged.
@@ -35,10 +35,17 @@ def model_family_times(ops: pd.DataFrame) -> np.ndarray:
     ops : pandas.DataFrame
         ``Device_<Op>`` columns in microseconds (``Host_*`` are ignored; any op name works).
     """
-    fam = family_times(ops, "Device")
+    return model_families(family_matrix(ops, "Device"))
+
+
+def model_families(device_families: np.ndarray) -> np.ndarray:
+    """:func:`model_family_times` from device time per family (``ProfileFeatures``'s
+    ``device_families``, columns in ``FAMILY_COLUMNS`` order), without re-reading the ops."""
+    col = {f: i for i, f in enumerate(FAMILY_COLUMNS)}
+    fam = np.array(device_families, dtype=float)
     for src, dst in MERGED.items():
-        fam[dst] = fam[dst] + fam[src]
-    return fam[list(MODEL_FAMILIES)].to_numpy(dtype=float)
+        fam[:, col[dst]] = fam[:, col[dst]] + fam[:, col[src]]
+    return fam[:, [col[f] for f in MODEL_FAMILIES]]
 
 
 def median_table(dataset: Dataset) -> pd.DataFrame:

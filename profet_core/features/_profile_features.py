@@ -11,7 +11,7 @@ none of it depends on the target.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -67,12 +67,20 @@ def _family_matrix(columns: tuple, side: str) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(pos, dtype=int), onehot
 
 
-def family_matrix(profiles: pd.DataFrame, side: str = "Device") -> np.ndarray:
-    """Op times summed per family: ndarray of shape (n_rows, len(FAMILY_COLUMNS)), microseconds."""
+def family_matrix(profiles: pd.DataFrame, side: str = "Device", values=None) -> np.ndarray:
+    """Op times summed per family: ndarray of shape (n_rows, len(FAMILY_COLUMNS)), microseconds.
+
+    ``values``: the op columns of ``profiles`` as floats, if at hand (saves converting them).
+    """
     cols = tuple(op_columns(profiles.columns))
     pos, onehot = _family_matrix(cols, side)
-    values = profiles[list(cols)].to_numpy(dtype=float) if cols else np.zeros((len(profiles), 0))
+    if values is None:
+        values = _op_values(profiles, cols)
     return values[:, pos] @ onehot
+
+
+def _op_values(profiles: pd.DataFrame, cols: tuple) -> np.ndarray:
+    return profiles[list(cols)].to_numpy(dtype=float) if cols else np.zeros((len(profiles), 0))
 
 
 def family_times(profiles: pd.DataFrame, side: str = "Device") -> pd.DataFrame:
@@ -115,12 +123,14 @@ class ProfileFeatures:
     device_families: np.ndarray
     free: np.ndarray
     log_busy_s: np.ndarray
+    _novelty: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_ops(cls, ops: pd.DataFrame) -> ProfileFeatures:
         """Features of ``ops`` (``Host_*``/``Device_*`` columns, us; any op names)."""
-        dev = family_matrix(ops, "Device")
-        host = family_matrix(ops, "Host")
+        values = _op_values(ops, tuple(op_columns(ops.columns)))
+        dev = family_matrix(ops, "Device", values)
+        host = family_matrix(ops, "Host", values)
         fam = dev[:, :-1]
         busy_us = np.maximum(fam.sum(axis=1), 1.0)
         host_busy, dev_idle, host_idle = host[:, :-1].sum(axis=1), dev[:, -1], host[:, -1]
@@ -137,6 +147,17 @@ class ProfileFeatures:
             ]
         )
         return cls(dev, free, np.log(busy_us * 1e-6))
+
+    def novelty(self, model: ProfileNovelty) -> np.ndarray:
+        """``model.distance(self.free)``, computed once per distinct fitted model.
+
+        The measured pairs of one anchor are usually trained on the same profiles, so their
+        novelty models are equal: keyed by content, one k-d tree query serves every target.
+        """
+        key = model.fingerprint()
+        if key not in self._novelty:
+            self._novelty[key] = model.distance(self.free)
+        return self._novelty[key].copy()
 
     def with_latency(self, anchor_latency_s: np.ndarray, rows=None) -> np.ndarray:
         """Latency-free features of ``rows`` plus the log anchor latency and its ratio to busy time."""
@@ -236,6 +257,17 @@ class ProfileNovelty(Estimator):
             tree = self._tree = cKDTree(self.reference_)
         d, _ = tree.query(Z, k=k, workers=-1)
         return np.asarray(d, dtype=float).reshape(len(Z), k).mean(axis=1)
+
+    def fingerprint(self) -> str:
+        """A digest of the parameters and fitted arrays: equal digests give equal distances."""
+        import hashlib
+
+        check_is_fitted(self, "reference_")
+        h = hashlib.sha256(repr(sorted(self.get_params().items())).encode())
+        for a in (self.center_, self.scale_, self.reference_):
+            a = np.ascontiguousarray(a, dtype=float)
+            h.update(repr(a.shape).encode() + a.tobytes())
+        return h.hexdigest()
 
     def _brute(self, Z: np.ndarray, k: int) -> np.ndarray:
         ref = self.reference_

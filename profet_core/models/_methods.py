@@ -281,7 +281,7 @@ class HybridEnsemble(Estimator):
             f"geometric mean of ExtraTrees, boosting (target/anchor {basis} ratio) "
             "and linear op-family model"
         )
-        novelty = self.novelty_.distance(f.free) if self.novelty_ is not None else None
+        novelty = f.novelty(self.novelty_) if self.novelty_ is not None else None
         return MethodOutput(combined, members, ensemble, novelty)
 
     def to_state(self):

@@ -14,7 +14,7 @@ from ..models._intervals import interval_scale, member_spread, novelty_bands
 from ._result import NOVELTY_WARN, Prediction
 
 
-def _measured(predictor, anchor, target, method, ops, lat, features) -> dict:
+def _measured(predictor, anchor, target, method, ops, lat, features, used) -> dict:
     """One trained pair's prediction block (ms): latency, interval, novelty, members."""
     model = predictor.model(anchor, target, method)
     res = model.predict(ops, lat, features=features)
@@ -28,7 +28,7 @@ def _measured(predictor, anchor, target, method, ops, lat, features) -> dict:
         "members": {name: 1000 * v for name, v in res.members.items()},
         "ensemble": res.ensemble,
         "basis": "measured",
-        "ignored": model.ignored_ops(ops.columns[ops.to_numpy().any(axis=0)]),
+        "ignored": model.ignored_ops(used),
     }
 
 
@@ -54,25 +54,32 @@ def _cross(predictor, anchor, target, fam, lat) -> dict:
     }
 
 
+def _blocks(predictor, anchor, ops, lat, method, targets) -> list[dict]:
+    """Each target's block (:func:`_measured` or :func:`_cross`), in ``targets`` order."""
+    # The features do not depend on the target: computed once for every target.
+    features = ProfileFeatures.from_ops(ops)
+    measured = {t: predictor.has_pair(anchor, t, method) for t in targets}
+    if not all(measured.values()):
+        from ..crossgpu._pairs import model_families
+
+        fam = model_families(features.device_families)
+    # Ops with some time in some row (each method names those it does not use).
+    used = ops.columns[ops.to_numpy().any(axis=0)]
+    return [
+        _measured(predictor, anchor, t, method, ops, lat, features, used)
+        if measured[t]
+        else _cross(predictor, anchor, t, fam, lat)
+        for t in targets
+    ]
+
+
 def run_prediction(
     predictor, anchor, ops, lat, method, targets, notes=(), sizes=None
 ) -> Prediction:
     """Predict ``ops`` (n rows) from ``anchor`` on each target: see ``Predictor.predict``."""
     targets = sorted(targets)
     n, k = len(ops), len(targets)
-    # The features do not depend on the target: computed once for every target.
-    features = ProfileFeatures.from_ops(ops)
-    measured = {t: predictor.has_pair(anchor, t, method) for t in targets}
-    if not all(measured.values()):
-        from ..crossgpu._pairs import model_family_times
-
-        fam = model_family_times(ops)
-    blocks = [
-        _measured(predictor, anchor, t, method, ops, lat, features)
-        if measured[t]
-        else _cross(predictor, anchor, t, fam, lat)
-        for t in targets
-    ]
+    blocks = _blocks(predictor, anchor, ops, lat, method, targets)
     cat = predictor.catalog.set_index("instance")
     # Row-major: input row 0 on every target, then row 1, ... (targets sorted).
     flat = {
