@@ -24,7 +24,7 @@ val = predictor.validation
 metrics = val.get("metrics")
 if metrics is None or metrics.empty:
     st.info(
-        "These artifacts were trained without validation (`calibrate=False`), so there is no "
+        "These artifacts were trained without validation (`intervals=False`), so there is no "
         "accuracy report. Retrain with validation to see it here."
     )
     st.stop()

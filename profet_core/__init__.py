@@ -7,10 +7,10 @@ Typical use::
     result = predictor.predict("g3s.xlarge", read_profile("profile.json"), anchor_latency_s=0.12)
     result.table  # batch_latency_ms, low_ms, high_ms per target instance
 
-This package exports the prediction side. Training (``train``, ``load_dataset``,
-``cross_validate``) and the experiment-design subpackage (``profet_core.doe``) are imported
-only when used, so ``import profet_core`` stays light (no scikit-learn, scipy, statsmodels,
-plotly or TensorFlow).
+This package exports the prediction side. Training (``train``, ``validate``, ``add_instance``,
+``load_dataset``, ``cross_validate``) and the experiment-design subpackage
+(``profet_core.doe``) are imported only when used, so ``import profet_core`` stays light (no
+scikit-learn, scipy, statsmodels, plotly or TensorFlow).
 """
 
 from importlib import import_module
@@ -31,6 +31,9 @@ from .prediction._result import NOVELTY_WARN, Prediction
 #: Public names loaded on first use: ``name -> module``.
 _LAZY = {
     "train": ".training._train",
+    "validate": ".training._validate",
+    "Validation": ".training._validate",
+    "add_instance": ".training._add_instance",
     "cross_validate": ".training._cross_validate",
     "summarize": ".training._cross_validate",
     "Dataset": ".inputs._dataset",
@@ -49,6 +52,8 @@ __all__ = [
     "ProfetError",
     "ProfetFileNotFoundError",
     "ProfetValueError",
+    "Validation",
+    "add_instance",
     "cross_validate",
     "estimate_run",
     "latency_seconds",
@@ -61,6 +66,7 @@ __all__ = [
     "read_profile",
     "summarize",
     "train",
+    "validate",
 ]
 
 

@@ -195,6 +195,11 @@ def _check_sizes(batch_size, input_size, classes, steps_per_epoch, latency_steps
             )
 
 
+#: :func:`profile_model`'s options that ``profet profile`` and the collect worker pass through
+#: under the same names (their argparse destinations).
+PROFILE_OPTIONS = ("classes", "steps_per_epoch", "latency_steps", "instance")
+
+
 def profile_model(
     model,
     batch_size: int,

@@ -60,3 +60,17 @@ def float_range(low: float, high: float = math.inf, *, low_open: bool = False):
         return value
 
     return parse
+
+
+#: Op-clustering distance (a Levenshtein distance) and DNN epochs: checked at parse time.
+THRESHOLD = float_range(0.0, 1000.0)
+EPOCHS = int_range(1, 100_000)
+
+
+def size_latency(text: str) -> tuple[float, float]:
+    """An argparse type: ``SIZE=MS`` (``profet scale --point``)."""
+    try:
+        size, ms = text.split("=")
+        return float(size), float(ms)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not SIZE=MS (e.g. 64=41.5)") from None

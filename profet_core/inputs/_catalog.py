@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._schema import MS_PER_HOUR
-from ..errors import ProfetValueError
+from ..errors import ProfetFileNotFoundError, ProfetValueError
 
 CATALOG_COLUMNS = ("instance", "gpu", "usd_per_hour")
 #: Largest catalog file read (bytes): a few hundred instances take a few kB.
@@ -19,6 +19,9 @@ MAX_CATALOG_BYTES = 5 * 2**20
 MIN_PRICE, MAX_PRICE = 1e-4, 10_000.0
 #: Bounds of a whole run: images per epoch, images per step and epochs.
 RUN_LIMITS = {"dataset_images": 10**11, "batch_size": 10**6, "epochs": 10**5}
+#: Where a dataset folder's catalog is looked for last: the shared data's, beside the repository
+#: (the layout the README's commands are run from).
+DEFAULT_CATALOG = Path("../shared/instances.csv")
 
 
 def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
@@ -113,6 +116,63 @@ def load_catalog(path: str | Path) -> pd.DataFrame:
     from ._csv import read_csv_file
 
     return validate_catalog(read_csv_file(path, MAX_CATALOG_BYTES, "instance catalog"))
+
+
+def find_catalog(data: str | Path) -> Path:
+    """The catalog file of a dataset folder.
+
+    Parameters
+    ----------
+    data : path-like
+        A dataset folder.
+
+    Returns
+    -------
+    pathlib.Path
+        ``instances.csv`` in the folder, else two levels up (the shared data's ``data/profet``
+        layout), else :data:`DEFAULT_CATALOG`.
+
+    Raises
+    ------
+    ProfetFileNotFoundError
+        None of them exists.
+    """
+    data = Path(data)
+    for candidate in (
+        data / "instances.csv",
+        data.parent.parent / "instances.csv",
+        DEFAULT_CATALOG,
+    ):
+        if candidate.is_file():
+            return candidate
+    raise ProfetFileNotFoundError(f"no instances.csv next to {str(data)!r}; pass --catalog PATH")
+
+
+def catalog_for_data(folders, path: str | Path | None = None) -> pd.DataFrame:
+    """The instance catalog for training on dataset folders.
+
+    Parameters
+    ----------
+    folders : sequence of path-like
+        Dataset folders, at least one.
+    path : path-like, optional
+        A catalog file: then it alone is the catalog.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The first folder's catalog (:func:`find_catalog`); the other folders' own
+        ``instances.csv`` (e.g. a collected instance's line) only add the instances it lacks.
+    """
+    if path is not None:
+        return load_catalog(path)
+    folders = [Path(f) for f in folders]
+    catalog = load_catalog(find_catalog(folders[0]))
+    for folder in folders[1:]:
+        if (folder / "instances.csv").is_file():
+            extra = load_catalog(folder / "instances.csv")
+            catalog = merge_catalogs(catalog, extra, prefer="base")
+    return catalog
 
 
 def _positive_int(name: str, value) -> int:

@@ -166,6 +166,32 @@ def read_profile(path: str | Path, steps: int | None = None) -> pd.DataFrame:
     return parse_profile(data, Path(path).name, steps=steps)
 
 
+def profile_instance(profiles: pd.DataFrame) -> str:
+    """The instance a profile file says it was taken on (a PROFET JSON's ``"instance"``).
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        As returned by :func:`read_profile`.
+
+    Returns
+    -------
+    str
+        The one instance its rows name.
+
+    Raises
+    ------
+    ProfetValueError
+        The rows name no instance, or more than one.
+    """
+    named = profiles["instance"].dropna().unique() if "instance" in profiles else []
+    if len(named) != 1:
+        raise ProfetValueError(
+            "give --anchor INSTANCE: the profile does not name the one instance it was taken on"
+        )
+    return str(named[0])
+
+
 def normalise_steps(profiles: pd.DataFrame) -> pd.DataFrame:
     """Rescale op times to PROFET's 2-step convention and drop the ``steps`` column.
 

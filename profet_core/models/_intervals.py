@@ -69,7 +69,7 @@ def interval_scale(s, eps, n, n_ref):
     return scale * (1 + n / n_ref) if n is not None else scale
 
 
-def _calibrate(
+def _conformal_bounds(
     r: np.ndarray, s: np.ndarray | None, n: np.ndarray | None, lo_q: float, hi_q: float
 ) -> tuple[float, float, float, float]:
     """Quantiles of log errors, normalised by member spread ``s`` (plus its floor) and by
@@ -127,7 +127,7 @@ def interval_quantiles(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
             held = arch == a
             if held.all():
                 continue
-            ql, qh, eps, n_ref = _calibrate(
+            ql, qh, eps, n_ref = _conformal_bounds(
                 r[~held],
                 None if s is None else s[~held],
                 None if n is None else n[~held],
@@ -138,7 +138,7 @@ def interval_quantiles(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
                 None if s is None else s[held], eps, None if n is None else n[held], n_ref
             )
             inside[held] = (r[held] >= ql * scale) & (r[held] <= qh * scale)
-        q_lo, q_hi, eps, n_ref = _calibrate(r, s, n, lo_q, hi_q)
+        q_lo, q_hi, eps, n_ref = _conformal_bounds(r, s, n, lo_q, hi_q)
         rows.append((*key, q_lo, q_hi, eps, n_ref, float(inside.mean())))
     return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
 

@@ -155,7 +155,7 @@ class Prediction:
             return None
         return (
             f"{'; '.join(picks).capitalize()}: no training run of that GPU backs it, so its "
-            "interval is wide. Measure it (profet collect --quick, then profet calibrate) "
+            "interval is wide. Measure it (profet collect --quick, then profet add-instance) "
             "before committing to it."
         )
 

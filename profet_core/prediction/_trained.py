@@ -135,6 +135,31 @@ class TrainedModels:
         merged = merge_catalogs(self.catalog, catalog)
         return type(self)(self.bundle, merged, self._cache)
 
+    def instance_table(self) -> pd.DataFrame:
+        """Every instance predictions reach, with its GPU, price and basis.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``instance, gpu, gpus, usd_per_hour, basis``, in :attr:`all_instances` order.
+            ``gpus`` is the instance's GPU count (1 where the catalog does not say): the price
+            is the whole instance's. ``basis``: ``"measured"`` or the cross-instance model's
+            (``"specs only"``, ``"calibrated (k runs)"``, ``"published (n)"``).
+        """
+        cat = self.catalog.set_index("instance")
+        gpus = pd.to_numeric(cat.get("gpu_count", pd.Series(dtype=float)), errors="coerce")
+        rows = [
+            {
+                "instance": i,
+                "gpu": cat["gpu"].get(i, ""),
+                "gpus": int(gpus.get(i, 1)) if pd.notna(gpus.get(i, 1)) else 1,
+                "usd_per_hour": cat["usd_per_hour"].get(i),
+                "basis": "measured" if i in self.instances else self.cross.basis(i),
+            }
+            for i in self.all_instances
+        ]
+        return pd.DataFrame(rows, columns=["instance", "gpu", "gpus", "usd_per_hour", "basis"])
+
     def targets(self, anchor: str) -> list[str]:
         """Every instance but ``anchor``: measured ones and those of the spec catalog."""
         self._check_instance(anchor, "anchor")

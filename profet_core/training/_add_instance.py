@@ -1,4 +1,5 @@
-"""``profet calibrate``: teach the artifacts a new instance from a few of its runs.
+"""``add_instance()`` (``profet add-instance``): teach the artifacts a new instance from a few
+of its runs.
 
 Only the cross-instance model changes (a per-instance efficiency shrunk toward the spec prior);
 nothing else is retrained. The artifacts folder is rewritten atomically with a new manifest.
@@ -16,13 +17,16 @@ import pandas as pd
 from ..errors import ProfetValueError
 from ..inputs._convention import CONVENTION, ZOO_VERSION
 from ..inputs._dataset import Dataset
+from ..inputs._gpu_specs import load_specs
 from ..prediction._predictor import load_artifacts
-from ..prediction._store import write_json, write_manifest
-from ._swap import check_out_folder, new_temp_folder, remove_temp, replace_folder
+from ..prediction._store import artifacts_path, write_json, write_manifest
+from ._folders import as_folders, read_folders
+from ._swap import check_out_folder, check_paths, new_temp_folder, remove_temp, replace_folder
 
 
-def calibrate_artifacts(path, instance: str, dataset: Dataset, specs: pd.DataFrame | None = None):
-    """Adapt the artifacts' cross-instance model to ``instance`` and write them back.
+def add_instance(path, instance: str, data, specs=None) -> str:
+    """Add ``instance`` to the artifacts from a few of its runs: adapt their cross-instance
+    model to it and write them back.
 
     Parameters
     ----------
@@ -30,10 +34,12 @@ def calibrate_artifacts(path, instance: str, dataset: Dataset, specs: pd.DataFra
         Artifacts folder (default: ``$PROFET_ARTIFACTS`` or the shipped one).
     instance : str
         The new instance: in the artifacts' spec catalog, or in ``specs``.
-    dataset : Dataset
-        Rows of ``instance`` and of measured instances for the same workloads (shared schema).
-    specs : pandas.DataFrame, optional
-        Spec catalog lines to add or replace (e.g. the new instance's line).
+    data : Dataset, path-like or sequence of path-like
+        Rows of ``instance`` and of measured instances for the same workloads (shared schema),
+        or dataset folders holding them: these are checked (they exist, and none of them is or
+        holds the artifacts folder) before anything is read, then concatenated.
+    specs : pandas.DataFrame or path-like, optional
+        Spec catalog lines to add or replace (e.g. the new instance's line), or their CSV.
 
     Returns
     -------
@@ -47,6 +53,12 @@ def calibrate_artifacts(path, instance: str, dataset: Dataset, specs: pd.DataFra
         shared with a measured instance, or data taken under another capture convention or zoo
         than the artifacts' training data. The artifacts are then left as they were.
     """
+    if not isinstance(data, Dataset):  # paths and the spec file refused before any reading
+        folders = as_folders(data)
+        check_paths(folders, artifacts_path(path))
+    if specs is not None and not isinstance(specs, pd.DataFrame):
+        specs = load_specs(specs)
+    dataset = data if isinstance(data, Dataset) else read_folders(folders)
     predictor = load_artifacts(path)
     check_convention(predictor.bundle.manifest, dataset)
     check_out_folder(predictor.path)  # it is rewritten: it must hold nothing but our files
@@ -60,19 +72,19 @@ def calibrate_artifacts(path, instance: str, dataset: Dataset, specs: pd.DataFra
         raise ProfetValueError(
             f"instance {instance!r} is not in the spec catalog; pass its line with --specs FILE"
         )
-    calibrated = cross.calibrate(instance, dataset)
-    _write_cross(Path(predictor.path), calibrated, predictor.bundle.arrays)
-    return calibrated.basis(instance)
+    adapted = cross.calibrate(instance, dataset)
+    _write_cross(Path(predictor.path), adapted, predictor.bundle.arrays)
+    return adapted.basis(instance)
 
 
 def check_convention(manifest: dict, dataset: Dataset) -> None:
-    """Refuse calibration data whose capture convention or zoo differ from the training data's
+    """Refuse an added instance's data whose capture convention or zoo differ from the training data's
     (recorded in the manifest; artifacts from before it was recorded were trained on
     ``profet-2021`` data): the same-named workloads would not be the same."""
     trained = (manifest.get("convention", CONVENTION), manifest.get("zoo", ZOO_VERSION))
     if (dataset.convention, dataset.zoo) != trained:
         raise ProfetValueError(
-            f"calibration data {dataset.source} has convention {dataset.convention!r} (zoo "
+            f"the new instance's data {dataset.source} has convention {dataset.convention!r} (zoo "
             f"{dataset.zoo!r}) but the artifacts were trained on convention {trained[0]!r} (zoo "
             f"{trained[1]!r}); collect the new instance's runs the same way as the training data"
         )

@@ -29,14 +29,14 @@ from ._swap import check_out_folder, new_temp_folder, remove_temp, replace_folde
 MIN_PAIR_ROWS = 4
 
 
-def check_trainable(dataset: Dataset, methods, calibrate: bool) -> None:
+def check_trainable(dataset: Dataset, methods, intervals: bool) -> None:
     """Refuse, before any fitting, data that cannot be trained (or cross-validated).
 
     Raises
     ------
     ProfetValueError
         Fewer than 2 instances, a pair whose keys never join (or join fewer than
-        :data:`MIN_PAIR_ROWS` rows), or calibration asked with fewer than 2 architectures.
+        :data:`MIN_PAIR_ROWS` rows), or intervals asked with fewer than 2 architectures.
     """
     for m in methods:
         if m not in METHODS:
@@ -44,10 +44,10 @@ def check_trainable(dataset: Dataset, methods, calibrate: bool) -> None:
     instances = dataset.instances
     if len(instances) < 2:
         raise ProfetValueError(f"training needs at least 2 instances; the dataset has {instances}")
-    if calibrate and len(dataset.architectures) < 2:
+    if intervals and len(dataset.architectures) < 2:
         raise ProfetValueError(
             "calibrating intervals (leave-one-architecture-out) needs at least 2 architectures; "
-            f"the dataset has {dataset.architectures} (pass --no-calibrate to skip it)"
+            f"the dataset has {dataset.architectures} (pass --no-intervals to skip it)"
         )
     for anchor in instances:
         for target in instances:
@@ -131,9 +131,9 @@ def _fit_everything(dataset, threshold, factories, progress) -> tuple[dict, dict
     return model, arrays
 
 
-def _fit_cross(dataset: Dataset, specs, calibrate: bool):
+def _fit_cross(dataset: Dataset, specs, intervals: bool):
     """States ``(meta, arrays)`` of the cross-instance model (with per-basis intervals when
-    ``calibrate``) and of the will-it-fit model, and their validation tables (leave-one-GPU-out x
+    ``intervals``) and of the will-it-fit model, and their validation tables (leave-one-GPU-out x
     leave-one-architecture-out; will-it-fit leave-one-architecture-out); Nones without specs."""
     from ..crossgpu import CrossInstanceModel, median_table
     from ..crossgpu._fit import FitModel, fit_table, validate_fit
@@ -150,7 +150,7 @@ def _fit_cross(dataset: Dataset, specs, calibrate: bool):
     # Where every workload ran on every GPU there is nothing to learn about not fitting.
     fits = FitModel().fit(table, specs).to_state() if table["fits"].nunique() == 2 else None
     report, quantiles = None, None
-    if calibrate:
+    if intervals:
         oof = cross_validation(medians, specs)
         quantiles = interval_log_quantiles(oof)
         fit_report = validate_fit(medians, specs) if fits is not None else pd.DataFrame()
@@ -162,12 +162,12 @@ def _fit_cross(dataset: Dataset, specs, calibrate: bool):
     return model.to_state(), fits, report
 
 
-def _fit_side_models(dataset: Dataset, specs, calibrate: bool, progress, model, arrays) -> dict:
+def _fit_side_models(dataset: Dataset, specs, intervals: bool, progress, model, arrays) -> dict:
     """Fit the cross-instance, will-it-fit and one-point scaler models into ``model`` (states)
     and ``arrays``; return their validation tables by file name."""
-    cross, fits, cross_report = _fit_cross(dataset, specs, calibrate)
+    cross, fits, cross_report = _fit_cross(dataset, specs, intervals)
     model["onepoint"], onepoint_arrays, onepoint_report = fit_one_point(
-        dataset, calibrate, progress
+        dataset, intervals, progress
     )
     arrays.update(onepoint_arrays)
     for name, state in (("cross", cross), ("fits", fits)):
@@ -203,8 +203,8 @@ def train(
     *,
     methods=None,
     threshold: float = 6.0,
-    calibrate: bool = True,
-    calibrate_methods=None,
+    intervals: bool = True,
+    interval_methods=None,
     validation=None,
     method_params: dict | None = None,
     progress: Progress | None = None,
@@ -227,10 +227,10 @@ def train(
         trained, else the first listed.
     threshold : float
         Op-clustering distance threshold (reference method).
-    calibrate : bool
-        Cross-validate (leave one architecture out) to calibrate the intervals and write the
-        accuracy report into ``validation/``.
-    calibrate_methods : list of str, optional
+    intervals : bool
+        Fit the prediction intervals (split-conformal, on a leave-one-architecture-out
+        cross-validation) and write the accuracy report into ``validation/``.
+    interval_methods : list of str, optional
         Methods to cross-validate (default: the default method only; the reference's DNN makes
         its cross-validation take ~25 minutes). Methods not calibrated have no interval.
     validation : path-like, optional
@@ -253,18 +253,18 @@ def train(
     methods = list(methods or METHODS)
     method_params = method_params or {}
     check_out_folder(out_dir)
-    check_trainable(dataset, methods, calibrate and validation is None)
+    check_trainable(dataset, methods, intervals and validation is None)
     settings = {"threshold": threshold, "method_params": method_params}
     if validation is not None:  # checked before the fitting, copied after it
-        intervals = _reuse_validation(Path(validation), dataset, methods, settings)
+        quantiles = _reuse_validation(Path(validation), dataset, methods, settings)
     factories = {m: method_factory(m, method_params.get(m)) for m in methods}
     default = DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
     catalog = _full_catalog(catalog, dataset.instances)
     model, arrays = _fit_everything(dataset, threshold, factories, progress)
     model.update(methods=methods, default_method=default)
-    calibrating = calibrate or validation is not None
-    reports = _fit_side_models(dataset, specs, calibrating, progress, model, arrays)
-    calibrated = list(calibrate_methods or [default]) * bool(calibrate)
+    validating = intervals or validation is not None
+    reports = _fit_side_models(dataset, specs, validating, progress, model, arrays)
+    calibrated = list(interval_methods or [default]) * bool(intervals)
     tmp = new_temp_folder(out_dir)
     try:
         (tmp / "validation").mkdir()
@@ -273,20 +273,20 @@ def train(
         elif calibrated:
             chosen = {m: factories[m] for m in calibrated}
             oof = cross_validate(dataset, chosen, threshold=threshold, progress=progress)
-            intervals = interval_quantiles(oof, INTERVAL_LEVEL)
-            write_validation(tmp / "validation", oof, intervals, dataset, settings)
+            quantiles = interval_quantiles(oof, INTERVAL_LEVEL)
+            write_validation(tmp / "validation", oof, quantiles, dataset, settings)
         else:
-            intervals = pd.DataFrame(columns=INTERVAL_COLUMNS)
+            quantiles = pd.DataFrame(columns=INTERVAL_COLUMNS)
         for name, table in reports.items():
             table.to_csv(tmp / "validation" / name, index=False)
-        _write_artifacts(tmp, dataset, catalog, intervals, model, arrays)
+        _write_artifacts(tmp, dataset, catalog, quantiles, model, arrays)
         write_manifest(
             tmp,
             data_fingerprint=dataset.fingerprint,
             n_profiles=len(dataset.profiles),
             architectures=dataset.architectures,
             calibrated=calibrated,
-            # `profet calibrate` refuses data taken under another convention (or zoo).
+            # `profet add-instance` refuses data taken under another convention (or zoo).
             convention=dataset.convention,
             zoo=dataset.zoo,
             **settings,

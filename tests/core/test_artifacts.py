@@ -238,7 +238,7 @@ def test_failed_training_leaves_existing_artifacts_untouched(trained, tmp_path):
                 synthetic_catalog(),
                 art,
                 methods=["hybrid"],
-                calibrate=False,
+                intervals=False,
             )
     assert (art / "manifest.json").read_bytes() == before
     assert not [p for p in art.parent.iterdir() if p.name.startswith(".profet-train-")]

@@ -338,7 +338,7 @@ def test_train_and_validate_commands(synthetic_dir, tmp_path):
         tmp_path / "art",
         "--methods",
         "hybrid",
-        "--no-calibrate",
+        "--no-intervals",
     )
     assert code == 0, err
     assert "[" in err  # progress
@@ -393,3 +393,29 @@ def test_train_and_validate_commands(synthetic_dir, tmp_path):
     )
     assert code == 2 and "used threshold=6.0" in err
     assert not (tmp_path / "art3").exists()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "dest"),
+    [
+        ("--no-calibrate", "--no-intervals", "no_intervals"),
+        ("--calibrate-all", "--intervals-all", "intervals_all"),
+    ],
+)
+def test_renamed_train_flags_work_and_warn(capsys, old, new, dest):
+    from profet_core.cli._main import build_parser
+
+    parse = build_parser().parse_args
+    assert getattr(parse(["train"]), dest) is False
+    assert capsys.readouterr().err == ""
+    with_new = parse(["train", new])
+    assert capsys.readouterr().err == ""
+    with_old = parse(["train", old])
+    assert with_old == with_new and getattr(with_old, dest) is True
+    assert capsys.readouterr().err == (
+        f"profet: warning: '{old}' is now '{new}'; the old name goes in the next release\n"
+    )
+    with pytest.raises(SystemExit):  # the old name is not offered any more
+        parse(["train", "--help"])
+    shown = capsys.readouterr().out
+    assert new in shown and old not in shown

@@ -68,7 +68,7 @@ def test_file_flags_are_checked_before_the_data_are_read(capsys, unreadable_data
     assert code == 2 and "instance catalog" in err and "none.csv" in err
     code, err = run([*base, "--validation", tmp_path / "noval"], capsys)
     assert code == 2 and "--validation" in err and "run.json" in err
-    cal = ["calibrate", "--instance", "x", "--data", unreadable_data, "--specs"]
+    cal = ["add-instance", "--instance", "x", "--data", unreadable_data, "--specs"]
     code, err = run([*cal, tmp_path / "none.csv", "--artifacts", tmp_path / "a"], capsys)
     assert code == 2 and "none.csv" in err
     code, err = run(["validate", "--data", unreadable_data, "--cross", "--specs", "/no"], capsys)

@@ -133,14 +133,14 @@ def test_combine_refuses_folders_of_different_conventions(tmp_path, other, kw):
     assert combine_datasets([shared, load_dataset(same)]).convention == CONVENTION
 
 
-@pytest.mark.parametrize("command", ["train", "calibrate"], ids=["train", "calibrate"])
+@pytest.mark.parametrize("command", ["train", "add-instance"], ids=["train", "add-instance"])
 def test_cli_refuses_to_join_in_one_line(tmp_path, capsys, command):
     a, b = _folder(tmp_path / "a"), _folder(tmp_path / "b", "keras3-xla")
     argv = ["--data", str(a), "--data", str(b)]
     argv = (
         ["train", *argv, "--out", str(tmp_path / "o")]
         if command == "train"
-        else ["calibrate", "--instance", "gpu-a", *argv]
+        else ["add-instance", "--instance", "gpu-a", *argv]
     )
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -1,4 +1,4 @@
-"""`profet train --out` and `profet calibrate` replace only folders PROFET wrote, and a kill at
+"""`profet train --out` and `profet add-instance` replace only folders PROFET wrote, and a kill at
 any step loses nothing (issue 19, data-loss cases D1-D6). Real processes, killed for real by
 ``PROFET_TEST_STOP_AT`` (the process SIGKILLs itself at that step)."""
 
@@ -54,12 +54,12 @@ def old_art(tmp_path_factory) -> Path:
     """Artifacts trained with threshold 6 (the runs under test train with threshold 5)."""
     out = tmp_path_factory.mktemp("oldart") / "artifacts"
     dataset = make_dataset(*make_synthetic(n_arch=2, n_exp=2))
-    train(dataset, synthetic_catalog(), out, methods=["hybrid"], calibrate=False, threshold=6.0)
+    train(dataset, synthetic_catalog(), out, methods=["hybrid"], intervals=False, threshold=6.0)
     return out
 
 
 def _train(data, out, **kw):
-    argv = ["train", "--data", data, "--out", out, "--methods", "hybrid", "--no-calibrate"]
+    argv = ["train", "--data", data, "--out", out, "--methods", "hybrid", "--no-intervals"]
     return cli(*argv, "--threshold", 5, **kw)
 
 
@@ -215,7 +215,7 @@ def cross_art(tmp_path_factory):
         catalog,
         out,
         methods=["hybrid"],
-        calibrate=False,
+        intervals=False,
         method_params=params,
         specs=spec_table(),
     )
@@ -228,13 +228,13 @@ def cross_art(tmp_path_factory):
 
 
 @pytest.mark.parametrize("stop", [None, "after-swap"], ids=["completes", "killed-after-swap"])
-def test_d5_calibrate_keeps_users_old_folder_and_survives_a_kill(stop, cross_art, tmp_path):
+def test_d5_add_instance_keeps_users_old_folder_and_survives_a_kill(stop, cross_art, tmp_path):
     src, data = cross_art
     art = tmp_path / "art"
     shutil.copytree(src, art)
     (tmp_path / "art.old").mkdir()
     (tmp_path / "art.old" / "keep.txt").write_text("mine")
-    argv = ["calibrate", "--instance", "gpu-d", "--data", data, "--artifacts", art]
+    argv = ["add-instance", "--instance", "gpu-d", "--data", data, "--artifacts", art]
     proc = cli(*argv, stop=stop)
     assert proc.returncode == (-signal.SIGKILL if stop else 0), proc.stderr
     assert (tmp_path / "art.old" / "keep.txt").read_text() == "mine"
@@ -243,12 +243,12 @@ def test_d5_calibrate_keeps_users_old_folder_and_survives_a_kill(stop, cross_art
         assert _ours(tmp_path) == []
 
 
-def test_calibrate_refuses_artifacts_holding_a_users_file(cross_art, tmp_path):
+def test_add_instance_refuses_artifacts_holding_a_users_file(cross_art, tmp_path):
     src, data = cross_art
     art = tmp_path / "art"
     shutil.copytree(src, art)
     (art / "notes.txt").write_text("mine")
     before = snapshot(tmp_path)
-    proc = cli("calibrate", "--instance", "gpu-d", "--data", data, "--artifacts", art)
+    proc = cli("add-instance", "--instance", "gpu-d", "--data", data, "--artifacts", art)
     assert proc.returncode == 2 and "'notes.txt', which the manifest" in proc.stderr
     assert snapshot(tmp_path) == before

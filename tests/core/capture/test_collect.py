@@ -137,7 +137,7 @@ def test_train_on_shared_and_collected_data(collected, tmp_path):
     synthetic_catalog().to_csv(shared / "instances.csv", index=False)
     out = tmp_path / "art"
     argv = ["train", "--data", str(shared), "--data", str(d), "--out", str(out)]
-    assert main([*argv, "--methods", "hybrid", "--no-calibrate"]) == 0
+    assert main([*argv, "--methods", "hybrid", "--no-intervals"]) == 0
     from profet_core import load_artifacts
 
     predictor = load_artifacts(out)
