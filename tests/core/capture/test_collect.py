@@ -18,9 +18,8 @@ import pytest
 from profet_core._schema import KEY
 from profet_core.cli._main import main
 from profet_core.errors import ProfetValueError
-from tests.conftest import make_synthetic, synthetic_catalog
-
-from .conftest import requires_tf
+from tests._utils import make_synthetic, synthetic_catalog
+from tests.core.capture._utils import requires_tf
 
 pytestmark = requires_tf
 ROOT = Path(__file__).resolve().parents[3]

@@ -20,9 +20,8 @@ import pandas as pd
 import pytest
 
 from profet_core.capture._conformance import conformance, type_times
-from tests.conftest import SHARED, requires_shared
-
-from .conftest import requires_tf
+from tests._utils import SHARED, requires_shared
+from tests.core.capture._utils import requires_tf
 
 pytestmark = requires_tf
 ROOT = Path(__file__).resolve().parents[3]
