@@ -124,6 +124,7 @@ def test_calibrate_refuses_a_measured_instance_and_keeps_the_artifacts(artifacts
     assert (artifacts / "manifest.json").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_validate_cross_reports_each_left_out_gpu(tables, tmp_path, capsys):
     prof, lat = tables
     data = tmp_path / "data"
