@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED
+from tests._utils import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -47,7 +47,15 @@ def test_readme_has_examples():
     assert len(COMMANDS) >= 8 and _blocks("python")
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[c[:60] for c in COMMANDS])
+#: Examples that train or validate on the whole shared data: about a minute each.
+SLOW = ("profet train ", "profet validate ")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [pytest.param(c, marks=[pytest.mark.slow] if c.startswith(SLOW) else []) for c in COMMANDS],
+    ids=[c[:60] for c in COMMANDS],
+)
 def test_cli_example_runs_as_written(command, workdir):
     if "../shared" in command and not SHARED.is_dir():
         pytest.skip(f"needs the shared data at {SHARED} (CI has it)")

@@ -21,7 +21,7 @@ from profet_core import ProfetError, estimate_run, latency_seconds, make_dataset
 from profet_core._messages import show_number
 from profet_core.cli._main import main
 from profet_core.inputs._catalog import load_catalog, validate_catalog
-from tests.conftest import make_synthetic, synthetic_catalog
+from tests._utils import make_synthetic, synthetic_catalog
 
 GOOD = {"Device_Conv2D": 5000.0, "Device_Relu": 800.0, "Host_IDLE": 100.0}
 BIG = "1" + "0" * 400

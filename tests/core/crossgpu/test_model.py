@@ -6,8 +6,12 @@ from profet_core import make_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu._validate import logo_runs, summarize
 from profet_core.errors import ProfetValueError
+from tests.core.crossgpu._utils import make_multi_gpu, spec_table
 
-from .conftest import make_multi_gpu, spec_table
+
+@pytest.fixture(scope="module")
+def multi_gpu():
+    return make_dataset(*make_multi_gpu())
 
 
 def _without(dataset, gpu):

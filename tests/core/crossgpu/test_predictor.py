@@ -10,11 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core import load_artifacts, load_dataset, make_dataset, train
+from profet_core import load_artifacts, load_dataset, make_dataset
 from profet_core.cli._main import main
-from tests.core.crossgpu.conftest import make_multi_gpu, spec_table
-
-MEASURED = ["gpu-a", "gpu-b", "gpu-c"]
+from tests.core.crossgpu._utils import MEASURED, make_multi_gpu, spec_table, train_cross
 
 
 @pytest.fixture(scope="module")
@@ -24,22 +22,7 @@ def tables():
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory, tables):
-    prof, lat = tables
-    keep = lambda t: t[t["instance"].isin(MEASURED)]  # noqa: E731
-    dataset = make_dataset(keep(prof), keep(lat))
-    catalog = spec_table()[["instance", "gpu", "usd_per_hour"]]
-    out = tmp_path_factory.mktemp("cross") / "artifacts"
-    params = {"hybrid": {"n_trees_et": 20, "n_trees_gb": 40}}
-    train(
-        dataset,
-        catalog,
-        out,
-        methods=["hybrid"],
-        intervals=False,
-        method_params=params,
-        specs=spec_table(),
-    )
-    return out
+    return train_cross(*tables, tmp_path_factory.mktemp("cross") / "artifacts", trees=(20, 40))
 
 
 def _profile(tables, instance="gpu-a", row=0):
@@ -143,6 +126,7 @@ def test_add_instance_refuses_a_measured_instance_and_keeps_the_artifacts(
     assert (artifacts / "manifest.json").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_validate_cross_reports_each_left_out_gpu(tables, tmp_path, capsys):
     prof, lat = tables
     data = tmp_path / "data"

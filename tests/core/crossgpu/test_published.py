@@ -19,7 +19,7 @@ from profet_core.crossgpu._published import (
 )
 from profet_core.errors import ProfetValueError
 from profet_core.inputs._gpu_specs import load_specs
-from tests.core.crossgpu.conftest import make_multi_gpu, spec_table
+from tests.core.crossgpu._utils import make_multi_gpu, spec_table
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 #: Synthetic tensor-core GPUs: (fp32, tensor TF32, bandwidth, generation)

@@ -7,7 +7,7 @@ from profet_core import load_dataset
 from profet_core.crossgpu import median_table
 from profet_core.crossgpu._validate import logo_runs, summarize
 from profet_core.inputs._gpu_specs import load_specs
-from tests.conftest import SHARED, requires_shared
+from tests._utils import SHARED, requires_shared
 
 pytestmark = [requires_shared, pytest.mark.realdata]
 
@@ -73,7 +73,7 @@ def test_shipped_8_gpu_instances_are_priced_whole_and_say_so():
     """Issue 18: the shipped catalog's p4d/p5 carry the whole instance's price and GPU count,
     and a prediction there says it is one of 8 GPUs."""
     from profet_core import load_artifacts, read_profile
-    from tests.conftest import ROOT
+    from tests._utils import ROOT
 
     p = load_artifacts()
     cat = p.catalog.set_index("instance")

@@ -13,7 +13,7 @@ import pytest
 
 from profet_core.doe import demo_results, make_design, montgomery_filtration_example
 from profet_core.doe._cli import main
-from tests.core.doe._helpers import STUDY
+from tests.core.doe._utils import STUDY
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from app_helpers import example_profile, no_exception, plain, plotly_spec, values
 
 import ui
 from profet_core import NOVELTY_WARN, estimate_run, parse_profile
+from tests.app._utils import example_profile, no_exception, plain, plotly_spec, values
 
 
 def _widget(widgets, prefix: str):

@@ -13,7 +13,7 @@ import pytest
 from profet_core import load_artifacts
 from profet_core.cli._main import main
 from profet_core.models._intervals import novelty_band, novelty_bands
-from tests.conftest import OPS
+from tests._utils import OPS
 
 BANDS = pd.DataFrame(
     {

@@ -9,7 +9,7 @@ import pytest
 
 from profet_core.inputs._profile import normalise_steps, parse_profile
 from profet_core.inputs._sanity import RATIO_TYPICAL, Finding, profile_checks
-from tests.conftest import SHARED, requires_shared
+from tests._utils import SHARED, requires_shared
 
 LAT = 0.1  # s per step
 

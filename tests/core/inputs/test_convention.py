@@ -21,9 +21,8 @@ from profet_core.inputs._convention import (
 )
 from profet_core.inputs._dataset import combine_datasets, load_dataset
 from profet_core.inputs._sanity import profile_checks
-from tests.conftest import make_synthetic
+from tests._utils import ROOT, make_synthetic
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "profile_g3s.json"
 VOCAB = {"Device_Conv2D", "Device_Relu", "Device_IDLE", "Host_IDLE"}
 

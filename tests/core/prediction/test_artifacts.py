@@ -7,7 +7,7 @@ import pytest
 
 from profet_core import ArtifactError, ProfetValueError, load_artifacts, train
 from profet_core.models._methods import METHODS
-from tests.conftest import SPEED, make_synthetic, synthetic_catalog
+from tests._utils import SPEED, make_synthetic, synthetic_catalog
 
 
 @pytest.fixture(scope="module")
@@ -251,7 +251,7 @@ def test_breakdown_per_op_family(predictor, synthetic_dataset):
     b = predictor.breakdown("gpu-a", row)
     assert set(b["target"]) == {"gpu-b", "gpu-c"}
     conv = b[(b["family"] == "conv")].set_index("target")["speedup"]
-    # gpu-b runs conv ops 2.5x faster than gpu-a, gpu-c 1.5x slower (see tests/conftest.py SPEED).
+    # gpu-b runs conv ops 2.5x faster than gpu-a, gpu-c 1.5x slower (see tests/_utils.py SPEED).
     assert conv["gpu-b"] == pytest.approx(2.5, rel=0.15)
     assert conv["gpu-c"] == pytest.approx(1 / 1.5, rel=0.15)
     assert "per-op:forest" in set(predictor.validation["metrics"]["estimator"])

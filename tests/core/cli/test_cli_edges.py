@@ -13,8 +13,7 @@ import pandas as pd
 import pytest
 
 from profet_core.cli._main import main
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests._utils import ROOT
 
 
 def run(argv, capsys) -> tuple[int, str]:

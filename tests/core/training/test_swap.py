@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 
 from profet_core import load_artifacts, make_dataset, train
-from tests.conftest import make_synthetic, synthetic_catalog
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests._utils import ROOT, make_synthetic, synthetic_catalog
 
 
 def cli(*argv, stop=None, portable=False):
@@ -201,24 +199,12 @@ def test_d6_a_kill_at_any_step_leaves_a_complete_folder(step, portable, tmp_path
 
 @pytest.fixture(scope="module")
 def cross_art(tmp_path_factory):
-    from tests.core.crossgpu.conftest import make_multi_gpu, spec_table
+    from tests.core.crossgpu._utils import make_multi_gpu, train_cross
 
     prof, lat = make_multi_gpu(n_arch=3)
     measured = ["gpu-a", "gpu-b", "gpu-c"]
-    keep = lambda t: t[t["instance"].isin(measured)]  # noqa: E731
     out = tmp_path_factory.mktemp("crossart") / "artifacts"
-    params = {"hybrid": {"n_trees_et": 10, "n_trees_gb": 10}}
-    catalog = spec_table()[["instance", "gpu", "usd_per_hour"]]
-    dataset = make_dataset(keep(prof), keep(lat))
-    train(
-        dataset,
-        catalog,
-        out,
-        methods=["hybrid"],
-        intervals=False,
-        method_params=params,
-        specs=spec_table(),
-    )
+    train_cross(prof, lat, out, trees=(10, 10), measured=measured)
     data = out.parent / "data"
     data.mkdir()
     few = lambda t: t[t["instance"].isin([*measured, "gpu-d"]) & t["model"].eq("Net0")]  # noqa: E731

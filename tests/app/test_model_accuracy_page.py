@@ -7,7 +7,8 @@ import shutil
 
 import numpy as np
 import pytest
-from app_helpers import no_exception, plain, plotly_spec, values
+
+from tests.app._utils import no_exception, plain, plotly_spec, values
 
 
 def _metrics_shown(at):

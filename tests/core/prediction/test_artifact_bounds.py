@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 from profet_core import ArtifactError, load_artifacts
+from tests._utils import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 PAIR = "gpu-a->gpu-b"
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from app_helpers import example_profile, no_exception, plain, plotly_spec, values
 
 import ui
+from tests.app._utils import example_profile, no_exception, plain, plotly_spec, values
 
 
 def _points_mode(at):

@@ -1,10 +1,10 @@
-"""A synthetic multi-GPU dataset whose per-family speeds follow known spec powers."""
+"""Helpers of the cross-GPU tests: a synthetic multi-GPU dataset whose per-family speeds follow
+known spec powers, its spec sheet, and small artifacts trained on part of its GPUs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 # instance: (fp32 TFLOPS, bandwidth GB/s, clock MHz, generation)
 GPUS = {
@@ -76,8 +76,26 @@ def make_multi_gpu(n_arch=6, seed=0, gpus=GPUS):
     return pd.DataFrame(prof), pd.DataFrame(lat)
 
 
-@pytest.fixture(scope="session")
-def multi_gpu():
-    from profet_core import make_dataset
+MEASURED = ["gpu-a", "gpu-b", "gpu-c"]
 
-    return make_dataset(*make_multi_gpu())
+
+def train_cross(prof, lat, out, trees: tuple[int, int], measured=MEASURED):
+    """Hybrid-only, uncalibrated artifacts at ``out`` trained on the ``measured`` GPUs' rows, with
+    every GPU of ``spec_table()`` in the catalog and the spec sheet (the others are spec-only
+    targets); ``trees``: the hybrid's (extra trees, boosted trees)."""
+    from profet_core import make_dataset, train
+
+    keep = lambda t: t[t["instance"].isin(measured)]  # noqa: E731
+    dataset = make_dataset(keep(prof), keep(lat))
+    catalog = spec_table()[["instance", "gpu", "usd_per_hour"]]
+    params = {"hybrid": {"n_trees_et": trees[0], "n_trees_gb": trees[1]}}
+    train(
+        dataset,
+        catalog,
+        out,
+        methods=["hybrid"],
+        intervals=False,
+        method_params=params,
+        specs=spec_table(),
+    )
+    return out

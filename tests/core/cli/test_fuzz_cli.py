@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profet_core.cli._main import main
-from tests.conftest import make_synthetic, synthetic_catalog
+from tests._utils import make_synthetic, synthetic_catalog
 
 FUZZ = settings(
     max_examples=150,

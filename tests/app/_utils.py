@@ -1,5 +1,4 @@
-"""Helpers shared by the app tests (imported as a plain module; pytest puts this folder on
-sys.path)."""
+"""Helpers shared by the app tests (imported as ``tests.app._utils``)."""
 
 from __future__ import annotations
 

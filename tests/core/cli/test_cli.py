@@ -1,19 +1,13 @@
 import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import redirect_stderr
 
 import pandas as pd
 import pytest
 
 from profet_core import NOVELTY_WARN, load_artifacts, parse_profile
 from profet_core.cli._main import main
-
-
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(map(str, argv)))
-    return code, out.getvalue(), err.getvalue()
+from tests._utils import run
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from profet_core import ProfetValueError, load_artifacts
-from tests.core.test_cli import run
+from tests._utils import run
 
 
 def _digests(folder):
