@@ -8,7 +8,7 @@ import pytest
 
 from profet_core import ProfetError, Validation, validate
 from profet_core.training._validate import SUMMARY_COLUMNS
-from tests.core.crossgpu.conftest import GPUS, make_multi_gpu, spec_table
+from tests.core.crossgpu._utils import GPUS, make_multi_gpu, spec_table
 
 #: Small ensembles: these tests check what is written and returned, not accuracy.
 SMALL = {"hybrid": {"n_trees_et": 10, "n_trees_gb": 20}}
