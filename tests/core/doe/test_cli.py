@@ -131,14 +131,14 @@ def _results_file(tmp_path, last: str):
         ),
         (
             lambda p: ["analyze", str(p / ("r" * 300 + ".csv")), "--response", "y"],
-            r"cannot open results file .*File name too long",
+            r"results file .* a name in the path is longer than 255 bytes",
         ),
-        (lambda p: ["analyze", str(p), "--response", "y"], r"is a directory, not a CSV file"),
+        (lambda p: ["analyze", str(p), "--response", "y"], r"is a folder, not a regular file"),
         (
             lambda p: ["analyze", "/dev/null", "--response", "y"],
-            r"'/dev/null' is a character device, not a CSV file",
+            r"'/dev/null' is a character device, not a regular file",
         ),
-        (lambda p: ["analyze", "", "--response", "y"], r"results path is empty"),
+        (lambda p: ["analyze", "", "--response", "y"], r"results file path is empty"),
         (
             lambda p: ["design", "--factor", "a=0,1", "--seed", "-1"],
             r"seed must be a whole number from 0 to 4294967295; got -1",
@@ -197,5 +197,5 @@ def test_fifo_results_path_is_refused_without_blocking(tmp_path):
     )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        f"profet: error: results path {str(fifo)!r} is a named pipe (FIFO), not a CSV file"
+        f"profet: error: results file {str(fifo)!r} is a named pipe (FIFO), not a regular file"
     ]
