@@ -33,7 +33,7 @@ from profet_core.crossgpu._validate import (
     interval_log_quantiles,
     logo_runs,
     measured_runs,
-    summarize,
+    summarize_gpus,
 )
 from profet_core.inputs._gpu_specs import load_specs
 
@@ -102,7 +102,7 @@ def main(argv=None) -> None:
         [logo_runs(medians, specs, params=params), measured_runs(medians, specs, params=params)],
         ignore_index=True,
     )
-    summary = summarize(oof)
+    summary = summarize_gpus(oof)
     table = goals_table(summary)
     q = interval_log_quantiles(oof)
     qt = pd.DataFrame(

@@ -138,7 +138,7 @@ def _fit_cross(dataset: Dataset, specs, intervals: bool):
     from ..crossgpu import CrossInstanceModel, median_table
     from ..crossgpu._fit import FitModel, fit_table, validate_fit
     from ..crossgpu._gpu_holdout import learn_published
-    from ..crossgpu._validate import cross_validation, interval_log_quantiles, summarize
+    from ..crossgpu._validate import cross_validate_gpus, interval_log_quantiles, summarize_gpus
     from ..inputs._gpu_specs import load_specs
 
     specs = load_specs() if specs is None else specs
@@ -151,10 +151,10 @@ def _fit_cross(dataset: Dataset, specs, intervals: bool):
     fits = FitModel().fit(table, specs).to_state() if table["fits"].nunique() == 2 else None
     report, quantiles = None, None
     if intervals:
-        oof = cross_validation(medians, specs)
+        oof = cross_validate_gpus(medians, specs)
         quantiles = interval_log_quantiles(oof)
         fit_report = validate_fit(medians, specs) if fits is not None else pd.DataFrame()
-        report = summarize(oof), fit_report
+        report = summarize_gpus(oof), fit_report
     # Tensor-core GPUs: efficiencies from published speed-ups (VGG16/Inception-v3 never fitted).
     model, published = learn_published(model, medians, specs, quantiles)
     if report is not None:

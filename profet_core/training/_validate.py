@@ -125,8 +125,8 @@ def validate(
 def _validate_cross(dataset: Dataset, specs: pd.DataFrame, out: Path) -> pd.DataFrame:
     """Leave-one-GPU-out x leave-one-architecture-out of the cross-instance model."""
     from ..crossgpu import median_table
-    from ..crossgpu._validate import cross_validation, summarize
+    from ..crossgpu._validate import cross_validate_gpus, summarize_gpus
 
-    table = summarize(cross_validation(median_table(dataset), specs))
+    table = summarize_gpus(cross_validate_gpus(median_table(dataset), specs))
     table.to_csv(out / "crossgpu.csv", index=False)
     return table

@@ -5,7 +5,7 @@ import pytest
 
 from profet_core import load_dataset
 from profet_core.crossgpu import median_table
-from profet_core.crossgpu._validate import logo_runs, summarize
+from profet_core.crossgpu._validate import logo_runs, summarize_gpus
 from profet_core.inputs._gpu_specs import load_specs
 from tests._utils import SHARED, requires_shared
 
@@ -20,7 +20,7 @@ def test_logo_slice_t4_specs_and_calibration():
         ("g4dn.xlarge", "p2.xlarge"),
         ("p3.2xlarge", "g4dn.xlarge"),
     }
-    s = summarize(oof).set_index(["k", "left_out", "direction"])
+    s = summarize_gpus(oof).set_index(["k", "left_out", "direction"])
     specs_only, calibrated = s.loc[(0, "all", "both")], s.loc[(1, "all", "both")]
     # Full-run numbers (bench/crossgpu.py): the T4 is the GPU its specs describe best.
     assert specs_only["mape_cross"] < specs_only["mape_fp32-ratio"]
