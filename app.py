@@ -14,22 +14,20 @@ st.set_page_config(
 pages = {
     "Predict": [
         st.Page(
-            "pages/1_Anchor_prediction.py",
+            "pages/anchor_prediction.py",
             title="Anchor prediction",
             icon=":material/target:",
             default=True,
         ),
         st.Page(
-            "pages/2_Scaler_prediction.py", title="Scaler prediction", icon=":material/show_chart:"
+            "pages/scaler_prediction.py", title="Scaler prediction", icon=":material/show_chart:"
         ),
     ],
     "Trust and plan": [
-        st.Page("pages/3_Model_accuracy.py", title="Model accuracy", icon=":material/fact_check:"),
-        st.Page(
-            "pages/5_Experiment_design.py", title="Experiment design", icon=":material/science:"
-        ),
+        st.Page("pages/model_accuracy.py", title="Model accuracy", icon=":material/fact_check:"),
+        st.Page("pages/experiment_design.py", title="Experiment design", icon=":material/science:"),
     ],
-    "Help": [st.Page("pages/4_About.py", title="About / how to profile", icon=":material/help:")],
+    "Help": [st.Page("pages/about.py", title="About / how to profile", icon=":material/help:")],
 }
 page = st.navigation(pages)
 st.sidebar.caption(

@@ -17,7 +17,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from profet_core import Prediction, Predictor, ProfetError, latency_seconds, load_artifacts
-from profet_core._csv import escape_formulas
+from profet_core.inputs._csv import escape_formulas
 
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
 ANCHOR_RESULT = "anchor_result"
@@ -182,49 +182,31 @@ def fmt_usd(usd: float) -> str:
     return f"${round_sig(usd):g}"
 
 
-def fmt_hours(hours: float) -> str:
-    """A duration for people: ``"3.2 h"``, ``"2.1 days"``, ``"45 min"``."""
-    if hours is None or not np.isfinite(hours):
-        return "–"
-    if hours < 1:
-        return f"{round_sig(hours * 60, 2):g} min"
-    if hours >= 48:
-        return f"{round_sig(hours / 24, 3):g} days"
-    return f"{round_sig(hours, 3):g} h"
-
-
 def csv_bytes(df: pd.DataFrame) -> bytes:
     """The table as UTF-8 CSV for a download button (formula-looking text escaped)."""
     return escape_formulas(df).to_csv(index=False).encode("utf-8")
 
 
-def _mark_fastest_and_cheapest(fig: go.Figure, targets, lat, cost) -> None:
-    """Arrows at the fastest bar and the cheapest marker."""
-    if not len(targets):
-        return
-    fastest = int(np.nanargmin(lat))
-    fig.add_annotation(
-        x=targets[fastest],
-        y=lat[fastest],
-        text="fastest",
-        showarrow=True,
-        arrowhead=2,
-        ax=-45,
-        ay=-35,
-        yref="y",
+def _mark_picks(fig: go.Figure, picks: dict, cost_col: str) -> None:
+    """Arrows at the fastest bar and the cheapest marker (``Prediction.picks``)."""
+    marks = (
+        ("fastest", "batch_latency_ms", "y", -45, -35, None),
+        ("cheapest", cost_col, "y2", 45, -55, {"color": "#F58518"}),
     )
-    if np.isfinite(cost).any():
-        cheapest = int(np.nanargmin(cost))
+    for text, col, yref, ax, ay, font in marks:
+        best = picks.get(text)
+        if best is None:
+            continue
         fig.add_annotation(
-            x=targets[cheapest],
-            y=cost[cheapest],
-            text="cheapest",
+            x=best["target"],
+            y=best[col],
+            text=text,
             showarrow=True,
             arrowhead=2,
-            ax=45,
-            ay=-55,
-            yref="y2",
-            font={"color": "#F58518"},
+            ax=ax,
+            ay=ay,
+            yref=yref,
+            font=font,
         )
 
 
@@ -234,6 +216,7 @@ def _error_bars(value, low, high) -> dict:
 
 def latency_cost_figure(
     table: pd.DataFrame,
+    picks: dict,
     cost_col: str,
     cost_label: str,
     cost_low: str | None = None,
@@ -246,6 +229,8 @@ def latency_cost_figure(
     table : pandas.DataFrame
         One row per target: ``target``, ``batch_latency_ms``, ``low_ms``, ``high_ms`` and
         ``cost_col``.
+    picks : dict
+        ``Prediction.picks``: the fastest and the cheapest row, marked with arrows.
     cost_col, cost_label : str
         Column and axis title (with unit) of the cost.
     cost_low, cost_high : str, optional
@@ -295,7 +280,7 @@ def latency_cost_figure(
         ),
         secondary_y=True,
     )
-    _mark_fastest_and_cheapest(fig, t["target"], lat, cost)
+    _mark_picks(fig, picks, cost_col)
     fig.update_xaxes(title_text="Target instance")
     fig.update_yaxes(
         title_text="Predicted batch latency (ms)", secondary_y=False, rangemode="tozero"

@@ -15,15 +15,15 @@ import shutil
 import sys
 from pathlib import Path
 
-from profet_core._cli import main as profet
+from profet_core.cli._main import main as profet
 
 
 def _onepoint_only(data: Path, out: Path) -> None:
     import pandas as pd
 
     from profet_core import load_dataset
-    from profet_core._report import accuracy_markdown
     from profet_core.onepoint import POWER, cross_validate_one_point, summarize_one_point
+    from profet_core.training._report import accuracy_markdown
 
     dataset = load_dataset(data)
     oof = [cross_validate_one_point(dataset, by) for by in POWER]

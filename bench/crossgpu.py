@@ -26,7 +26,6 @@ import pandas as pd
 from _sections import marked_tail
 
 from profet_core import load_dataset
-from profet_core._specs import load_specs
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu._fit import validate_fit
 from profet_core.crossgpu._pairs import MODEL_FAMILIES
@@ -34,8 +33,9 @@ from profet_core.crossgpu._validate import (
     interval_log_quantiles,
     logo_runs,
     measured_runs,
-    summarize,
+    summarize_gpus,
 )
+from profet_core.inputs._gpu_specs import load_specs
 
 ROOT = Path(__file__).resolve().parent.parent
 COLS = {
@@ -102,7 +102,7 @@ def main(argv=None) -> None:
         [logo_runs(medians, specs, params=params), measured_runs(medians, specs, params=params)],
         ignore_index=True,
     )
-    summary = summarize(oof)
+    summary = summarize_gpus(oof)
     table = goals_table(summary)
     q = interval_log_quantiles(oof)
     qt = pd.DataFrame(

@@ -47,7 +47,7 @@ def _stdout_like() -> io.TextIOWrapper:
 
 def _stages(path: Path, anchor: str, artifacts) -> list[tuple[str, float]]:
     """Seconds per stage in process: read, predict, write CSV."""
-    from profet_core._cli import main
+    from profet_core.cli._main import main
 
     out = []
     t0 = time.perf_counter()

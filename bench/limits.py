@@ -24,10 +24,10 @@ import pandas as pd
 from sklearn.ensemble import ExtraTreesRegressor
 
 from profet_core import load_dataset, make_pairs
-from profet_core._data import PAIR_KEY, op_columns
-from profet_core._evaluate import validate_scalers
-from profet_core._features import profile_features
-from profet_core._scaler import SCALER_VARIANTS
+from profet_core._schema import PAIR_KEY, op_columns
+from profet_core.features._profile_features import profile_features
+from profet_core.models._curve_scaler import SCALER_VARIANTS
+from profet_core.training._cross_validate import validate_scalers
 
 KEY = [c for c in PAIR_KEY if c != "exp"]
 

@@ -25,15 +25,11 @@ import pandas as pd
 from _sections import markers, write_section
 
 from profet_core import load_dataset
-from profet_core._specs import load_specs
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu._efficiency import fit_published, predict_speedups, tensor_share
+from profet_core.crossgpu._gpu_holdout import basis_frames, published_logo, summarize_published
 from profet_core.crossgpu._published import load_published, published_pairs
-from profet_core.crossgpu._published_check import (
-    basis_frames,
-    published_logo,
-    summarize_published,
-)
+from profet_core.inputs._gpu_specs import load_specs
 
 START, END = markers("published")
 

@@ -29,13 +29,13 @@ import pandas as pd
 from _sections import markers, write_section
 from scipy.optimize import least_squares
 
+import profet_core.crossgpu._gpu_holdout as check
 import profet_core.crossgpu._model as model_module
-import profet_core.crossgpu._published_check as check
 from profet_core import load_dataset
-from profet_core._specs import load_specs
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu import _efficiency as eff
 from profet_core.crossgpu._published import load_published, published_pairs
+from profet_core.inputs._gpu_specs import load_specs
 
 STRUCTURES = ("generation", "hierarchical", "gpu", "bandwidth")
 

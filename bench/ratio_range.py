@@ -1,4 +1,4 @@
-"""Measure device busy time / batch latency on the shared PROFET data (for profet_core._sanity).
+"""Measure device busy time / batch latency on the shared PROFET data (for profet_core.inputs._sanity).
 
 Device busy time is the sum of every ``Device_*`` op column except ``Device_IDLE`` (us); the
 latency is the measured median step time (``batch_latency_s``). One ratio per

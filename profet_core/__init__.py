@@ -7,19 +7,14 @@ Typical use::
     result = predictor.predict("g3s.xlarge", read_profile("profile.json"), anchor_latency_s=0.12)
     result.table  # batch_latency_ms, low_ms, high_ms per target instance
 
-This package exports the prediction side. Training (``train``, ``load_dataset``,
-``cross_validate``) and the experiment-design subpackage (``profet_core.doe``) are imported
-only when used, so ``import profet_core`` stays light (no scikit-learn, scipy, statsmodels,
-plotly or TensorFlow).
+This package exports the prediction side. Training (``train``, ``validate``, ``add_instance``,
+``load_dataset``, ``cross_validate``) and the experiment-design subpackage
+(``profet_core.doe``) are imported only when used, so ``import profet_core`` stays light (no
+scikit-learn, scipy, statsmodels, plotly or TensorFlow).
 """
 
 from importlib import import_module
 
-from ._catalog import estimate_run, load_catalog
-from ._prediction import NOVELTY_WARN, Prediction
-from ._predictor import Predictor, load_artifacts
-from ._profile import parse_profile, read_profile
-from ._profile_rules import latency_seconds
 from .errors import (
     ArtifactError,
     NotFittedError,
@@ -27,16 +22,24 @@ from .errors import (
     ProfetFileNotFoundError,
     ProfetValueError,
 )
+from .inputs._catalog import estimate_run, load_catalog
+from .inputs._profile import parse_profile, read_profile
+from .inputs._rules import latency_seconds
+from .prediction._predictor import Predictor, load_artifacts
+from .prediction._result import NOVELTY_WARN, Prediction
 
 #: Public names loaded on first use: ``name -> module``.
 _LAZY = {
-    "train": "._train",
-    "cross_validate": "._evaluate",
-    "summarize": "._evaluate",
-    "Dataset": "._data",
-    "load_dataset": "._data",
-    "make_dataset": "._data",
-    "make_pairs": "._data",
+    "train": ".training._train",
+    "validate": ".training._validate",
+    "Validation": ".training._validate",
+    "add_instance": ".training._add_instance",
+    "cross_validate": ".training._cross_validate",
+    "summarize": ".training._cross_validate",
+    "Dataset": ".inputs._dataset",
+    "load_dataset": ".inputs._dataset",
+    "make_dataset": ".inputs._dataset",
+    "make_pairs": ".inputs._dataset",
 }
 
 __all__ = [
@@ -49,6 +52,8 @@ __all__ = [
     "ProfetError",
     "ProfetFileNotFoundError",
     "ProfetValueError",
+    "Validation",
+    "add_instance",
     "cross_validate",
     "estimate_run",
     "latency_seconds",
@@ -61,6 +66,7 @@ __all__ = [
     "read_profile",
     "summarize",
     "train",
+    "validate",
 ]
 
 

@@ -5,11 +5,15 @@ and importing scikit-learn alone costs more than pandas. So the estimators that 
 predictions derive from this base: keyword parameters stored in ``__init__``, learned state
 ending in ``_``, ``get_params``/``set_params`` as in scikit-learn (``sklearn.base.clone`` works
 on them), and :func:`check_is_fitted`. scikit-learn itself is imported only inside ``fit``.
+
+An estimator's state is ``(meta, arrays)`` (JSON and numpy, no pickle); :func:`sub_arrays` and
+:func:`prefixed_arrays` nest one estimator's arrays inside another's under a key prefix.
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 
 from .errors import NotFittedError
 
@@ -47,3 +51,15 @@ def check_is_fitted(estimator, attributes) -> None:
         raise NotFittedError(
             f"this {type(estimator).__name__} is not fitted yet; call fit before using it"
         )
+
+
+def sub_arrays(arrays: Mapping, prefix: str) -> dict:
+    """The arrays whose key starts with ``prefix``, with the prefix cut off."""
+    cut = len(prefix)
+    return {k[cut:]: arrays[k] for k in arrays if k.startswith(prefix)}
+
+
+def prefixed_arrays(prefix: str, arrays: Mapping) -> dict:
+    """``arrays`` with ``prefix`` put before every key: one estimator's arrays inside another's
+    (the inverse of :func:`sub_arrays`)."""
+    return {f"{prefix}{k}": v for k, v in arrays.items()}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED
+from tests._utils import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -47,7 +47,15 @@ def test_readme_has_examples():
     assert len(COMMANDS) >= 8 and _blocks("python")
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[c[:60] for c in COMMANDS])
+#: Examples that train or validate on the whole shared data: about a minute each.
+SLOW = ("profet train ", "profet validate ")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [pytest.param(c, marks=[pytest.mark.slow] if c.startswith(SLOW) else []) for c in COMMANDS],
+    ids=[c[:60] for c in COMMANDS],
+)
 def test_cli_example_runs_as_written(command, workdir):
     if "../shared" in command and not SHARED.is_dir():
         pytest.skip(f"needs the shared data at {SHARED} (CI has it)")
@@ -66,3 +74,46 @@ def test_python_example_runs(workdir, monkeypatch, capsys):
     for block in _blocks("python"):
         exec(compile(block, "README.md", "exec"), {})
     assert "run_usd" in capsys.readouterr().out
+
+
+def _layout_named() -> set[str]:
+    """Module paths (from the repository root) that the README's Layout section names.
+
+    A bullet that opens with a subpackage (`` `inputs/` ``) names its modules bare
+    (`` `_profile.py` ``); the root's bullet opens with `` `profet_core/` `` and the app's with
+    `` `app.py` `` (its page files bare after the first, ``pages/``-prefixed one).
+    """
+    section = README[README.index("## Layout") :]
+    named = set()
+    for bullet in re.split(r"\n- ", section)[1:]:
+        tokens = re.findall(r"`([^`]+)`", bullet)
+        first = tokens[0] if tokens else ""
+        if first == "app.py":
+            base = "pages/"
+        elif first == "profet_core/":
+            base = "profet_core/"
+        elif (ROOT / "profet_core" / first).is_dir():
+            base = f"profet_core/{first}"
+        else:
+            continue
+        for name in tokens:
+            if name in ("app.py", "ui.py"):  # the app's entry point and helpers, at the root
+                continue
+            if name.endswith(".py") and "/" not in name:
+                named.add(base + name)
+            elif name.endswith(".py"):
+                named.add(name)
+    return named
+
+
+def test_layout_section_lists_every_module():
+    modules = {
+        str(p.relative_to(ROOT))
+        for p in [*(ROOT / "profet_core").rglob("*.py"), *(ROOT / "pages").glob("*.py")]
+        if not (p.name == "__init__.py" and p.parent.name != "profet_core")
+    }
+    named = _layout_named()
+    assert not modules - named, f"modules the README's Layout omits: {sorted(modules - named)}"
+    assert not named - modules, (
+        f"the Layout names modules that do not exist: {sorted(named - modules)}"
+    )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .._sanity import NO_GPU, device_busy_us
 from ..errors import ProfetValueError
+from ..inputs._sanity import NO_GPU, device_busy_us
 
 NO_GPU_MESSAGE = f"the profile has no GPU device time: {NO_GPU}"
 

@@ -1,29 +1,34 @@
-"""``profet profile`` and ``profet collect`` (argparse only here; TensorFlow inside handlers)."""
+"""``profet profile`` and ``profet collect``: :func:`add_parser` registers both, :func:`run` runs
+them (argparse only here; TensorFlow is imported by the handlers)."""
 
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 
-from .._argtypes import float_range, int_range
+from ..cli._argtypes import float_range, int_range
+from ..cli._common import passed, warn
+
+#: ``collect``'s options, given as the flags of the same names.
+_COLLECT_OPTIONS = (
+    "models input_sizes batch_sizes repeats quick steps_per_epoch latency_steps timeout "
+    "retry_failed"
+).split()
 
 
-def _cmd_profile(args) -> int:
+def run(args) -> int:
+    """Run ``profet profile`` or ``profet collect``."""
+    return _profile(args) if args.command == "profile" else _collect(args)
+
+
+def _profile(args) -> int:
     from ._collect import check_out_dir
-    from ._profile import profile_model, write_profile
+    from ._profile import PROFILE_OPTIONS, profile_model, write_profile
 
     out = Path(args.out)
     check_out_dir(out.resolve().parent)  # before the run: a bad folder must not cost a run
-    profile, meta = profile_model(
-        args.model,
-        args.batch_size,
-        args.input_size,
-        classes=args.classes,
-        steps_per_epoch=args.steps_per_epoch,
-        latency_steps=args.latency_steps,
-        instance=args.instance,
-    )
+    options = passed(args, PROFILE_OPTIONS)
+    profile, meta = profile_model(args.model, args.batch_size, args.input_size, **options)
     path, meta_path = write_profile(profile, meta, out)
     device = sum(v for k, v in profile.iloc[0].items() if k.startswith("Device_"))
     print(
@@ -32,11 +37,7 @@ def _cmd_profile(args) -> int:
         f"{meta.batch_latency_s * 1e3:.2f} ms"
     )
     if not device:
-        print(
-            "profet: warning: no GPU device ops (taken on a CPU); predictions need a GPU anchor "
-            "profile",
-            file=sys.stderr,
-        )
+        warn("no GPU device ops (taken on a CPU); predictions need a GPU anchor profile")
     anchor = args.instance or "INSTANCE"
     print(
         f"predict with: profet predict --anchor {shlex.quote(anchor)} --profile "
@@ -45,26 +46,14 @@ def _cmd_profile(args) -> int:
     return 0
 
 
-def _cmd_collect(args) -> int:
+def _collect(args) -> int:
     from ._collect import collect, write_catalog_line
 
     if (args.gpu is None) != (args.usd_per_hour is None):
         from ..errors import ProfetValueError
 
         raise ProfetValueError("--gpu and --usd-per-hour go together (the catalog line)")
-    summary = collect(
-        args.instance,
-        args.out,
-        models=args.models,
-        input_sizes=args.input_sizes,
-        batch_sizes=args.batch_sizes,
-        repeats=args.repeats,
-        quick=args.quick,
-        steps_per_epoch=args.steps_per_epoch,
-        latency_steps=args.latency_steps,
-        timeout=args.timeout,
-        retry_failed=args.retry_failed,
-    )
+    summary = collect(args.instance, args.out, **passed(args, _COLLECT_OPTIONS))
     if args.gpu is not None:
         write_catalog_line(args.out, args.instance, args.gpu, args.usd_per_hour)
     print(
@@ -74,7 +63,7 @@ def _cmd_collect(args) -> int:
     return 0
 
 
-def add_capture_parsers(subparsers) -> None:
+def add_parser(subparsers) -> None:
     """Register ``profile`` and ``collect`` on the ``profet`` sub-command parsers."""
     p = subparsers.add_parser("profile", help="profile a Keras model in PROFET's convention")
     p.add_argument(
@@ -89,7 +78,6 @@ def add_capture_parsers(subparsers) -> None:
     p.add_argument("--latency-steps", type=int, default=50, help="timed steps (default 50)")
     p.add_argument("--instance", help="instance name for the metadata")
     p.add_argument("--out", default="profile.json", help="profile JSON (default profile.json)")
-    p.set_defaults(func=_cmd_profile)
 
     c = subparsers.add_parser("collect", help="run the benchmark zoo here: add an instance as data")
     c.add_argument("--instance", required=True, help="this machine's instance type")
@@ -112,4 +100,3 @@ def add_capture_parsers(subparsers) -> None:
     c.add_argument(
         "--usd-per-hour", type=float_range(0.0), help="on-demand price for the catalog line"
     )
-    c.set_defaults(func=_cmd_collect)

@@ -5,7 +5,7 @@ its outcome goes to ``DIR/status.csv`` (``ok`` or ``failed`` with the error kind
 add a row to ``DIR/profiles.parquet`` and ``DIR/latencies.parquet``. Tables are rewritten
 atomically (temporary file + rename), a workload's rows are replaced rather than duplicated, and
 workloads already in the status table are skipped, so a killed run resumes where it stopped.
-``DIR/convention.json`` records the capture convention and zoo (``profet_core._convention``);
+``DIR/convention.json`` records the capture convention and zoo (``profet_core.inputs._convention``);
 a folder of another convention is refused.
 """
 
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import _convention
 from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
+from ..inputs import _convention
 from . import _zoo
 
 KEY = ["exp", "instance", "model", "input_size", "batch_size"]
@@ -235,7 +235,7 @@ def collect(
     -------
     CollectSummary
     """
-    from .._profile_rules import check_instance_names
+    from ..inputs._rules import check_instance_names
 
     check_instance_names([instance], "--instance")  # '->' and the like break pair keys
     models = check_models(models or (_zoo.QUICK_MODELS if quick else list(_zoo.ZOO)))

@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._schema import op_columns
+
 #: CPU fusion op type -> the op types it stands for on a GPU.
 FUSIONS = {
     "_FusedConv2D": ("Conv2D", "BiasAdd"),
@@ -48,7 +50,7 @@ def _type(column: str) -> str:
 
 def type_times(row: pd.Series) -> pd.Series:
     """Busy time (us) per op type, prefixes dropped, IDLE left out, only types with time > 0."""
-    ops = {c: float(v) for c, v in row.items() if str(c).startswith(("Host_", "Device_"))}
+    ops = {c: float(row[c]) for c in op_columns(row.index)}
     s = pd.Series(ops, dtype=float)
     s = s[(s > 0) & ~s.index.str.endswith("_IDLE")]
     return s.groupby([_type(c) for c in s.index]).sum()
@@ -86,7 +88,7 @@ def conformance(capture: pd.Series, data_rows: pd.DataFrame) -> dict:
         median share of device busy time that the capture lacks), ``foreign`` (capture op
         types with >= 1% of its busy time outside the data's vocabulary), both sorted lists.
     """
-    ops = [c for c in data_rows.columns if str(c).startswith(("Host_", "Device_"))]
+    ops = op_columns(data_rows.columns)
     data_times = data_rows[ops].fillna(0.0)
     vocab = {_type(c) for c in ops if (data_times[c] > 0).any() and not c.endswith("_IDLE")}
     mine = type_times(capture)

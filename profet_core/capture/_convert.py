@@ -4,7 +4,7 @@ The conversion is the profiler package's own: ``xspace_to_tool_data`` of ``xprof
 older ``tensorboard_plugin_profile``), tool ``framework_op_stats`` (older name
 ``tensorflow_stats``). It returns Google-visualization data tables as JSON; the first one keeps
 the IDLE rows, like TensorBoard's CSV export, and is the one PROFET's data was built from.
-Grouping is :func:`profet_core._tfstats.group_tf_stats`.
+Grouping is :func:`profet_core.inputs._tfstats.group_tf_stats`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._tfstats import group_tf_stats
 from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
+from ..inputs._tfstats import group_tf_stats
 
 TOOLS = ("framework_op_stats", "tensorflow_stats")
 

@@ -12,8 +12,8 @@ import json
 import tensorflow as tf
 import tf_keras
 
-from .._convention import CONVENTION, CONVENTION_PARTS, ZOO_VERSION
 from ..errors import ProfetValueError
+from ..inputs._convention import CONVENTION, CONVENTION_PARTS, ZOO_VERSION
 
 # Keras 3 config keys Keras 2 does not know (all optional; their defaults change nothing here).
 _KERAS3_ONLY = {"optional", "quantization_config", "lora_rank", "lora_alpha", "synchronized"}

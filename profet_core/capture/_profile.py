@@ -1,6 +1,6 @@
 """Profile a Keras model the way PROFET's training data was made (TensorFlow imported lazily).
 
-The original generator's convention (``profet_core._convention``), on today's TensorFlow through
+The original generator's convention (``profet_core.inputs._convention``), on today's TensorFlow through
 ``tf-keras`` (Keras 2): ``compile(optimizer=legacy SGD, loss=categorical_crossentropy,
 metrics=["accuracy"], jit_compile=False)`` in FP32, ``fit`` on numpy arrays of the original
 dataset sizes with validation data, TensorBoard with ``histogram_freq=1`` tracing two consecutive
@@ -193,6 +193,11 @@ def _check_sizes(batch_size, input_size, classes, steps_per_epoch, latency_steps
             raise ProfetValueError(
                 f"{name} {value!r} is not allowed; it must be an integer >= {low}"
             )
+
+
+#: :func:`profile_model`'s options that ``profet profile`` and the collect worker pass through
+#: under the same names (their argparse destinations).
+PROFILE_OPTIONS = ("classes", "steps_per_epoch", "latency_steps", "instance")
 
 
 def profile_model(

@@ -45,17 +45,10 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
-        from ._profile import profile_model
+        from ._profile import PROFILE_OPTIONS, profile_model
 
-        profile, meta = profile_model(
-            args.model,
-            args.batch_size,
-            args.input_size,
-            classes=args.classes,
-            steps_per_epoch=args.steps_per_epoch,
-            latency_steps=args.latency_steps,
-            instance=args.instance,
-        )
+        options = {name: getattr(args, name) for name in PROFILE_OPTIONS}
+        profile, meta = profile_model(args.model, args.batch_size, args.input_size, **options)
     except Exception as exc:  # every failure is recorded by the parent, never dropped
         _write(args.result, {"ok": False, "error_kind": classify(exc), "message": str(exc)[:500]})
         return 3

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from .._base import Estimator, check_is_fitted
-from .._specs import effective_tflops
 from ..errors import ProfetValueError
+from ..inputs._gpu_specs import effective_tflops
 from ._pairs import WORKLOAD
 
 

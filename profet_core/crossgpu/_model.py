@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from .._base import Estimator, check_is_fitted
-from .._data import Dataset
-from .._estimators import BoostingRegressor
-from .._specs import spec_matrix, validate_specs
 from ..errors import ProfetValueError
+from ..inputs._dataset import Dataset
+from ..inputs._gpu_specs import spec_matrix, validate_specs
+from ..models._estimators import BoostingRegressor
 from ._basis import BasisMixin
 from ._efficiency import published_eta, published_state, set_published_state
 from ._pairs import FAM_COLS, MODEL_FAMILIES, WORKLOAD, all_pairs, median_table, model_family_times
@@ -136,7 +136,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         dataset : Dataset
             Profiles and latencies of several instances (shared schema).
         specs : pandas.DataFrame
-            Spec catalog (:func:`profet_core._specs.load_specs`) listing every instance.
+            Spec catalog (:func:`profet_core.inputs._gpu_specs.load_specs`) listing every instance.
         """
         return self.fit_pairs(all_pairs(median_table(dataset)), specs)
 

@@ -179,7 +179,7 @@ def _r2(oof: pd.DataFrame, member: str) -> float:
     return float(1 - np.sum((y - p) ** 2) / np.sum((y - y.mean()) ** 2))
 
 
-def summarize(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
+def summarize_gpus(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
     """MAPE (mean over pairs), R2 and cross-fitted coverage per left-out GPU, direction, k.
 
     Returns
@@ -207,7 +207,7 @@ def summarize(oof: pd.DataFrame, level: float = 0.8) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def cross_validation(medians: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
+def cross_validate_gpus(medians: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
     """Every run the cross-instance model is judged and calibrated on: leave-one-GPU-out for
     k = 0, 1, 3 (:func:`logo_runs`) plus the measured setting (:func:`measured_runs`)."""
     return pd.concat([logo_runs(medians, specs), measured_runs(medians, specs)], ignore_index=True)

@@ -15,10 +15,11 @@ import pandas as pd
 import statsmodels.formula.api as smf
 from statsmodels.stats.anova import anova_lm
 
+from .._messages import quote_list
 from ..errors import ProfetValueError
 from ._diagnostics import ShapiroResult, _residuals, _shapiro
 from ._factors import LETTERS as _LETTERS
-from ._factors import RUN_COLUMNS, Factor, code_factor, quoted
+from ._factors import RUN_COLUMNS, Factor, code_factor
 from ._results import cell_float, check_magnitude, default_factors, numeric_values
 from ._terms import estimable_groups, group_name, select_terms
 
@@ -134,7 +135,7 @@ def _factor_names(
         skipped = [c for c in cols if c not in names and c != response and c not in RUN_COLUMNS]
         if skipped:
             notes.append(
-                f"column(s) {quoted(skipped)} have more than two numeric values and were "
+                f"column(s) {quote_list(skipped, 12)} have more than two numeric values and were "
                 "treated as other responses, not factors"
             )
     if not names:
@@ -142,7 +143,7 @@ def _factor_names(
     missing = [n for n in names if n not in cols]
     if missing:
         raise ProfetValueError(
-            f"factor column(s) {quoted(missing)} not in the results; columns are {quoted(cols)}"
+            f"factor column(s) {quote_list(missing, 12)} not in the results; columns are {quote_list(cols, 12)}"
         )
     if response in names:
         raise ProfetValueError(f"{response!r} cannot be both the response and a factor")
@@ -286,7 +287,7 @@ def _runs(
     if response not in cols:
         raise ProfetValueError(
             f"response {str(response)[:80]!r} is not a column of the results; columns are "
-            f"{quoted(cols)}"
+            f"{quote_list(cols, 12)}"
         )
     y = _response_values(results, response)
     keep = ~np.isnan(y)

@@ -1,6 +1,7 @@
 """``profet doe``: design two-level factorial experiments and analyse their results.
 
-``profet_core._cli`` registers this with :func:`add_doe_parser`; :func:`main` runs it standalone.
+``profet_core.cli._main`` registers this with :func:`add_parser` and runs it with :func:`run`;
+:func:`main` runs it standalone.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ if TYPE_CHECKING:
 # Registering the parser imports nothing heavy: statsmodels, pyDOE3 and plotly are imported by
 # the handlers, so `profet predict` does not pay for them.
 
-__all__ = ["add_doe_parser", "main"]
+__all__ = ["add_parser", "main", "run"]
 
 
-def add_doe_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register the ``doe`` subcommand (``design`` and ``analyze``) on an argparse subparsers.
 
     Parameters
@@ -37,7 +38,7 @@ def add_doe_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     Returns
     -------
     argparse.ArgumentParser
-        The ``doe`` parser; its sub-subcommands set ``func`` to a handler ``handler(args) -> int``.
+        The ``doe`` parser; :func:`run` runs its sub-subcommands (``design``, ``analyze``).
     """
     doe = subparsers.add_parser(
         "doe",
@@ -91,7 +92,6 @@ def add_doe_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         metavar="DIR",
         help="write run_sheet.csv, factors.csv and aliases.csv to DIR",
     )
-    d.set_defaults(func=design_handler)
 
     a = sub.add_parser(
         "analyze",
@@ -141,8 +141,24 @@ def add_doe_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         help="write <response>_anova.csv, _coefficients.csv, _effects.csv, "
         "_residuals.csv and one HTML file per figure (with plotly.min.js) to DIR",
     )
-    a.set_defaults(func=analyze_handler)
     return doe
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``profet doe design`` or ``profet doe analyze``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by the parser :func:`add_parser` registers.
+
+    Returns
+    -------
+    int
+        Exit code, 0.
+    """
+    handler = design_handler if args.doe_command == "design" else analyze_handler
+    return handler(args)
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -185,7 +201,7 @@ def format_design(design: Design) -> str:
 
 def design_handler(args: argparse.Namespace) -> int:
     """Handle ``profet doe design``: print the design and run sheet, optionally write CSVs."""
-    from .._csv import to_csv
+    from ..inputs._csv import to_csv
     from ._design import make_design
     from ._factors import parse_factor
 
@@ -249,7 +265,7 @@ def _safe(name: str) -> str:
 
 def _write_analysis(result: AnalysisResult, out: Path) -> str:
     """Write one response's tables and figures to ``out``; return the line saying so."""
-    from .._csv import to_csv
+    from ..inputs._csv import to_csv
     from ._plots import doe_figures
 
     stem = _safe(result.response)
@@ -309,10 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         Exit code: 0 on success, 2 on a ProfetError (message on stderr).
     """
     parser = argparse.ArgumentParser(prog="profet")
-    add_doe_parser(parser.add_subparsers(dest="command", required=True))
+    add_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["doe", *(sys.argv[1:] if argv is None else argv)])
     try:
-        return args.func(args)
+        return run(args)
     except ProfetError as exc:
         print(f"profet: error: {exc}", file=sys.stderr)
         return 2

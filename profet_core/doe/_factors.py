@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._messages import quote_list
 from ..errors import ProfetValueError
 
 #: Largest number of factors a design may have (26 letters exist, but the alias search and the
@@ -40,13 +41,6 @@ _SUFFIX_SCALE = {
     "Ti": 2.0**40,
 }
 _QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%]*)\s*$")
-
-
-def quoted(items, limit: int = 12) -> str:
-    """User-supplied names for a message: quoted (control characters escaped), at most ``limit``."""
-    items = [str(i) for i in items]
-    shown = [repr(i) if len(i) <= 60 else repr(i[:60]) + "..." for i in items[:limit]]
-    return ", ".join(shown) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def _check_text(what: str, text: str) -> None:
@@ -131,7 +125,7 @@ def parse_factor(spec: str) -> Factor:
     if len(parts) != 2 or not all(parts):
         got = [p for p in parts if p]
         raise ProfetValueError(
-            f"factor {name.strip()[:80]!r} has {len(got)} level(s) ({quoted(got, 6) or 'none'}); "
+            f"factor {name.strip()[:80]!r} has {len(got)} level(s) ({quote_list(got, 6) or 'none'}); "
             "a two-level design needs exactly two, written NAME=LOW,HIGH"
         )
     return Factor(name.strip(), parts[0], parts[1])

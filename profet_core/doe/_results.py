@@ -8,14 +8,15 @@ from __future__ import annotations
 import io
 import math
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..errors import ProfetFileNotFoundError, ProfetValueError
+from .._messages import quote
+from ..errors import ProfetValueError
+from ..inputs._safe_read import read_bounded
 from ._factors import RUN_COLUMNS
 
 #: Largest results file read, in bytes (10,000 runs of a few dozen columns fit many times over).
@@ -25,56 +26,6 @@ MAX_RESULTS_BYTES = 20 * 2**20
 MAX_ABS = 1e15
 #: Smallest non-zero magnitude: below it (denormals such as 1e-320) squares underflow to 0.
 MIN_ABS = 1e-150
-
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _shown(text: str, limit: int = 80) -> str:
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} chars)"
-
-
-def _kind(mode: int) -> str | None:
-    """What a non-regular file is ("a directory", ...), or None for a regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
-
-
-def _read_path(source: str | os.PathLike) -> bytes:
-    """Bytes of a regular file, at most MAX_RESULTS_BYTES; never blocks on a FIFO or device."""
-    text = os.fspath(source)
-    if isinstance(text, bytes):
-        text = os.fsdecode(text)
-    if not text:
-        raise ProfetValueError("the results path is empty; give the path of a CSV file")
-    shown = _shown(text)
-    try:
-        mode = os.stat(text).st_mode
-    except FileNotFoundError:
-        raise ProfetFileNotFoundError(f"results file {shown} does not exist") from None
-    except (OSError, ValueError) as exc:  # name too long, symlink loop, permission, NUL byte
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise ProfetValueError(f"cannot open results file {shown}: {reason}") from None
-    kind = _kind(mode)
-    if kind is not None:
-        raise ProfetValueError(f"results path {shown} is {kind}, not a CSV file")
-    try:
-        # O_NONBLOCK: should the path be swapped for a FIFO after the check, open still returns
-        fd = os.open(text, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            kind = _kind(os.fstat(handle.fileno()).st_mode)
-            if kind is not None:
-                raise ProfetValueError(f"results path {shown} is {kind}, not a CSV file")
-            data = handle.read(MAX_RESULTS_BYTES + 1)
-    except OSError as exc:
-        raise ProfetValueError(f"cannot read results file {shown}: {exc.strerror}") from None
-    return data
 
 
 def read_results(source: str | Path | bytes) -> pd.DataFrame:
@@ -103,7 +54,9 @@ def read_results(source: str | Path | bytes) -> pd.DataFrame:
     if isinstance(source, bytes | bytearray | memoryview):
         what, data = "the uploaded file", bytes(source)
     else:
-        what, data = f"results file {_shown(os.fsdecode(os.fspath(source)))}", _read_path(source)
+        what = f"results file {quote(os.fsdecode(os.fspath(source)))}"
+        # read_bounded refuses folders, FIFOs and devices by name and reads at most the limit
+        data = read_bounded(source, MAX_RESULTS_BYTES, "results file")
     if len(data) > MAX_RESULTS_BYTES:
         raise ProfetValueError(
             f"{what} is larger than {MAX_RESULTS_BYTES // 2**20} MB; a results table is smaller"
@@ -125,13 +78,13 @@ def read_results(source: str | Path | bytes) -> pd.DataFrame:
         if values is not None and len(_bad_rows(values)):
             # quote the cell as written: pandas has already turned a 400-digit number into inf
             text = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False).iloc[:, pos]
-            check_magnitude(values, text, f"column {_shown(str(col))} of {what}")
+            check_magnitude(values, text, f"column {quote(str(col))} of {what}")
     return df
 
 
 def _check_shape(data: bytes, what: str) -> None:
     """Every row as many fields as the header, no repeated or padded names (see ``_csv``)."""
-    from .._csv import check_csv_text
+    from ..inputs._csv import check_csv_text
 
     try:
         text = data.decode("utf-8-sig")

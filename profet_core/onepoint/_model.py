@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from .._base import Estimator, check_is_fitted
-from .._estimators import ForestRegressor
-from .._features import FREE_FEATURES, ProfileFeatures
 from ..errors import ProfetValueError
+from ..features._profile_features import FREE_FEATURES, ProfileFeatures
+from ..models._estimators import ForestRegressor
 
 #: Power of the size that is proportional to a step's work, per scaling dimension.
 POWER = {"batch": 1.0, "input": 2.0}

@@ -136,7 +136,7 @@ def interval_table(oof: pd.DataFrame, variant: str, level: float = INTERVAL_LEVE
     return table
 
 
-def fit_one_point(dataset, calibrate: bool = True, progress=None, **params):
+def fit_one_point(dataset, intervals: bool = True, progress=None, **params):
     """Fit the four one-point scalers (batch/input x with/without profile) on every CNN.
 
     Returns
@@ -146,7 +146,7 @@ def fit_one_point(dataset, calibrate: bool = True, progress=None, **params):
     arrays : dict of str to ndarray
         Keyed ``onepoint|<by>|<profile|latency>|<name>``.
     report : pandas.DataFrame or None
-        :func:`summarize_one_point` of the leave-one-architecture-out run (when ``calibrate``),
+        :func:`summarize_one_point` of the leave-one-architecture-out run (when ``intervals``),
         whose errors also set the models' intervals.
     """
     meta, arrays, oofs = {}, {}, []
@@ -154,7 +154,7 @@ def fit_one_point(dataset, calibrate: bool = True, progress=None, **params):
         pairs = one_point_pairs(dataset, by)
         if pairs.empty:
             continue
-        oof = cross_validate_one_point(dataset, by, progress, **params) if calibrate else None
+        oof = cross_validate_one_point(dataset, by, progress, **params) if intervals else None
         for name, variant in (("profile", "profile"), ("latency", "latency only")):
             model = OnePointScaler(by=by, use_profile=name == "profile", **params).fit(pairs)
             if oof is not None:

@@ -17,10 +17,10 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 from profet_core import ProfetError, load_artifacts  # noqa: E402
 
 PAGES = {
-    "anchor": "pages/1_Anchor_prediction.py",
-    "scaler": "pages/2_Scaler_prediction.py",
-    "accuracy": "pages/3_Model_accuracy.py",
-    "about": "pages/4_About.py",
+    "anchor": "pages/anchor_prediction.py",
+    "scaler": "pages/scaler_prediction.py",
+    "accuracy": "pages/model_accuracy.py",
+    "about": "pages/about.py",
 }
 
 

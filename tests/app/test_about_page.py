@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app_helpers import no_exception, plain
+from tests.app._utils import no_exception, plain
 
 
 def test_about_page_explains_profiling_and_lists_instances(page, predictor):

@@ -7,11 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-from app_helpers import plain, plotly_spec
 from streamlit.testing.v1 import AppTest
 
+from tests.app._utils import plain, plotly_spec
+
 # AppTest resolves relative paths against this file, so anchor on the repository root
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "5_Experiment_design.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "experiment_design.py")
 
 
 @pytest.fixture

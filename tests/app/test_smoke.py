@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_helpers import no_exception
+
+from tests.app._utils import no_exception
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE_FILES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
@@ -17,19 +18,17 @@ PAGE_FILES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glo
 
 #: What each page must show when opened (its working content, not just a title).
 MAIN_CONTENT = {
-    "1_Anchor_prediction": lambda at, p: (
+    "anchor_prediction": lambda at, p: (
         at.button(key="predict").label == "Predict"
         and len(at.selectbox(key="anchor").options) == len(p.all_instances)
     ),
-    "2_Scaler_prediction": lambda at, p: (
+    "scaler_prediction": lambda at, p: (
         len(at.radio(key="by").options) == 2
         and any("Enter the batch latency" in i.value for i in at.info)
     ),
-    "3_Model_accuracy": lambda at, p: any("mape_pct" in d.value.columns for d in at.dataframe),
-    "4_About": lambda at, p: (
-        "How to profile on the anchor instance" in [h.value for h in at.header]
-    ),
-    "5_Experiment_design": lambda at, p: len(at.metric) >= 4,
+    "model_accuracy": lambda at, p: any("mape_pct" in d.value.columns for d in at.dataframe),
+    "about": lambda at, p: "How to profile on the anchor instance" in [h.value for h in at.header],
+    "experiment_design": lambda at, p: len(at.metric) >= 4,
 }
 
 

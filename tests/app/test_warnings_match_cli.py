@@ -7,9 +7,8 @@ import contextlib
 import io
 import json
 
-from app_helpers import no_exception, plain
-
-from profet_core._cli import main
+from profet_core.cli._main import main
+from tests.app._utils import no_exception, plain
 
 
 def test_cli_and_page_show_the_same_warnings(page, predictor, tmp_path):

@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 
 from profet_core import ProfetError, estimate_run, latency_seconds, make_dataset, parse_profile
-from profet_core._catalog import load_catalog, validate_catalog
-from profet_core._cli import main
-from profet_core._profile_rules import show_number
-from tests.conftest import make_synthetic, synthetic_catalog
+from profet_core._messages import show_number
+from profet_core.cli._main import main
+from profet_core.inputs._catalog import load_catalog, validate_catalog
+from tests._utils import make_synthetic, synthetic_catalog
 
 GOOD = {"Device_Conv2D": 5000.0, "Device_Relu": 800.0, "Host_IDLE": 100.0}
 BIG = "1" + "0" * 400
@@ -244,7 +244,7 @@ def test_reserved_characters_in_catalog_instance_names_are_refused(name):
 
 
 def test_training_two_instances_whose_pair_keys_collide_is_refused(tmp_path):
-    from profet_core._predictor import pair_name
+    from profet_core.prediction._trained import pair_name
 
     names = {"gpu-a": "a", "gpu-b": "a->b", "gpu-c": "b->a"}
     # the premise: ("a", "b->a") and ("a->b", "a") would share one key in the artifacts

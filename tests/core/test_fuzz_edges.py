@@ -17,13 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profet_core import ProfetError, estimate_run, latency_seconds, parse_profile
-from profet_core._catalog import validate_catalog
-from profet_core._csv import check_csv_text, escape_formulas, escape_text
-from profet_core._features import ProfileNovelty
-from profet_core._intervals import novelty_band, novelty_bands
-from profet_core._predictor import pair_name
-from profet_core._profile_rules import INSTANCE_RE, MIN_LATENCY_S, MIN_ROW_TOTAL_US
+from profet_core._schema import MIN_LATENCY_S, MIN_ROW_TOTAL_US
 from profet_core.doe import analyze, doe_figures, read_results
+from profet_core.features._profile_features import ProfileNovelty
+from profet_core.inputs._catalog import validate_catalog
+from profet_core.inputs._csv import check_csv_text, escape_formulas, escape_text
+from profet_core.inputs._rules import INSTANCE_RE
+from profet_core.models._intervals import novelty_band, novelty_bands
+from profet_core.prediction._trained import pair_name
 
 FUZZ = settings(
     max_examples=150,

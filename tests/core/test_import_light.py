@@ -34,7 +34,7 @@ def _imported_after(code: str) -> list[str]:
     [
         "import profet_core",
         # the CLI registers `profet doe` without importing the feature's heavy libraries
-        "import profet_core._cli as c; c.build_parser()",
+        "import profet_core.cli._main as c; c.build_parser()",
         "import profet_core.doe, profet_core.doe._cli",
         "import json, pandas as pd, profet_core as p; a = p.load_artifacts(); i = a.instances[0]; "
         "a.predict(i, pd.DataFrame([a.examples[i]['profile']]), 0.1)",

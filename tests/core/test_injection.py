@@ -3,7 +3,6 @@ hover), the HTML figures of `doe analyze`, and formula-looking text in every CSV
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import itertools
@@ -13,9 +12,9 @@ import re
 import pandas as pd
 import pytest
 
-from profet_core._cli import main
-from profet_core._csv import escape_formulas, escape_text
 from profet_core.doe import analyze, doe_figures
+from profet_core.inputs._csv import escape_formulas, escape_text
+from tests._utils import run
 
 LINK = '<a href="http://evil.example/">lo</a>'
 IMAGE = '<img src="http://evil.example/i.png">'
@@ -34,13 +33,6 @@ def hostile_results() -> pd.DataFrame:
             "@y<b>": [1.0 + 0.37 * i + i % 3 for i in range(len(rows))],
         }
     )
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
 
 
 def _strings(node):

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from profet_core import cross_validate, load_artifacts, load_dataset, read_profile, summarize
-from profet_core._intervals import interval_quantiles, novelty_errors
-from profet_core._methods import DEFAULT_METHOD, method_factory
-from tests.conftest import SHARED, requires_shared
+from profet_core.models._intervals import interval_quantiles, novelty_errors
+from profet_core.models._methods import DEFAULT_METHOD, method_factory
+from tests._utils import SHARED, requires_shared
 
 pytestmark = [requires_shared, pytest.mark.realdata]
 EXAMPLES = sorted((SHARED / "examples").glob("*.json")) if SHARED.is_dir() else []

@@ -156,7 +156,7 @@ def test_hostile_doe_results_render_no_link_or_remote_image():
     with serve_app() as url, chromium_page() as page:
         requests = []
         page.on("request", lambda r: requests.append(r.url))
-        page.goto(f"{url}/Experiment_design", wait_until="networkidle")
+        page.goto(f"{url}/experiment_design", wait_until="networkidle")
         page.get_by_role("tab", name="Analyze").click()
         page.get_by_text("Upload CSV", exact=True).click()
         page.locator('input[type="file"]').set_input_files(

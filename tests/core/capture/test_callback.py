@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from profet_core.errors import ProfetValueError
-
-from .conftest import TINY_MODEL, requires_tf
+from tests.core.capture._utils import TINY_MODEL, requires_tf
 
 pytestmark = requires_tf
 
@@ -67,7 +66,7 @@ def test_keras3_model_is_profiled_and_its_differences_recorded(tmp_path):
     conv = cb.meta.convention
     assert conv["convention"] == "non-conformant" and conv["keras"].endswith("(Keras 3)")
     assert any("optimizer Adam" in d for d in conv["differs"])
-    # The profile file carries it, for predict's warning (see tests/core/test_convention.py).
+    # The profile file carries it, for predict's warning (see tests/core/inputs/test_convention.py).
     profile = read_profile(tmp_path / "k3.json")
     assert "optimizer Adam" in profile["convention_differs"].iloc[0]
 

@@ -15,12 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profet_core._cli import main
-from profet_core._data import KEY
+from profet_core._schema import KEY
+from profet_core.cli._main import main
 from profet_core.errors import ProfetValueError
-from tests.conftest import make_synthetic, synthetic_catalog
-
-from .conftest import requires_tf
+from tests._utils import make_synthetic, synthetic_catalog
+from tests.core.capture._utils import requires_tf
 
 pytestmark = requires_tf
 ROOT = Path(__file__).resolve().parents[3]
@@ -53,6 +52,7 @@ def collected(tmp_path_factory):
     return d, before
 
 
+@pytest.mark.slow
 def test_tables_in_the_shared_schema_without_duplicates(collected):
     d, _ = collected
     prof = pd.read_parquet(d / "profiles.parquet")
@@ -73,6 +73,7 @@ def test_tables_in_the_shared_schema_without_duplicates(collected):
     ]
 
 
+@pytest.mark.slow
 def test_resume_skips_what_is_done(collected, capsys):
     d, _ = collected
     assert main(["collect", "--instance", "cpu-box", "--out", str(d), *GRID]) == 0
@@ -84,6 +85,7 @@ def _digest(d: Path) -> dict:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.iterdir())}
 
 
+@pytest.mark.slow
 def test_a_failing_model_is_recorded_and_nothing_is_lost(collected, tmp_path):
     d, _ = collected
     bad = tmp_path / "Exploding.py"
@@ -96,6 +98,7 @@ def test_a_failing_model_is_recorded_and_nothing_is_lost(collected, tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(d / "profiles.parquet"), kept)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra, match",
     [
@@ -122,6 +125,7 @@ def test_unwritable_out_exits_2(tmp_path, capsys):
     assert "not writable" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_train_on_shared_and_collected_data(collected, tmp_path):
     """The new instance joins the (synthetic stand-in for the) shared data as anchor and target."""
     d, _ = collected
@@ -137,7 +141,7 @@ def test_train_on_shared_and_collected_data(collected, tmp_path):
     synthetic_catalog().to_csv(shared / "instances.csv", index=False)
     out = tmp_path / "art"
     argv = ["train", "--data", str(shared), "--data", str(d), "--out", str(out)]
-    assert main([*argv, "--methods", "hybrid", "--no-calibrate"]) == 0
+    assert main([*argv, "--methods", "hybrid", "--no-intervals"]) == 0
     from profet_core import load_artifacts
 
     predictor = load_artifacts(out)
@@ -150,6 +154,7 @@ def test_train_on_shared_and_collected_data(collected, tmp_path):
     assert "cpu-box" in set(table["target"])
 
 
+@pytest.mark.slow
 def test_folder_records_its_convention_and_an_older_one_is_refused(collected, tmp_path, capsys):
     d, _ = collected
     record = json.loads((d / "convention.json").read_text())

@@ -20,11 +20,10 @@ import pandas as pd
 import pytest
 
 from profet_core.capture._conformance import conformance, type_times
-from tests.conftest import SHARED, requires_shared
+from tests._utils import SHARED, requires_shared
+from tests.core.capture._utils import requires_tf
 
-from .conftest import requires_tf
-
-pytestmark = requires_tf
+pytestmark = [requires_tf, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]
 MODELS = ("ResNet18", "MobileNetV2", "VGG11", "LeNet5")
 CAPTURE = """

@@ -8,11 +8,10 @@ import pandas as pd
 import pytest
 
 from profet_core import read_profile
-from profet_core._cli import main
 from profet_core.capture import check_gpu_profile, has_gpu_ops
+from profet_core.cli._main import main
 from profet_core.errors import ProfetValueError
-
-from .conftest import TINY_MODEL, requires_tf
+from tests.core.capture._utils import TINY_MODEL, requires_tf
 
 pytestmark = requires_tf
 

@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from profet_core import make_dataset
-from profet_core._data import combine_datasets
 from profet_core.capture import _zoo
 from profet_core.errors import ProfetValueError
-from tests.conftest import SHARED, make_synthetic, requires_shared
+from profet_core.inputs._dataset import combine_datasets
+from tests._utils import SHARED, make_synthetic, requires_shared
 
 ISSUE_MODELS = (
     "LeNet5 VGGSmall VGG11 VGG13 VGG16 VGG19 ResNetSmall ResNet18 ResNet34 ResNet50 MNIST_CNN "

@@ -13,8 +13,7 @@ from collections import Counter
 import pytest
 
 from profet_core.capture import _zoo
-
-from .conftest import requires_tf
+from tests.core.capture._utils import requires_tf
 
 pytestmark = requires_tf
 

@@ -6,8 +6,7 @@ from profet_core import make_dataset
 from profet_core.crossgpu import median_table
 from profet_core.crossgpu._fit import FitModel, fit_table, validate_fit
 from profet_core.errors import ProfetValueError
-
-from .conftest import make_multi_gpu, spec_table
+from tests.core.crossgpu._utils import make_multi_gpu, spec_table
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,14 @@ import pytest
 
 from profet_core import make_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._validate import logo_runs, summarize
+from profet_core.crossgpu._validate import logo_runs, summarize_gpus
 from profet_core.errors import ProfetValueError
+from tests.core.crossgpu._utils import make_multi_gpu, spec_table
 
-from .conftest import make_multi_gpu, spec_table
+
+@pytest.fixture(scope="module")
+def multi_gpu():
+    return make_dataset(*make_multi_gpu())
 
 
 def _without(dataset, gpu):
@@ -107,7 +111,7 @@ def test_logo_validation_runs_and_beats_fp32_ratio(multi_gpu):
         med, spec_table(), ks=(0, 1), gpus=["gpu-d"], archs=["Net2", "Net5"], params={"n_trees": 20}
     )
     assert set(oof["direction"]) == {"to", "from"}
-    summary = summarize(oof)
+    summary = summarize_gpus(oof)
     spec_only = summary[(summary["k"] == 0) & (summary["left_out"] == "all")].iloc[0]
     assert spec_only["mape_cross"] < spec_only["mape_fp32-ratio"]
     assert spec_only["r2_cross"] > 0.9

@@ -1,5 +1,5 @@
 """The cross-instance model inside trained artifacts: every catalog GPU is a target (with its
-basis), a spec-only GPU can be the anchor, and ``profet calibrate`` teaches one from a few runs."""
+basis), a spec-only GPU can be the anchor, and ``profet add-instance`` teaches one from a few runs."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core import load_artifacts, load_dataset, make_dataset, train
-from profet_core._cli import main
-from tests.core.crossgpu.conftest import make_multi_gpu, spec_table
-
-MEASURED = ["gpu-a", "gpu-b", "gpu-c"]
+from profet_core import load_artifacts, load_dataset, make_dataset
+from profet_core.cli._main import main
+from tests.core.crossgpu._utils import MEASURED, make_multi_gpu, spec_table, train_cross
 
 
 @pytest.fixture(scope="module")
@@ -24,22 +22,7 @@ def tables():
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory, tables):
-    prof, lat = tables
-    keep = lambda t: t[t["instance"].isin(MEASURED)]  # noqa: E731
-    dataset = make_dataset(keep(prof), keep(lat))
-    catalog = spec_table()[["instance", "gpu", "usd_per_hour"]]
-    out = tmp_path_factory.mktemp("cross") / "artifacts"
-    params = {"hybrid": {"n_trees_et": 20, "n_trees_gb": 40}}
-    train(
-        dataset,
-        catalog,
-        out,
-        methods=["hybrid"],
-        calibrate=False,
-        method_params=params,
-        specs=spec_table(),
-    )
-    return out
+    return train_cross(*tables, tmp_path_factory.mktemp("cross") / "artifacts", trees=(20, 40))
 
 
 def _profile(tables, instance="gpu-a", row=0):
@@ -77,7 +60,7 @@ def test_a_spec_only_gpu_can_be_the_anchor(artifacts, tables):
     assert res.table["basis"].eq("specs only").all()
 
 
-def test_calibrate_from_a_few_runs_rewrites_only_the_cross_model(artifacts, tables, tmp_path):
+def test_add_instance_from_a_few_runs_rewrites_only_the_cross_model(artifacts, tables, tmp_path):
     import shutil
 
     art = tmp_path / "art"
@@ -96,7 +79,7 @@ def test_calibrate_from_a_few_runs_rewrites_only_the_cross_model(artifacts, tabl
 
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(
-            ["calibrate", "--instance", "gpu-d", "--data", str(data), "--artifacts", str(art)]
+            ["add-instance", "--instance", "gpu-d", "--data", str(data), "--artifacts", str(art)]
         )
     assert code == 0, err.getvalue()
     assert "calibrated (12 runs)" in out.getvalue()
@@ -124,11 +107,13 @@ def _error_on_unseen_archs(art, tables) -> float:
     return float(np.mean(np.abs(np.log(got / d["batch_latency_s"].to_numpy()))))
 
 
-def test_calibrate_refuses_a_measured_instance_and_keeps_the_artifacts(artifacts, tmp_path, capsys):
+def test_add_instance_refuses_a_measured_instance_and_keeps_the_artifacts(
+    artifacts, tmp_path, capsys
+):
     before = (artifacts / "manifest.json").read_bytes()
     code = main(
         [
-            "calibrate",
+            "add-instance",
             "--instance",
             "gpu-a",
             "--data",
@@ -141,6 +126,7 @@ def test_calibrate_refuses_a_measured_instance_and_keeps_the_artifacts(artifacts
     assert (artifacts / "manifest.json").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_validate_cross_reports_each_left_out_gpu(tables, tmp_path, capsys):
     prof, lat = tables
     data = tmp_path / "data"
@@ -200,16 +186,16 @@ def test_one_gpu_of_a_multi_gpu_instance_is_said_and_priced_whole(artifacts, tab
     assert next(x for x in lines if x.split()[0] == "gpu-e").split()[3] == "8"
 
 
-def test_calibrate_refuses_data_of_another_convention(artifacts, tables, tmp_path, capsys):
+def test_add_instance_refuses_data_of_another_convention(artifacts, tables, tmp_path, capsys):
     """Issue 17: the manifest records the training data's convention; calibration data taken
     otherwise is refused in one line naming both, the artifacts untouched. A manifest without
     the field (older artifacts) counts as profet-2021."""
     import json
     import shutil
 
-    from profet_core._calibrate import check_convention
-    from profet_core._convention import CONVENTION, CONVENTION_FILE
     from profet_core.errors import ProfetValueError
+    from profet_core.inputs._convention import CONVENTION, CONVENTION_FILE
+    from profet_core.training._add_instance import check_convention
 
     manifest = json.loads((artifacts / "manifest.json").read_text())
     assert (manifest["convention"], manifest["zoo"]) == (CONVENTION, CONVENTION)
@@ -222,7 +208,7 @@ def test_calibrate_refuses_data_of_another_convention(artifacts, tables, tmp_pat
     lat[lat["instance"] == "gpu-d"].to_parquet(data / "latencies.parquet")
     (data / CONVENTION_FILE).write_text(json.dumps({"convention": "keras3-xla", "zoo": "z9"}))
     before = (art / "manifest.json").read_bytes()
-    argv = ["calibrate", "--instance", "gpu-d", "--data", str(data), "--artifacts", str(art)]
+    argv = ["add-instance", "--instance", "gpu-d", "--data", str(data), "--artifacts", str(art)]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'keras3-xla'" in err[0] and f"{CONVENTION!r}" in err[0]
@@ -232,3 +218,53 @@ def test_calibrate_refuses_data_of_another_convention(artifacts, tables, tmp_pat
     check_convention(old, ours)  # an older manifest: profet-2021, accepted
     with pytest.raises(ProfetValueError, match="convention 'keras3-xla'.*trained on convention"):
         check_convention(old, load_dataset(data))
+
+
+def _few_runs_folder(tables, folder):
+    """gpu-d's (and the measured GPUs') rows of Net0 and Net1, as a dataset folder."""
+    prof, lat = tables
+    for name, table in (("profiles", prof), ("latencies", lat)):
+        few = table["model"].isin(["Net0", "Net1"]) & table["instance"].isin([*MEASURED, "gpu-d"])
+        folder.mkdir(exist_ok=True)
+        table[few].to_parquet(folder / f"{name}.parquet")
+    return folder
+
+
+def test_calibrate_is_the_old_name_of_add_instance_and_says_so(artifacts, tables, tmp_path):
+    import contextlib
+    import shutil
+
+    data = _few_runs_folder(tables, tmp_path / "data")
+    results = {}
+    for command in ("add-instance", "calibrate"):
+        art = tmp_path / command
+        shutil.copytree(artifacts, art)
+        out, err = io.StringIO(), io.StringIO()
+        argv = [command, "--instance", "gpu-d", "--data", str(data), "--artifacts", str(art)]
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+        results[command] = code, out.getvalue(), err.getvalue()
+        assert load_artifacts(art).cross.basis("gpu-d") == "calibrated (12 runs)"
+    assert results["add-instance"] == (
+        0,
+        "gpu-d: predictions now rest on calibrated (12 runs)\n",
+        "",
+    )
+    assert results["calibrate"] == (
+        0,
+        results["add-instance"][1],
+        "profet: warning: 'profet calibrate' is now 'profet add-instance'; the old name goes in "
+        "the next release\n",
+    )
+
+
+def test_add_instance_in_python_takes_a_dataset_or_folders(artifacts, tables, tmp_path):
+    import shutil
+
+    from profet_core import add_instance
+
+    data = _few_runs_folder(tables, tmp_path / "data")
+    for how, given in (("dataset", load_dataset(data)), ("folders", [data])):
+        art = tmp_path / how
+        shutil.copytree(artifacts, art)
+        assert add_instance(art, "gpu-d", given) == "calibrated (12 runs)"

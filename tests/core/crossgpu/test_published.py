@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core._specs import load_specs
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu._efficiency import fit_published, predict_speedups
+from profet_core.crossgpu._gpu_holdout import learn_published, published_logo
 from profet_core.crossgpu._published import (
     COLUMNS,
     held_out,
@@ -17,9 +17,9 @@ from profet_core.crossgpu._published import (
     published_pairs,
     validate_published,
 )
-from profet_core.crossgpu._published_check import learn_published, published_logo
 from profet_core.errors import ProfetValueError
-from tests.core.crossgpu.conftest import make_multi_gpu, spec_table
+from profet_core.inputs._gpu_specs import load_specs
+from tests.core.crossgpu._utils import make_multi_gpu, spec_table
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 #: Synthetic tensor-core GPUs: (fp32, tensor TF32, bandwidth, generation)

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from profet_core import load_dataset
-from profet_core._specs import load_specs
 from profet_core.crossgpu import median_table
-from profet_core.crossgpu._validate import logo_runs, summarize
-from tests.conftest import SHARED, requires_shared
+from profet_core.crossgpu._validate import logo_runs, summarize_gpus
+from profet_core.inputs._gpu_specs import load_specs
+from tests._utils import SHARED, requires_shared
 
 pytestmark = [requires_shared, pytest.mark.realdata]
 
@@ -20,7 +20,7 @@ def test_logo_slice_t4_specs_and_calibration():
         ("g4dn.xlarge", "p2.xlarge"),
         ("p3.2xlarge", "g4dn.xlarge"),
     }
-    s = summarize(oof).set_index(["k", "left_out", "direction"])
+    s = summarize_gpus(oof).set_index(["k", "left_out", "direction"])
     specs_only, calibrated = s.loc[(0, "all", "both")], s.loc[(1, "all", "both")]
     # Full-run numbers (bench/crossgpu.py): the T4 is the GPU its specs describe best.
     assert specs_only["mape_cross"] < specs_only["mape_fp32-ratio"]
@@ -42,7 +42,7 @@ def published_setup():
 def test_published_pairs_beat_the_model_before_and_ignore_held_out_rows(published_setup):
     """Issue 18: learned on published pairs (V100 baselines), the tensor-core GPUs' speed-ups
     are far closer than the spec model before; VGG16 / Inception-v3 rows change nothing."""
-    from profet_core.crossgpu._published_check import learn_published, published_logo
+    from profet_core.crossgpu._gpu_holdout import learn_published, published_logo
 
     base, medians, specs, table, published_pairs = published_setup
     pairs = published_pairs(table, specs, medians)
@@ -73,7 +73,7 @@ def test_shipped_8_gpu_instances_are_priced_whole_and_say_so():
     """Issue 18: the shipped catalog's p4d/p5 carry the whole instance's price and GPU count,
     and a prediction there says it is one of 8 GPUs."""
     from profet_core import load_artifacts, read_profile
-    from tests.conftest import ROOT
+    from tests._utils import ROOT
 
     p = load_artifacts()
     cat = p.catalog.set_index("instance")

@@ -1,8 +1,8 @@
 import pandas as pd
 import pytest
 
-from profet_core._specs import SPEC_COLUMNS, load_specs, validate_specs
 from profet_core.errors import ProfetFileNotFoundError, ProfetValueError
+from profet_core.inputs._gpu_specs import SPEC_COLUMNS, load_specs, validate_specs
 
 
 def test_shipped_catalog_loads_and_lists_required_gpus():

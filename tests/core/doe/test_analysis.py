@@ -20,7 +20,7 @@ from profet_core.doe import (
     read_results,
 )
 from profet_core.errors import ProfetValueError
-from tests.core.doe._helpers import PROBLEM_8_1, STUDY, _replicated
+from tests.core.doe._utils import PROBLEM_8_1, STUDY, _replicated
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 
 from profet_core.doe import demo_results, make_design, montgomery_filtration_example
 from profet_core.doe._cli import main
-from tests.core.doe._helpers import STUDY
+from tests.core.doe._utils import STUDY
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -131,14 +131,14 @@ def _results_file(tmp_path, last: str):
         ),
         (
             lambda p: ["analyze", str(p / ("r" * 300 + ".csv")), "--response", "y"],
-            r"cannot open results file .*File name too long",
+            r"results file .* a name in the path is longer than 255 bytes",
         ),
-        (lambda p: ["analyze", str(p), "--response", "y"], r"is a directory, not a CSV file"),
+        (lambda p: ["analyze", str(p), "--response", "y"], r"is a folder, not a regular file"),
         (
             lambda p: ["analyze", "/dev/null", "--response", "y"],
-            r"'/dev/null' is a character device, not a CSV file",
+            r"'/dev/null' is a character device, not a regular file",
         ),
-        (lambda p: ["analyze", "", "--response", "y"], r"results path is empty"),
+        (lambda p: ["analyze", "", "--response", "y"], r"results file path is empty"),
         (
             lambda p: ["design", "--factor", "a=0,1", "--seed", "-1"],
             r"seed must be a whole number from 0 to 4294967295; got -1",
@@ -172,7 +172,7 @@ def _results_file(tmp_path, last: str):
     ],
 )
 def test_profet_doe_bad_input_exits_2_with_one_line(tmp_path, capsys, make_argv, match):
-    from profet_core._cli import main as profet_main
+    from profet_core.cli._main import main as profet_main
 
     assert profet_main(["doe", *make_argv(tmp_path)]) == 2
     captured = capsys.readouterr()
@@ -197,5 +197,5 @@ def test_fifo_results_path_is_refused_without_blocking(tmp_path):
     )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        f"profet: error: results path {str(fifo)!r} is a named pipe (FIFO), not a CSV file"
+        f"profet: error: results file {str(fifo)!r} is a named pipe (FIFO), not a regular file"
     ]

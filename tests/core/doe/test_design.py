@@ -7,7 +7,7 @@ import pytest
 
 from profet_core.doe import make_design, parse_factor
 from profet_core.errors import ProfetValueError
-from tests.core.doe._helpers import STUDY
+from tests.core.doe._utils import STUDY
 
 
 def test_alias_structure_of_half_fraction_abcd():

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from profet_core._cli import main as profet_main
+from profet_core.cli._main import main as profet_main
 from profet_core.doe import analyze, read_results
 from profet_core.errors import ProfetError
 

@@ -1,0 +1,337 @@
+"""Anchor prediction: a profile taken on one instance -> batch latency and cost on the others."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from profet_core import ProfetError, ProfetValueError, estimate_run, parse_profile
+
+EXAMPLE, UPLOAD, PASTE = "Built-in example", "Upload a file", "Paste JSON"
+
+predictor = ui.predictor_or_stop()
+st.title("Anchor prediction")
+st.caption(
+    "Profile one training step on the instance you have (the anchor); PROFET predicts how long "
+    "the same step takes on the other GPU instances and what a whole run costs there."
+)
+
+# Deep links (?anchor=p2.xlarge) preselect the anchor; an unknown one is reported, not fatal.
+instances = predictor.all_instances
+anchor_index = 0
+wanted = st.query_params.get("anchor")
+if wanted:
+    try:
+        predictor.targets(wanted)
+        anchor_index = instances.index(wanted)
+    except ProfetError as exc:
+        ui.show_error(exc, "Profile from an unknown anchor: ")
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    anchor = st.selectbox(
+        "Anchor instance (where the profile was taken)",
+        instances,
+        index=anchor_index,
+        format_func=ui.instance_label(predictor),
+        key="anchor",
+    )
+    source = st.radio("Profile", [EXAMPLE, UPLOAD, PASTE], horizontal=True, key="source")
+    example = predictor.examples.get(anchor)
+    uploaded, pasted = None, ""
+    if source == EXAMPLE:
+        if example is None:
+            st.warning(f"The artifacts hold no example profile for {anchor}; upload or paste one.")
+        else:
+            st.caption(
+                f"Example: {example['label']}; "
+                f"{len(example['profile'])} ops, measured batch latency "
+                f"{ui.fmt_ms(1000 * example['batch_latency_s'])}."
+            )
+    elif source == UPLOAD:
+        # No `type=` filter: a wrong file type then reaches parse_profile, which names the problem.
+        uploaded = st.file_uploader(
+            "Profile file: PROFET JSON (op -> µs), TensorBoard tensorflow_stats CSV, or a CSV of "
+            "Host_<Op>/Device_<Op> columns",
+            key="profile_file",
+        )
+    else:
+        pasted = st.text_area(
+            "Profile JSON (op name -> total microseconds)",
+            height=160,
+            key="profile_text",
+            placeholder='{"Host_IteratorGetNext": 1520.0, "Device_Conv2D": 40211.5, ...}',
+        )
+
+    use_example = source == EXAMPLE and example is not None
+    # A checkbox, not an empty field, says "no latency": a prefilled number input cannot be
+    # cleared in the browser.
+    known = st.checkbox(
+        "I measured the anchor's batch latency",
+        value=use_example,
+        key=f"known_{source}_{anchor}",
+        help="One training step's wall time on the anchor. With it PROFET predicts the "
+        "target/anchor latency ratio, which is more accurate (see Model accuracy); without "
+        "it, it predicts from the profile's device time alone.",
+    )
+    latency, unit = None, "ms"
+    if known:
+        lat_col, unit_col = st.columns([3, 1])
+        with unit_col:
+            unit = st.selectbox("Unit", list(ui.LATENCY_UNITS), key=f"unit_{source}_{anchor}")
+        with lat_col:
+            default_lat = (
+                example["batch_latency_s"] / ui.LATENCY_UNITS[unit] if use_example else None
+            )
+            latency = st.number_input(
+                "Measured anchor batch latency",
+                value=default_lat,
+                format="%.3f",
+                key=f"latency_{source}_{anchor}_{unit}",
+                placeholder=f"one training step, in {unit}",
+            )
+    steps = st.number_input(
+        "Steps covered by the profile",
+        min_value=1,
+        max_value=1000,
+        value=None,
+        step=1,
+        key="steps",
+        placeholder="2 (PROFET's convention), or the file's own",
+        help="How many training steps the profiler traced. PROFET's profiles cover two "
+        "consecutive steps; a profile over more steps is rescaled to two. With the anchor "
+        "latency, a profile whose device time does not fit its step count is flagged.",
+    )
+    method = st.selectbox(
+        "Method",
+        predictor.methods,
+        index=predictor.methods.index(predictor.default_method),
+        key="method",
+        help="The artifacts' default is listed first in the Model accuracy page.",
+    )
+
+with right:
+    st.markdown("**Whole training run** (optional)")
+    dataset_images = st.number_input(
+        "Dataset size (images per epoch)",
+        value=None,
+        step=1,
+        placeholder="e.g. 50000",
+        key="dataset_images",
+    )
+    batch_size = st.number_input(
+        "Batch size (images per step, as profiled)",
+        step=1,
+        key=f"batch_{anchor}_{source}",
+        value=int(example["batch_size"]) if use_example else 32,
+    )
+    input_size = st.number_input(
+        "Input size (pixels per side, as profiled)",
+        step=1,
+        key=f"input_{anchor}_{source}",
+        value=int(example["input_size"]) if use_example else 224,
+        help="Used to judge whether the step fits each GPU's memory, and by the Scaler page.",
+    )
+    epochs = st.number_input("Epochs", value=10, step=1, key="epochs")
+
+if st.button("Predict", type="primary", key="predict"):
+    st.session_state.pop(ui.ANCHOR_RESULT, None)
+    try:
+        if known and latency is None:
+            raise ProfetValueError(
+                "the anchor batch latency is missing: enter it, or untick "
+                '"I measured the anchor\'s batch latency"'
+            )
+        if source == EXAMPLE:
+            if example is None:
+                raise ProfetValueError(f"no example profile for {anchor}")
+            profile = parse_profile(json.dumps(example["profile"]), "example.json")
+        elif source == UPLOAD:
+            if uploaded is None:
+                raise ProfetValueError(
+                    "no profile file uploaded; choose a .json or .csv file first"
+                )
+            profile = parse_profile(uploaded.getvalue(), uploaded.name, steps=steps)
+        else:
+            profile = parse_profile(pasted, "pasted.json", steps=steps)
+        prediction = predictor.predict(
+            anchor,
+            profile,
+            ui.latency_to_seconds(latency, unit),
+            method=method,
+            batch_size=batch_size,
+            input_size=input_size,
+        )
+        table = prediction.table
+        if dataset_images is not None:
+            table = estimate_run(table, dataset_images, batch_size, epochs)
+        st.session_state[ui.ANCHOR_RESULT] = ui.AnchorResult(
+            prediction,
+            table,
+            predictor.breakdown(anchor, profile),
+            batch_size,
+            input_size,
+            profile,
+        )
+    except ProfetError as exc:
+        ui.show_error(exc)
+
+result: ui.AnchorResult | None = st.session_state.get(ui.ANCHOR_RESULT)
+if result:
+    prediction = result.prediction
+    table: pd.DataFrame = result.table
+    run = "run_usd" in table
+    st.divider()
+    st.subheader(
+        f"Predicted on {table['target'].nunique()} targets from a profile on {result.anchor}"
+    )
+    ensemble = "; ".join(table["ensemble"].unique())
+    st.caption(
+        f"Method **{prediction.method}**: {ensemble}. Bands: "
+        f"{prediction.interval_level:.0%} prediction intervals from the leave-one-"
+        "architecture-out validation. Latencies in ms per training step, prices in USD."
+    )
+    n_rows = table["row"].nunique()
+    row = 0
+    if n_rows > 1:
+        row = st.selectbox(
+            f"Profile row to show (the file holds {n_rows})", sorted(table["row"].unique())
+        )
+    for warning in prediction.warnings(row):
+        st.warning(ui.safe(warning))
+    shown = table[table["row"] == row].reset_index(drop=True)
+    novelty = shown["novelty"].max()
+    if pd.notna(novelty) and not prediction.novelty_warning(row):
+        st.caption(
+            f"Novelty of this profile: {novelty:.2f} (1 = a typical held-out CNN in validation)."
+        )
+    cost_col = "run_usd" if run else "usd_per_1000_steps"
+    picks = prediction.picks(row, cost_col, table)
+    fastest, cheapest = picks["fastest"], picks["cheapest"]
+    m1, m2, m3 = st.columns(3)
+    m1.metric(
+        "Fastest target",
+        fastest["target"],
+        ui.fmt_ms(fastest["batch_latency_ms"]),
+        delta_color="off",
+        delta_arrow="off",
+    )
+    if cheapest is not None:
+        label = "run cost" if run else "per 1,000 steps"
+        m2.metric(
+            "Cheapest target",
+            cheapest["target"],
+            f"{ui.fmt_usd(cheapest[cost_col])} {label}",
+            delta_color="off",
+            delta_arrow="off",
+        )
+    if run:
+        m3.metric("Steps in the run", f"{int(shown['steps'].iloc[0]):,}")
+
+    notes = [
+        ", ".join(n for n, best in picks.items() if best is not None and best["target"] == t)
+        for t in shown["target"]
+    ]
+    display = shown.assign(note=notes)
+    members = prediction.member_columns
+    columns = [
+        "target",
+        "gpu",
+        "basis",
+        "batch_latency_ms",
+        "low_ms",
+        "high_ms",
+        "usd_per_hour",
+        "usd_per_1000_steps",
+        "p_fit",
+    ]
+    if run:
+        columns += ["run_hours", "run_usd", "run_usd_low", "run_usd_high"]
+    columns += ["note", "ensemble", *members]
+    config = {
+        "target": st.column_config.TextColumn("Target instance"),
+        "gpu": st.column_config.TextColumn("GPU"),
+        "basis": st.column_config.TextColumn(
+            "Basis",
+            help="measured: a trained pair; specs only / calibrated / published (n): the "
+            "cross-instance spec model (hatched bars), for GPUs the training data never "
+            "measured; published (n): its generation's efficiency from n published speed-ups",
+        ),
+        "batch_latency_ms": st.column_config.NumberColumn("Batch latency (ms)", format="%.1f"),
+        "low_ms": st.column_config.NumberColumn("Low (ms)", format="%.1f"),
+        "high_ms": st.column_config.NumberColumn("High (ms)", format="%.1f"),
+        "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
+        "usd_per_1000_steps": st.column_config.NumberColumn(
+            "Cost per 1,000 steps (USD)", format="%.4f"
+        ),
+        "run_hours": st.column_config.NumberColumn("Run time (h)", format="%.2f"),
+        "run_usd": st.column_config.NumberColumn("Run cost (USD)", format="%.2f"),
+        "run_usd_low": st.column_config.NumberColumn("Run cost low (USD)", format="%.2f"),
+        "run_usd_high": st.column_config.NumberColumn("Run cost high (USD)", format="%.2f"),
+        "p_fit": st.column_config.NumberColumn(
+            "Fits in memory (P)",
+            format="%.2f",
+            help="Probability that the step fits the target GPU's memory (from the anchor "
+            "latency, batch and input size); empty where unknown",
+        ),
+        "note": st.column_config.TextColumn("Note"),
+        "ensemble": st.column_config.TextColumn("Ensemble"),
+        **{
+            m: st.column_config.NumberColumn(f"{m[:-3]} member (ms)", format="%.1f")
+            for m in members
+        },
+    }
+    st.dataframe(
+        display[columns], column_config=config, hide_index=True, width="stretch", key="result_table"
+    )
+
+    cost_label = "Run cost (USD)" if run else "Cost per 1,000 steps (USD)"
+    fig = ui.latency_cost_figure(
+        shown,
+        picks,
+        cost_col,
+        cost_label,
+        "run_usd_low" if run else None,
+        "run_usd_high" if run else None,
+    )
+    st.plotly_chart(fig, width="stretch", key="result_chart")
+
+    d1, d2, _ = st.columns([1, 1, 4])
+    stem = f"profet_{result.anchor}_{prediction.method}"
+    d1.download_button("Download CSV", ui.csv_bytes(table), f"{stem}.csv", "text/csv")
+    document = replace(prediction, table=table).to_json()
+    d2.download_button(
+        "Download JSON", json.dumps(document, indent=1), f"{stem}.json", "application/json"
+    )
+    st.caption(
+        "Open the **Scaler prediction** page to scale these latencies to other batch or "
+        "input sizes."
+    )
+
+    breakdown = result.breakdown
+    if breakdown is not None and not breakdown.empty:
+        with st.expander("Which kinds of work get faster on each target (per-op-family breakdown)"):
+            st.caption(
+                "Predicted device time per op family on each target, from a multi-output "
+                "model of target op times given the anchor's (first profile row). "
+                "Speed-up > 1: faster than on the anchor."
+            )
+            st.plotly_chart(ui.breakdown_figure(breakdown), width="stretch", key="breakdown_chart")
+            st.dataframe(
+                breakdown,
+                hide_index=True,
+                width="stretch",
+                column_config={
+                    "target": st.column_config.TextColumn("Target instance"),
+                    "family": st.column_config.TextColumn("Op family"),
+                    "anchor_us": st.column_config.NumberColumn("On the anchor (µs)", format="%.0f"),
+                    "target_us": st.column_config.NumberColumn(
+                        "Predicted on target (µs)", format="%.0f"
+                    ),
+                    "speedup": st.column_config.NumberColumn("Speed-up (x)", format="%.2f"),
+                },
+            )

@@ -1,0 +1,400 @@
+"""Model accuracy: the artifacts' leave-one-architecture-out validation report."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+import ui
+from profet_core import NOVELTY_WARN
+
+ALL_PAIRS = "All pairs"
+
+predictor = ui.predictor_or_stop()
+st.title("Model accuracy")
+st.caption(
+    "How far to trust a prediction. Every number here is out-of-sample: each CNN architecture "
+    "was predicted by models trained without it (leave-one-architecture-out), so these errors "
+    "are what to expect for a network the models have never seen."
+)
+
+val = predictor.validation
+metrics = val.get("metrics")
+if metrics is None or metrics.empty:
+    st.info(
+        "These artifacts were trained without validation (`intervals=False`), so there is no "
+        "accuracy report. Retrain with validation to see it here."
+    )
+    st.stop()
+
+
+estimators = list(
+    dict.fromkeys(
+        [m for m in predictor.methods if m in set(metrics["estimator"])]
+        + sorted(metrics["estimator"].unique())
+    )
+)
+c1, c2 = st.columns([1, 2])
+estimator = c1.selectbox(
+    "Method",
+    estimators,
+    help="Methods the app can use come first; others are baselines of the validation.",
+)
+with_latency = c2.radio(
+    "Anchor batch latency",
+    [True, False],
+    horizontal=True,
+    format_func=lambda w: "given" if w else "not given",
+)
+m = metrics[(metrics["estimator"] == estimator) & (metrics["with_latency"] == with_latency)].copy()
+if m.empty:
+    st.warning(
+        f"No validation results for {estimator} with the anchor latency "
+        f"{'given' if with_latency else 'not given'}."
+    )
+    st.stop()
+m["pair"] = m["anchor"] + " → " + m["target"]
+
+noise = val.get("noise")
+k1, k2, k3, k4 = st.columns(4)
+k1.metric("Mean MAPE over pairs", f"{m['mape_pct'].mean():.1f} %")
+k2.metric(
+    "Worst pair MAPE",
+    f"{m['mape_pct'].max():.1f} %",
+    m.loc[m["mape_pct"].idxmax(), "pair"],
+    delta_color="off",
+    delta_arrow="off",
+)
+k3.metric("Median R²", f"{m['r2'].median():.3f}")
+if noise is not None and not noise.empty:
+    k4.metric(
+        "Noise floor (mean)",
+        f"{noise['noise_pct'].mean():.1f} %",
+        help="Spread between repetitions of the very same workload: no model can beat it.",
+    )
+
+st.subheader("Error per anchor → target pair")
+left, right = st.columns([3, 2], gap="large")
+with left:
+    cols = ["anchor", "target", "mape_pct", "r2", "rmse_ms", "n"] + (
+        ["coverage"] if "coverage" in m else []
+    )
+    shown = m[cols].assign(**({"coverage": 100 * m["coverage"]} if "coverage" in m else {}))
+    st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        key="metrics_table",
+        column_config={
+            "anchor": "Anchor",
+            "target": "Target",
+            "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
+            "r2": st.column_config.NumberColumn("R²", format="%.3f"),
+            "rmse_ms": st.column_config.NumberColumn("RMSE (ms)", format="%.1f"),
+            "n": st.column_config.NumberColumn("Predictions (n)", format="%d"),
+            "coverage": st.column_config.NumberColumn(
+                f"{predictor.interval_level:.0%} interval coverage (%)", format="%.0f"
+            ),
+        },
+    )
+with right:
+    heat = m.pivot_table(index="anchor", columns="target", values="mape_pct")
+    fig = px.imshow(
+        heat,
+        text_auto=".1f",
+        color_continuous_scale="Blues",
+        aspect="auto",
+        labels={"x": "Target instance", "y": "Anchor instance", "color": "MAPE (%)"},
+    )
+    fig.update_layout(height=360, margin={"t": 30})
+    st.plotly_chart(fig, width="stretch", key="mape_heatmap")
+
+st.subheader("Predicted vs measured")
+pred = val.get("predictions")
+if pred is None or pred.empty:
+    st.info("The artifacts hold no out-of-fold predictions for a parity plot.")
+else:
+    pred = pred[(pred["estimator"] == estimator) & (pred["with_latency"] == with_latency)]
+    pairs = [ALL_PAIRS, *sorted((pred["anchor"] + " → " + pred["target"]).unique())]
+    pair = st.selectbox("Pair", pairs, key="parity_pair")
+    if pair != ALL_PAIRS:
+        a, t = pair.split(" → ")
+        pred = pred[(pred["anchor"] == a) & (pred["target"] == t)]
+    if pred.empty:
+        st.info(f"No out-of-fold predictions of {estimator} for this choice.")
+    else:
+        p = pred.assign(
+            measured_ms=1000 * pred["measured_s"], predicted_ms=1000 * pred["predicted_s"]
+        )
+        fig = px.scatter(
+            p,
+            x="measured_ms",
+            y="predicted_ms",
+            color="architecture",
+            log_x=True,
+            log_y=True,
+            opacity=0.6,
+            render_mode="webgl",
+            hover_data=["anchor", "target", "batch_size", "input_size"],
+            labels={
+                "measured_ms": "Measured batch latency (ms)",
+                "predicted_ms": "Predicted batch latency (ms)",
+                "architecture": "Architecture (left out)",
+            },
+        )
+        lim = [
+            float(p[["measured_ms", "predicted_ms"]].min().min()),
+            float(p[["measured_ms", "predicted_ms"]].max().max()),
+        ]
+        fig.add_trace(
+            go.Scatter(
+                x=lim, y=lim, mode="lines", name="perfect", line={"color": "black", "dash": "dash"}
+            )
+        )
+        fig.update_layout(height=520)
+        st.plotly_chart(fig, width="stretch", key="parity_plot")
+        st.caption(f"{len(p):,} out-of-fold predictions (one repetition), log axes.")
+
+st.subheader("Error per architecture")
+per_arch = val.get("per_architecture")
+if per_arch is None or per_arch.empty:
+    st.info("The artifacts hold no per-architecture errors.")
+else:
+    pa = per_arch[(per_arch["estimator"] == estimator) & (per_arch["with_latency"] == with_latency)]
+    summary = (
+        pa.groupby("architecture")["mape_pct"]
+        .agg(["mean", "max"])
+        .reset_index()
+        .sort_values("mean", ascending=False)
+    )
+    fig = go.Figure(
+        go.Bar(
+            x=summary["architecture"],
+            y=summary["mean"],
+            name="mean over pairs",
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": summary["max"] - summary["mean"],
+                "arrayminus": np.zeros(len(summary)),
+            },
+        )
+    )
+    fig.update_layout(
+        xaxis_title="Architecture (left out of training)",
+        yaxis_title="MAPE (%), mean over pairs; whisker: worst pair",
+        height=400,
+    )
+    st.plotly_chart(fig, width="stretch", key="arch_chart")
+
+novelty = val.get("novelty")
+nov = (
+    None
+    if novelty is None
+    else novelty[(novelty["estimator"] == estimator) & (novelty["with_latency"] == with_latency)]
+)
+if nov is not None and not nov.empty:
+    st.subheader("Error by novelty of the left-out profile")
+    st.dataframe(
+        nov[["band", "share_pct", "mape_pct", "n"]],
+        hide_index=True,
+        key="novelty_table",
+        column_config={
+            "band": "Novelty (1 = typical left-out CNN)",
+            "share_pct": st.column_config.NumberColumn("Share of rows (%)", format="%.1f"),
+            "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
+            "n": st.column_config.NumberColumn("Rows (n)", format="%d"),
+        },
+    )
+    st.caption(
+        "Novelty is a profile's distance from the profiles trained on. Unusual networks are "
+        "predicted worse; the Anchor page shows each profile's novelty and warns above "
+        f"{NOVELTY_WARN:g}."
+    )
+
+c1, c2 = st.columns(2, gap="large")
+with c1:
+    st.subheader("Noise floor")
+    if noise is None or noise.empty:
+        st.info("The artifacts hold no noise-floor measurement.")
+    else:
+        st.dataframe(
+            noise,
+            hide_index=True,
+            key="noise_table",
+            column_config={
+                "instance": "Instance",
+                "noise_pct": st.column_config.NumberColumn("Repetition spread (%)", format="%.2f"),
+            },
+        )
+        st.caption(
+            "The same workload measured repeatedly varies by this much; a MAPE near it "
+            "is as good as a prediction can be."
+        )
+with c2:
+    st.subheader("Scalers")
+    sc = val.get("scalers")
+    if sc is None or sc.empty:
+        st.info("The artifacts hold no scaler validation.")
+    else:
+        st.dataframe(
+            sc,
+            hide_index=True,
+            key="scaler_table",
+            column_config={
+                "instance": "Instance",
+                "by": "Scale by",
+                "variant": "Variant",
+                "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.2f"),
+                "n": st.column_config.NumberColumn("Points (n)", format="%d"),
+                "mape_all_pct": st.column_config.NumberColumn("MAPE incl. ends (%)", format="%.2f"),
+                "mape_3pt_pct": st.column_config.NumberColumn(
+                    "MAPE, middle size given (%)", format="%.2f"
+                ),
+            },
+        )
+        st.caption(
+            "Error of the latency between the two given ends; `default` is what the "
+            "Scaler page uses. With a third measured size in the middle, the error at the "
+            "other sizes drops to the last column."
+        )
+
+st.subheader("Scaler from one latency (leave-one-architecture-out)")
+one = val.get("onepoint")
+if one is None or one.empty:
+    st.info("The artifacts hold no one-point scaler validation.")
+else:
+    wide = one.pivot_table(index=["by", "variant"], columns="instance", values="mape_pct")
+    st.dataframe(
+        wide.reset_index(),
+        hide_index=True,
+        key="onepoint_table",
+        column_config={
+            "by": "Scale by",
+            "variant": "Variant",
+            **{
+                c: st.column_config.NumberColumn(f"{c} MAPE (%)", format="%.1f")
+                for c in wide.columns
+            },
+        },
+    )
+    st.caption(
+        "Mean absolute error (%) of the latency at every other trained size, from one latency "
+        "on the instance and (variant `profile`, what the Scaler page uses after an anchor "
+        "prediction) the anchor profile, each CNN left out of training in turn. `latency only` "
+        "is the page without a profile; the rest are baselines: linear in the work, the median "
+        "training ratio per instance, and PROFET's quadratic taken through the one point. "
+        "Errors grow with the distance from the given size; the full table (median and 90th "
+        "percentile errors, sizes at most 2x away) is in validation/onepoint.csv."
+    )
+
+cross = val.get("crossgpu")
+st.subheader("GPUs never measured (leave-one-GPU-out)")
+if cross is None or cross.empty:
+    st.info("The artifacts hold no cross-instance validation.")
+else:
+    show = cross[cross["direction"].isin(["both"])].copy()
+    show["k"] = show["k"].map(lambda k: "all GPUs trained" if k < 0 else f"{k} run(s)")
+    cols = [
+        "basis",
+        "k",
+        "left_out",
+        "mape_cross",
+        "max_pair_cross",
+        "mape_fp32-ratio",
+        "mape_bandwidth-ratio",
+        "mape_roofline",
+        "r2_cross",
+        "coverage_pct",
+    ]
+    st.dataframe(
+        show[cols],
+        hide_index=True,
+        key="crossgpu_table",
+        column_config={
+            "basis": "Basis",
+            "k": "Runs of the left-out GPU",
+            "left_out": "Left-out GPU",
+            "mape_cross": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
+            "max_pair_cross": st.column_config.NumberColumn("Worst pair (%)", format="%.1f"),
+            "mape_fp32-ratio": st.column_config.NumberColumn("FP32-ratio (%)", format="%.1f"),
+            "mape_bandwidth-ratio": st.column_config.NumberColumn(
+                "Bandwidth-ratio (%)", format="%.1f"
+            ),
+            "mape_roofline": st.column_config.NumberColumn("Roofline mix (%)", format="%.1f"),
+            "r2_cross": st.column_config.NumberColumn("R2", format="%.3f"),
+            "coverage_pct": st.column_config.NumberColumn("80% coverage (%)", format="%.1f"),
+        },
+    )
+    st.caption(
+        "Each GPU removed as anchor and as target and each CNN left out, the cross-instance "
+        "spec model predicts every pair involving the removed GPU: from specs only, or after "
+        "calibrating on 1 or 3 cheap CNNs measured on it. MAPE per pair, mean over the pairs; "
+        "the baselines scale the anchor latency by spec ratios. This is what to expect for a "
+        "GPU with basis 'specs only' or 'calibrated' on the Anchor page."
+    )
+
+pub = val.get("published_pairs")
+if pub is not None and "fold" in pub:  # the other folds set the intervals; the plot is per GPU
+    pub = pub[pub["fold"] == "gpu"]
+if pub is not None and not pub.empty:
+    st.subheader("Tensor-core GPUs against published speed-ups (leave-one-GPU-out)")
+    shown = ["cross", "fp32-ratio", "bandwidth-ratio"]
+    long = pub.melt(["left_out", "model", "speedup", "held_out"], shown, "predictor", "predicted")
+    fig = px.scatter(
+        long,
+        x="speedup",
+        y="predicted",
+        color="predictor",
+        symbol="held_out",
+        facet_col="left_out",
+        hover_data=["model"],
+        log_x=True,
+        log_y=True,
+        labels={"speedup": "published speed-up over V100 (x)", "predicted": "predicted (x)"},
+    )
+    st.plotly_chart(fig, width="stretch", key="published_chart")
+    summary = val.get("published")
+    if summary is not None:
+        st.dataframe(summary[summary["scope"] != "source"], hide_index=True, key="published_table")
+    st.caption(
+        "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "
+        "predicted (cross: the model; the FP32-peak and bandwidth ratios for comparison; the "
+        "diagonal is perfect); MAPE in % (before: the model without published pairs). held_out "
+        "True: VGG16 / Inception-v3, never fitted. basis: 80% interval (log half-width) and "
+        "coverage, from one CNN of a GPU ('published') or one whole generation left out."
+    )
+
+fits = val.get("fits")
+if fits is not None and not fits.empty:
+    st.subheader("Will it fit in the target's memory?")
+    st.dataframe(
+        fits,
+        hide_index=True,
+        key="fits_table",
+        column_config={
+            "target": "Target",
+            "rows": st.column_config.NumberColumn("Workloads", format="%d"),
+            "not_fit": st.column_config.NumberColumn("Did not fit", format="%d"),
+            "accuracy_pct": st.column_config.NumberColumn("Accuracy (%)", format="%.1f"),
+            "brier": st.column_config.NumberColumn("Brier score", format="%.4f"),
+            "brier_base_rate": st.column_config.NumberColumn("Brier, base rate", format="%.4f"),
+            "recall_not_fit_pct": st.column_config.NumberColumn(
+                "Non-fitting caught (%)", format="%.0f"
+            ),
+        },
+    )
+    st.caption(
+        "Leave-one-architecture-out: the probability that a workload fits, from the anchor "
+        "latency, batch and input size and the target's memory, against what ran. A workload "
+        "missing on a GPU counts as not fitting. Lower Brier than the base rate = informative."
+    )
+
+meta = predictor.metadata
+st.caption(
+    f"Artifacts created {meta.get('created', '?')}, data fingerprint "
+    f"`{str(meta.get('data_fingerprint', '?'))[:12]}`, "
+    f"{meta.get('n_profiles', '?')} profiles."
+)

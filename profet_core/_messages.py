@@ -1,0 +1,42 @@
+"""How a user's value appears in a message: quoted, cut short and never hundreds of digits long.
+
+Every message that echoes user input goes through these, so a 10-million-character op name or a
+400-digit number never becomes a 10-million-character message, and every layer shows values the
+same way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._schema import QUOTE_CHARS
+
+
+def quote(value, limit: int = QUOTE_CHARS) -> str:
+    """``repr`` of a user value, cut to about ``limit`` characters with an ellipsis."""
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + f"... ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def show_number(value) -> str:
+    """A user's number for a message, never hundreds of digits long: ``1e+400`` stays short."""
+    if isinstance(value, (bool, np.bool_)):
+        return repr(bool(value))
+    if isinstance(value, (int, np.integer)) and abs(int(value)) < 10**15:
+        return str(int(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        try:
+            return f"{float(value):.6g}"
+        except OverflowError:  # an int beyond float range
+            digits = len(str(abs(int(value))))
+            return f"{'-' if value < 0 else ''}1e+{digits - 1} (a {digits:,}-digit number)"
+    return quote(value)
+
+
+def quote_list(values, n: int = 5) -> str:
+    """At most ``n`` quoted values, then how many more."""
+    values = list(values)
+    shown = ", ".join(quote(v) for v in values[:n])
+    return shown + (f" and {len(values) - n} more" if len(values) > n else "")

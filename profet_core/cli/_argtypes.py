@@ -1,0 +1,76 @@
+"""argparse pieces shared by every ``profet`` subcommand: value types checked at parse time
+(so a bad flag is refused in the first second, not after minutes of work) and a parser whose
+errors are the project's one line, ``profet: error: ...`` (exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser (and its subparsers) that reports errors as one line, exit 2."""
+
+    def error(self, message):
+        message = " ".join(str(message).split())  # argparse's own messages may wrap
+        sys.stderr.write(f"profet: error: {message} (see `{self.prog} --help`)\n")
+        sys.exit(2)
+
+
+def _number(text: str, kind):
+    try:
+        value = kind(text)
+    except (ValueError, OverflowError):
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise argparse.ArgumentTypeError(
+            f"{shown!r} is not {'an integer' if kind is int else 'a number'}"
+        ) from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; needs a finite number")
+    return value
+
+
+def int_range(low: int, high: int):
+    """An argparse type: an integer in ``[low, high]``."""
+
+    def parse(text: str) -> int:
+        value = _number(text, int)
+        if not low <= value <= high:
+            shown = str(value) if len(str(value)) <= 20 else f"{str(value)[:20]}..."
+            raise argparse.ArgumentTypeError(
+                f"{shown} is not allowed; needs an integer from {low} to {high:,}"
+            )
+        return value
+
+    return parse
+
+
+def float_range(low: float, high: float = math.inf, *, low_open: bool = False):
+    """An argparse type: a finite number ``>= low`` (``> low`` with ``low_open``), ``<= high``."""
+
+    def parse(text: str) -> float:
+        value = _number(text, float)
+        if value < low or (low_open and value == low) or value > high:
+            bound = f"> {low:g}" if low_open else f">= {low:g}"
+            upper = f" and <= {high:g}" if math.isfinite(high) else ""
+            raise argparse.ArgumentTypeError(
+                f"{value:g} is not allowed; needs a finite number {bound}{upper}"
+            )
+        return value
+
+    return parse
+
+
+#: Op-clustering distance (a Levenshtein distance) and DNN epochs: checked at parse time.
+THRESHOLD = float_range(0.0, 1000.0)
+EPOCHS = int_range(1, 100_000)
+
+
+def size_latency(text: str) -> tuple[float, float]:
+    """An argparse type: ``SIZE=MS`` (``profet scale --point``)."""
+    try:
+        size, ms = text.split("=")
+        return float(size), float(ms)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not SIZE=MS (e.g. 64=41.5)") from None

@@ -1,0 +1,83 @@
+"""What the ``profet`` subcommands share: the defaults and help texts they repeat, the progress
+line, warnings on stderr, tables as text, and the old names of renamed flags."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+#: The shared data beside the repository (the layout the README's commands are run from).
+DEFAULT_DATA = "../shared/data/profet"
+ARTIFACTS_HELP = "artifacts folder (default: the shipped ones)"
+CATALOG_HELP = (
+    "instance catalog CSV (instance,gpu,usd_per_hour) overriding the artifacts' prices and GPU "
+    "names without retraining"
+)
+
+
+class Progress:
+    """Prints ``[done/total] message (elapsed, ~left)`` on one stderr line."""
+
+    def __init__(self):
+        self.start = None
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        if self.start is None or done == 1:  # a new phase (training, then validation)
+            self.start = time.monotonic()
+        elapsed = time.monotonic() - self.start
+        eta = elapsed / done * (total - done) if done else 0
+        print(
+            f"\r[{done}/{total}] {message} ({elapsed:.0f}s, ~{eta:.0f}s left)".ljust(90),
+            end="\n" if done == total else "",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def warn(message: str) -> None:
+    """One ``profet: warning: ...`` line on stderr."""
+    print(f"profet: warning: {message}", file=sys.stderr)
+
+
+def renamed(old: str, new: str) -> None:
+    """Warn that a command or flag has a new name (the old one works for one more release)."""
+    warn(f"{old!r} is now {new!r}; the old name goes in the next release")
+
+
+def old_flag(new: str):
+    """An argparse action for a flag's old name: sets ``new``'s ``store_true`` destination and
+    warns (:func:`renamed`). Hidden from ``--help``."""
+
+    class OldFlag(argparse.Action):
+        def __init__(self, option_strings, dest, **kwargs):
+            super().__init__(option_strings, dest, nargs=0, help=argparse.SUPPRESS)
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            renamed(option_string, new)
+            setattr(namespace, self.dest, True)
+
+    return OldFlag
+
+
+def passed(args, names) -> dict:
+    """The flags ``names`` as keyword arguments: their argparse destinations are the core's
+    parameter names, so they pass through unchanged."""
+    return {name: getattr(args, name) for name in names}
+
+
+def method_params(dnn_epochs: int | None) -> dict:
+    """``method_params`` of ``train``/``validate`` for ``--dnn-epochs``."""
+    return {"profet": {"dnn_params": {"epochs": dnn_epochs}}} if dnn_epochs else {}
+
+
+def load_predictor(artifacts, catalog=None):
+    """The artifacts (``--artifacts``) with ``--catalog``'s prices, if given."""
+    from .. import load_artifacts, load_catalog
+
+    return load_artifacts(artifacts, catalog=load_catalog(catalog) if catalog else None)
+
+
+def table_text(df, fmt: str = ".3f") -> str:
+    """A table as aligned text, without the index, floats as ``fmt``."""
+    return df.to_string(index=False, float_format=lambda v: format(v, fmt))

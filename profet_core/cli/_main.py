@@ -1,0 +1,132 @@
+"""The ``profet`` command line: builds the parser from the subcommand modules, each with
+``add_parser(subparsers)`` and ``run(args) -> int``, and runs the one asked for."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+
+from . import _add_instance, _instances, _predict, _scale, _train, _validate
+from ._argtypes import OneLineParser
+
+#: The subcommand modules, in ``--help`` order; each ``add_parser`` registers one or more
+#: subcommands, all run by its ``run``.
+COMMANDS = (_train, _predict, _add_instance, _instances, _scale, _validate)
+#: Options whose value may be a negative number or -inf (argparse would take it for an option).
+_NUMERIC_OPTIONS = (
+    "--anchor-latency-ms",
+    "--latency-min-ms",
+    "--latency-max-ms",
+    "--size",
+    "--size-min",
+    "--size-max",
+    "--seed",
+    "--batch-size",
+    "--dataset-images",
+    "--epochs",
+    "--steps",
+    "--input-size",
+    "--threshold",
+    "--dnn-epochs",
+    "--classes",
+    "--timeout",
+    "--usd-per-hour",
+)
+
+
+def _modules() -> list:
+    """:data:`COMMANDS`, then the optional features' (left out where they cannot be imported)."""
+    modules = list(COMMANDS)
+    try:
+        from ..doe import _cli as doe
+    except ImportError:  # the experiment-design feature is optional
+        pass
+    else:
+        modules.append(doe)
+    try:
+        from ..capture import _cli as capture
+    except ImportError:  # the capture feature is optional
+        pass
+    else:
+        modules.append(capture)
+    return modules
+
+
+def build_parser() -> OneLineParser:
+    """The ``profet`` parser; each subcommand's parser has its ``run`` as default ``run``."""
+    p = OneLineParser(
+        prog="profet",
+        description="Predict CNN training-step latency and "
+        "cost on GPU instances from a profile taken on one anchor instance.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    for module in _modules():
+        before = set(sub.choices)
+        module.add_parser(sub)
+        for name in set(sub.choices) - before:  # its subcommands and their aliases
+            sub.choices[name].set_defaults(run=module.run)
+    return p
+
+
+def _join_numeric(argv: list) -> list:
+    """``--size -1`` -> ``--size=-1``, so a bad number gets its own message, not argparse's
+    "expected one argument"."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in _NUMERIC_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
+def main(argv=None) -> int:
+    """Run ``profet`` with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+
+    Returns
+    -------
+    int
+        0 on success; 2 on a bad input (one ``profet: error: ...`` line on stderr), 130 on
+        Ctrl-C, 141 when the reader of stdout left.
+    """
+    from .. import ProfetError
+
+    argv = _join_numeric(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(argv)
+    try:
+        code = args.run(args)
+        sys.stdout.flush()  # here, so that a closed pipe or a full disk is caught below
+        return code
+    except ProfetError as exc:
+        print(f"profet: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("profet: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `profet ... | head`: the reader left; nothing more to say
+        _drop_stdout()
+        return 141
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise
+        _drop_stdout()
+        print(f"profet: error: cannot write: {exc.strerror}", file=sys.stderr)
+        return 2
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what could not be
+    written raises nothing more at exit (Python's documented recipe for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""The instance catalog (each instance's GPU and on-demand price) and whole-run cost."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._schema import MS_PER_HOUR
+from ..errors import ProfetFileNotFoundError, ProfetValueError
+
+CATALOG_COLUMNS = ("instance", "gpu", "usd_per_hour")
+#: Largest catalog file read (bytes): a few hundred instances take a few kB.
+MAX_CATALOG_BYTES = 5 * 2**20
+#: Prices (USD per hour) accepted besides 0 (free, e.g. own hardware): the dearest cloud GPU
+#: instances cost about 100 USD/h; 10,000 leaves room, 1e300 or a denormal is a typo.
+MIN_PRICE, MAX_PRICE = 1e-4, 10_000.0
+#: Bounds of a whole run: images per epoch, images per step and epochs.
+RUN_LIMITS = {"dataset_images": 10**11, "batch_size": 10**6, "epochs": 10**5}
+#: Where a dataset folder's catalog is looked for last: the shared data's, beside the repository
+#: (the layout the README's commands are run from).
+DEFAULT_CATALOG = Path("../shared/instances.csv")
+
+
+def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
+    """Check a catalog table.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Columns ``instance`` (unique), ``gpu`` and ``usd_per_hour`` (finite, >= 0); other columns
+        (``gpu_count``, ``gpu_memory_gb``, ``vcpus``, ``memory_gib``) are kept.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The catalog indexed by nothing, ``instance`` as str, ``usd_per_hour`` as float.
+    """
+    missing = [c for c in CATALOG_COLUMNS if c not in df.columns]
+    if missing:
+        raise ProfetValueError(
+            f"instance catalog lacks column(s) {missing}; needs {list(CATALOG_COLUMNS)}"
+        )
+    from .._messages import show_number
+    from ._rules import check_instance_names, text_to_float
+
+    df = df.copy()
+    df["instance"] = df["instance"].astype(str).str.strip()
+    check_instance_names(df["instance"], "instance catalog: instance")
+    if df["instance"].duplicated().any():
+        dup = sorted(df.loc[df["instance"].duplicated(), "instance"])
+        raise ProfetValueError(f"instance catalog lists {dup} more than once")
+    raw = df["usd_per_hour"]
+    if pd.api.types.is_bool_dtype(raw):
+        price = pd.Series(np.nan, index=raw.index)
+    elif pd.api.types.is_numeric_dtype(raw):
+        price = raw.astype(float)
+    else:  # text: ASCII numbers only ("True", "nan" refused); 400 digits -> inf, refused below
+        price = pd.Series(text_to_float(raw, "usd_per_hour", "instance catalog"), index=raw.index)
+    with np.errstate(invalid="ignore"):
+        ok = (price == 0) | ((price >= MIN_PRICE) & (price <= MAX_PRICE))
+    if not ok.all():
+        i = int((~ok).to_numpy().argmax())
+        raise ProfetValueError(
+            f"instance catalog: usd_per_hour {show_number(_as_number(raw.iloc[i]))} for {df['instance'].iloc[i]!r} is not "
+            f"allowed; prices are 0 or {MIN_PRICE:g}..{MAX_PRICE:,g} USD per hour"
+        )
+    df["usd_per_hour"] = price
+    return df.reset_index(drop=True)
+
+
+def merge_catalogs(base: pd.DataFrame, other: pd.DataFrame, prefer: str = "other") -> pd.DataFrame:
+    """One catalog from two, one line per instance of either.
+
+    Parameters
+    ----------
+    base, other : pandas.DataFrame
+        Catalogs (see :func:`validate_catalog`).
+    prefer : {"other", "base"}
+        ``"other"``: an instance both list takes ``other``'s values where ``other`` has one and
+        keeps ``base``'s elsewhere (a user's prices override the artifacts' and leave the GPU
+        names, counts and memory they do not give). ``"base"``: ``other`` only adds the
+        instances ``base`` lacks.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Validated; ``base``'s instances in its order, then ``other``'s new ones.
+    """
+    if prefer not in ("other", "base"):
+        raise ProfetValueError(f"prefer {prefer!r}; allowed: other, base")
+    b = validate_catalog(base).set_index("instance")
+    o = validate_catalog(other).set_index("instance")
+    if prefer == "base":
+        o = o[~o.index.isin(b.index)]
+    order = [*b.index, *(i for i in o.index if i not in b.index)]
+    columns = [*b.columns, *(c for c in o.columns if c not in b.columns)]
+    merged = o.combine_first(b).reindex(index=order, columns=columns)
+    return validate_catalog(merged.rename_axis("instance").reset_index())
+
+
+def _as_number(cell):
+    """A cell as the number it spells (a 400-digit int stays an int), else the cell."""
+    for kind in (int, float):
+        try:
+            return kind(str(cell).strip())
+        except ValueError:
+            pass
+    return cell
+
+
+def load_catalog(path: str | Path) -> pd.DataFrame:
+    """Read and validate an instance catalog CSV (see :func:`validate_catalog`)."""
+    from ._csv import read_csv_file
+
+    return validate_catalog(read_csv_file(path, MAX_CATALOG_BYTES, "instance catalog"))
+
+
+def find_catalog(data: str | Path) -> Path:
+    """The catalog file of a dataset folder.
+
+    Parameters
+    ----------
+    data : path-like
+        A dataset folder.
+
+    Returns
+    -------
+    pathlib.Path
+        ``instances.csv`` in the folder, else two levels up (the shared data's ``data/profet``
+        layout), else :data:`DEFAULT_CATALOG`.
+
+    Raises
+    ------
+    ProfetFileNotFoundError
+        None of them exists.
+    """
+    data = Path(data)
+    for candidate in (
+        data / "instances.csv",
+        data.parent.parent / "instances.csv",
+        DEFAULT_CATALOG,
+    ):
+        if candidate.is_file():
+            return candidate
+    raise ProfetFileNotFoundError(f"no instances.csv next to {str(data)!r}; pass --catalog PATH")
+
+
+def catalog_for_data(folders, path: str | Path | None = None) -> pd.DataFrame:
+    """The instance catalog for training on dataset folders.
+
+    Parameters
+    ----------
+    folders : sequence of path-like
+        Dataset folders, at least one.
+    path : path-like, optional
+        A catalog file: then it alone is the catalog.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The first folder's catalog (:func:`find_catalog`); the other folders' own
+        ``instances.csv`` (e.g. a collected instance's line) only add the instances it lacks.
+    """
+    if path is not None:
+        return load_catalog(path)
+    folders = [Path(f) for f in folders]
+    catalog = load_catalog(find_catalog(folders[0]))
+    for folder in folders[1:]:
+        if (folder / "instances.csv").is_file():
+            extra = load_catalog(folder / "instances.csv")
+            catalog = merge_catalogs(catalog, extra, prefer="base")
+    return catalog
+
+
+def _positive_int(name: str, value) -> int:
+    from .._messages import show_number
+
+    top = RUN_LIMITS[name]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= top:
+        raise ProfetValueError(
+            f"{name} is {show_number(value)}; it must be a whole number 1..{top:,}"
+        )
+    return int(value)
+
+
+def estimate_run(
+    table: pd.DataFrame, dataset_images: int, batch_size: int, epochs: int
+) -> pd.DataFrame:
+    """Time and cost of a whole training run on each target.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A prediction table with ``batch_latency_ms`` and ``usd_per_hour``, and optionally
+        ``low_ms``/``high_ms``.
+    dataset_images : int
+        Training images per epoch.
+    batch_size : int
+        Images per training step (the batch size the profile was taken with).
+    epochs : int
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``table`` plus ``steps``, ``run_hours`` and ``run_usd`` (and ``run_usd_low``/``run_usd_high``
+        from the interval when present). ``run_usd`` is NaN where the price is unknown.
+    """
+    dataset_images = _positive_int("dataset_images", dataset_images)
+    batch_size = _positive_int("batch_size", batch_size)
+    epochs = _positive_int("epochs", epochs)
+    steps = math.ceil(dataset_images / batch_size) * epochs
+    out = table.copy()
+    out["steps"] = steps
+    out["run_hours"] = out["batch_latency_ms"] * steps / MS_PER_HOUR
+    out["run_usd"] = out["run_hours"] * out["usd_per_hour"]
+    for side in ("low", "high"):
+        if f"{side}_ms" in out:
+            out[f"run_usd_{side}"] = out[f"{side}_ms"] * steps / MS_PER_HOUR * out["usd_per_hour"]
+    return out

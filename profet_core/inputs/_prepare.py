@@ -1,0 +1,102 @@
+"""One preparation of the profiles a question is asked about, shared by every answer that reads
+them (``Predictor.predict``, ``Predictor.breakdown`` and ``Predictor.scale_from_point``), so no
+answer can skip a step another takes (issue 21: the breakdown once skipped the step rescaling).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._messages import show_number
+from .._schema import LATENCY_COLUMN, MAX_LATENCY_S, MIN_LATENCY_S, op_columns
+from ..errors import ProfetValueError
+from ._profile import normalise_steps
+
+
+@dataclass(frozen=True)
+class PreparedProfiles:
+    """Checked profiles in PROFET's convention.
+
+    Attributes
+    ----------
+    ops : pandas.DataFrame
+        Shape (n, n_ops): ``Host_*``/``Device_*`` op times in microseconds over **2** training
+        steps (a profile over N steps is rescaled by 2 / N), index 0..n-1.
+    latency_s : ndarray of shape (n,) or None
+        Measured anchor latency per row (seconds, NaN where unknown); None when no row has one.
+    """
+
+    ops: pd.DataFrame
+    latency_s: np.ndarray | None
+
+
+def prepare_profiles(profiles, anchor_latency_s=None) -> PreparedProfiles:
+    """Check a table of profiles and bring it to PROFET's 2-step convention.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        As :func:`profet_core.parse_profile` returns it: op columns (us over ``steps`` steps),
+        optionally ``steps``, ``batch_latency_s`` (s) and other columns (ignored here).
+    anchor_latency_s : float or array of shape (n,), optional
+        Overrides the ``batch_latency_s`` column.
+
+    Returns
+    -------
+    PreparedProfiles
+
+    Raises
+    ------
+    ProfetValueError
+        No op columns, non-finite or negative times, a bad step count or latency.
+    """
+    _require_ops(profiles)
+    ops, lat = _check_inputs(normalise_steps(profiles), anchor_latency_s)
+    return PreparedProfiles(ops, lat)
+
+
+def _require_ops(profiles) -> None:
+    if not isinstance(profiles, pd.DataFrame) or profiles.empty or not op_columns(profiles.columns):
+        raise ProfetValueError(
+            "profiles must be a non-empty table of Host_<Op>/Device_<Op> columns"
+        )
+
+
+def _check_inputs(profiles, anchor_latency_s):
+    """Op table and per-row anchor latency (s; None if none given) of a prediction's input."""
+    _require_ops(profiles)
+    n = len(profiles)
+    lat = None
+    if anchor_latency_s is not None:
+        if np.asarray(anchor_latency_s).dtype == bool:
+            raise ProfetValueError("anchor latency True/False is not a number of seconds")
+        try:
+            lat = np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,)).copy()
+        except (TypeError, ValueError):
+            raise ProfetValueError(
+                f"anchor latency {str(anchor_latency_s)[:40]!r} must be one number of seconds "
+                f"or one per profile row ({n})"
+            ) from None
+        if np.ndim(anchor_latency_s) == 0 and np.isnan(lat).any():
+            # One latency for every row: NaN is a mistake, not "unknown" (that is None).
+            raise ProfetValueError("anchor latency nan s is not allowed; it must be a number > 0")
+    elif LATENCY_COLUMN in profiles.columns:
+        lat = profiles[LATENCY_COLUMN].to_numpy(dtype=float)
+    if lat is not None:
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isnan(lat) & ~((lat >= MIN_LATENCY_S) & (lat <= MAX_LATENCY_S))
+        if bad.any():
+            raise ProfetValueError(
+                f"anchor latency {show_number(lat[bad][0])} s is not allowed; one training step "
+                f"takes {MIN_LATENCY_S:g} to {MAX_LATENCY_S:g} s"
+            )
+        if np.isnan(lat).all():
+            lat = None
+    ops = profiles[op_columns(profiles.columns)].reset_index(drop=True)
+    values = ops.to_numpy(dtype=float)
+    if not np.isfinite(values).all() or (values < 0).any():
+        raise ProfetValueError("op times must be finite microseconds >= 0")
+    return ops, lat

@@ -1,0 +1,217 @@
+"""Reading user profiles: PROFET JSON, TensorBoard ``tensorflow_stats`` CSV, or a table of many.
+
+Every format goes through the same rules (:mod:`._profile_rules`): op names, op times, step
+counts and latencies are refused the same way whichever reader found them. The result keeps op
+times as given (us, over ``steps`` training steps); :func:`normalise_steps` moves them to
+PROFET's convention of 2 steps, the span of every training profile.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._messages import quote, show_number
+from .._schema import (
+    DEFAULT_STEPS,
+    LATENCY_COLUMN,
+    MAX_PROFILE_BYTES,
+    MIN_ROW_TOTAL_US,
+    STEPS_COLUMN,
+    op_columns,
+)
+from ..errors import ProfetValueError
+from ._json import from_json
+from ._rules import check_latency, check_steps
+from ._safe_read import read_bounded
+from ._table import finish, from_csv, from_parquet
+
+__all__ = [
+    "LATENCY_COLUMN",
+    "MAX_PROFILE_BYTES",
+    "STEPS_COLUMN",
+    "normalise_steps",
+    "parse_profile",
+    "read_profile",
+]
+
+
+def _sniff(data: bytes, name: str) -> str:
+    suffix = Path(name).suffix.lower()
+    if suffix == ".parquet" or data[:4] == b"PAR1":
+        return "parquet"
+    if suffix == ".json" or data.lstrip()[:1] in (b"{", b"["):
+        return "json"
+    if suffix in (".csv", ".txt", ""):
+        return "csv"
+    raise ProfetValueError(
+        f"file {quote(name)} has type {quote(suffix)}; allowed: .json, .csv, .parquet"
+    )
+
+
+def _decode(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ProfetValueError(f"{where} is not UTF-8 text") from None
+
+
+def _with_steps(out: pd.DataFrame, steps, where: str) -> pd.DataFrame:
+    """Put a checked int ``steps`` column last: the override, else the input's, else 2."""
+    n = len(out)
+    if steps is not None:
+        values = np.full(n, check_steps([steps], "steps override")[0])
+    elif STEPS_COLUMN in out.columns:
+        raw = pd.Series(out[STEPS_COLUMN], dtype=object)
+        raw = raw.where(pd.notna(raw), DEFAULT_STEPS)  # a row that does not say: 2
+        values = check_steps(raw.to_numpy(), where)
+    else:
+        values = np.full(n, DEFAULT_STEPS)
+    out = out.drop(columns=[STEPS_COLUMN], errors="ignore")
+    return out.assign(**{STEPS_COLUMN: values.astype(np.int64)})
+
+
+def _check_row_totals(out: pd.DataFrame, where: str) -> None:
+    """Refuse rows whose op times add up to less than 1 us (denormals, or not microseconds)."""
+    ops = op_columns(out.columns)
+    total = out[ops].to_numpy(dtype=float).sum(axis=1)
+    low = total < MIN_ROW_TOTAL_US
+    if low.any():
+        i = int(low.argmax())
+        raise ProfetValueError(
+            f"{where}: row {i}'s op times add up to {show_number(total[i])} us; a training "
+            f"step's profile holds at least {MIN_ROW_TOTAL_US:g} us (are the times in "
+            "microseconds?)"
+        )
+
+
+def parse_profile(
+    data: bytes | str, name: str = "profile.json", steps: int | None = None
+) -> pd.DataFrame:
+    """Parse profile bytes (an upload, pasted text or a file's contents).
+
+    Parameters
+    ----------
+    data : bytes or str
+        The file's contents. Accepted: PROFET JSON (one object op -> microseconds, a list of
+        them, or ``{"ops": {...}, "steps": int, "batch_latency_s": float, "batch_size": int,
+        "input_size": int, "instance": str}`` with every key but ``ops`` optional);
+        TensorBoard's ``tensorflow_stats`` CSV (columns ``Host/device``, ``Type``, ``Total time
+        (us)``), grouped by host/device and op type; a CSV or Parquet table with one profile per
+        row in ``Host_<Op>``/``Device_<Op>`` columns, optionally with ``batch_latency_s`` (each
+        row's anchor latency, seconds) and ``steps``. An empty CSV cell or Parquet null is an
+        absent op (0); NaN, inf, booleans and text are refused.
+    name : str
+        File name, used only to tell the format by its suffix and in messages.
+    steps : int, optional
+        Training steps the profile covers (1..1000), overriding the input's; default: the
+        input's ``steps``, else 2 (PROFET's convention).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Shape (n_profiles, n_ops + k): op times in microseconds as given (0 for ops a profile
+        lacks), a ``steps`` column (int), and ``batch_latency_s`` (NaN where unknown) when the
+        input carried one; JSON's object form may add ``batch_size``, ``input_size``,
+        ``instance``.
+
+    Raises
+    ------
+    ProfetValueError
+        Empty or oversized input, an unknown format, malformed JSON, CSV or Parquet; an op name
+        that is malformed, longer than 256 characters or one of more than 5,000; a time that is
+        not a number, negative, NaN, inf or above 1e12 us; a duplicate key or column; a bad
+        ``steps`` or latency; more rows than 200,000.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="surrogatepass")
+    where = f"profile {quote(name)}"
+    if len(data) > MAX_PROFILE_BYTES:
+        raise ProfetValueError(
+            f"{where} is {len(data) / 1e6:.1f} MB; the limit is {MAX_PROFILE_BYTES / 1e6:.0f} MB"
+        )
+    if not data.strip():
+        raise ProfetValueError(f"{where} is empty")
+    kind = _sniff(data, name)
+    if kind == "json":
+        out = from_json(_decode(data, where).lstrip("\ufeff"))
+    else:
+        raw = (
+            from_parquet(data, where)
+            if kind == "parquet"
+            else from_csv(_decode(data, where), where)
+        )
+        ops, lat, raw_steps = finish(raw, where)
+        out = ops
+        if lat is not None:
+            out = out.assign(**{LATENCY_COLUMN: lat})
+        if raw_steps is not None:
+            out = out.assign(**{STEPS_COLUMN: raw_steps})
+    _check_row_totals(out, where)
+    if LATENCY_COLUMN in out.columns:
+        lat = pd.to_numeric(out[LATENCY_COLUMN], errors="coerce").to_numpy(dtype=float)
+        out[LATENCY_COLUMN] = check_latency(lat, where)
+    return _with_steps(out.reset_index(drop=True), steps, where)
+
+
+def read_profile(path: str | Path, steps: int | None = None) -> pd.DataFrame:
+    """Read a profile file; see :func:`parse_profile` for the formats, ``steps`` and the result.
+
+    Only a regular file is read, at most :data:`MAX_PROFILE_BYTES`; a folder, FIFO, device,
+    symlink loop, empty path, over-long name or unreadable file is refused saying which.
+    """
+    data = read_bounded(path, MAX_PROFILE_BYTES, "profile file")
+    return parse_profile(data, Path(path).name, steps=steps)
+
+
+def profile_instance(profiles: pd.DataFrame) -> str:
+    """The instance a profile file says it was taken on (a PROFET JSON's ``"instance"``).
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        As returned by :func:`read_profile`.
+
+    Returns
+    -------
+    str
+        The one instance its rows name.
+
+    Raises
+    ------
+    ProfetValueError
+        The rows name no instance, or more than one.
+    """
+    named = profiles["instance"].dropna().unique() if "instance" in profiles else []
+    if len(named) != 1:
+        raise ProfetValueError(
+            "give --anchor INSTANCE: the profile does not name the one instance it was taken on"
+        )
+    return str(named[0])
+
+
+def normalise_steps(profiles: pd.DataFrame) -> pd.DataFrame:
+    """Rescale op times to PROFET's 2-step convention and drop the ``steps`` column.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        As returned by :func:`parse_profile`: ``Host_*``/``Device_*`` columns (us over
+        ``steps`` steps) and optionally ``steps`` (int 1..1000; 2 where absent).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same rows and columns without ``steps``; each op time multiplied by ``2 / steps``.
+        Other columns (``batch_latency_s``: one step's latency) are unchanged.
+    """
+    if STEPS_COLUMN not in profiles.columns:
+        return profiles.copy()
+    steps = check_steps(profiles[STEPS_COLUMN].to_numpy(), "profiles")
+    out = profiles.drop(columns=[STEPS_COLUMN])
+    ops = op_columns(out.columns)
+    factor = DEFAULT_STEPS / steps.astype(float)
+    out[ops] = out[ops].to_numpy(dtype=float) * factor[:, None]
+    return out

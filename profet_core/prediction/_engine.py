@@ -1,0 +1,347 @@
+"""The work behind ``Predictor.predict`` and ``Predictor.scale``, vectorised over rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._messages import quote, show_number
+from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MAX_LATENCY_S, MIN_LATENCY_S, MS_PER_HOUR
+from ..errors import ArtifactError, ProfetValueError
+from ..features._profile_features import ProfileFeatures, family_times
+from ..inputs._rules import whole_sizes
+from ..models._intervals import interval_scale, member_spread, novelty_bands
+from ._result import NOVELTY_WARN, Prediction
+
+
+def _measured(predictor, anchor, target, method, ops, lat, features, used) -> dict:
+    """One trained pair's prediction block (ms): latency, interval, novelty, members."""
+    model = predictor.model(anchor, target, method)
+    res = model.predict(ops, lat, features=features)
+    (qlo, qhi), rel = predictor.interval(anchor, target, method, lat, res.members, res.novelty)
+    p = 1000 * res.latency_s
+    return {
+        "p": p,
+        "lo": p * np.exp(qlo),
+        "hi": p * np.exp(qhi),
+        "novelty": rel,
+        "members": {name: 1000 * v for name, v in res.members.items()},
+        "ensemble": res.ensemble,
+        "basis": "measured",
+        "ignored": model.ignored_ops(used),
+    }
+
+
+def _cross(predictor, anchor, target, fam, lat) -> dict:
+    """A pair no model was trained on: the cross-instance spec model's block (ms), from the
+    anchor's device time per model family ``fam`` (computed once for every such target)."""
+    cross = predictor.cross
+    latency_s, _ = cross.predict_families(anchor, target, fam, lat)
+    basis = cross.pair_basis(anchor, target)
+    p = 1000 * latency_s
+    lo = hi = np.full(len(p), np.nan)
+    if basis.split(" (")[0] in cross.interval_log_:
+        lo, hi = cross.interval(p, basis)
+    return {
+        "p": p,
+        "lo": lo,
+        "hi": hi,
+        "novelty": np.full(len(p), np.nan),
+        "members": {},
+        "ensemble": "cross-instance spec model (op families scaled by spec ratios)",
+        "basis": basis,
+        "ignored": (),
+    }
+
+
+def _blocks(predictor, anchor, ops, lat, method, targets) -> list[dict]:
+    """Each target's block (:func:`_measured` or :func:`_cross`), in ``targets`` order."""
+    # The features do not depend on the target: computed once for every target.
+    features = ProfileFeatures.from_ops(ops)
+    measured = {t: predictor.has_pair(anchor, t, method) for t in targets}
+    if not all(measured.values()):
+        from ..crossgpu._pairs import model_families
+
+        fam = model_families(features.device_families)
+    # Ops with some time in some row (each method names those it does not use).
+    used = ops.columns[ops.to_numpy().any(axis=0)]
+    return [
+        _measured(predictor, anchor, t, method, ops, lat, features, used)
+        if measured[t]
+        else _cross(predictor, anchor, t, fam, lat)
+        for t in targets
+    ]
+
+
+def run_prediction(
+    predictor, anchor, ops, lat, method, targets, notes=(), sizes=None
+) -> Prediction:
+    """Predict ``ops`` (n rows) from ``anchor`` on each target: see ``Predictor.predict``."""
+    targets = sorted(targets)
+    n, k = len(ops), len(targets)
+    blocks = _blocks(predictor, anchor, ops, lat, method, targets)
+    cat = predictor.catalog.set_index("instance")
+    # Row-major: input row 0 on every target, then row 1, ... (targets sorted).
+    flat = {
+        c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
+    }
+    _check_latencies(predictor, flat["p"])
+    price = np.tile([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets], n)
+    notes = (*notes, *_multi_gpu_notes(cat, targets))
+
+    def per_target(values) -> pd.Categorical:
+        # Categorical: 100,000 rows x k targets repeat k strings; no copies of the strings.
+        uniq = list(dict.fromkeys(values))
+        codes = np.tile([uniq.index(v) for v in values], n)
+        return pd.Categorical.from_codes(codes, categories=uniq)
+
+    table = pd.DataFrame(
+        {
+            "row": np.repeat(np.arange(n), k),
+            "anchor": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [anchor]),
+            "target": per_target(targets),
+            "gpu": per_target([str(cat["gpu"].get(t, "")) for t in targets]),
+            "basis": per_target([b["basis"] for b in blocks]),
+            "batch_latency_ms": flat["p"],
+            "low_ms": flat["lo"],
+            "high_ms": flat["hi"],
+            "novelty": flat["novelty"],
+            "usd_per_hour": price,
+            "usd_per_1000_steps": flat["p"] * 1000 / MS_PER_HOUR * price,
+            "method": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [method]),
+            "ensemble": per_target([b["ensemble"] for b in blocks]),
+        }
+    )
+    table["p_fit"] = _fit_probability(predictor, anchor, targets, lat, sizes, n)
+    names = list(dict.fromkeys(m for b in blocks for m in b["members"]))
+    nan = np.full(n, np.nan)
+    for name in names:
+        table[f"{name}_ms"] = np.column_stack([b["members"].get(name, nan) for b in blocks]).ravel()
+    ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())
+    rows = _row_summary(predictor, table, lat, method)
+    level = predictor.interval_level
+    return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes))
+
+
+def _check_latencies(predictor, latency_ms: np.ndarray) -> None:
+    """Well-formed but absurd models (a tampered artifact) must not show a NaN latency."""
+    if not (np.isfinite(latency_ms) & (latency_ms > 0)).all():
+        raise ArtifactError(
+            f"the artifacts in {str(predictor.path)!r} predict a latency that is not a finite "
+            "positive number; retrain or restore them"
+        )
+
+
+def _multi_gpu_notes(cat: pd.DataFrame, targets) -> tuple:
+    """A note on targets whose instance has several GPUs: the latency is one GPU's, the price
+    the whole instance's (no smaller configuration can be rented)."""
+    if "gpu_count" not in cat:
+        return ()
+    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
+    multi = [f"{t} ({int(counts[t])} GPUs)" for t in targets if t in counts and counts[t] > 1]
+    if not multi:
+        return ()
+    return (
+        f"{', '.join(multi)}: the latency is for one of the instance's GPUs, while its price and "
+        "cost are for the whole instance (USD/h), which is what renting it costs even when the "
+        "run uses one GPU.",
+    )
+
+
+def sense_checks(model: dict, profiles, anchor_latency_s) -> tuple:
+    """Refuse a profile that makes no sense (no device time); return the warnings' texts."""
+    from ..inputs._sanity import profile_checks
+
+    if not isinstance(profiles, pd.DataFrame) or profiles.empty:
+        return ()
+    busy_range = model.get("device_busy_range_us")
+    groups = (model.get("clustering") or {}).get("groups")
+    vocabulary = {op for members in groups.values() for op in members} if groups else None
+    findings = profile_checks(
+        profiles, anchor_latency_s, device_range_us=busy_range, vocabulary=vocabulary
+    )
+    errors = [f.message for f in findings if f.level == "error"]
+    if errors:
+        raise ProfetValueError(errors[0])
+    return tuple(f.message for f in findings)
+
+
+def workload_sizes(profiles, batch_size, input_size):
+    """(batch sizes, input sizes) per row, each an array of shape (n,) or None when unknown."""
+    out = []
+    for name, given in (("batch_size", batch_size), ("input_size", input_size)):
+        if given is not None:
+            value = np.broadcast_to(np.asarray(given, dtype=float), (len(profiles),))
+        elif name in profiles.columns:
+            value = pd.to_numeric(profiles[name], errors="coerce").to_numpy(dtype=float)
+        else:
+            return None
+        top = MAX_BATCH_SIZE if name == "batch_size" else MAX_INPUT_SIZE
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(value) & (value >= 1) & (value <= top) & (value == np.floor(value))
+        if not ok.all():
+            raise ProfetValueError(
+                f"{name} {show_number(value[~ok][0])} is not allowed; it must be a whole number "
+                f"1..{top:,} for every profile row"
+            )
+        out.append(value)
+    return tuple(out)
+
+
+def _fit_probability(predictor, anchor, targets, lat, sizes, n) -> np.ndarray:
+    """P(the step fits the target's memory) per (row, target); NaN without sizes or latency."""
+    fits = predictor.fits
+    out = np.full(n * len(targets), np.nan)
+    if fits is None or sizes is None or lat is None:
+        return out
+    specs = predictor.cross.specs_
+    known = [t for t in targets if t in set(specs["instance"])]
+    if anchor not in set(specs["instance"]) or not known:
+        return out
+    rows = pd.DataFrame(
+        {
+            "anchor": anchor,
+            "target": np.tile(targets, n),
+            "batch_size": np.repeat(sizes[0], len(targets)),
+            "input_size": np.repeat(sizes[1], len(targets)),
+            "anchor_latency_s": np.repeat(lat, len(targets)),
+        }
+    )
+    ok = rows["target"].isin(known).to_numpy() & np.isfinite(rows["anchor_latency_s"].to_numpy())
+    if ok.any():
+        out[ok] = fits.predict_proba_table(rows[ok], specs)
+    return out
+
+
+def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
+    """Per input row: the largest novelty over targets and its validation band."""
+    nov = table.groupby("row", sort=True)["novelty"].max()
+    has = np.zeros(len(nov), dtype=bool) if lat is None else ~np.isnan(lat)
+    rows = pd.DataFrame({"row": nov.index, "novelty": nov.to_numpy(), "with_latency": has})
+    values = rows["novelty"].to_numpy(dtype=float)
+    # Bands are shown only where a warning may be (novelty >= NOVELTY_WARN)
+    with np.errstate(invalid="ignore"):
+        values = np.where(values >= NOVELTY_WARN, values, np.nan)
+    bands = predictor.validation.get("novelty")
+    band, mape = novelty_bands(bands, values, has, method or predictor.default_method)
+    return rows.assign(band=band, band_mape_pct=mape)
+
+
+def _positive_ms(name: str, v) -> float:
+    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+    if not (ok and np.isfinite(v) and MIN_LATENCY_S * 1e3 <= v <= MAX_LATENCY_S * 1e3):
+        raise ProfetValueError(
+            f"{name} is {show_number(v) if ok else quote(v)}; it must be a number of "
+            f"milliseconds {MIN_LATENCY_S * 1e3:g}..{MAX_LATENCY_S * 1e3:g}"
+        )
+    return float(v)
+
+
+def scale_latency(scaler, by: str, points, size):
+    """Checked inputs -> ``CurveScaler.predict`` / ``predict_points`` (see ``Predictor.scale``).
+
+    ``points`` is ``{size: latency_ms}`` with two or more sizes; the smallest and the largest
+    are the curve's ends, any between them bend it.
+    """
+    lo, hi = scaler.size_range_
+    if not isinstance(points, dict) or len(points) < 2:
+        raise ProfetValueError(
+            f"scaling needs latencies at two or more {by} sizes as {{size: ms}}; got "
+            f"{quote(points)}"
+        )
+    checked = {}
+    for k, v in points.items():
+        ok = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, bool)
+        if not (ok and np.isfinite(k) and lo <= k <= hi):
+            shown = show_number(k) if ok else quote(k)
+            raise ProfetValueError(
+                f"measured {by} size {shown} is outside the trained {by} range {lo:g}..{hi:g}"
+            )
+        whole_sizes([k], f"measured {by} size", lo, hi)
+        checked[float(k)] = _positive_ms(f"latency at {by} size {float(k):g}", v)
+    if len(checked) < len(points):
+        raise ProfetValueError(f"{by} sizes {sorted(points)} repeat a size; give each size once")
+    try:
+        size_arr = np.asarray(size, dtype=float)
+    except (TypeError, ValueError):
+        raise ProfetValueError(f"size {str(size)[:40]!r} must be a number") from None
+    if not np.all(np.isfinite(size_arr)) or np.any(size_arr < lo) or np.any(size_arr > hi):
+        shown = show_number(size_arr.ravel()[0]) if size_arr.size == 1 else size_arr.tolist()[:5]
+        raise ProfetValueError(f"size {shown} is outside the trained {by} range {lo:g}..{hi:g}")
+    whole_sizes(size_arr, f"{by} size", lo, hi)
+    sizes = sorted(checked)
+    if len(sizes) == 2:
+        return scaler.predict(checked[sizes[0]], checked[sizes[1]], size_arr, *sizes)
+    return scaler.predict_points(sizes, [checked[k] for k in sizes], size_arr)
+
+
+def pair_interval(table: dict, anchor, target, method, lat, members: dict, novelty=None):
+    """Log-space bounds per row and each row's relative novelty (NaN where uncalibrated).
+
+    Parameters
+    ----------
+    table : dict
+        ``{(anchor, target, estimator, with_latency): intervals.csv row}``.
+    lat : ndarray of shape (n,) or None
+        Anchor latency (s; NaN where unknown).
+    members : dict of str to ndarray of shape (n,)
+    novelty : ndarray of shape (n,), optional
+
+    Returns
+    -------
+    (lo, hi), rel : tuple of ndarray, ndarray
+    """
+    n = len(next(iter(members.values())))
+    has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
+    spread = member_spread(np.column_stack(list(members.values())))
+    lo, hi, rel = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    for with_lat, rows in ((True, has), (False, ~has)):
+        cal = table.get((anchor, target, method, with_lat))
+        if cal is None or not rows.any():
+            continue
+        eps, n_ref = cal.get("eps", np.nan), cal.get("novelty_ref", np.nan)
+        s = spread[rows] if np.isfinite(eps) else None
+        nov = novelty[rows] if novelty is not None and np.isfinite(n_ref) else None
+        if nov is not None:
+            rel[rows] = nov / n_ref
+        scale = interval_scale(s, eps, nov, n_ref)
+        lo[rows], hi[rows] = cal["q_lo"] * scale, cal["q_hi"] * scale
+    return (lo, hi), rel
+
+
+def scale_warnings(by: str, points: dict) -> list[str]:
+    """What looks wrong in measured ``{size: latency_ms}`` points (a latency that falls as the
+    batch or the image grows: more work per step never takes less time)."""
+    unit = "images" if by == "batch" else "px"
+    sizes = sorted(points)
+    out = []
+    for small, large in zip(sizes[:-1], sizes[1:], strict=True):
+        if points[large] < points[small]:
+            out.append(
+                f"the latency at {by} size {large:g} {unit} ({points[large]:g} ms) is below the "
+                f"one at {small:g} {unit} ({points[small]:g} ms): a training step with more work "
+                "takes longer, so check the two measurements (same model, one step each)"
+            )
+    return out
+
+
+def breakdown_table(predictor, anchor: str, ops: pd.DataFrame, targets) -> pd.DataFrame:
+    """Predicted device time per op family on each target (see ``Predictor.breakdown``)."""
+    from .._base import sub_arrays
+    from ..models._breakdown import BreakdownRegressor, breakdown_change
+
+    fam = family_times(ops.iloc[[0]], "Device")
+    parts = []
+    for target in targets:
+        key = f"{anchor}->{target}"
+        meta = predictor.bundle.model.get("breakdowns", {}).get(key)
+        if meta is None:
+            continue
+        arrays = sub_arrays(predictor.bundle.arrays, f"breakdown|{key}|")
+        model = predictor._cached(
+            ("breakdown", anchor, target),
+            lambda m=meta, a=arrays: BreakdownRegressor.from_state(m, a),
+        )
+        parts.append(breakdown_change(fam, model.predict(fam)).assign(target=target))
+    cols = ["target", "family", "anchor_us", "target_us", "speedup"]
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)

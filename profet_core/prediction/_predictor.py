@@ -1,0 +1,216 @@
+"""The :class:`Predictor`: the questions asked of trained artifacts (latency on every target,
+per-family breakdown, latency at other sizes) and :func:`load_artifacts`, which opens them."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..errors import ArtifactError, ProfetValueError
+from ..inputs._catalog import merge_catalogs, validate_catalog
+from ..inputs._prepare import prepare_profiles
+from ..models._intervals import novelty_band
+from ._engine import breakdown_table, pair_interval, sense_checks, workload_sizes
+from ._result import Prediction
+from ._store import load_bundle
+from ._trained import TrainedModels
+
+
+class Predictor(TrainedModels):
+    """Trained PROFET models loaded from an artifacts folder (see :func:`load_artifacts`), and
+    the answers they give."""
+
+    def predict(
+        self,
+        anchor: str,
+        profiles: pd.DataFrame,
+        anchor_latency_s=None,
+        method=None,
+        targets=None,
+        batch_size=None,
+        input_size=None,
+    ) -> Prediction:
+        """Predict the batch latency of each profile on every other instance.
+
+        Parameters
+        ----------
+        anchor : str
+            Instance the profiles were taken on.
+        profiles : pandas.DataFrame
+            Shape (n, n_ops): ``Host_*``/``Device_*`` op times in microseconds (as returned by
+            ``parse_profile``); a ``batch_latency_s`` column, if present, gives each row's
+            measured anchor latency (seconds, NaN where unknown); a ``steps`` column the
+            training steps each profile covers (2, PROFET's convention, where absent): op times
+            are rescaled to 2 steps, and checked against the latency.
+        anchor_latency_s : float or array of shape (n,), optional
+            Measured anchor batch latency in seconds; overrides the column.
+        method : str, optional
+            One of :attr:`methods` (default: :attr:`default_method`).
+        targets : list of str, optional
+            Target instances (default: every instance but the anchor).
+        batch_size, input_size : int, optional
+            Images per step and pixels per side of the profiled workload (default: the
+            profile's ``batch_size``/``input_size`` columns, if any). With them and the anchor
+            latency, ``p_fit`` gives the probability that the step fits each target's memory.
+
+        Returns
+        -------
+        Prediction
+        """
+        from ._engine import run_prediction
+
+        self._check_instance(anchor, "anchor")
+        method = self._check_method(method)
+        targets = self.targets(anchor) if targets is None else list(targets)
+        for t in targets:
+            self._check_instance(t, "target")
+        prepared = prepare_profiles(profiles, anchor_latency_s)
+        ops, lat = prepared.ops, prepared.latency_s
+        notes = sense_checks(self.bundle.model, profiles, anchor_latency_s)
+        targets = [t for t in targets if t != anchor]
+        sizes = workload_sizes(profiles, batch_size, input_size)
+        return run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
+
+    def interval(self, anchor, target, method, lat, members: dict, novelty=None):
+        """Log-space interval bounds and relative novelty per row: see
+        :func:`profet_core.prediction._engine.pair_interval`."""
+        return pair_interval(self._interval_table(), anchor, target, method, lat, members, novelty)
+
+    def novelty_band(self, novelty: float, with_latency: bool, method=None) -> dict | None:
+        """How a method did in validation on held-out profiles about as unusual as this one:
+        ``band``, ``share_pct``, ``mape_pct`` (%), or None (see ``_intervals.novelty_band``)."""
+        bands = self.validation.get("novelty")
+        return novelty_band(bands, novelty, with_latency, method or self.default_method)
+
+    def breakdown(self, anchor: str, profile: pd.DataFrame, targets=None) -> pd.DataFrame:
+        """Predicted device time per op family on each target: which kinds of work get faster.
+
+        Parameters
+        ----------
+        anchor : str
+        profile : pandas.DataFrame
+            Op columns (us over the profile's ``steps``, 2 where absent, as for
+            :meth:`predict`); the first row is used.
+        targets : list of str, optional
+            Default: every instance but the anchor.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``target, family, anchor_us, target_us, speedup`` (``anchor_us / target_us``).
+        """
+        self._check_instance(anchor, "anchor")
+        ops = prepare_profiles(profile).ops
+        targets = self.targets(anchor) if targets is None else list(targets)
+        for target in targets:
+            self._check_instance(target, "target")
+        return breakdown_table(self, anchor, ops, targets)
+
+    def scale_warnings(self, by: str, points: dict) -> list[str]:
+        """Warnings about measured ``{size: latency_ms}`` points (e.g. a latency that falls as
+        the size grows), as the CLI prints and the Scaler page shows them."""
+        from ._engine import scale_warnings
+
+        return scale_warnings(by, {float(k): float(v) for k, v in points.items()})
+
+    def size_range(self, by: str, target: str | None = None) -> tuple[float, float]:
+        """The trained size range along ``by``: (16, 256) images or (32, 256) px by default."""
+        return tuple(float(v) for v in self.scaler(target, by).size_range_)
+
+    def scale(self, target, by: str, points: dict, size):
+        """Latency (ms) at ``size`` through latencies measured at two or more sizes.
+
+        Parameters
+        ----------
+        target : str or None
+            Instance the latencies are for (None: the default scaler, the same on every
+            measured instance).
+        by : {"batch", "input"}
+            Scale by batch size (images) or by input image side length (px).
+        points : dict of float to float
+            ``{size: latency_ms}``, two or more sizes within :meth:`size_range`, each latency
+            > 0 ms. The smallest and largest sizes are the curve's ends; sizes between them
+            bend it (the curve runs through every point).
+        size : float or array
+            Size(s) to predict, within the trained range.
+
+        Returns
+        -------
+        ndarray
+            Predicted latency in ms, same shape as ``size``.
+        """
+        from ._engine import scale_latency
+
+        return scale_latency(self.scaler(target, by), by, points, size)
+
+    def scale_from_point(self, target, by, latency_ms, size_from, size, other_size, profile=None):
+        """Latency (ms, with an interval) on ``target`` at other sizes, from one latency there.
+
+        The curve's shape is learned per instance from the training CNNs (every one measured at
+        five batch and five input sizes): from the anchor profile's scale-free features when
+        ``profile`` is given, else from the latency and the sizes alone.
+
+        Parameters
+        ----------
+        target : str
+            Any instance of :attr:`all_instances`; one never measured at several sizes takes the
+            median curve of the measured ones (said in ``notes``).
+        by : {"batch", "input"}
+        latency_ms : float
+            Batch latency (ms, > 0) on ``target`` at ``size_from``: measured, or predicted by
+            :meth:`predict` for the profiled size.
+        size_from : float
+            Batch size (images) or input side length (px) of ``latency_ms``.
+        size : float or array of shape (n,)
+            Size(s) to predict, within the trained range (16..256 images, 32..256 px).
+        other_size : float
+            The size held fixed: the input side length (px) when scaling the batch, the batch
+            size (images) when scaling the input.
+        profile : pandas.DataFrame, optional
+            One row of ``Host_*``/``Device_*`` op times (us) taken at ``size_from`` on any
+            anchor, as :func:`parse_profile` returns it (a ``steps`` column is honoured).
+
+        Returns
+        -------
+        PointScale
+        """
+        from ..onepoint._scale import scale_one_point
+
+        return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
+
+
+def load_artifacts(path=None, catalog=None) -> Predictor:
+    """Load and verify trained artifacts.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        Artifacts folder; default: ``$PROFET_ARTIFACTS`` or the project's ``artifacts/``.
+    catalog : pandas.DataFrame, optional
+        An instance catalog (``instance, gpu, usd_per_hour``) overriding the artifacts' prices
+        and GPU names, without touching the models.
+
+    Raises
+    ------
+    ArtifactError
+        If the folder, its manifest or a file is missing, edited or malformed.
+    """
+    bundle = load_bundle(path)
+    model = bundle.model
+    for key, kind in (
+        ("instances", list),
+        ("methods", list),
+        ("models", dict),
+        ("default_method", str),
+    ):
+        if not isinstance(model.get(key), kind):
+            raise ArtifactError(f"model.json: {key!r} must be a {kind.__name__}")
+    try:
+        base_catalog = validate_catalog(bundle.catalog)
+    except ProfetValueError as exc:
+        raise ArtifactError(f"the artifacts' prices are invalid: {exc}") from None
+    predictor = Predictor(bundle, base_catalog)
+    if predictor.cross is not None:
+        specs = predictor.cross.specs_[["instance", "gpu", "gpu_count", "usd_per_hour"]]
+        catalog_all = merge_catalogs(base_catalog, specs, prefer="base")
+        predictor = Predictor(bundle, catalog_all, predictor._cache)
+    return predictor.with_catalog(catalog) if catalog is not None else predictor

@@ -1,0 +1,292 @@
+"""The result of a prediction, and everything both the CLI and the app show of it.
+
+Warnings, member columns and the JSON document are computed here once, so the command line and
+the web app say the same thing in the same words (a test compares them).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._messages import quote
+
+#: Relative novelty from which the CLI and the app warn (held-out CNNs above it were predicted
+#: about twice as badly as the rest: docs/accuracy.md, "Error by novelty").
+NOVELTY_WARN = 1.25
+#: Columns of the prediction table that are not ensemble members, in display order.
+BASE_COLUMNS = (
+    "row",
+    "anchor",
+    "target",
+    "gpu",
+    "basis",
+    "batch_latency_ms",
+    "low_ms",
+    "high_ms",
+    "novelty",
+    "usd_per_hour",
+    "usd_per_1000_steps",
+    "p_fit",
+    "method",
+    "ensemble",
+)
+#: Op names quoted in a warning at most (the rest are counted).
+_MAX_QUOTED = 10
+
+
+def best_targets(table: pd.DataFrame, cost_column: str = "usd_per_1000_steps") -> dict:
+    """The fastest and the cheapest target of a prediction table.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Rows of :attr:`Prediction.table` (or of it with run-cost columns), usually one input
+        row's: ``target``, ``batch_latency_ms`` and ``cost_column``.
+    cost_column : str
+        The cost to rank by (USD): ``usd_per_1000_steps`` or ``run_usd``.
+
+    Returns
+    -------
+    dict
+        ``{"fastest": row, "cheapest": row}``: each the table's row (a Series) with the least
+        finite value, or None where no value is finite (no price known).
+    """
+    out = {}
+    for what, col in (("fastest", "batch_latency_ms"), ("cheapest", cost_column)):
+        values = table[col].to_numpy(dtype=float) if col in table else np.array([])
+        finite = np.isfinite(values)
+        out[what] = (
+            table.iloc[int(np.nanargmin(np.where(finite, values, np.nan)))]
+            if finite.any()
+            else None
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Result of :meth:`Predictor.predict`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Long format, one row per (input row, target): :data:`BASE_COLUMNS` (``row`` is the
+        0-based input row; ``low_ms``..``high_ms`` the calibrated interval; ``novelty`` how
+        unlike the training profiles the row's profile is, 1 = as unusual as a typical
+        held-out CNN, NaN where not measured; ``basis`` what the prediction rests on;
+        ``usd_per_1000_steps`` the cost of 1,000 steps at that latency; ``p_fit`` the
+        probability that the step fits the target's memory, NaN where the workload's sizes or
+        the anchor latency are unknown), then one
+        ``<member>_ms`` column per ensemble member.
+    ignored_ops : tuple of str
+        Ops of the input that the method did not use (their time did not count).
+    method : str
+    interval_level : float
+        Nominal coverage of ``low_ms``..``high_ms``.
+    anchor : str
+    rows : pandas.DataFrame
+        One row per input row: ``row``, ``novelty`` (the largest over targets),
+        ``with_latency`` and the validation band of that novelty (``band``, ``band_mape_pct``).
+    notes : tuple of str
+        Further warnings found while predicting (e.g. sense checks of the input).
+    """
+
+    table: pd.DataFrame
+    ignored_ops: tuple
+    method: str
+    interval_level: float
+    anchor: str = ""
+    rows: pd.DataFrame = field(default_factory=pd.DataFrame)
+    notes: tuple = ()
+
+    @property
+    def member_columns(self) -> list[str]:
+        """The ``<member>_ms`` columns of :attr:`table` (ensemble members' predictions)."""
+        return [c for c in self.table.columns if c.endswith("_ms") and c not in BASE_COLUMNS]
+
+    def novelty_warning(self, row: int | None = None) -> str | None:
+        """The novelty warning for one input row (default: the most novel row), or None."""
+        rows = self.rows if row is None else self.rows[self.rows["row"] == row]
+        rows = rows[np.isfinite(rows["novelty"].to_numpy(dtype=float))] if len(rows) else rows
+        if rows.empty:
+            return None
+        r = rows.loc[rows["novelty"].idxmax()]
+        if r["novelty"] < NOVELTY_WARN:
+            return None
+        seen = ""
+        if pd.notna(r.get("band_mape_pct")):
+            seen = (
+                f" In validation, held-out CNNs this unusual (novelty {r['band']}) were missed by "
+                f"{r['band_mape_pct']:.0f}% on average."
+            )
+        where = f"Profile row {int(r['row'])}" if len(self.rows) > 1 else "The profile"
+        return (
+            f"{where} is unlike the networks PROFET was trained on (novelty {r['novelty']:.2f}; "
+            f"1 = a typical held-out CNN in validation).{seen} The intervals are widened; treat "
+            "the ranking of close targets with care."
+        )
+
+    def ignored_warning(self) -> str | None:
+        """The warning about ops the method did not use, or None."""
+        if not self.ignored_ops:
+            return None
+        shown = ", ".join(quote(op, 60) for op in self.ignored_ops[:_MAX_QUOTED])
+        more = len(self.ignored_ops) - _MAX_QUOTED
+        return (
+            f"{len(self.ignored_ops)} op(s) of the profile are unknown to method "
+            f"{self.method} and were left out (their time did not count): {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + "."
+        )
+
+    def basis_warning(self, row: int | None = None) -> str | None:
+        """A warning when the fastest or the cheapest target rests on specs, not measurements."""
+        t = self.table if row is None else self.table[self.table["row"] == row]
+        picks = [
+            f"the {what} target, {best['target']}, rests on {best['basis']}"
+            for what, best in best_targets(t).items()
+            if best is not None and best["basis"] != "measured"
+        ]
+        if not picks:
+            return None
+        return (
+            f"{'; '.join(picks).capitalize()}: no training run of that GPU backs it, so its "
+            "interval is wide. Measure it (profet collect --quick, then profet add-instance) "
+            "before committing to it."
+        )
+
+    def picks(self, row: int = 0, cost_column: str = "usd_per_1000_steps", table=None) -> dict:
+        """The fastest and the cheapest target for one input row (see :func:`best_targets`);
+        ``table`` is :attr:`table` with run-cost columns added, when ranking by ``run_usd``."""
+        t = self.table if table is None else table
+        return best_targets(t[t["row"] == row], cost_column)
+
+    def fit_warning(self, row: int | None = None) -> str | None:
+        """A warning naming the targets where the step may not fit in GPU memory (P < 0.5)."""
+        t = self.table if row is None else self.table[self.table["row"] == row]
+        if "p_fit" not in t:
+            return None
+        risky = t[t["p_fit"] < 0.5].drop_duplicates("target")
+        if risky.empty:
+            return None
+        names = ", ".join(f"{r.target} (P(fits) {r.p_fit:.2f})" for r in risky.itertuples())
+        return (
+            f"May not fit in GPU memory: {names}. Judged from the anchor latency, the batch and "
+            "input size and the target's memory; the training data lacks workloads that did not "
+            "fit, so treat it as a hint."
+        )
+
+    def warnings(self, row: int | None = None) -> list[str]:
+        """Every warning about this prediction, as the CLI prints and the app shows them."""
+        found = (
+            self.ignored_warning(),
+            self.novelty_warning(row),
+            self.basis_warning(row),
+            self.fit_warning(row),
+        )
+        return [*self.notes, *(w for w in found if w)]
+
+    def document(self) -> dict:
+        """The JSON document of the prediction (without the records; see :meth:`write_json`)."""
+        return {
+            "anchor": self.anchor,
+            "method": self.method,
+            "interval_level": self.interval_level,
+            "units": {"latency": "ms", "price": "USD/h", "cost": "USD"},
+            "ignored_ops": list(self.ignored_ops),
+            "warnings": self.warnings(),
+        }
+
+    def to_json(self) -> dict:
+        """The whole JSON document: :meth:`document` plus ``predictions`` (a list of records)."""
+        records = json.loads(self.table.to_json(orient="records", double_precision=10))
+        return {**self.document(), "predictions": records}
+
+    def write_csv(self, fp, columns=None, chunk: int = 50_000) -> None:
+        """Stream :attr:`table` (or its ``columns``) as CSV to a text file object.
+
+        Numbers are rounded to 4 decimals; pyarrow's writer keeps 100,000-profile tables fast.
+        Text that a spreadsheet would run as a formula (a catalog's GPU name ``=HYPERLINK(...)``)
+        is prefixed with ``'``.
+        """
+        from ..inputs._csv import escape_formulas
+
+        table = self.table if columns is None else self.table[list(columns)]
+        table = escape_formulas(table)
+        # UTF-8 bytes go straight to the binary stream under a UTF-8 text stream (stdout):
+        # decoding 300 MB of CSV to text only for the stream to encode it again costs ~0.3 s.
+        binary = _utf8_buffer(fp)
+        if binary is not None:
+            fp.flush()
+        for data in _csv_parts(table, chunk):
+            if binary is not None:
+                binary.write(data)
+            else:
+                fp.write(data.decode("utf-8"))
+
+    def write_json(self, fp, chunk: int = 5000) -> None:
+        """Stream :meth:`to_json` to a text file object, ``chunk`` records at a time."""
+        head = json.dumps(self.document(), indent=1)
+        fp.write(head[:-2] + ',\n "predictions": [')
+        for start in range(0, len(self.table), chunk):
+            part = self.table.iloc[start : start + chunk]
+            text = part.to_json(orient="records", double_precision=10)
+            fp.write(("," if start else "") + "\n" + text[1:-1])
+        fp.write("\n ]\n}\n")
+
+
+def _utf8_buffer(fp):
+    """The binary stream under text stream ``fp`` when writing UTF-8 bytes to it is the same
+    as writing the text (UTF-8 encoding, no newline translation), else None."""
+    import codecs
+    import os
+
+    buffer, encoding = getattr(fp, "buffer", None), getattr(fp, "encoding", None)
+    if buffer is None or not isinstance(encoding, str) or os.linesep != "\n":
+        return None
+    try:
+        return buffer if codecs.lookup(encoding).name == "utf-8" else None
+    except LookupError:
+        return None
+
+
+def _csv_chunk(part: pd.DataFrame, header: bool) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    options = pacsv.WriteOptions(include_header=header, quoting_style="needed")
+    sink = io.BytesIO()
+    pacsv.write_csv(pa.Table.from_pandas(part, preserve_index=False), sink, options)
+    return sink.getvalue()
+
+
+def _csv_parts(table: pd.DataFrame, chunk: int):
+    """CSV bytes of ``table`` (numbers rounded to 4 decimals), ``chunk`` rows at a time, in order.
+
+    pyarrow formats the numbers (most of the time) without holding the GIL, so chunks are
+    formatted in two threads, at most a chunk ahead of the writer each (bounded memory).
+    """
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    starts = range(0, max(len(table), 1), chunk)
+    if len(starts) == 1:
+        yield _csv_chunk(table.round(4), True)
+        return
+    workers = 2
+    with ThreadPoolExecutor(workers) as pool:
+        pending = deque()
+        for start in starts:
+            # pandas slices in this thread only: its objects are not safe to share across threads
+            part = table.iloc[start : start + chunk].round(4)
+            pending.append(pool.submit(_csv_chunk, part, start == 0))
+            if len(pending) > workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()

@@ -1,0 +1,349 @@
+"""The artifacts folder: manifest, checksums, atomic writes and verified, bounded loading.
+
+Artifacts are JSON, CSV and one ``.npz`` of plain arrays (read with ``allow_pickle=False``),
+listed with their sha256 in ``manifest.json``; nothing is ever unpickled. Every way a folder can
+be wrong (missing, edited, truncated, re-hashed but malformed, a manifest naming paths outside
+the folder) becomes an :class:`~profet_core.errors.ArtifactError` with a message that says which
+file and why.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import io
+import json
+import math
+import os
+import platform
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ArtifactError
+
+FORMAT_VERSION = 2
+DEFAULT_ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+#: Files every artifacts folder has.
+#: The prices (instance, GPU, USD/h) the artifacts were trained with; artifacts written before
+#: issue 21 call it by its old name, still read (the GPU spec sheet is ``gpu_specs.csv``).
+PRICES_FILE, OLD_PRICES_FILE = "prices.csv", "instances.csv"
+REQUIRED_FILES = ("model.json", "arrays.npz", PRICES_FILE, "intervals.csv")
+#: Validation tables the app and the CLI show, when present.
+VALIDATION_TABLES = (
+    "metrics",
+    "noise",
+    "scalers",
+    "per_architecture",
+    "novelty",
+    "crossgpu",
+    "fits",
+    "onepoint",
+    "published",
+    "published_pairs",
+)
+#: Largest artifact file read (bytes): the shipped folder is ~31 MB.
+MAX_ARTIFACT_BYTES = 512 * 1024 * 1024
+#: Largest total of every artifact file read, each counted once (bytes).
+MAX_TOTAL_BYTES = 1024 * 1024 * 1024
+#: Largest total of the arrays once decompressed (bytes): the shipped ones are ~77 MB.
+MAX_ARRAY_BYTES = 2 * 1024 * 1024 * 1024
+#: Most files a manifest may list.
+MAX_FILES = 1000
+
+
+def sha256(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_json(path: Path, obj) -> None:
+    """Write ``obj`` as indented, key-sorted JSON (numpy scalars as floats)."""
+    path.write_text(json.dumps(obj, indent=1, sort_keys=True, default=float))
+
+
+def library_versions() -> dict:
+    """Versions of the libraries that trained the artifacts (None where not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for pkg in ("numpy", "pandas", "scikit-learn", "scipy", "rapidfuzz", "tensorflow"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def write_manifest(folder: Path, **metadata) -> None:
+    """Write ``manifest.json`` listing every file of ``folder`` with its sha256."""
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    write_json(
+        folder / "manifest.json",
+        {
+            "format": FORMAT_VERSION,
+            "created": created,
+            **metadata,
+            "versions": library_versions(),
+            "files": {f: sha256(folder / f) for f in files},
+        },
+    )
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """The verified contents of an artifacts folder (see :func:`load_bundle`).
+
+    Attributes
+    ----------
+    path : Path
+    manifest : dict
+        ``manifest.json`` without ``files``.
+    model : dict
+        ``model.json``: instances, methods, model metadata.
+    arrays : Mapping of str to ndarray
+        ``arrays.npz``, decompressed lazily from the verified bytes.
+    intervals, catalog : pandas.DataFrame
+    examples : dict
+    validation_files : dict of str to bytes
+        The verified validation files, parsed by :meth:`read_validation` when needed.
+    ignored_files : tuple of str
+        Files in the folder that the manifest does not list: never read.
+    """
+
+    path: Path
+    manifest: dict
+    model: dict
+    arrays: Mapping
+    intervals: pd.DataFrame
+    catalog: pd.DataFrame
+    examples: dict = field(default_factory=dict)
+    validation_files: dict = field(default_factory=dict)
+    ignored_files: tuple = ()
+
+    def read_validation(self) -> dict:
+        """The validation tables (``metrics``, ``noise``, ... and ``predictions``) by name.
+
+        Raises
+        ------
+        ArtifactError
+            A listed validation file that is not a readable table.
+        """
+        out = {}
+        for name in VALIDATION_TABLES:
+            if f"validation/{name}.csv" in self.validation_files:
+                out[name] = _csv(self.validation_files, f"validation/{name}.csv", ())
+        blob = self.validation_files.get("validation/predictions.csv.gz")
+        if blob is not None:
+            try:
+                out["predictions"] = pd.read_csv(io.BytesIO(blob), compression="gzip")
+            except (ValueError, OSError, EOFError) as exc:
+                raise ArtifactError(f"validation/predictions.csv.gz is unreadable: {exc}") from None
+        return out
+
+
+def _read_manifest(path: Path) -> dict:
+    manifest_path = path / "manifest.json"
+    if not manifest_path.is_file():
+        raise ArtifactError(
+            f"no trained artifacts in {str(path)!r} (manifest.json missing); "
+            "run `profet train --data DIR --out DIR` first"
+        )
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ArtifactError(f"manifest {str(manifest_path)!r} is unreadable: {exc}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise ArtifactError("manifest.json must be an object whose 'files' maps names to sha256")
+    if manifest.get("format") != FORMAT_VERSION:
+        raise ArtifactError(
+            f"artifacts format {manifest.get('format')!r} is not the supported {FORMAT_VERSION}"
+        )
+    return manifest
+
+
+def _verified(path: Path, files: dict) -> dict[str, bytes]:
+    """Read every listed file (confined to ``path``), checking its size and sha256."""
+    root = path.resolve()
+    if len(files) > MAX_FILES:
+        raise ArtifactError(f"manifest lists {len(files):,} files; the limit is {MAX_FILES:,}")
+    data, seen, total = {}, {}, 0
+    for name, digest in files.items():
+        if not isinstance(name, str) or not isinstance(digest, str):
+            raise ArtifactError(f"manifest entry {name!r}: {digest!r} is not a name and a sha256")
+        f = (root / name).resolve()
+        if Path(name).is_absolute() or not f.is_relative_to(root) or f == root:
+            raise ArtifactError(
+                f"manifest lists {name[:80]!r}, outside the artifacts folder; refused"
+            )
+        if not f.is_file():
+            raise ArtifactError(f"artifact file {name!r} listed in the manifest is missing")
+        st = f.stat()
+        if st.st_size > MAX_ARTIFACT_BYTES:
+            raise ArtifactError(f"artifact file {name!r} is larger than {MAX_ARTIFACT_BYTES} bytes")
+        # Another name of a file already read (an alias, a hard link) is read and counted once.
+        if (st.st_dev, st.st_ino) not in seen:
+            total += st.st_size
+            if total > MAX_TOTAL_BYTES:
+                raise ArtifactError(f"artifact files exceed {MAX_TOTAL_BYTES:,} bytes in all")
+            with open(f, "rb") as fh:  # bounded even if the file grew since stat
+                blob = fh.read(st.st_size + 1)
+            seen[(st.st_dev, st.st_ino)] = blob, hashlib.sha256(blob).hexdigest()
+        blob, actual = seen[(st.st_dev, st.st_ino)]
+        if len(blob) > st.st_size or actual != digest:
+            raise ArtifactError(
+                f"artifact file {name!r} does not match its sha256 in the manifest; "
+                "retrain or restore the artifacts"
+            )
+        data[name] = blob
+    return data
+
+
+def _json(blobs: dict, name: str) -> dict:
+    try:
+        obj = json.loads(blobs[name].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ArtifactError(f"artifact file {name!r} is not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise ArtifactError(f"artifact file {name!r} must hold a JSON object")
+    return obj
+
+
+def _csv(blobs: dict, name: str, columns) -> pd.DataFrame:
+    try:
+        df = pd.read_csv(io.BytesIO(blobs[name]))
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ArtifactError(f"artifact file {name!r} is not a readable CSV: {exc}") from None
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ArtifactError(f"artifact file {name!r} lacks column(s) {missing}")
+    if "with_latency" in df:
+        flags = df["with_latency"].astype(str).str.lower()
+        if not flags.isin(["true", "false"]).all():
+            raise ArtifactError(f"artifact file {name!r}: with_latency must be True or False")
+        df["with_latency"] = flags == "true"
+    return df
+
+
+def _npz(blob: bytes) -> Mapping:
+    if not zipfile.is_zipfile(io.BytesIO(blob)):
+        raise ArtifactError("artifact file 'arrays.npz' is not a zip archive of .npy arrays")
+    try:
+        return NpzArrays(blob)
+    except ArtifactError:
+        raise
+    except Exception as exc:  # zipfile raises many types for a broken archive
+        raise ArtifactError(f"artifact file 'arrays.npz' is unreadable: {exc}") from None
+
+
+class NpzArrays(Mapping):
+    """The arrays of an ``.npz`` (in memory), each read when first asked for, after checking
+    that its ``.npy`` header declares exactly the bytes its zip entry holds: so no array is
+    allocated before its size is known, and all of them together fit :data:`MAX_ARRAY_BYTES`."""
+
+    def __init__(self, blob: bytes):
+        self._zip = zipfile.ZipFile(io.BytesIO(blob))
+        infos = self._zip.infolist()
+        names = [i.filename for i in infos]
+        if len(set(names)) != len(names) or not all(n.endswith(".npy") for n in names):
+            raise ArtifactError("artifact file 'arrays.npz' holds entries other than .npy arrays")
+        total = sum(i.file_size for i in infos)
+        if total > MAX_ARRAY_BYTES:
+            raise ArtifactError(
+                f"artifact file 'arrays.npz' decompresses to {total:,} bytes; the limit is "
+                f"{MAX_ARRAY_BYTES:,}"
+            )
+        self._infos = {n[: -len(".npy")]: i for n, i in zip(names, infos, strict=True)}
+        self.files = list(self._infos)
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+    def __iter__(self):
+        return iter(self.files)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        info = self._infos[key]
+        fmt = np.lib.format
+        with self._zip.open(info) as f:
+            try:
+                version = fmt.read_magic(f)
+                if version not in ((1, 0), (2, 0)):
+                    raise ValueError(f"unsupported .npy version {version}")
+                read_header = (
+                    fmt.read_array_header_1_0 if version == (1, 0) else (fmt.read_array_header_2_0)
+                )
+                shape, _, dtype = read_header(f)
+                declared = math.prod(shape) * dtype.itemsize
+                if dtype.hasobject or declared != info.file_size - f.tell():
+                    raise ValueError(
+                        f"header declares {declared:,} bytes of {dtype}, the entry holds "
+                        f"{info.file_size - f.tell():,}"
+                    )
+            except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
+                raise ArtifactError(f"arrays.npz: array {key[:80]!r} is malformed: {exc}") from None
+        with self._zip.open(info) as f:
+            try:
+                return fmt.read_array(f, allow_pickle=False)
+            except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
+                raise ArtifactError(f"arrays.npz: array {key[:80]!r} is malformed: {exc}") from None
+
+
+def _unlisted(path: Path, files: dict) -> tuple:
+    listed = {str(Path(f)) for f in files} | {"manifest.json"}
+    on_disk = (str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
+    return tuple(sorted(f for f in on_disk if f not in listed))
+
+
+def artifacts_path(path=None) -> Path:
+    """``path``, else ``$PROFET_ARTIFACTS``, else the project's ``artifacts/``."""
+    return Path(path or os.environ.get("PROFET_ARTIFACTS") or DEFAULT_ARTIFACTS)
+
+
+def load_bundle(path=None) -> Bundle:
+    """Verify an artifacts folder and read it.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        Default: ``$PROFET_ARTIFACTS`` or the project's ``artifacts/``.
+
+    Raises
+    ------
+    ArtifactError
+        Missing folder or manifest, a listed file missing, edited, outside the folder or
+        malformed.
+    """
+    from ..models._intervals import INTERVAL_COLUMNS
+
+    path = artifacts_path(path)
+    manifest = _read_manifest(path)
+    files = manifest["files"]
+    prices = (
+        OLD_PRICES_FILE if OLD_PRICES_FILE in files and PRICES_FILE not in files else PRICES_FILE
+    )
+    missing = [f for f in REQUIRED_FILES if f not in files and f != PRICES_FILE]
+    missing += [prices] if prices not in files else []
+    if missing:
+        raise ArtifactError(f"manifest does not list {missing}")
+    blobs = _verified(path, files)
+    return Bundle(
+        path=path,
+        manifest={k: v for k, v in manifest.items() if k != "files"},
+        model=_json(blobs, "model.json"),
+        arrays=_npz(blobs["arrays.npz"]),
+        intervals=_csv(blobs, "intervals.csv", INTERVAL_COLUMNS),
+        catalog=_csv(blobs, prices, ("instance", "gpu", "usd_per_hour")),
+        examples=_json(blobs, "examples.json") if "examples.json" in blobs else {},
+        validation_files={k: v for k, v in blobs.items() if k.startswith("validation/")},
+        ignored_files=_unlisted(path, files),
+    )

@@ -1,0 +1,254 @@
+"""What a trained artifacts folder holds, found and built on first use: the per-pair methods,
+the cross-instance and will-it-fit models, the scalers, intervals, examples and validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .._base import sub_arrays
+from ..errors import ArtifactError, ProfetValueError
+from ..inputs._catalog import merge_catalogs
+from ._store import Bundle
+
+INTERVAL_LEVEL = 0.8
+#: Exceptions a malformed (but checksum-consistent) artifact raises while models are built.
+_MALFORMED = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
+def pair_name(anchor: str, target: str) -> str:
+    """``"anchor->target"``: the key of a trained pair in the artifacts."""
+    return f"{anchor}->{target}"
+
+
+@dataclass(frozen=True)
+class TrainedModels:
+    """What an artifacts folder holds: the trained models, built from the verified arrays on first
+    use, the catalog and the validation report (see :func:`profet_core.load_artifacts`).
+
+    :class:`~profet_core.Predictor` adds the questions asked of them; this class only finds and
+    builds models.
+
+    Models are built from the verified arrays on first use (the reference method's op clustering
+    imports rapidfuzz and scipy only when that method is asked for).
+    """
+
+    bundle: Bundle
+    catalog: pd.DataFrame
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ what the artifacts know
+    @property
+    def path(self) -> Path:
+        return self.bundle.path
+
+    @property
+    def metadata(self) -> dict:
+        """The manifest (training date, data fingerprint, versions) plus the model's settings."""
+        m = self.bundle.model
+        keys = ("instances", "methods", "default_method", "interval_level")
+        return {**self.bundle.manifest, **{k: m.get(k) for k in keys}}
+
+    @property
+    def instances(self) -> list[str]:
+        """The measured instances: trained as anchors and targets, with examples and scalers."""
+        return list(self.bundle.model["instances"])
+
+    @property
+    def all_instances(self) -> list[str]:
+        """Every instance predictions reach: the measured ones, then those of the spec catalog
+        (predicted by the cross-instance model, basis "specs only" or "calibrated")."""
+        extra = (
+            []
+            if self.cross is None
+            else [i for i in self.cross.spec_index_ if i not in self.instances]
+        )
+        return [*self.instances, *extra]
+
+    @property
+    def cross(self):
+        """The cross-instance spec model (:class:`profet_core.crossgpu.CrossInstanceModel`), or
+        None when the artifacts have none."""
+        meta = self.bundle.model.get("cross")
+        if meta is None:
+            return None
+
+        def build():
+            from ..crossgpu import CrossInstanceModel
+
+            return CrossInstanceModel.from_state(meta, sub_arrays(self.bundle.arrays, "cross|"))
+
+        return self._cached(("cross",), build)
+
+    @property
+    def fits(self):
+        """The will-it-fit model (:class:`profet_core.crossgpu._fit.FitModel`) or None."""
+        meta = self.bundle.model.get("fits")
+        if meta is None or self.cross is None:
+            return None
+
+        def build():
+            from ..crossgpu._fit import FitModel
+
+            return FitModel.from_state(meta, sub_arrays(self.bundle.arrays, "fits|"))
+
+        return self._cached(("fits",), build)
+
+    def has_pair(self, anchor: str, target: str, method: str) -> bool:
+        """Whether a model was trained for this anchor -> target pair (basis "measured")."""
+        return f"{pair_name(anchor, target)}|{method}" in self.bundle.model["models"]
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.bundle.model["methods"])
+
+    @property
+    def default_method(self) -> str:
+        return self.bundle.model["default_method"]
+
+    @property
+    def interval_level(self) -> float:
+        """Nominal coverage of the prediction intervals (``low_ms``..``high_ms``)."""
+        return float(self.bundle.model.get("interval_level", INTERVAL_LEVEL))
+
+    @property
+    def intervals(self) -> pd.DataFrame:
+        return self.bundle.intervals
+
+    @property
+    def validation(self) -> dict:
+        """The validation report's tables (parsed on first use: predictions do not need them)."""
+        return self._cached(("validation",), self.bundle.read_validation)
+
+    @property
+    def examples(self) -> dict:
+        """``{instance: {"label", "profile" (op -> us), "batch_latency_s", "model", ...}}``."""
+        return self.bundle.examples
+
+    def with_catalog(self, catalog: pd.DataFrame):
+        """The same models with other prices/GPU names (a user's catalog; validated).
+
+        Instances the catalog lacks keep the artifacts' line.
+        """
+        merged = merge_catalogs(self.catalog, catalog)
+        return type(self)(self.bundle, merged, self._cache)
+
+    def instance_table(self) -> pd.DataFrame:
+        """Every instance predictions reach, with its GPU, price and basis.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``instance, gpu, gpus, usd_per_hour, basis``, in :attr:`all_instances` order.
+            ``gpus`` is the instance's GPU count (1 where the catalog does not say): the price
+            is the whole instance's. ``basis``: ``"measured"`` or the cross-instance model's
+            (``"specs only"``, ``"calibrated (k runs)"``, ``"published (n)"``).
+        """
+        cat = self.catalog.set_index("instance")
+        gpus = pd.to_numeric(cat.get("gpu_count", pd.Series(dtype=float)), errors="coerce")
+        rows = [
+            {
+                "instance": i,
+                "gpu": cat["gpu"].get(i, ""),
+                "gpus": int(gpus.get(i, 1)) if pd.notna(gpus.get(i, 1)) else 1,
+                "usd_per_hour": cat["usd_per_hour"].get(i),
+                "basis": "measured" if i in self.instances else self.cross.basis(i),
+            }
+            for i in self.all_instances
+        ]
+        return pd.DataFrame(rows, columns=["instance", "gpu", "gpus", "usd_per_hour", "basis"])
+
+    def targets(self, anchor: str) -> list[str]:
+        """Every instance but ``anchor``: measured ones and those of the spec catalog."""
+        self._check_instance(anchor, "anchor")
+        return [t for t in self.all_instances if t != anchor]
+
+    def _check_instance(self, name, role: str, measured: bool = False) -> None:
+        known = self.instances if measured else self.all_instances
+        if not isinstance(name, str) or name not in known:
+            shown = repr(name)[:80]
+            raise ProfetValueError(f"unknown {role} instance {shown}; known: {', '.join(known)}")
+
+    def _check_method(self, method) -> str:
+        method = method or self.default_method
+        if method not in self.methods:
+            raise ProfetValueError(
+                f"unknown method {str(method)[:80]!r}; allowed: {', '.join(self.methods)}"
+            )
+        return method
+
+    # ------------------------------------------------------------------ lazily built models
+    def _cached(self, key, build):
+        if key not in self._cache:
+            try:
+                self._cache[key] = build()
+            except _MALFORMED as exc:
+                raise ArtifactError(
+                    f"artifacts in {str(self.path)!r} are malformed ({key[0]} "
+                    f"{'/'.join(map(str, key[1:]))}): {type(exc).__name__}: {exc}"
+                ) from None
+        return self._cache[key]
+
+    def _clusterer(self):
+        from ..features._clustering import OpClusterer
+
+        return self._cached(
+            ("clustering",), lambda: OpClusterer.from_state(self.bundle.model["clustering"])
+        )
+
+    def model(self, anchor: str, target: str, method: str):
+        """The fitted method for one trained pair."""
+        from ..models._methods import METHODS
+
+        def build():
+            key = f"{pair_name(anchor, target)}|{method}"
+            meta = self.bundle.model["models"][key]
+            clusterer = self._clusterer() if method == "profet" else None
+            arrays = sub_arrays(self.bundle.arrays, f"{key}|")
+            return METHODS[method].from_state(meta, arrays, clusterer)
+
+        return self._cached(("model", anchor, target, method), build)
+
+    def _interval_table(self) -> dict:
+        def build():
+            iv = self.bundle.intervals
+            keys = zip(iv["anchor"], iv["target"], iv["estimator"], iv["with_latency"], strict=True)
+            return {k: row for k, row in zip(keys, iv.to_dict("records"), strict=True)}
+
+        return self._cached(("intervals",), build)
+
+    def scaler(self, target: str | None, by: str):
+        """The fitted :class:`CurveScaler` of ``target`` along ``by`` (``"batch"``/``"input"``).
+
+        The default scaler is linear in the work and the same for every instance: ``target``
+        None takes the first measured instance's.
+        """
+        from ..models._curve_scaler import CurveScaler
+
+        target = self.instances[0] if target is None else target
+        self._check_instance(target, "target", measured=True)
+        if by not in ("batch", "input"):
+            raise ProfetValueError(f"scale by {str(by)[:40]!r}; allowed: batch, input")
+        meta = self.bundle.model.get("scalers", {}).get(f"{target}|{by}")
+        if meta is None:
+            raise ProfetValueError(f"the artifacts hold no {by} scaler for {target}")
+        arrays = sub_arrays(self.bundle.arrays, f"scaler|{target}|{by}|")
+        return self._cached(("scaler", target, by), lambda: CurveScaler.from_state(meta, arrays))
+
+    def one_point_scaler(self, by: str, use_profile: bool = True):
+        """The fitted :class:`~profet_core.onepoint.OnePointScaler` along ``by``, with or
+        without the anchor profile's features."""
+        from ..onepoint import OnePointScaler
+
+        if by not in ("batch", "input"):
+            raise ProfetValueError(f"scale by {str(by)[:40]!r}; allowed: batch, input")
+        name = "profile" if use_profile else "latency"
+        meta = self.bundle.model.get("onepoint", {}).get(f"{by}|{name}")
+        if meta is None:
+            raise ProfetValueError(
+                f"the artifacts hold no one-point {by} scaler: retrain them with this version"
+            )
+        arrays = sub_arrays(self.bundle.arrays, f"onepoint|{by}|{name}|")
+        return self._cached(("onepoint", by, name), lambda: OnePointScaler.from_state(meta, arrays))

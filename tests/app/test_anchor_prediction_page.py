@@ -1,0 +1,366 @@
+"""Anchor prediction page: the shown table equals profet_core's prediction for the same input,
+and bad input shows an error without an exception."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ui
+from profet_core import NOVELTY_WARN, estimate_run, parse_profile
+from tests.app._utils import example_profile, no_exception, plain, plotly_spec, values
+
+
+def _widget(widgets, prefix: str):
+    found = [w for w in widgets if w.label.startswith(prefix)]
+    assert len(found) == 1, (
+        f"expected one widget labelled {prefix!r}, got {[w.label for w in widgets]}"
+    )
+    return found[0]
+
+
+def _latency_input(at):
+    return _widget(at.number_input, "Measured anchor batch latency")
+
+
+def _shown_table(at) -> pd.DataFrame:
+    frames = [d for d in at.dataframe if "batch_latency_ms" in d.value.columns]
+    assert len(frames) == 1, "the result table is not shown"
+    return frames[0].value.reset_index(drop=True)
+
+
+def _expected(predictor, anchor, profile, latency_s, method=None) -> pd.DataFrame:
+    table = predictor.predict(anchor, profile, latency_s, method=method).table
+    return table[table["row"] == 0].reset_index(drop=True)
+
+
+def _assert_same(shown: pd.DataFrame, expected: pd.DataFrame, columns=("batch_latency_ms",)):
+    assert list(shown["target"]) == list(expected["target"])
+    for col in columns:
+        np.testing.assert_allclose(
+            shown[col].to_numpy(float),
+            expected[col].to_numpy(float),
+            rtol=1e-9,
+            equal_nan=True,
+            err_msg=col,
+        )
+
+
+def _known(at):
+    return _widget(at.checkbox, "I measured the anchor")
+
+
+def _predict(page, anchor, *, latency="example"):
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    if latency is None:
+        _known(at).uncheck().run()
+    elif latency != "example":
+        _latency_input(at).set_value(latency)
+    at.button(key="predict").click().run()
+    return at
+
+
+@pytest.mark.parametrize("with_latency", [True, False], ids=["with-latency", "without-latency"])
+def test_example_prediction_equals_core(page, predictor, anchor, with_latency):
+    at = _predict(page, anchor, latency="example" if with_latency else None)
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    example = predictor.examples[anchor]
+    # The latency field shows the example's latency in ms; that is what the page passes on.
+    lat_s = example["batch_latency_s"] if with_latency else None
+    expected = _expected(predictor, anchor, example_profile(predictor, anchor), lat_s)
+    shown = _shown_table(at)
+    _assert_same(shown, expected, ("batch_latency_ms", "low_ms", "high_ms", "usd_per_hour"))
+    assert set(shown["ensemble"]) == set(expected["ensemble"])
+    assert set(predictor.targets(anchor)) == set(shown["target"])
+    # The chart's bars are the same latencies.
+    bars = plotly_spec(at)["data"][0]
+    np.testing.assert_allclose(values(bars["y"]), expected["batch_latency_ms"], rtol=1e-9)
+    fastest = expected.loc[expected["batch_latency_ms"].idxmin(), "target"]
+    assert at.metric[0].value == fastest
+    assert len(at.get("download_button")) == 2
+    # The per-op-family breakdown is the core's for the same profile.
+    frames = [d for d in at.dataframe if "speedup" in d.value.columns]
+    assert len(frames) == 1
+    want = predictor.breakdown(anchor, example_profile(predictor, anchor))
+    np.testing.assert_allclose(
+        frames[0].value["speedup"].to_numpy(float),
+        want["speedup"].to_numpy(float),
+        rtol=1e-9,
+        equal_nan=True,
+    )
+
+
+def test_with_and_without_latency_use_different_ensembles(page, predictor):
+    anchor = predictor.instances[0]
+    with_lat = _shown_table(_predict(page, anchor))
+    without = _shown_table(_predict(page, anchor, latency=None))
+    assert set(with_lat["ensemble"]) != set(without["ensemble"])
+
+
+@pytest.mark.parametrize(
+    "unit,factor", [("ms", 1e3), ("s", 1.0), ("µs", 1e6)], ids=["ms", "s", "us"]
+)
+def test_latency_unit_is_converted(page, predictor, unit, factor):
+    anchor = predictor.instances[-1]
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    _widget(at.selectbox, "Unit").set_value(unit).run()
+    _latency_input(at).set_value(0.05 * factor)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    expected = _expected(predictor, anchor, example_profile(predictor, anchor), 0.05)
+    _assert_same(_shown_table(at), expected)
+
+
+@pytest.mark.parametrize("unit", ["ms", "s", "µs"])
+def test_negative_latency_is_named_in_the_unit_typed(page, predictor, unit):
+    """Issue 19: -5 typed in µs was reported as "-5e-06 s"."""
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(predictor.instances[-1]).run()
+    _widget(at.selectbox, "Unit").set_value(unit).run()
+    _latency_input(at).set_value(-5.0)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    errors = [plain(e.value) for e in at.error]
+    assert [e for e in errors if f"latency -5 {unit} is not allowed" in e], errors
+
+
+def test_every_method_is_offered_and_used(page, predictor):
+    anchor = predictor.instances[0]
+    at = page("anchor").run()
+    assert at.selectbox(key="method").options == predictor.methods
+    assert at.selectbox(key="method").value == predictor.default_method
+    for method in predictor.methods:
+        at.selectbox(key="anchor").set_value(anchor)
+        at.selectbox(key="method").set_value(method).run()
+        at.button(key="predict").click().run()
+        no_exception(at)
+        expected = _expected(
+            predictor,
+            anchor,
+            example_profile(predictor, anchor),
+            predictor.examples[anchor]["batch_latency_s"],
+            method,
+        )
+        _assert_same(_shown_table(at), expected)
+
+
+def test_run_time_and_cost_equal_estimate_run(page, predictor):
+    anchor = predictor.instances[1]
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    at.number_input(key="dataset_images").set_value(50_000)
+    _widget(at.number_input, "Batch size").set_value(64)
+    at.number_input(key="epochs").set_value(3)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    prediction = predictor.predict(
+        anchor, example_profile(predictor, anchor), predictor.examples[anchor]["batch_latency_s"]
+    )
+    expected = estimate_run(prediction.table, 50_000, 64, 3)
+    shown = _shown_table(at)
+    _assert_same(shown, expected, ("run_hours", "run_usd", "run_usd_low", "run_usd_high"))
+    cost = plotly_spec(at)["data"][1]
+    np.testing.assert_allclose(values(cost["y"]), expected["run_usd"], rtol=1e-9)
+    assert at.metric[2].value == f"{int(expected['steps'].iloc[0]):,}"
+    # The result is kept for the scaler page.
+    kept = at.session_state[ui.ANCHOR_RESULT]
+    assert kept.anchor == anchor and kept.batch_size == 64
+
+
+def test_pasted_json_equals_core(page, predictor):
+    anchor = predictor.instances[0]
+    text = json.dumps(predictor.examples[anchor]["profile"], indent=2)
+    at = page("anchor").run()
+    at.radio(key="source").set_value("Paste JSON").run()
+    at.text_area(key="profile_text").input(text)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert not at.error
+    expected = _expected(predictor, anchor, parse_profile(text, "pasted.json"), None)
+    _assert_same(_shown_table(at), expected)
+
+
+@pytest.mark.parametrize("unusual", [False, True], ids=["usual", "unusual"])
+def test_novelty_is_shown_and_warned_about(page, predictor, unusual):
+    anchor = predictor.instances[0]
+    profile = dict(predictor.examples[anchor]["profile"])
+    if unusual:
+        # All device time in one pooling op: no trained CNN spends its step like that.
+        profile = {k: v for k, v in profile.items() if not k.startswith("Device_")}
+        profile["Device_MaxPool"] = 1e6
+    text = json.dumps(profile)
+    novelty = predictor.predict(anchor, parse_profile(text, "p.json")).table["novelty"].max()
+    assert (novelty >= NOVELTY_WARN) == unusual
+    at = page("anchor").run()
+    at.radio(key="source").set_value("Paste JSON").run()
+    at.text_area(key="profile_text").input(text)
+    _known(at).uncheck().run()
+    at.button(key="predict").click().run()
+    no_exception(at)
+    shown = f"{novelty:.2f}"
+    warned = [plain(w.value) for w in at.warning if "unlike the networks" in plain(w.value)]
+    if unusual:
+        assert len(warned) == 1 and shown in warned[0]
+    else:
+        assert not warned
+        assert any(f"Novelty of this profile: {shown}" in c.value for c in at.caption)
+
+
+def _tensorboard_csv(profile: dict) -> bytes:
+    rows = [
+        {
+            "Rank": i + 1,
+            "Host/device": k.split("_", 1)[0],
+            "Type": k.split("_", 1)[1],
+            "Operation": f"op{i}",
+            "#Occurrences": 1,
+            "Total time (us)": v,
+        }
+        for i, (k, v) in enumerate(profile.items())
+    ]
+    return pd.DataFrame(rows).to_csv(index=False).encode()
+
+
+@pytest.mark.parametrize("kind", ["json", "tensorboard-csv"], ids=["json", "tensorboard-csv"])
+def test_uploaded_file_equals_core(page, predictor, kind):
+    anchor = predictor.instances[-1]
+    profile = predictor.examples[anchor]["profile"]
+    name, data, mime = (
+        ("profile.json", json.dumps(profile).encode(), "application/json")
+        if kind == "json"
+        else ("tensorflow_stats.csv", _tensorboard_csv(profile), "text/csv")
+    )
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor)
+    at.radio(key="source").set_value("Upload a file").run()
+    at.file_uploader(key="profile_file").upload(name, data, mime)
+    at.run()
+    assert not _known(at).value  # no latency unless the user says so
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    expected = _expected(predictor, anchor, parse_profile(data, name), None)
+    _assert_same(_shown_table(at), expected)
+
+
+def test_multi_row_table_shows_each_row(page, predictor):
+    anchor = predictor.instances[0]
+    profile = predictor.examples[anchor]["profile"]
+    rows = [profile, {k: 2 * v for k, v in profile.items()}]
+    at = page("anchor").run()
+    at.radio(key="source").set_value("Paste JSON").run()
+    at.text_area(key="profile_text").input(json.dumps(rows))
+    at.button(key="predict").click().run()
+    no_exception(at)
+    full = predictor.predict(anchor, parse_profile(json.dumps(rows), "pasted.json")).table
+    _widget(at.selectbox, "Profile row to show").set_value(1).run()
+    expected = full[full["row"] == 1].reset_index(drop=True)
+    _assert_same(_shown_table(at), expected)
+
+
+BAD_INPUTS = [
+    # (id, source, value, message fragment)
+    ("malformed-json", "Paste JSON", '{"Host_Conv2D": 12,', "not valid JSON"),
+    ("empty-paste", "Paste JSON", "", "empty"),
+    ("bad-op-name", "Paste JSON", '{"Conv2D": 12}', "Host_<Op> or Device_<Op>"),
+    ("negative-op-time", "Paste JSON", '{"Device_Conv2D": -5}', ">= 0"),
+    ("xla-profile", "Paste JSON", '{"Device_fusion": 9e3, "Device_Conv2D": 99}', "jit_compile"),
+    (
+        "wrong-file-type",
+        "Upload a file",
+        ("picture.png", b"\x89PNG\r\n\x1a\n", "image/png"),
+        "allowed: .json",
+    ),
+    ("empty-file", "Upload a file", ("profile.json", b"", "application/json"), "empty"),
+    (
+        "oversized-file",
+        "Upload a file",
+        ("profile.json", b"[" + b" " * (50 * 1024 * 1024) + b"]", "application/json"),
+        "limit",
+    ),
+    ("no-file", "Upload a file", None, "no profile file"),
+]
+
+
+@pytest.mark.parametrize(
+    "source,value,fragment", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS]
+)
+def test_bad_profile_shows_error_and_app_keeps_working(page, predictor, source, value, fragment):
+    at = page("anchor").run()
+    at.radio(key="source").set_value(source).run()
+    if source == "Paste JSON":
+        at.text_area(key="profile_text").input(value)
+    elif value is not None:
+        at.file_uploader(key="profile_file").upload(*value)
+        at.run()
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert len(at.error) == 1 and fragment in plain(at.error[0].value), [e.value for e in at.error]
+    assert not [d for d in at.dataframe if "batch_latency_ms" in d.value.columns]
+    # The page still works: the example predicts.
+    at.radio(key="source").set_value("Built-in example").run()
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert not at.error
+    assert len(_shown_table(at)) == len(predictor.targets(at.selectbox(key="anchor").value))
+
+
+@pytest.mark.parametrize(
+    "field,value,fragment",
+    [
+        ("latency", -3.0, "latency -3 ms is not allowed"),
+        ("dataset_images", -10, "dataset_images"),
+        ("epochs", 0, "epochs"),
+        ("batch", -8, "batch_size"),
+        ("missing-latency", None, "latency is missing"),
+    ],
+    ids=[
+        "negative-latency",
+        "negative-dataset",
+        "zero-epochs",
+        "negative-batch-size",
+        "missing-latency",
+    ],
+)
+def test_bad_numbers_show_error(page, field, value, fragment):
+    at = page("anchor").run()
+    if field == "latency":
+        _latency_input(at).set_value(value)
+    elif field == "missing-latency":
+        at.radio(key="source").set_value("Paste JSON").run()
+        at.text_area(key="profile_text").input('{"Device_Conv2D": 5}')
+        _known(at).check().run()
+        assert _latency_input(at).value is None
+    elif field == "batch":
+        at.number_input(key="dataset_images").set_value(1000)
+        _widget(at.number_input, "Batch size").set_value(value)
+    else:
+        if field != "dataset_images":
+            at.number_input(key="dataset_images").set_value(1000)
+        at.number_input(key=field).set_value(value)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert len(at.error) == 1 and fragment in plain(at.error[0].value), [e.value for e in at.error]
+
+
+def test_unknown_anchor_in_link_shows_error(page, predictor):
+    at = page("anchor")
+    at.query_params["anchor"] = "x9.megalarge"
+    at.run()
+    no_exception(at)
+    assert len(at.error) == 1 and "x9.megalarge" in plain(at.error[0].value)
+    assert at.selectbox(key="anchor").value == predictor.instances[0]
+
+
+def test_known_anchor_in_link_is_preselected(page, predictor):
+    at = page("anchor")
+    at.query_params["anchor"] = predictor.instances[-1]
+    at.run()
+    assert not at.error
+    assert at.selectbox(key="anchor").value == predictor.instances[-1]

@@ -1,0 +1,180 @@
+"""Model accuracy page: the shown numbers are the artifacts' validation report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from tests.app._utils import no_exception, plain, plotly_spec, values
+
+
+def _metrics_shown(at):
+    return next(
+        d.value for d in at.dataframe if "mape_pct" in d.value.columns and "r2" in d.value.columns
+    )
+
+
+def _expected(predictor, estimator, with_latency):
+    m = predictor.validation["metrics"]
+    m = m[
+        (m["estimator"] == estimator)
+        & (m["with_latency"].astype(str).str.lower() == str(with_latency).lower())
+    ]
+    return m.reset_index(drop=True)
+
+
+@pytest.mark.parametrize("with_latency", [True, False], ids=["with-latency", "without-latency"])
+def test_metrics_equal_validation_report(page, predictor, with_latency):
+    if "metrics" not in predictor.validation:
+        pytest.fail("the default artifacts have no validation report; train with calibration")
+    at = page("accuracy").run()
+    no_exception(at)
+    assert at.selectbox[0].value == predictor.default_method
+    at.radio[0].set_value(with_latency).run()
+    no_exception(at)
+    expected = _expected(predictor, predictor.default_method, with_latency)
+    shown = _metrics_shown(at).reset_index(drop=True)
+    assert list(shown["anchor"] + shown["target"]) == list(expected["anchor"] + expected["target"])
+    for col in ("mape_pct", "r2", "rmse_ms"):
+        np.testing.assert_allclose(shown[col], expected[col], rtol=1e-9, err_msg=col)
+    assert at.metric[0].value == f"{expected['mape_pct'].mean():.1f} %"
+    noise = predictor.validation["noise"]
+    assert at.metric[3].value == f"{noise['noise_pct'].mean():.1f} %"
+    heat = plotly_spec(at, 0)["data"][0]
+    np.testing.assert_allclose(np.nanmean(values(heat["z"])), expected["mape_pct"].mean())
+
+
+def test_every_estimator_and_pair_renders(page, predictor):
+    at = page("accuracy").run()
+    for estimator in at.selectbox[0].options:
+        at.selectbox[0].set_value(estimator).run()
+        no_exception(at)
+    at.selectbox[0].set_value(predictor.default_method).run()
+    pairs = at.selectbox(key="parity_pair").options
+    assert (
+        pairs[0] == "All pairs"
+        and len(pairs) == len(predictor.instances) * (len(predictor.instances) - 1) + 1
+    )
+    at.selectbox(key="parity_pair").set_value(pairs[1]).run()
+    no_exception(at)
+    a, t = pairs[1].split(" → ")
+    p = predictor.validation["predictions"]
+    p = p[
+        (p["anchor"] == a)
+        & (p["target"] == t)
+        & (p["estimator"] == predictor.default_method)
+        & (p["with_latency"].astype(str).str.lower() == "true")
+    ]
+    parity = plotly_spec(at, 1)
+    n_points = sum(len(values(tr["x"])) for tr in parity["data"] if tr.get("mode") == "markers")
+    assert n_points == len(p)
+
+
+def test_without_validation_shows_info(page, predictor, tmp_path, use_artifacts):
+    # Artifacts whose manifest lists no validation files load with an empty report.
+    copy = tmp_path / "artifacts"
+    shutil.copytree(predictor.path, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"] = {
+        k: v for k, v in manifest["files"].items() if not k.startswith("validation/")
+    }
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    use_artifacts(copy)
+    at = page("accuracy").run()
+    no_exception(at)
+    assert at.info and "without validation" in at.info[0].value
+
+
+def test_broken_artifacts_show_error(page, tmp_path, use_artifacts):
+    use_artifacts(tmp_path)
+    at = page("accuracy").run()
+    no_exception(at)
+    assert at.error and "manifest.json missing" in plain(at.error[0].value)
+
+
+@pytest.mark.parametrize("with_latency", [True, False], ids=["with-latency", "without-latency"])
+def test_novelty_table_equals_validation(page, predictor, with_latency):
+    bands = predictor.validation["novelty"]
+    expected = bands[
+        (bands["estimator"] == predictor.default_method) & (bands["with_latency"] == with_latency)
+    ].reset_index(drop=True)
+    at = page("accuracy").run()
+    at.radio[0].set_value(with_latency).run()
+    no_exception(at)
+    shown = [d.value for d in at.dataframe if "share_pct" in d.value.columns]
+    assert len(shown) == 1
+    assert list(shown[0]["band"]) == list(expected["band"])
+    np.testing.assert_allclose(shown[0]["mape_pct"], expected["mape_pct"], rtol=1e-9)
+
+
+def test_cross_instance_table_equals_validation(page, predictor):
+    """Issue 10: leave-one-GPU-out accuracy per basis is on the page, as validation measured it."""
+    cross = predictor.validation.get("crossgpu")
+    assert cross is not None, "the default artifacts hold no cross-instance validation"
+    at = page("accuracy").run()
+    no_exception(at)
+    shown = next(d.value for d in at.dataframe if "mape_cross" in d.value.columns)
+    want = cross[cross["direction"] == "both"].reset_index(drop=True)
+    np.testing.assert_allclose(shown["mape_cross"].to_numpy(), want["mape_cross"].to_numpy())
+    assert set(shown["basis"]) == {"measured", "specs only", "calibrated"}
+
+
+def test_fit_table_equals_validation(page, predictor):
+    fits = predictor.validation.get("fits")
+    assert fits is not None, "the default artifacts hold no will-it-fit validation"
+    at = page("accuracy").run()
+    no_exception(at)
+    shown = next(d.value for d in at.dataframe if "brier" in d.value.columns)
+    np.testing.assert_allclose(shown["brier"].to_numpy(), fits["brier"].to_numpy())
+
+
+def test_one_point_scaler_table_equals_validation(page, predictor):
+    """Issue 12: the one-point Scaler's leave-one-architecture-out errors are on the page."""
+    one = predictor.validation.get("onepoint")
+    assert one is not None, "the default artifacts hold no one-point scaler validation"
+    at = page("accuracy").run()
+    no_exception(at)
+    shown = next(
+        d.value
+        for d in at.dataframe
+        if "variant" in d.value.columns
+        and "by" in d.value.columns
+        and predictor.instances[0] in d.value.columns
+    )
+    for r in one.itertuples():
+        row = shown[(shown["by"] == r.by) & (shown["variant"] == r.variant)]
+        assert row[r.instance].iloc[0] == pytest.approx(r.mape_pct)
+    assert {"profile", "latency only", "median ratio", "PROFET quadratic"} <= set(shown["variant"])
+
+
+def test_published_speedups_plot_equals_validation(page, predictor):
+    """Issue 18: predicted vs published speed-up per GPU, the model and both baselines, as the
+    leave-one-GPU-out validation over published pairs measured them."""
+    pub = predictor.validation.get("published_pairs")
+    assert pub is not None, "the default artifacts hold no published-pairs validation"
+    # The other folds set the per-basis intervals; the plot is the leave-one-GPU-out one.
+    assert set(pub["fold"]) == {"gpu", "published", "specs only"}
+    pub = pub[pub["fold"] == "gpu"]
+    at = page("accuracy").run()
+    no_exception(at)
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    fig = next(c for c in charts if "published speed-up over V100" in json.dumps(c["layout"]))
+    traces = fig["data"]
+    shown = {}
+    for t in traces:
+        shown.setdefault(t["legendgroup"].split(",")[0], []).append(t)
+    assert set(shown) == {"cross", "fp32-ratio", "bandwidth-ratio"}
+    for member, parts in shown.items():
+        x = np.sort(np.concatenate([values(t["x"]) for t in parts]))
+        y = np.sort(np.concatenate([values(t["y"]) for t in parts]))
+        np.testing.assert_allclose(x, np.sort(pub["speedup"].to_numpy(dtype=float)))
+        np.testing.assert_allclose(y, np.sort(pub[member].to_numpy(dtype=float)))
+    assert pub["held_out"].any()  # the VGG16 / Inception-v3 check is on the plot too
+    table = next(d.value for d in at.dataframe if "mape_before" in d.value.columns)
+    want = predictor.validation["published"]
+    want = want[want["scope"] != "source"].reset_index(drop=True)
+    np.testing.assert_allclose(table["mape_cross"].to_numpy(), want["mape_cross"].to_numpy())
+    assert {"gpu", "basis", "held-out"} <= set(table["scope"])

@@ -1,0 +1,201 @@
+"""Scaler prediction page: from one latency (the learned per-instance curve, prefilled from the
+Anchor page's chosen row and target) or from two or three measured latencies; every shown number
+equals the core's, and nothing is shown from numbers the user never gave (issue 12)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ui
+from tests.app._utils import example_profile, no_exception, plain, plotly_spec, values
+
+
+def _points_mode(at):
+    at.radio(key="mode").set_value("points").run()
+    return at
+
+
+def _set_points(at, lat_a, lat_b, size_a=None, size_b=None, by="batch"):
+    if size_a is not None:
+        at.number_input(key=f"size_first_{by}").set_value(size_a)
+    if size_b is not None:
+        at.number_input(key=f"size_second_{by}").set_value(size_b)
+    at.number_input(key=f"lat_first_{by}").set_value(lat_a)
+    at.number_input(key=f"lat_second_{by}").set_value(lat_b)
+
+
+def _one(at, prefix):
+    return next(w for w in at.number_input if w.key.startswith(f"one_{prefix}_"))
+
+
+def _range(predictor, by="batch"):
+    return tuple(int(v) for v in predictor.scaler(None, by).size_range_)
+
+
+def _anchor_result(predictor, anchor, rows, batch_size=32):
+    profile = example_profile(predictor, anchor)
+    if rows == 2:
+        profile = profile.loc[[0, 0]].reset_index(drop=True)
+        profile.iloc[1] *= 4
+    prediction = predictor.predict(anchor, profile)
+    return ui.AnchorResult(prediction, prediction.table, pd.DataFrame(), batch_size, 224, profile)
+
+
+def _with_result(page, result):
+    at = page("scaler")
+    at.session_state[ui.ANCHOR_RESULT] = result
+    return at.run()
+
+
+@pytest.mark.parametrize("by", ["batch", "input"], ids=["batch", "input"])
+def test_two_points_equal_core(page, predictor, by):
+    lo, hi = _range(predictor, by)
+    at = page("scaler").run()
+    at.radio(key="by").set_value(by).run()
+    _points_mode(at)
+    _set_points(at, 12.5, 180.0, by=by)
+    at.run()
+    size = int(lo + (hi - lo) / 3)
+    at.slider(key="pts_to").set_value(size).run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    value = float(predictor.scale(None, by, {lo: 12.5, hi: 180.0}, size))
+    assert at.metric[0].value == ui.fmt_ms(value)
+    spec = plotly_spec(at)
+    line = next(d for d in spec["data"] if d["name"] == "Scaler prediction")
+    grid = values(line["x"])
+    assert grid[0] == lo and grid[-1] == hi
+    np.testing.assert_allclose(
+        values(line["y"]), predictor.scale(None, by, {lo: 12.5, hi: 180.0}, grid), rtol=1e-9
+    )
+
+
+def test_a_third_point_reaches_the_core(page, predictor):
+    lo, hi = _range(predictor)
+    at = _points_mode(page("scaler").run())
+    _set_points(at, 20.0, 90.0, size_a=32, size_b=128)
+    at.run()
+    at.slider(key="pts_to").set_value(200).run()
+    at.checkbox(key="third_batch").check().run()
+    at.number_input(key="mid_lat_batch").set_value(30.0).run()
+    no_exception(at)
+    mid = int(round(np.sqrt(lo * hi)))
+    want = float(predictor.scale(None, "batch", {32: 20.0, mid: 30.0, 128: 90.0}, 200))
+    assert at.metric[0].value == ui.fmt_ms(want)
+
+
+def test_fresh_page_asks_for_a_latency_and_invents_none(page):
+    at = page("scaler").run()
+    no_exception(at)
+    assert not at.error and not at.metric and not at.get("plotly_chart")
+    assert "Enter the batch latency" in at.info[0].value
+    assert _one(at, "lat").value is None
+    _points_mode(at)
+    assert not at.metric and "Enter the batch latency" in at.info[0].value
+
+
+def test_one_measured_point_without_a_profile_equals_core(page, predictor):
+    at = page("scaler").run()
+    target = predictor.instances[1]
+    at.selectbox(key="one_target").set_value(target).run()
+    _one(at, "lat").set_value(40.0).run()
+    at.slider(key="one_to").set_value(128).run()
+    no_exception(at)
+    want = predictor.scale_from_point(target, "batch", 40.0, 32, 128, 224)
+    assert at.metric[0].value == ui.fmt_ms(float(want.latency_ms[0]))
+    # Without a profile the page says what the shape rests on.
+    assert any("no anchor profile" in plain(w.value) for w in at.warning)
+    band = next(d for d in plotly_spec(at)["data"] if d["name"] == "80% interval")
+    assert np.isfinite(values(band["y"])).all()
+
+
+def test_the_target_instance_changes_the_curve(page, predictor):
+    at = page("scaler").run()
+    shown = {}
+    for target in predictor.instances:
+        at.selectbox(key="one_target").set_value(target).run()
+        _one(at, "lat").set_value(40.0).run()
+        at.slider(key="one_to").set_value(256).run()
+        no_exception(at)
+        shown[target] = at.metric[0].value
+        want = predictor.scale_from_point(target, "batch", 40.0, 32, 256, 224).latency_ms[0]
+        assert shown[target] == ui.fmt_ms(float(want))
+    assert len(set(shown.values())) > 1, shown
+
+
+def test_prefilled_from_the_anchor_prediction_with_its_profile(page, predictor):
+    """After any anchor prediction the page once showed `latency_max_ms is None` in red."""
+    anchor = predictor.instances[0]
+    result = _anchor_result(predictor, anchor, 1)
+    at = _with_result(page, result)
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    target = at.selectbox(key="pre_target").value
+    t = result.table.set_index("target")
+    assert target == t["batch_latency_ms"].idxmin()  # opens on the fastest target
+    latency = t.at[target, "batch_latency_ms"]
+    assert _one(at, "lat").value == pytest.approx(latency)
+    at.slider(key="one_to").set_value(128).run()
+    want = predictor.scale_from_point(target, "batch", latency, 32, 128, 224, result.profiles)
+    assert at.metric[0].value == ui.fmt_ms(float(want.latency_ms[0]))
+    caption = " ".join(c.value for c in at.caption)
+    assert ui.fmt_ms(float(want.low_ms[0])) in caption  # the interval is stated, in ms
+    assert not any("no anchor profile" in plain(w.value) for w in at.warning)
+
+
+def test_several_rows_use_the_chosen_rows_latency_and_profile(page, predictor):
+    """Three CNNs' predictions are three rows, not one model's latencies at two sizes."""
+    anchor = predictor.instances[-1]
+    result = _anchor_result(predictor, anchor, 2)
+    at = _with_result(page, result)
+    at.selectbox(key="prefill_row").set_value(1).run()
+    no_exception(at)
+    target = at.selectbox(key="pre_target").value
+    t = result.table
+    latency = t[(t["row"] == 1) & (t["target"] == target)]["batch_latency_ms"].iloc[0]
+    assert _one(at, "lat").value == pytest.approx(latency)
+    at.slider(key="one_to").set_value(64).run()
+    profile = result.profiles.iloc[[1]]
+    want = predictor.scale_from_point(target, "batch", latency, 32, 64, 224, profile)
+    assert at.metric[0].value == ui.fmt_ms(float(want.latency_ms[0]))
+
+
+def test_falling_latency_is_warned_about(page, predictor):
+    at = _points_mode(page("scaler").run())
+    _set_points(at, 200.0, 21.0)
+    at.run()
+    no_exception(at)
+    assert any("is below the one at 16 images" in plain(w.value) for w in at.warning)
+    assert at.metric  # still answered, with the warning
+
+
+def test_equal_sizes_ask_for_two_different_ones(page, predictor):
+    at = _points_mode(page("scaler").run())
+    _set_points(at, 10.0, 50.0, 128, 128)
+    at.run()
+    no_exception(at)
+    assert not at.get("plotly_chart")
+    assert any("two different" in i.value for i in at.info)
+    _set_points(at, 10.0, 50.0, 16, 256)
+    at.run()
+    assert not at.error and at.metric
+
+
+@pytest.mark.parametrize("mode", ["one", "points"], ids=["one-point", "two-points"])
+def test_validation_errors_are_quoted(page, predictor, mode):
+    table = predictor.validation["onepoint" if mode == "one" else "scalers"]
+    variant = "profile" if mode == "one" else "default"
+    sel = table[(table["by"] == "batch") & (table["variant"] == variant)]
+    at = page("scaler").run()
+    if mode == "one":
+        _one(at, "lat").set_value(40.0).run()
+    else:
+        _points_mode(at)
+        _set_points(at, 10.0, 200.0)
+        at.run()
+    text = " ".join(c.value for c in at.caption)
+    assert len(sel) == len(predictor.instances)
+    for r in sel.itertuples():
+        assert f"{r.instance} {r.mape_pct:.1f}%" in text

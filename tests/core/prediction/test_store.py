@@ -1,0 +1,105 @@
+"""Artifacts that are consistently re-hashed but broken, or whose manifest points outside the
+folder, are refused with an ArtifactError naming the problem (issue 13); the CLI exits 2."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+
+from profet_core import ArtifactError, load_artifacts
+from profet_core.cli._main import main
+
+
+def _rehash(art) -> None:
+    """Rewrite the manifest's sha256 of every listed file, as a careful tamperer would."""
+    manifest = json.loads((art / "manifest.json").read_text())
+    for name in manifest["files"]:
+        manifest["files"][name] = hashlib.sha256((art / name).read_bytes()).hexdigest()
+    (art / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _object_npz(art):
+    buf = io.BytesIO()
+    np.savez(buf, x=np.array([{"a": 1}], dtype=object))
+    (art / "arrays.npz").write_bytes(buf.getvalue())
+
+
+def _truncated_npz(art):
+    data = (art / "arrays.npz").read_bytes()
+    (art / "arrays.npz").write_bytes(data[: len(data) // 3])
+
+
+def _no_models_key(art):
+    model = json.loads((art / "model.json").read_text())
+    del model["models"]
+    (art / "model.json").write_text(json.dumps(model))
+
+
+def _files_as_list(art):
+    manifest = json.loads((art / "manifest.json").read_text())
+    manifest["files"] = list(manifest["files"])
+    (art / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _garbage_intervals(art):
+    (art / "intervals.csv").write_text('\x00\x01garbage,,,\n"unterminated')
+
+
+def _npz_missing_arrays(art):
+    with zipfile.ZipFile(art / "arrays.npz", "w") as z:
+        z.writestr("nothing.npy", b"")
+
+
+BROKEN = {
+    "object-array-npz": (_object_npz, "malformed"),
+    "truncated-npz": (_truncated_npz, "arrays.npz"),
+    "missing-models-key": (_no_models_key, "models"),
+    "manifest-files-list": (_files_as_list, "files"),
+    "garbage-intervals": (_garbage_intervals, "intervals.csv"),
+    "npz-without-arrays": (_npz_missing_arrays, "malformed|arrays"),
+}
+
+
+@pytest.fixture
+def copy(trained, tmp_path):
+    art = tmp_path / "art"
+    shutil.copytree(trained, art)
+    return art
+
+
+@pytest.mark.parametrize("case", list(BROKEN), ids=list(BROKEN))
+def test_rehashed_broken_artifacts_raise_artifact_error(copy, case, capsys):
+    breaker, match = BROKEN[case]
+    breaker(copy)
+    if case != "manifest-files-list":
+        _rehash(copy)
+    with pytest.raises(ArtifactError, match=match):
+        # Loading and one prediction: a lazily built model fails just as clearly.
+        p = load_artifacts(copy)
+        p.predict(p.instances[0], __import__("pandas").DataFrame([{"Device_Conv2D": 5.0}]))
+    code = main(
+        ["predict", "--anchor", "gpu-a", "--profile", "/dev/null", "--artifacts", str(copy)]
+    )
+    assert code == 2 and capsys.readouterr().err.startswith("profet: error: ")
+
+
+def test_manifest_paths_are_confined_to_the_folder(copy, tmp_path):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not an artifact")
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"]["../secret.txt"] = hashlib.sha256(outside.read_bytes()).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArtifactError, match="outside the artifacts folder"):
+        load_artifacts(copy)
+
+
+def test_unlisted_files_are_ignored_and_said(copy):
+    (copy / "extra.json").write_text("{}")
+    p = load_artifacts(copy)
+    assert p.bundle.ignored_files == ("extra.json",)
