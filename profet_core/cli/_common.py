@@ -75,7 +75,9 @@ def load_predictor(artifacts, catalog=None):
     """The artifacts (``--artifacts``) with ``--catalog``'s prices, if given."""
     from .. import load_artifacts, load_catalog
 
-    return load_artifacts(artifacts, catalog=load_catalog(catalog) if catalog else None)
+    # An empty price in the user's catalog keeps the artifacts' (said in catalog_notes).
+    given = load_catalog(catalog, missing_price_ok=True) if catalog else None
+    return load_artifacts(artifacts, catalog=given)
 
 
 def table_text(df, fmt: str = ".3f") -> str:
