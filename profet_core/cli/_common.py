@@ -80,6 +80,10 @@ def load_predictor(artifacts, catalog=None):
     return load_artifacts(artifacts, catalog=given)
 
 
-def table_text(df, fmt: str = ".3f") -> str:
-    """A table as aligned text, without the index, floats as ``fmt``."""
-    return df.to_string(index=False, float_format=lambda v: format(v, fmt))
+def table_text(df, fmt=None) -> str:
+    """A table as aligned text, without the index; floats as ``fmt`` (a format spec), or by the
+    one rule for numbers shown to people (:func:`profet_core.format_number`)."""
+    from .. import format_number
+
+    show = format_number if fmt is None else (lambda v: format(v, fmt))
+    return df.to_string(index=False, float_format=show)

@@ -47,7 +47,7 @@ def test_instances_command_lists_the_override(trained, prices):
     code, out, err = run("instances", "--artifacts", trained, "--catalog", prices)
     assert code == 0, err
     line = next(x for x in out.splitlines() if x.split()[0] == "gpu-b")
-    assert "GB-2" in line and "7.250" in line
+    assert "GB-2" in line and "7.25" in line.split()
     assert "usd_per_hour" in out.splitlines()[0]  # the unit is in the header
 
 
