@@ -15,6 +15,7 @@ scikit-learn, scipy, statsmodels, plotly or TensorFlow).
 
 from importlib import import_module
 
+from ._format import format_number
 from .errors import (
     ArtifactError,
     NotFittedError,
@@ -56,6 +57,7 @@ __all__ = [
     "add_instance",
     "cross_validate",
     "estimate_run",
+    "format_number",
     "latency_seconds",
     "load_artifacts",
     "load_catalog",

@@ -10,6 +10,43 @@ from ..inputs._sanity import NO_GPU, device_busy_us
 NO_GPU_MESSAGE = f"the profile has no GPU device time: {NO_GPU}"
 
 
+def predict_suggestion(profile: pd.DataFrame, path, instance, batch_latency_s) -> str:
+    """What ``profet profile`` says to do next with a profile it wrote: only what will work.
+
+    Parameters
+    ----------
+    profile : pandas.DataFrame
+        The profile written (one row).
+    path : path-like
+        Where it was written.
+    instance : str or None
+        The instance it was taken on (``--instance``), if named.
+    batch_latency_s : float
+        The measured batch latency.
+
+    Returns
+    -------
+    str
+        A ``profet predict`` command, or, for a profile without GPU device time (taken on a
+        CPU), which ``profet predict`` refuses, why there is none.
+    """
+    import shlex
+
+    if not has_gpu_ops(profile).all():
+        return (
+            "no `profet predict` command to suggest: the profile has no GPU device time (taken "
+            "on a CPU), which prediction refuses; profile on the GPU instance you predict from"
+        )
+    anchor = shlex.quote(instance) if instance else "ANCHOR"
+    command = (
+        f"predict with: profet predict --anchor {anchor} --profile {shlex.quote(str(path))} "
+        f"--anchor-latency-ms {batch_latency_s * 1e3:.3f}"
+    )
+    if not instance:
+        command += " (ANCHOR: the instance this ran on, one of `profet instances`)"
+    return command
+
+
 def has_gpu_ops(profiles: pd.DataFrame) -> pd.Series:
     """Per row, whether any ``Device_<Op>`` time is > 0.
 

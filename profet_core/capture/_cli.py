@@ -3,7 +3,6 @@ them (argparse only here; TensorFlow is imported by the handlers)."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from ..cli._argtypes import float_range, int_range
@@ -22,6 +21,7 @@ def run(args) -> int:
 
 
 def _profile(args) -> int:
+    from ._check import predict_suggestion
     from ._collect import check_out_dir
     from ._profile import PROFILE_OPTIONS, profile_model, write_profile
 
@@ -36,13 +36,11 @@ def _profile(args) -> int:
         f"{meta.steps_traced} steps), metadata: {meta_path}; batch latency "
         f"{meta.batch_latency_s * 1e3:.2f} ms"
     )
-    if not device:
-        warn("no GPU device ops (taken on a CPU); predictions need a GPU anchor profile")
-    anchor = args.instance or "INSTANCE"
-    print(
-        f"predict with: profet predict --anchor {shlex.quote(anchor)} --profile "
-        f"{shlex.quote(str(path))} --anchor-latency-ms {meta.batch_latency_s * 1e3:.3f}"
-    )
+    suggestion = predict_suggestion(profile, path, args.instance, meta.batch_latency_s)
+    if device:
+        print(suggestion)
+    else:  # a command that exits 2 is no suggestion: say why there is none
+        warn(suggestion)
     return 0
 
 

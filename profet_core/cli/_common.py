@@ -75,9 +75,15 @@ def load_predictor(artifacts, catalog=None):
     """The artifacts (``--artifacts``) with ``--catalog``'s prices, if given."""
     from .. import load_artifacts, load_catalog
 
-    return load_artifacts(artifacts, catalog=load_catalog(catalog) if catalog else None)
+    # An empty price in the user's catalog keeps the artifacts' (said in catalog_notes).
+    given = load_catalog(catalog, missing_price_ok=True) if catalog else None
+    return load_artifacts(artifacts, catalog=given)
 
 
-def table_text(df, fmt: str = ".3f") -> str:
-    """A table as aligned text, without the index, floats as ``fmt``."""
-    return df.to_string(index=False, float_format=lambda v: format(v, fmt))
+def table_text(df, fmt=None) -> str:
+    """A table as aligned text, without the index; floats as ``fmt`` (a format spec), or by the
+    one rule for numbers shown to people (:func:`profet_core.format_number`)."""
+    from .. import format_number
+
+    show = format_number if fmt is None else (lambda v: format(v, fmt))
+    return df.to_string(index=False, float_format=show)

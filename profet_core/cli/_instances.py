@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text
+from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text, warn
 
 
 def add_parser(subparsers) -> None:
@@ -15,6 +15,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    """Print the artifacts' instance table."""
-    print(table_text(load_predictor(args.artifacts, args.catalog).instance_table()))
+    """Print the artifacts' instance table (and what the catalog given did not change)."""
+    predictor = load_predictor(args.artifacts, args.catalog)
+    for note in predictor.catalog_notes:
+        warn(note)
+    print(table_text(predictor.instance_table()))
     return 0

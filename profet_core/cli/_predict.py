@@ -52,7 +52,14 @@ def add_parser(subparsers) -> None:
     )
     pr.add_argument("--artifacts", help=ARTIFACTS_HELP)
     pr.add_argument("--catalog", help=CATALOG_HELP)
-    pr.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    pr.add_argument(
+        "--format",
+        choices=["table", "json", "csv"],
+        default="table",
+        help="table: aligned text for people, numbers to 4 significant digits (default); "
+        "json: one document with the warnings and every record; csv: one row per (profile "
+        "row, target), numbers to 4 decimals",
+    )
     run = pr.add_argument_group("the workload: whole-run time and cost, will it fit")
     run.add_argument("--batch-size", type=int, help="images per step, as profiled")
     run.add_argument("--input-size", type=int, help="input image side (px), as profiled")
@@ -107,4 +114,5 @@ def _print_table(result, table) -> None:
     level = int(round(result.interval_level * 100))
     print(f"anchor {result.anchor}, method {result.method}: {result.table['ensemble'].iloc[0]}")
     print(f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD")
-    print(table_text(table[cols].rename(columns=_TABLE_COLUMNS), ",.3f"))
+    # Significant digits, not fixed decimals: 0.0089 USD stays 0.0089, a 0.05 ms end not 0.000.
+    print(table_text(table[cols].rename(columns=_TABLE_COLUMNS)))

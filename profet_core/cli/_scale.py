@@ -24,7 +24,13 @@ def add_parser(subparsers) -> None:
         help="instance the latency is for: required from one point (the curve's shape depends "
         "on it); optional from two (scaling is then linear in the work on every instance)",
     )
-    s.add_argument("--by", choices=["batch", "input"], required=True)
+    s.add_argument(
+        "--by",
+        choices=["batch", "input"],
+        required=True,
+        help="the size that changes: batch (images per step) or input (image side, px); the "
+        "other stays as measured",
+    )
     s.add_argument("--size", type=float, required=True, help="size to predict")
     one = s.add_argument_group(
         "from one point: a latency measured (or predicted by `profet predict`) at one size"

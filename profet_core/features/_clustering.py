@@ -75,6 +75,26 @@ class OpClusterer(TransformerMixin, BaseEstimator):
                 best, best_d = g, d
         return best if best_d <= self.threshold else None
 
+    def matched_ops(self, columns) -> dict[str, str]:
+        """Ops among ``columns`` not seen in training that a cluster takes by spelling.
+
+        Returns
+        -------
+        dict of str to str
+            Each such op -> the member of its cluster nearest in edit distance (the op it was
+            taken for: ``Device_Conv2d`` -> ``Device_Conv2D``); ops seen in training and ops no
+            cluster takes (:meth:`unknown_ops`) are absent.
+        """
+        check_is_fitted(self, "groups_")
+        out = {}
+        for op in op_columns(columns):
+            feature = None if op in self.op_to_feature_ else self._assign(op)
+            if feature is not None:
+                members = self.groups_[feature]
+                dist = cdist([op], members, scorer=Levenshtein.distance)[0]
+                out[op] = members[int(np.argmin(dist))]
+        return out
+
     def unknown_ops(self, columns) -> list[str]:
         """Ops among ``columns`` that fit no learned cluster (their time is left out)."""
         check_is_fitted(self, "groups_")

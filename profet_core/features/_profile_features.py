@@ -57,6 +57,43 @@ def op_family(op: str) -> str:
     return "other"
 
 
+def lookalike_ops(ops, vocabulary, max_distance: float = 6.0) -> dict[str, str]:
+    """Ops outside ``vocabulary`` counted in the same family as a known op they resemble.
+
+    Family rules take a misspelt or unseen op (``Device_Conv2DBackpropFiltr``) as the work of
+    the known ops of its family; naming the known op nearest in edit distance tells the user
+    what it was taken for, as the reference method's clustering does.
+
+    Parameters
+    ----------
+    ops : iterable of str
+        Op columns (``Device_*``; others are skipped).
+    vocabulary : collection of str
+        The op columns seen in training.
+    max_distance : float
+        Largest edit distance reported (the op clustering's threshold).
+
+    Returns
+    -------
+    dict of str to str
+        Each unseen ``Device_*`` op -> the nearest known op of its family, where within
+        ``max_distance``.
+    """
+    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.process import extractOne
+
+    known = sorted(v for v in vocabulary if v.startswith("Device_") and v != "Device_IDLE")
+    out = {}
+    for op in ops:
+        if not op.startswith("Device_") or op == "Device_IDLE" or op in vocabulary:
+            continue
+        same = [v for v in known if op_family(v) == op_family(op)]
+        best = extractOne(op, same, scorer=Levenshtein.distance) if same else None
+        if best is not None and best[1] <= max_distance:
+            out[op] = best[0]
+    return out
+
+
 @lru_cache(maxsize=64)
 def _family_matrix(columns: tuple, side: str) -> tuple[np.ndarray, np.ndarray]:
     """Positions of ``side``'s columns and their one-hot family matrix (n_cols, n_families)."""

@@ -24,7 +24,7 @@ RUN_LIMITS = {"dataset_images": 10**11, "batch_size": 10**6, "epochs": 10**5}
 DEFAULT_CATALOG = Path("../shared/instances.csv")
 
 
-def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
+def validate_catalog(df: pd.DataFrame, missing_price_ok: bool = False) -> pd.DataFrame:
     """Check a catalog table.
 
     Parameters
@@ -32,6 +32,9 @@ def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
     df : pandas.DataFrame
         Columns ``instance`` (unique), ``gpu`` and ``usd_per_hour`` (finite, >= 0); other columns
         (``gpu_count``, ``gpu_memory_gb``, ``vcpus``, ``memory_gib``) are kept.
+    missing_price_ok : bool
+        Accept an empty price (NaN): an override catalog may name an instance only to change
+        its GPU name, and the price it lacks is then kept (see :func:`merge_catalogs`).
 
     Returns
     -------
@@ -61,6 +64,8 @@ def validate_catalog(df: pd.DataFrame) -> pd.DataFrame:
         price = pd.Series(text_to_float(raw, "usd_per_hour", "instance catalog"), index=raw.index)
     with np.errstate(invalid="ignore"):
         ok = (price == 0) | ((price >= MIN_PRICE) & (price <= MAX_PRICE))
+    if missing_price_ok:  # an empty cell only: a bool column stays refused
+        ok |= price.isna() & ~pd.api.types.is_bool_dtype(raw)
     if not ok.all():
         i = int((~ok).to_numpy().argmax())
         raise ProfetValueError(
@@ -91,14 +96,57 @@ def merge_catalogs(base: pd.DataFrame, other: pd.DataFrame, prefer: str = "other
     """
     if prefer not in ("other", "base"):
         raise ProfetValueError(f"prefer {prefer!r}; allowed: other, base")
-    b = validate_catalog(base).set_index("instance")
-    o = validate_catalog(other).set_index("instance")
+    # Missing prices pass: each caller validated its own catalog as strictly as it needs.
+    b = validate_catalog(base, missing_price_ok=True).set_index("instance")
+    o = validate_catalog(other, missing_price_ok=True).set_index("instance")
     if prefer == "base":
         o = o[~o.index.isin(b.index)]
     order = [*b.index, *(i for i in o.index if i not in b.index)]
     columns = [*b.columns, *(c for c in o.columns if c not in b.columns)]
     merged = o.combine_first(b).reindex(index=order, columns=columns)
-    return validate_catalog(merged.rename_axis("instance").reset_index())
+    return validate_catalog(merged.rename_axis("instance").reset_index(), missing_price_ok=True)
+
+
+def override_notes(base: pd.DataFrame, other: pd.DataFrame, known) -> tuple[str, ...]:
+    """What a user's catalog ``other`` changed less than it seems to: the warnings of an override.
+
+    Parameters
+    ----------
+    base : pandas.DataFrame
+        The catalog overridden (validated; the artifacts' prices and GPU names).
+    other : pandas.DataFrame
+        The user's catalog (validated with ``missing_price_ok``).
+    known : collection of str
+        The instances predictions reach.
+
+    Returns
+    -------
+    tuple of str
+        One warning naming the user's instances that no prediction reaches (their lines are
+        unused), one naming those listed without a price (the artifacts' price is kept, or
+        none is known); empty when every line is used as written.
+    """
+    from .._messages import quote_list
+
+    known = set(known)
+    names = other["instance"].tolist()
+    unknown = [i for i in names if i not in known]
+    no_price = other.loc[other["usd_per_hour"].isna() & other["instance"].isin(known), "instance"]
+    priced = base.set_index("instance")["usd_per_hour"].dropna()
+    kept = [i for i in no_price if i in priced.index]
+    lost = [i for i in no_price if i not in priced.index]
+    notes = []
+    if unknown:
+        notes.append(
+            f"the catalog lists {len(unknown)} instance(s) the artifacts do not predict, "
+            f"so their lines are unused: {quote_list(unknown)}; `profet instances` lists those "
+            "predicted (a new GPU needs `profet add-instance`)"
+        )
+    if kept or lost:
+        parts = [f"the artifacts' price is kept for {quote_list(kept)}"] if kept else []
+        parts += [f"no price is known for {quote_list(lost)}, so its cost is empty"] if lost else []
+        notes.append(f"the catalog gives no usd_per_hour for some instances: {'; '.join(parts)}")
+    return tuple(notes)
 
 
 def _as_number(cell):
@@ -111,11 +159,12 @@ def _as_number(cell):
     return cell
 
 
-def load_catalog(path: str | Path) -> pd.DataFrame:
+def load_catalog(path: str | Path, missing_price_ok: bool = False) -> pd.DataFrame:
     """Read and validate an instance catalog CSV (see :func:`validate_catalog`)."""
     from ._csv import read_csv_file
 
-    return validate_catalog(read_csv_file(path, MAX_CATALOG_BYTES, "instance catalog"))
+    table = read_csv_file(path, MAX_CATALOG_BYTES, "instance catalog")
+    return validate_catalog(table, missing_price_ok)
 
 
 def find_catalog(data: str | Path) -> Path:

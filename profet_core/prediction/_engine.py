@@ -120,7 +120,26 @@ def run_prediction(
     ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())
     rows = _row_summary(predictor, table, lat, method)
     level = predictor.interval_level
-    return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes))
+    matched = spelling_matches(predictor, method, ops)
+    return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes), matched)
+
+
+def spelling_matches(predictor, method: str, ops: pd.DataFrame) -> tuple:
+    """``(op, known op)`` for each op with time that training never saw but ``method`` counts as
+    a known op by its spelling: the reference method's edit-distance clusters, the others'
+    op families (:func:`~profet_core.features._profile_features.lookalike_ops`)."""
+    groups = (predictor.bundle.model.get("clustering") or {}).get("groups") or {}
+    known = {op for members in groups.values() for op in members}
+    used = ops.columns[ops.to_numpy().any(axis=0)]
+    new = [op for op in used if op.startswith("Device_") and op not in known]
+    if not known or not new:  # no vocabulary to compare with, or every name is exact
+        return ()
+    if method == "profet":
+        return tuple(predictor._clusterer().matched_ops(new).items())
+    from ..features._profile_features import lookalike_ops
+
+    threshold = float(predictor.bundle.model["clustering"].get("threshold", 6.0))
+    return tuple(lookalike_ops(new, known, threshold).items())
 
 
 def _check_latencies(predictor, latency_ms: np.ndarray) -> None:

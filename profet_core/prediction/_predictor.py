@@ -65,7 +65,7 @@ class Predictor(TrainedModels):
             self._check_instance(t, "target")
         prepared = prepare_profiles(profiles, anchor_latency_s)
         ops, lat = prepared.ops, prepared.latency_s
-        notes = sense_checks(self.bundle.model, profiles, anchor_latency_s)
+        notes = (*self.catalog_notes, *sense_checks(self.bundle.model, profiles, anchor_latency_s))
         targets = [t for t in targets if t != anchor]
         sizes = workload_sizes(profiles, batch_size, input_size)
         return run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
@@ -187,7 +187,9 @@ def load_artifacts(path=None, catalog=None) -> Predictor:
         Artifacts folder; default: ``$PROFET_ARTIFACTS`` or the project's ``artifacts/``.
     catalog : pandas.DataFrame, optional
         An instance catalog (``instance, gpu, usd_per_hour``) overriding the artifacts' prices
-        and GPU names, without touching the models.
+        and GPU names, without touching the models; an empty price keeps the artifacts'. Its
+        lines that no prediction uses, or that lack a price, are named in
+        :attr:`Predictor.catalog_notes` and in every prediction's warnings.
 
     Raises
     ------

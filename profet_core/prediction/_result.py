@@ -93,6 +93,9 @@ class Prediction:
         ``with_latency`` and the validation band of that novelty (``band``, ``band_mape_pct``).
     notes : tuple of str
         Further warnings found while predicting (e.g. sense checks of the input).
+    matched_ops : tuple of (str, str)
+        ``(op, known op)``: ops of the input that training never saw, counted as the known op
+        they resemble in spelling (exact names are absent).
     """
 
     table: pd.DataFrame
@@ -102,6 +105,7 @@ class Prediction:
     anchor: str = ""
     rows: pd.DataFrame = field(default_factory=pd.DataFrame)
     notes: tuple = ()
+    matched_ops: tuple = ()
 
     @property
     def member_columns(self) -> list[str]:
@@ -139,6 +143,22 @@ class Prediction:
         return (
             f"{len(self.ignored_ops)} op(s) of the profile are unknown to method "
             f"{self.method} and were left out (their time did not count): {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + "."
+        )
+
+    def matched_warning(self) -> str | None:
+        """The warning naming ops matched to known ops by spelling (``op -> known``), or None."""
+        if not self.matched_ops:
+            return None
+        # Names as the profile spells them (quoted only when cut short).
+        pairs = [
+            f"{op if len(op) <= 60 else quote(op, 60)} -> {known}" for op, known in self.matched_ops
+        ]
+        more = len(pairs) - _MAX_QUOTED
+        return (
+            "op names matched to known ops by spelling (their time counts with the known op's; "
+            f"check the names if that is wrong): {', '.join(pairs[:_MAX_QUOTED])}"
             + (f" and {more} more" if more > 0 else "")
             + "."
         )
@@ -183,6 +203,7 @@ class Prediction:
     def warnings(self, row: int | None = None) -> list[str]:
         """Every warning about this prediction, as the CLI prints and the app shows them."""
         found = (
+            self.matched_warning(),
             self.ignored_warning(),
             self.novelty_warning(row),
             self.basis_warning(row),
@@ -198,6 +219,7 @@ class Prediction:
             "interval_level": self.interval_level,
             "units": {"latency": "ms", "price": "USD/h", "cost": "USD"},
             "ignored_ops": list(self.ignored_ops),
+            "matched_ops": dict(self.matched_ops),
             "warnings": self.warnings(),
         }
 

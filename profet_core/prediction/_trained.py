@@ -10,7 +10,7 @@ import pandas as pd
 
 from .._base import sub_arrays
 from ..errors import ArtifactError, ProfetValueError
-from ..inputs._catalog import merge_catalogs
+from ..inputs._catalog import merge_catalogs, override_notes, validate_catalog
 from ._store import Bundle
 
 INTERVAL_LEVEL = 0.8
@@ -38,6 +38,8 @@ class TrainedModels:
     bundle: Bundle
     catalog: pd.DataFrame
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    #: Warnings about the user's catalog (:meth:`with_catalog`), which every prediction repeats.
+    catalog_notes: tuple = field(default=(), compare=False)
 
     # ------------------------------------------------------------------ what the artifacts know
     @property
@@ -130,10 +132,15 @@ class TrainedModels:
     def with_catalog(self, catalog: pd.DataFrame):
         """The same models with other prices/GPU names (a user's catalog; validated).
 
-        Instances the catalog lacks keep the artifacts' line.
+        Instances the catalog lacks keep the artifacts' line, and so do the values a line
+        leaves empty (an empty price keeps the artifacts' price). :attr:`catalog_notes` names
+        the lines that change less than they seem to: instances no prediction reaches, and
+        those without a price.
         """
+        catalog = validate_catalog(catalog, missing_price_ok=True)
         merged = merge_catalogs(self.catalog, catalog)
-        return type(self)(self.bundle, merged, self._cache)
+        notes = override_notes(self.catalog, catalog, self.all_instances)
+        return type(self)(self.bundle, merged, self._cache, notes)
 
     def instance_table(self) -> pd.DataFrame:
         """Every instance predictions reach, with its GPU, price and basis.

@@ -55,17 +55,33 @@ def accuracy_markdown(
     breakdown: pd.DataFrame | None = None,
     novelty: pd.DataFrame | None = None,
     onepoint: pd.DataFrame | None = None,
+    selection: str | None = None,
 ) -> str:
-    """The full accuracy report (leave-one-architecture-out), as Markdown."""
-    parts = _metric_sections(metrics, noise)
+    """The full accuracy report (leave-one-architecture-out), as Markdown.
+
+    ``selection`` (e.g. ``"anchors g3s.xlarge; architectures VGG16, LeNet5"``) says that the
+    pairs and left-out architectures were restricted: the noise floor and the scaler tables,
+    which do not depend on it, are then labelled as computed on the full data.
+    """
+    label = [_full_data_label(selection), ""] if selection else []
+    parts = _metric_sections(metrics, noise, label)
     parts += _novelty_section(novelty)
-    parts += _scaler_section(scalers)
-    parts += _onepoint_section(onepoint)
+    scaler_parts = _scaler_section(scalers) + _onepoint_section(onepoint)
+    for i in reversed([i for i, p in enumerate(scaler_parts) if p.startswith("## ")]):
+        scaler_parts[i + 2 : i + 2] = label
+    parts += scaler_parts
     parts += _breakdown_section(breakdown)
     return "\n".join(parts)
 
 
-def _metric_sections(metrics: pd.DataFrame, noise: pd.DataFrame) -> list[str]:
+def _full_data_label(selection: str) -> str:
+    return (
+        f"**Full data, not the selection ({selection}):** this table covers every instance and "
+        "architecture of the data; the selection restricts the pair tables only."
+    )
+
+
+def _metric_sections(metrics: pd.DataFrame, noise: pd.DataFrame, label=()) -> list[str]:
     parts = [
         "# Accuracy (leave-one-architecture-out)",
         "",
@@ -81,7 +97,8 @@ def _metric_sections(metrics: pd.DataFrame, noise: pd.DataFrame) -> list[str]:
         "family, turned into latency with the anchor latency.",
         "",
     ]
-    parts += ["## Noise floor (repetitions of the same workload)", "", _md(noise, ".2f"), ""]
+    noise_title = "## Noise floor (repetitions of the same workload)"
+    parts += [noise_title, "", *label, _md(noise, ".2f"), ""]
     for with_lat, title in (
         (True, "with the anchor latency given"),
         (False, "without the anchor latency"),
@@ -220,11 +237,13 @@ def write_validation(
     intervals: pd.DataFrame,
     dataset: Dataset,
     settings: dict | None = None,
+    selection: str | None = None,
 ) -> None:
     """Write the accuracy report (CSV + Markdown) of a cross-validation run into ``folder``.
 
     ``settings`` (``threshold``, ``method_params``) go into ``run.json`` with the data's
     fingerprint, so that ``train(validation=folder)`` can reuse the run for the same models.
+    ``selection`` labels the full-data tables (see :func:`accuracy_markdown`).
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -271,5 +290,5 @@ def write_validation(
     )
     onepoint.to_csv(folder / "onepoint.csv", index=False)
     (folder / "report.md").write_text(
-        accuracy_markdown(metrics, noise, scalers, breakdown, novelty, onepoint)
+        accuracy_markdown(metrics, noise, scalers, breakdown, novelty, onepoint, selection)
     )

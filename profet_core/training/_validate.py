@@ -81,7 +81,9 @@ def validate(
     methods : list of str, optional
         Methods to validate (default: all).
     anchors, targets, architectures : list of str, optional
-        Restrict the pairs and the left-out architectures (default: all).
+        Restrict the pairs and the left-out architectures (default: all). The noise floor and
+        the scaler tables (two-point and one-point) stay on the full data and say so in the
+        report.
     threshold : float
         Op-clustering distance threshold (reference method).
     method_params : dict, optional
@@ -117,7 +119,10 @@ def validate(
     )
     out = Path(out)
     settings = {"threshold": threshold, "method_params": params}
-    write_validation(out, oof, interval_quantiles(oof), dataset, settings)
+    chosen = {"anchors": anchors, "targets": targets, "architectures": architectures}
+    # The noise floor and scaler tables are per instance on all the data: said in the report.
+    selection = "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in chosen.items() if v)
+    write_validation(out, oof, interval_quantiles(oof), dataset, settings, selection or None)
     table = _validate_cross(dataset, specs, out) if cross else None
     return Validation(out, (out / "report.md").read_text(), FILES, table)
 

@@ -18,7 +18,7 @@ PACKAGE = ROOT / "profet_core"
 #: Lowest first. A module belongs to the most specific prefix listed; ``capture._cli`` and
 #: ``doe._cli`` register subcommands, so they sit with the command line.
 LAYERS = (
-    ("errors", "_schema", "_messages", "_base"),
+    ("errors", "_schema", "_messages", "_format", "_base"),
     ("inputs",),
     ("features",),
     ("models",),

@@ -413,3 +413,18 @@ def test_renamed_train_flags_work_and_warn(capsys, old, new, dest):
         parse(["train", "--help"])
     shown = capsys.readouterr().out
     assert new in shown and old not in shown
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "words"),
+    [("predict", "--format", "significant digits"), ("scale", "--by", "images per step")],
+    ids=["predict-format", "scale-by"],
+)
+def test_options_say_what_they_do(command, flag, words):
+    """Issue 20: ``--format`` and ``--by`` had no help text."""
+    from profet_core.cli._main import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices[command]
+    action = next(a for a in sub._actions if flag in a.option_strings)
+    assert action.help and words in action.help
+    assert words in " ".join(sub.format_help().split())

@@ -60,3 +60,46 @@ def test_validate_refuses_a_bad_spec_file_before_any_work(synthetic_dataset, tmp
     with pytest.raises(ProfetError, match="none.csv"):
         validate(synthetic_dataset, tmp_path / "val", cross=True, specs=tmp_path / "none.csv")
     assert not (tmp_path / "val").exists()
+
+
+def _sections(report: str) -> dict:
+    """``{heading: text up to the next heading}`` of a Markdown report."""
+    out, head = {}, None
+    for line in report.splitlines():
+        if line.startswith("#"):
+            head = line
+            out[head] = ""
+        elif head is not None:
+            out[head] += line + "\n"
+    return out
+
+
+@pytest.mark.parametrize(
+    ("selection", "said"),
+    [
+        ({"architectures": ["arch0", "arch1"]}, "architectures arch0, arch1"),
+        ({"anchors": ["gpu-a"], "targets": ["gpu-b"]}, "anchors gpu-a; targets gpu-b"),
+        ({}, None),
+    ],
+    ids=["architectures", "pairs", "no-selection"],
+)
+def test_full_data_tables_are_labelled_under_a_selection(
+    synthetic_dir, synthetic_dataset, tmp_path, selection, said
+):
+    """Issue 20, item 8: the noise floor and scaler tables ignore the selection, and say so."""
+    archs = sorted(synthetic_dataset.profiles["model"].unique())
+    if "architectures" in selection:
+        selection = {"architectures": archs[:2]}
+        said = f"architectures {', '.join(archs[:2])}"
+    done = validate(synthetic_dir, tmp_path / "val", methods=["hybrid"], method_params=SMALL,
+                    **selection)  # fmt: skip
+    sections = _sections(done.report)
+    full = [h for h in sections if h.startswith(("## Noise floor", "## Scaler"))]
+    assert len(full) >= 3
+    for head in full:
+        labelled = "**Full data, not the selection" in sections[head]
+        assert labelled == (said is not None), head
+        if said:
+            assert f"({said})" in sections[head]
+    pair_tables = [h for h in sections if h.startswith("## MAPE %")]
+    assert pair_tables and not any("Full data" in sections[h] for h in pair_tables)
