@@ -283,9 +283,9 @@ if result:
         "batch_latency_ms",
         "low_ms",
         "high_ms",
+        "p_fit",  # beside the latencies it qualifies, not past the grid's right edge
         "usd_per_hour",
         "usd_per_1000_steps",
-        "p_fit",
     ]
     if run:
         columns += ["run_hours", "run_usd", "run_usd_low", "run_usd_high"]

@@ -171,7 +171,7 @@ def _stats_table(df: pd.DataFrame, index: bool = False) -> None:
     shown = ui.dashed(df, formats)
     config = {c: ui.number_column(shown, c, LABELS.get(c, c), formats[c]) for c in numbers}
     config.update({c: LABELS.get(c, c) for c in df.columns if c not in formats})
-    st.dataframe(shown, hide_index=True, column_config=config)
+    st.dataframe(shown, hide_index=True, column_config=config, width="stretch")
 
 
 def _level_choices(result: AnalysisResult, source: str) -> dict:
@@ -271,6 +271,8 @@ def _show_result(result: AnalysisResult, response: str) -> None:
             help=f"W = {result.shapiro.statistic:.4f}; a small p suggests non-normal residuals",
         )
     for note in result.notes:
+        # The library's advice ("pass the levels") is done here in the Levels expander above.
+        note = note.replace("pass the levels to choose", "choose the low level under Levels above")
         st.info(ui.safe(note))  # notes quote level labels and names from the upload
 
     if result.has_error:

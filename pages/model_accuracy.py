@@ -68,7 +68,7 @@ if noise is not None and not noise.empty:
     )
 
 st.subheader("Error per anchor → target pair")
-left, right = st.columns([3, 2], gap="large")
+left, right = st.columns([5, 3], gap="large")
 with left:
     cols = ["anchor", "target", "mape_pct", "r2", "rmse_ms", "n"] + (
         ["coverage"] if "coverage" in m else []
@@ -88,7 +88,7 @@ with left:
             "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
             "r2": ui.number_column(shown, "r2", "R²", formats["r2"]),
             "rmse_ms": ui.number_column(shown, "rmse_ms", "RMSE (ms)", formats["rmse_ms"]),
-            "n": st.column_config.NumberColumn("Predictions (n)", format="%d"),
+            "n": st.column_config.NumberColumn("n", format="%d", help="Predictions"),
             "coverage": ui.number_column(
                 shown,
                 "coverage",
