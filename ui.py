@@ -34,20 +34,10 @@ MAX_MESSAGE = 2000
 
 @dataclass(frozen=True)
 class AnchorResult:
-    """What the Anchor page hands to the Scaler page (kept in session state).
-
-    Attributes
-    ----------
-    prediction : profet_core.Prediction
-    table : pandas.DataFrame
-        ``prediction.table`` plus run time and cost columns when a run was described.
-    breakdown : pandas.DataFrame
-    batch_size, input_size : int
-        The sizes the profile was taken with (images; pixels per side).
-    profiles : pandas.DataFrame or None
-        The parsed profile rows (as ``parse_profile`` returned them): they shape the Scaler
-        page's one-point curve.
-    """
+    """What the Anchor page hands to the Scaler page (kept in session state): the prediction,
+    its table (plus run time and cost columns when a run was described), the breakdown, the
+    sizes the profile was taken with (images; pixels per side) and the parsed profile rows
+    (they shape the Scaler page's one-point curve)."""
 
     prediction: Prediction
     table: pd.DataFrame
@@ -87,23 +77,12 @@ DIMENSIONS = {
 
 @st.cache_resource(show_spinner="Loading the PROFET models…")
 def get_predictor() -> Predictor:
-    """Load the trained artifacts once per server process.
-
-    Returns
-    -------
-    profet_core.Predictor
-        From ``$PROFET_ARTIFACTS`` or the repository's ``artifacts/``.
-    """
+    """The trained artifacts (``$PROFET_ARTIFACTS`` or ``artifacts/``), loaded once a process."""
     return load_artifacts()
 
 
 def predictor_or_stop() -> Predictor:
-    """The cached predictor, or an ``st.error`` and a stopped page when the artifacts are unusable.
-
-    Returns
-    -------
-    profet_core.Predictor
-    """
+    """The cached predictor, or an ``st.error`` and a stopped page when the artifacts are unusable."""
     try:
         return get_predictor()
     except ProfetError as exc:
@@ -112,17 +91,7 @@ def predictor_or_stop() -> Predictor:
 
 
 def instance_label(predictor: Predictor):
-    """A ``format_func`` for instance selectboxes: ``"p3.2xlarge — V100, 3.06 USD/h"``.
-
-    Parameters
-    ----------
-    predictor : profet_core.Predictor
-
-    Returns
-    -------
-    callable
-        Maps an instance name to its label.
-    """
+    """A ``format_func`` for instance selectboxes: ``"p3.2xlarge — V100, 3.06 USD/h"``."""
     cat = predictor.catalog.set_index("instance")
 
     def label(name: str) -> str:
@@ -137,22 +106,8 @@ def instance_label(predictor: Predictor):
 
 
 def latency_to_seconds(value, unit: str):
-    """Convert a latency typed in ``unit`` to seconds; ``None`` stays ``None``.
-
-    Parameters
-    ----------
-    value : float or None
-    unit : {"ms", "s", "µs"}
-
-    Returns
-    -------
-    float or None
-
-    Raises
-    ------
-    profet_core.ProfetError
-        A latency outside 1 us .. 11.6 days, named in ``unit``.
-    """
+    """A latency typed in ``unit`` (``"ms"``, ``"s"``, ``"µs"``) in seconds; ``None`` stays
+    ``None``. Raises ProfetError for one outside 1 us .. 11.6 days, named in ``unit``."""
     # checked in the unit typed: "-5 ms" is refused as -5 ms, not as -0.005 s
     return latency_seconds(value, unit, "the anchor latency")
 
@@ -180,6 +135,38 @@ def fmt_usd(usd: float) -> str:
     if usd >= 1:
         return f"${usd:,.2f}"
     return f"${round_sig(usd):g}"
+
+
+#: What an unknown number shows as (Streamlit draws a missing cell as the word "None").
+DASH = "—"
+
+
+def fmt_p(p: float) -> str:
+    """A p-value for people: ``"0.0123"``, ``"3.2e-05"``, ``"< 1e-6"`` (no 20-digit zeros)."""
+    if p is None or not np.isfinite(p):
+        return DASH
+    if p < 1e-6:
+        return "< 1e-6"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+def dashed(df: pd.DataFrame, formats: dict) -> pd.DataFrame:
+    """``df`` with the ``formats`` columns that miss a value (or have a function format) as text
+    in that format, a missing value as an em dash; configure them with :func:`number_column`."""
+    out = df.copy()
+    for col, fmt in formats.items():
+        if col in out and (callable(fmt) or out[col].isna().any()):
+            show = fmt if callable(fmt) else fmt.format
+            out[col] = [DASH if pd.isna(v) else show(v) for v in out[col]]
+    return out
+
+
+def number_column(shown: pd.DataFrame, col: str, label: str, fmt, **kwargs):
+    """The column config of a number of a :func:`dashed` table: right-aligned text where it
+    became text, else a number column in ``fmt`` (as given to :func:`dashed`)."""
+    if callable(fmt) or not pd.api.types.is_numeric_dtype(shown[col]):
+        return st.column_config.TextColumn(label, alignment="right", **kwargs)
+    return st.column_config.NumberColumn(label, format="%" + fmt[2:-1], **kwargs)
 
 
 def csv_bytes(df: pd.DataFrame) -> bytes:
@@ -210,8 +197,46 @@ def _mark_picks(fig: go.Figure, picks: dict, cost_col: str) -> None:
         )
 
 
-def _error_bars(value, low, high) -> dict:
+def error_bars(value, low, high) -> dict:
+    """Plotly error bars from ``value`` down to ``low`` and up to ``high``."""
     return {"type": "data", "symmetric": False, "array": high - value, "arrayminus": value - low}
+
+
+#: Bar colours and patterns: solid for a trained pair, lighter and hatched for the spec model.
+_MEASURED = {"color": "#4C78A8", "pattern": {"shape": ""}}
+_SPEC = {"color": "#9ECAE9", "pattern": {"shape": "/"}}
+
+
+def _legend_bar(name: str, marker: dict) -> go.Bar:  # the latency bars mix two looks
+    return go.Bar(x=[None], y=[None], name=name, marker=marker, offsetgroup="latency")
+
+
+def _latency_bars(t: pd.DataFrame) -> list[go.Bar]:
+    """The latency bars (one trace, error bars from the interval) and their legend entries."""
+    basis = t["basis"].tolist() if "basis" in t else ["measured"] * len(t)
+    lat = t["batch_latency_ms"].to_numpy(dtype=float)
+    error_y = None
+    if t[["low_ms", "high_ms"]].notna().any().any():
+        error_y = error_bars(lat, t["low_ms"].to_numpy(float), t["high_ms"].to_numpy(float))
+    looks = [_MEASURED if b == "measured" else _SPEC for b in basis]
+    bars = go.Bar(
+        x=t["target"],
+        y=lat,
+        name="Batch latency (ms)",
+        showlegend=False,
+        offsetgroup="latency",
+        error_y=error_y,
+        marker={
+            "color": [m["color"] for m in looks],
+            "pattern": {"shape": [m["pattern"]["shape"] for m in looks]},
+        },
+        customdata=basis,
+        hovertemplate="%{x}<br>%{y:.3g} ms (%{customdata})<extra></extra>",
+    )
+    legend = [_legend_bar("Batch latency (ms), measured pair", _MEASURED)]
+    if any(b != "measured" for b in basis):
+        legend.append(_legend_bar("Batch latency (ms), GPU spec model (hatched)", _SPEC))
+    return [bars, *legend]
 
 
 def latency_cost_figure(
@@ -239,35 +264,16 @@ def latency_cost_figure(
     Returns
     -------
     plotly.graph_objects.Figure
+        ``data[0]`` the latency bars, then their legend entries, then the cost markers.
     """
     t = table.reset_index(drop=True)
-    basis = t["basis"].tolist() if "basis" in t else ["measured"] * len(t)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    lat = t["batch_latency_ms"].to_numpy(dtype=float)
-    has_band = t[["low_ms", "high_ms"]].notna().any().any()
-    error_y = None
-    if has_band:
-        error_y = _error_bars(lat, t["low_ms"].to_numpy(float), t["high_ms"].to_numpy(float))
-    fig.add_trace(
-        go.Bar(
-            x=t["target"],
-            y=lat,
-            name="Batch latency (ms)",
-            error_y=error_y,
-            # Targets predicted from spec sheets only are drawn lighter and hatched.
-            marker={
-                "color": ["#4C78A8" if b == "measured" else "#9ECAE9" for b in basis],
-                "pattern": {"shape": ["" if b == "measured" else "/" for b in basis]},
-            },
-            customdata=basis,
-            hovertemplate="%{x}<br>%{y:.3g} ms (%{customdata})<extra></extra>",
-        ),
-        secondary_y=False,
-    )
+    for trace in _latency_bars(t):
+        fig.add_trace(trace, secondary_y=False)
     cost = t[cost_col].to_numpy(dtype=float)
     cost_err = None
     if cost_low and cost_high and t[[cost_low, cost_high]].notna().all().all():
-        cost_err = _error_bars(cost, t[cost_low].to_numpy(float), t[cost_high].to_numpy(float))
+        cost_err = error_bars(cost, t[cost_low].to_numpy(float), t[cost_high].to_numpy(float))
     fig.add_trace(
         go.Scatter(
             x=t["target"],
@@ -285,13 +291,33 @@ def latency_cost_figure(
     fig.update_yaxes(
         title_text="Predicted batch latency (ms)", secondary_y=False, rangemode="tozero"
     )
-    fig.update_yaxes(title_text=cost_label, secondary_y=True, rangemode="tozero", showgrid=False)
-    fig.update_layout(legend={"orientation": "h", "y": 1.12}, margin={"t": 60}, height=430)
+    # Its own round ticks ($0.02, $0.04), not ones synced to the latency axis' grid (0.0201).
+    fig.update_yaxes(
+        title_text=cost_label,
+        secondary_y=True,
+        rangemode="tozero",
+        showgrid=False,
+        tickmode="auto",
+        tickformat="$,.3~g",
+    )
+    fig.update_layout(
+        barmode="group", legend={"orientation": "h", "y": 1.12}, margin={"t": 60}, height=430
+    )
     return fig
 
 
+def _ratio_ticks(ratios: np.ndarray) -> tuple[list[float], list[str]]:
+    """Ticks of a log axis of ratios: powers of two spanning ``ratios``, labelled ``0.5x``."""
+    finite = ratios[np.isfinite(ratios) & (ratios > 0)]
+    lo, hi = (np.log2(finite.min()), np.log2(finite.max())) if finite.size else (0.0, 0.0)
+    powers = range(min(-1, math.floor(lo)), max(1, math.ceil(hi)) + 1)
+    vals = [2.0**k for k in powers]
+    return vals, [f"{v:g}x" for v in vals]
+
+
 def breakdown_figure(breakdown: pd.DataFrame) -> go.Figure:
-    """Grouped bars of the predicted speed-up per op family and target (log axis).
+    """Grouped bars of the predicted speed-up per op family and target, drawn from 1 on a log
+    axis: up is faster than on the anchor, down slower.
 
     Parameters
     ----------
@@ -302,18 +328,20 @@ def breakdown_figure(breakdown: pd.DataFrame) -> go.Figure:
     for target, part in breakdown.groupby("target", sort=True):
         fig.add_bar(
             x=part["family"],
-            y=part["speedup"],
+            y=part["speedup"] - 1.0,  # bar length from the base: it ends at the speed-up
+            base=1.0,
             name=target,
-            customdata=part[["anchor_us", "target_us"]],
-            hovertemplate="%{x}: %{y:.2f}x<br>anchor %{customdata[0]:,.0f} µs -> "
+            customdata=part[["anchor_us", "target_us", "speedup"]],
+            hovertemplate="%{x}: %{customdata[2]:.2f}x<br>anchor %{customdata[0]:,.0f} µs -> "
             "target %{customdata[1]:,.0f} µs<extra>%{fullData.name}</extra>",
         )
-    fig.add_hline(y=1.0, line_dash="dot", line_color="gray")
+    fig.add_hline(y=1.0, line_color="gray")
+    vals, text = _ratio_ticks(breakdown["speedup"].to_numpy(dtype=float))
+    fig.update_yaxes(type="log", tickvals=vals, ticktext=text)
     fig.update_layout(
         barmode="group",
-        yaxis_type="log",
         height=380,
-        yaxis_title="Speed-up vs anchor (x, log scale)",
+        yaxis_title="Speed-up vs anchor (x, log)<br>above 1x faster, below slower",
         xaxis_title="Op family",
         legend_title_text="Target",
         margin={"t": 30},

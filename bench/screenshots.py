@@ -51,6 +51,9 @@ def take(out: Path) -> list[Path]:
         page.get_by_role("button", name="Predict").click()
         page.get_by_text("from a profile on").wait_for(timeout=60_000)
         settle(page)
+        # The results (table and chart), not the form above them: they are what the page is for.
+        page.get_by_text("from a profile on").evaluate("el => el.scrollIntoView()")
+        settle(page, 0.5)
         shots = [
             ("1_anchor_prediction", None),
             ("2_scaler_prediction", "Scaler prediction"),

@@ -119,17 +119,36 @@ except ProfetError as exc:
     st.warning(ui.safe(f"The trained models are not available: {exc}"))
 else:
     st.header("Instances and models")
+    catalog = predictor.catalog.copy()
+    if predictor.cross is not None:  # instances never measured: their spec sheet's values
+        specs = predictor.cross.specs_.set_index("instance")
+        for col in ("gpu_memory_gb", "vcpus"):
+            if col in specs and col in catalog:
+                catalog[col] = catalog[col].fillna(catalog["instance"].map(specs[col]))
+    # What no sheet gives (host memory of the spec-only instances) shows as an em dash.
+    numbers = {
+        "gpu_count": "{:.0f}",
+        "gpu_memory_gb": "{:g}",
+        "vcpus": "{:.0f}",
+        "memory_gib": "{:g}",
+    }
+    shown = ui.dashed(catalog, numbers)
     st.dataframe(
-        predictor.catalog,
+        shown,
         hide_index=True,
         key="catalog",
         column_config={
             "instance": "Instance",
             "gpu": "GPU",
-            "gpu_count": "GPUs",
-            "gpu_memory_gb": "GPU memory (GB)",
-            "vcpus": "vCPUs",
-            "memory_gib": "Memory (GiB)",
+            **{
+                col: ui.number_column(shown, col, label, numbers[col])
+                for col, label in (
+                    ("gpu_count", "GPUs"),
+                    ("gpu_memory_gb", "GPU memory (GB, per GPU)"),
+                    ("vcpus", "vCPUs"),
+                    ("memory_gib", "Memory (GiB)"),
+                )
+            },
             "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
         },
     )

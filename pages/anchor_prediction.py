@@ -13,6 +13,40 @@ from profet_core import ProfetError, ProfetValueError, estimate_run, parse_profi
 
 EXAMPLE, UPLOAD, PASTE = "Built-in example", "Upload a file", "Paste JSON"
 
+
+def _one_value(profile: pd.DataFrame, column: str):
+    """The value every row of a parsed profile gives ``column``, or None."""
+    if column not in profile or profile[column].isna().any() or profile[column].nunique() != 1:
+        return None
+    return profile[column].iloc[0]
+
+
+def _prefill_from_file() -> None:
+    """Copy what an uploaded file says about itself (anchor, sizes, steps, latency) into the
+    form, where it stays editable: a file taken at 128 px must not be predicted as 224 px."""
+    uploaded = st.session_state.get("profile_file")
+    try:
+        profile = parse_profile(uploaded.getvalue(), uploaded.name) if uploaded else None
+    except ProfetError:
+        return  # Predict shows the message
+    if profile is None:
+        return
+    state = st.session_state
+    if _one_value(profile, "instance") in predictor.all_instances:
+        state["anchor"] = str(_one_value(profile, "instance"))
+    anchor = state.get("anchor", predictor.all_instances[0])
+    for column, key in (("batch_size", "batch"), ("input_size", "input")):
+        if _one_value(profile, column) is not None:
+            state[f"{key}_{anchor}_{UPLOAD}"] = int(_one_value(profile, column))
+    if _one_value(profile, "steps") is not None:
+        state["steps"] = int(_one_value(profile, "steps"))
+    latency_s = _one_value(profile, "batch_latency_s")
+    if latency_s is not None:
+        state[f"known_{UPLOAD}_{anchor}"] = True
+        state[f"unit_{UPLOAD}_{anchor}"] = "ms"
+        state[f"latency_{UPLOAD}_{anchor}_ms"] = 1000 * float(latency_s)
+
+
 predictor = ui.predictor_or_stop()
 st.title("Anchor prediction")
 st.caption(
@@ -58,6 +92,7 @@ with left:
             "Profile file: PROFET JSON (op -> µs), TensorBoard tensorflow_stats CSV, or a CSV of "
             "Host_<Op>/Device_<Op> columns",
             key="profile_file",
+            on_change=_prefill_from_file,
         )
     else:
         pasted = st.text_area(
@@ -156,6 +191,8 @@ if st.button("Predict", type="primary", key="predict"):
                     "no profile file uploaded; choose a .json or .csv file first"
                 )
             profile = parse_profile(uploaded.getvalue(), uploaded.name, steps=steps)
+            if not known and len(profile) == 1:  # the latency the user unticked is not used
+                profile = profile.drop(columns="batch_latency_s", errors="ignore")
         else:
             profile = parse_profile(pasted, "pasted.json", steps=steps)
         prediction = predictor.predict(
@@ -236,7 +273,8 @@ if result:
         ", ".join(n for n, best in picks.items() if best is not None and best["target"] == t)
         for t in shown["target"]
     ]
-    display = shown.assign(note=notes)
+    # Without the anchor latency the fit is unknown: an em dash, not the grid's "None".
+    display = ui.dashed(shown.assign(note=notes), {"p_fit": "{:.2f}"})
     members = prediction.member_columns
     columns = [
         "target",
@@ -245,9 +283,9 @@ if result:
         "batch_latency_ms",
         "low_ms",
         "high_ms",
+        "p_fit",  # beside the latencies it qualifies, not past the grid's right edge
         "usd_per_hour",
         "usd_per_1000_steps",
-        "p_fit",
     ]
     if run:
         columns += ["run_hours", "run_usd", "run_usd_low", "run_usd_high"]
@@ -272,11 +310,14 @@ if result:
         "run_usd": st.column_config.NumberColumn("Run cost (USD)", format="%.2f"),
         "run_usd_low": st.column_config.NumberColumn("Run cost low (USD)", format="%.2f"),
         "run_usd_high": st.column_config.NumberColumn("Run cost high (USD)", format="%.2f"),
-        "p_fit": st.column_config.NumberColumn(
+        "p_fit": ui.number_column(
+            display,
+            "p_fit",
             "Fits in memory (P)",
-            format="%.2f",
+            "{:.2f}",
+            width=150,  # the whole header: the grid sizes columns to their cells
             help="Probability that the step fits the target GPU's memory (from the anchor "
-            "latency, batch and input size); empty where unknown",
+            "latency, batch and input size); — where unknown (no anchor latency)",
         ),
         "note": st.column_config.TextColumn("Note"),
         "ensemble": st.column_config.TextColumn("Ensemble"),

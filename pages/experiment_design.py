@@ -31,6 +31,21 @@ STUDY_FACTORS = pd.DataFrame(
     }
 )
 SOURCES = ("Montgomery filtration example", "Synthetic demo of the Design tab", "Upload CSV")
+#: Headers of the ANOVA, effects and coefficients tables (effects and coefficients are in the
+#: response's unit; the rest are statistics without one).
+LABELS = {
+    "term": "Term",
+    "letters": "Letters",
+    "sum_sq": "Sum of squares",
+    "mean_sq": "Mean square",
+    "p_value": "p-value",
+    "effect": "Effect",
+    "coef": "Coefficient",
+    "std_err": "Std. error",
+    "pct_contribution": "Share of total SS (%)",
+    "ci_low": "CI low",
+    "ci_high": "CI high",
+}
 
 st.title("Experiment design")
 st.caption(
@@ -147,6 +162,34 @@ def _load_results(source: str, design: Design | None) -> pd.DataFrame | None:
         return None
 
 
+def _stats_table(df: pd.DataFrame, index: bool = False) -> None:
+    """A statistics table as people read it: p-values as ``< 1e-6``, 4 significant digits, an
+    em dash where a statistic does not exist (the residual row's F), readable headers."""
+    df = df.reset_index().rename(columns={"index": "term"}) if index else df
+    numbers = df.select_dtypes("number").columns
+    formats = {c: ui.fmt_p if c == "p_value" else "{:.4g}" for c in numbers}
+    shown = ui.dashed(df, formats)
+    config = {c: ui.number_column(shown, c, LABELS.get(c, c), formats[c]) for c in numbers}
+    config.update({c: LABELS.get(c, c) for c in df.columns if c not in formats})
+    st.dataframe(shown, hide_index=True, column_config=config, width="stretch")
+
+
+def _level_choices(result: AnalysisResult, source: str) -> dict:
+    """Which label of each factor is its low level (-1), chosen in the app: ``{name: (low,
+    high)}`` for the factors whose choice differs from the analysis' (e.g. alphabetical)."""
+    chosen = {}
+    guessed = any("ordered alphabetically" in n for n in result.notes)
+    with st.expander("Levels: which label of each factor is low (-1)", expanded=guessed):
+        cols = st.columns(min(4, len(result.factors)) or 1)
+        for i, f in enumerate(result.factors):
+            low = cols[i % len(cols)].selectbox(
+                f"Low level of {f.name}", [f.low, f.high], key=f"doe_low_{source}_{f.name}"
+            )
+            if low != f.low:
+                chosen[f.name] = (f.high, f.low)
+    return chosen
+
+
 def _show_figures(figs: dict, response: str) -> None:
     titles = {
         "half_normal": "Half-normal plot of effects",
@@ -199,6 +242,9 @@ def analyze_tab(design: Design | None) -> None:
     )
     try:
         result = analyze(df, response, factors, alpha=alpha)
+        levels = _level_choices(result, source)
+        if levels:
+            result = analyze(df, response, factors, alpha=alpha, levels=levels)
         kept = st.multiselect(
             "Model terms (drop small ones to pool them into the error)",
             list(result.terms),
@@ -206,7 +252,7 @@ def analyze_tab(design: Design | None) -> None:
             key=f"doe_terms_{source}_{response}_{'|'.join(factors)}",
         )
         if list(kept) != list(result.terms):
-            result = analyze(df, response, factors, alpha=alpha, terms=kept)
+            result = analyze(df, response, factors, alpha=alpha, terms=kept, levels=levels)
     except ProfetError as exc:
         ui.show_error(exc)
         return
@@ -225,21 +271,23 @@ def _show_result(result: AnalysisResult, response: str) -> None:
             help=f"W = {result.shapiro.statistic:.4f}; a small p suggests non-normal residuals",
         )
     for note in result.notes:
+        # The library's advice ("pass the levels") is done here in the Levels expander above.
+        note = note.replace("pass the levels to choose", "choose the low level under Levels above")
         st.info(ui.safe(note))  # notes quote level labels and names from the upload
 
     if result.has_error:
         st.markdown("**ANOVA (type III)**")
-        st.dataframe(result.anova)
+        _stats_table(result.anova, index=True)
     else:
         st.warning(
             "No error term (unreplicated, saturated model): no F tests. Judge the effects on "
             "the half-normal plot, or drop small terms above to pool them into the error."
         )
     st.markdown("**Effects** (effect = 2 x coefficient; % of the total sum of squares)")
-    st.dataframe(result.effects, hide_index=True)
+    _stats_table(result.effects)
     ci = round(100 * (1 - result.alpha))
     st.markdown(f"**Coefficients** ({ci}% confidence intervals)")
-    st.dataframe(result.coefficients)
+    _stats_table(result.coefficients, index=True)
     d1, d2, d3 = st.columns(3)
     d1.download_button(
         "ANOVA (CSV)",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
@@ -30,29 +29,22 @@ if metrics is None or metrics.empty:
     st.stop()
 
 
-estimators = list(
-    dict.fromkeys(
-        [m for m in predictor.methods if m in set(metrics["estimator"])]
-        + sorted(metrics["estimator"].unique())
-    )
-)
+known = set(metrics["estimator"])
+estimators = [m for m in predictor.methods if m in known] + sorted(known - set(predictor.methods))
 c1, c2 = st.columns([1, 2])
 estimator = c1.selectbox(
     "Method",
     estimators,
     help="Methods the app can use come first; others are baselines of the validation.",
 )
+given = {True: "given", False: "not given"}
 with_latency = c2.radio(
-    "Anchor batch latency",
-    [True, False],
-    horizontal=True,
-    format_func=lambda w: "given" if w else "not given",
+    "Anchor batch latency", [True, False], horizontal=True, format_func=given.get
 )
 m = metrics[(metrics["estimator"] == estimator) & (metrics["with_latency"] == with_latency)].copy()
 if m.empty:
     st.warning(
-        f"No validation results for {estimator} with the anchor latency "
-        f"{'given' if with_latency else 'not given'}."
+        f"No validation results for {estimator} with the anchor latency {given[with_latency]}."
     )
     st.stop()
 m["pair"] = m["anchor"] + " → " + m["target"]
@@ -67,7 +59,7 @@ k2.metric(
     delta_color="off",
     delta_arrow="off",
 )
-k3.metric("Median R²", f"{m['r2'].median():.3f}")
+k3.metric("Median R²", ui.DASH if m["r2"].isna().all() else f"{m['r2'].median():.3f}")
 if noise is not None and not noise.empty:
     k4.metric(
         "Noise floor (mean)",
@@ -76,12 +68,15 @@ if noise is not None and not noise.empty:
     )
 
 st.subheader("Error per anchor → target pair")
-left, right = st.columns([3, 2], gap="large")
+left, right = st.columns([5, 3], gap="large")
 with left:
     cols = ["anchor", "target", "mape_pct", "r2", "rmse_ms", "n"] + (
         ["coverage"] if "coverage" in m else []
     )
     shown = m[cols].assign(**({"coverage": 100 * m["coverage"]} if "coverage" in m else {}))
+    # The per-op baselines have no R², RMSE or interval: an em dash, not the grid's "None".
+    formats = {"r2": "{:.3f}", "rmse_ms": "{:.1f}", "coverage": "{:.0f}"}
+    shown = ui.dashed(shown, formats)
     st.dataframe(
         shown,
         hide_index=True,
@@ -91,11 +86,16 @@ with left:
             "anchor": "Anchor",
             "target": "Target",
             "mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
-            "r2": st.column_config.NumberColumn("R²", format="%.3f"),
-            "rmse_ms": st.column_config.NumberColumn("RMSE (ms)", format="%.1f"),
-            "n": st.column_config.NumberColumn("Predictions (n)", format="%d"),
-            "coverage": st.column_config.NumberColumn(
-                f"{predictor.interval_level:.0%} interval coverage (%)", format="%.0f"
+            "r2": ui.number_column(shown, "r2", "R²", formats["r2"]),
+            "rmse_ms": ui.number_column(shown, "rmse_ms", "RMSE (ms)", formats["rmse_ms"]),
+            "n": st.column_config.NumberColumn("n", format="%d", help="Predictions"),
+            "coverage": ui.number_column(
+                shown,
+                "coverage",
+                f"{predictor.interval_level:.0%} coverage (%)",
+                formats["coverage"],
+                width=130,  # the whole header: the grid sizes columns to their cells
+                help=f"Measured latencies inside the {predictor.interval_level:.0%} interval",
             ),
         },
     )
@@ -174,12 +174,7 @@ else:
             x=summary["architecture"],
             y=summary["mean"],
             name="mean over pairs",
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": summary["max"] - summary["mean"],
-                "arrayminus": np.zeros(len(summary)),
-            },
+            error_y=ui.error_bars(summary["mean"], summary["mean"], summary["max"]),
         )
     )
     fig.update_layout(
@@ -189,12 +184,9 @@ else:
     )
     st.plotly_chart(fig, width="stretch", key="arch_chart")
 
-novelty = val.get("novelty")
-nov = (
-    None
-    if novelty is None
-    else novelty[(novelty["estimator"] == estimator) & (novelty["with_latency"] == with_latency)]
-)
+nov = val.get("novelty")
+if nov is not None:
+    nov = nov[(nov["estimator"] == estimator) & (nov["with_latency"] == with_latency)]
 if nov is not None and not nov.empty:
     st.subheader("Error by novelty of the left-out profile")
     st.dataframe(
@@ -281,13 +273,12 @@ else:
         },
     )
     st.caption(
-        "Mean absolute error (%) of the latency at every other trained size, from one latency "
-        "on the instance and (variant `profile`, what the Scaler page uses after an anchor "
-        "prediction) the anchor profile, each CNN left out of training in turn. `latency only` "
-        "is the page without a profile; the rest are baselines: linear in the work, the median "
-        "training ratio per instance, and PROFET's quadratic taken through the one point. "
-        "Errors grow with the distance from the given size; the full table (median and 90th "
-        "percentile errors, sizes at most 2x away) is in validation/onepoint.csv."
+        "Mean absolute error (%) at every other trained size from one latency on the instance "
+        "and (variant `profile`, the Scaler page's after an anchor prediction) the anchor "
+        "profile, each CNN left out in turn. `latency only`: without a profile; the rest are "
+        "baselines (linear in the work, the median training ratio, PROFET's quadratic through "
+        "the point). Errors grow with the distance from the given size (median and 90th "
+        "percentile, sizes at most 2x away: validation/onepoint.csv)."
     )
 
 cross = val.get("crossgpu")
@@ -325,15 +316,16 @@ else:
             ),
             "mape_roofline": st.column_config.NumberColumn("Roofline mix (%)", format="%.1f"),
             "r2_cross": st.column_config.NumberColumn("R2", format="%.3f"),
-            "coverage_pct": st.column_config.NumberColumn("80% coverage (%)", format="%.1f"),
+            "coverage_pct": st.column_config.NumberColumn(
+                "80% coverage (%)", format="%.1f", width=130
+            ),
         },
     )
     st.caption(
-        "Each GPU removed as anchor and as target and each CNN left out, the cross-instance "
-        "spec model predicts every pair involving the removed GPU: from specs only, or after "
-        "calibrating on 1 or 3 cheap CNNs measured on it. MAPE per pair, mean over the pairs; "
-        "the baselines scale the anchor latency by spec ratios. This is what to expect for a "
-        "GPU with basis 'specs only' or 'calibrated' on the Anchor page."
+        "Each GPU removed as anchor and target and each CNN left out, the spec model predicts "
+        "every pair involving the removed GPU from specs only or calibrated on 1 or 3 CNNs "
+        "measured on it (MAPE per pair, mean over pairs; baselines scale the anchor latency by "
+        "spec ratios): what to expect for basis 'specs only' or 'calibrated'."
     )
 
 pub = val.get("published_pairs")
@@ -358,18 +350,25 @@ if pub is not None and not pub.empty:
     st.plotly_chart(fig, width="stretch", key="published_chart")
     summary = val.get("published")
     if summary is not None:
-        st.dataframe(summary[summary["scope"] != "source"], hide_index=True, key="published_table")
+        table = summary[summary["scope"] != "source"]
+        floats = table.select_dtypes("float").columns
+        st.dataframe(
+            ui.dashed(table, dict.fromkeys(floats, "{:.3g}")),
+            hide_index=True,
+            key="published_table",
+        )
     st.caption(
         "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "
-        "predicted (cross: the model; the FP32-peak and bandwidth ratios for comparison; the "
-        "diagonal is perfect); MAPE in % (before: the model without published pairs). held_out "
-        "True: VGG16 / Inception-v3, never fitted. basis: 80% interval (log half-width) and "
-        "coverage, from one CNN of a GPU ('published') or one whole generation left out."
+        "predicted (cross: the model; FP32-peak and bandwidth ratios to compare; the diagonal "
+        "is perfect); MAPE in %. held_out True: VGG16 / Inception-v3, never fitted. basis: 80% "
+        "interval (log half-width) and coverage, one CNN or one generation left out."
     )
 
 fits = val.get("fits")
 if fits is not None and not fits.empty:
     st.subheader("Will it fit in the target's memory?")
+    # a GPU where every workload fitted has no non-fitting one to catch: a dash, not "None"
+    fits = ui.dashed(fits, {"recall_not_fit_pct": "{:.0f}"})
     st.dataframe(
         fits,
         hide_index=True,
@@ -381,15 +380,15 @@ if fits is not None and not fits.empty:
             "accuracy_pct": st.column_config.NumberColumn("Accuracy (%)", format="%.1f"),
             "brier": st.column_config.NumberColumn("Brier score", format="%.4f"),
             "brier_base_rate": st.column_config.NumberColumn("Brier, base rate", format="%.4f"),
-            "recall_not_fit_pct": st.column_config.NumberColumn(
-                "Non-fitting caught (%)", format="%.0f"
+            "recall_not_fit_pct": ui.number_column(
+                fits, "recall_not_fit_pct", "Non-fitting caught (%)", "{:.0f}", width=160
             ),
         },
     )
     st.caption(
-        "Leave-one-architecture-out: the probability that a workload fits, from the anchor "
-        "latency, batch and input size and the target's memory, against what ran. A workload "
-        "missing on a GPU counts as not fitting. Lower Brier than the base rate = informative."
+        "Leave-one-architecture-out: the probability that a workload fits (from the anchor "
+        "latency, sizes and the target's memory) against what ran; a workload missing on a GPU "
+        "did not fit. Lower Brier than the base rate = informative."
     )
 
 meta = predictor.metadata

@@ -61,8 +61,9 @@ def _anchor_point():
     latency = float(shown.set_index("target").at[target, "batch_latency_ms"])
     profile = None if result.profiles is None else result.profiles.iloc[[int(row)]]
     st.info(
-        f"From the Anchor page: {ui.fmt_ms(latency)} predicted on {target} at {dim['short']} "
-        f"{size} {dim['unit']} ({other_dim['label'].lower()} {other} {other_dim['unit']}), "
+        f"From the Anchor page: {ui.fmt_ms(latency)} predicted on {target} at "
+        f"{dim['label'].lower()} {size} {dim['unit']} "
+        f"({other_dim['label'].lower()} {other} {other_dim['unit']}), "
         "shaped by that row's profile."
     )
     return target, latency, size, other, profile
@@ -155,9 +156,14 @@ for warning in warnings:
 at = int(size - lo)
 value = float(curve[at])
 shown = ui.fmt_ms(value)
-if band is not None and np.isfinite(band[0][at]):
-    shown += f" ({ui.fmt_ms(band[0][at])} to {ui.fmt_ms(band[1][at])}, 80% interval)"
-st.metric(f"Predicted batch latency at {dim['short']} {size} {dim['unit']}", ui.fmt_ms(value))
+low, high = (ui.fmt_ms(b[at]) for b in band) if band is not None else (None, None)
+if mode == ONE and float(size) in points:  # the curve runs through the latency given there
+    shown += f", the latency given at this {dim['label'].lower()}"
+elif band is not None and np.isfinite(band[0][at]) and low != high:
+    shown += f" ({low} to {high}, 80% interval)"
+st.metric(
+    f"Predicted batch latency at {dim['label'].lower()} {size} {dim['unit']}", ui.fmt_ms(value)
+)
 st.caption(f"Predicted: {shown}.")
 ui.scaler_chart(grid, curve, band, points, size, value, dim)
 

@@ -137,7 +137,15 @@ def interaction_figure(result: AnalysisResult) -> go.Figure:
             )
             shown.add(f"{b}={lv}")
         fig.update_xaxes(title_text=_t(a), row=row, col=col)
-    fig.update_layout(title=f"Two-factor interactions: {_t(y)}", height=320 * nrows)
+    # One legend entry per level of every second factor: a column of them beside the plots is
+    # taller than one row of plots and was cut off, so they run in rows under the plots.
+    legend_rows = math.ceil(len(shown) / 3)
+    fig.update_layout(
+        title=f"Two-factor interactions: {_t(y)}",
+        height=320 * nrows + 24 * legend_rows + 40,
+        legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0, "x": 0},
+        margin={"b": 24 * legend_rows + 70},
+    )
     return fig
 
 

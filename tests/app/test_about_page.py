@@ -34,3 +34,14 @@ def test_about_page_works_without_artifacts(page, tmp_path, use_artifacts):
     no_exception(at)
     assert at.warning and "not available" in plain(at.warning[0].value)
     assert "How to profile on the anchor instance" in [h.value for h in at.header]
+
+
+def test_spec_table_shows_real_values_or_a_dash(page, predictor):
+    """Issue 20: GPU memory, vCPUs and memory read "None" for every spec-only instance."""
+    at = page("about").run()
+    catalog = at.dataframe[0].value.set_index("instance")
+    assert not catalog.isna().any().any(), catalog
+    specs = predictor.cross.specs_.set_index("instance")
+    for name in catalog.index:
+        assert float(catalog.at[name, "gpu_memory_gb"]) == specs.at[name, "gpu_memory_gb"]
+        assert float(catalog.at[name, "vcpus"]) == specs.at[name, "vcpus"]

@@ -4,6 +4,7 @@ and bad input shows an error without an exception."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -165,7 +166,7 @@ def test_run_time_and_cost_equal_estimate_run(page, predictor):
     expected = estimate_run(prediction.table, 50_000, 64, 3)
     shown = _shown_table(at)
     _assert_same(shown, expected, ("run_hours", "run_usd", "run_usd_low", "run_usd_high"))
-    cost = plotly_spec(at)["data"][1]
+    cost = next(d for d in plotly_spec(at)["data"] if d.get("mode") == "markers")
     np.testing.assert_allclose(values(cost["y"]), expected["run_usd"], rtol=1e-9)
     assert at.metric[2].value == f"{int(expected['steps'].iloc[0]):,}"
     # The result is kept for the scaler page.
@@ -364,3 +365,73 @@ def test_known_anchor_in_link_is_preselected(page, predictor):
     at.run()
     assert not at.error
     assert at.selectbox(key="anchor").value == predictor.instances[-1]
+
+
+def _upload_example_file(page, name="profile_g3s.json"):
+    """The Anchor page after uploading ``examples/<name>`` (no Predict yet)."""
+    at = page("anchor").run()
+    at.radio(key="source").set_value("Upload a file").run()
+    data = (Path(ui.__file__).resolve().parent / "examples" / name).read_bytes()
+    at.file_uploader(key="profile_file").upload(name, data, "application/json")
+    return at.run(), data
+
+
+def test_uploaded_file_prefills_its_sizes_steps_anchor_and_latency(page, predictor):
+    """Issue 20 item 5: a file taken at input 128 was predicted (and scaled) as 224."""
+    at, data = _upload_example_file(page)
+    no_exception(at)
+    meta = json.loads(data)
+    assert at.selectbox(key="anchor").value == meta["instance"]
+    assert _widget(at.number_input, "Batch size").value == meta["batch_size"]
+    assert _widget(at.number_input, "Input size").value == meta["input_size"] == 128
+    assert at.number_input(key="steps").value == meta["steps"]
+    assert _known(at).value
+    assert _latency_input(at).value == pytest.approx(1000 * meta["batch_latency_s"])
+    # still editable, and what is typed is what is used
+    _widget(at.number_input, "Input size").set_value(160).run()
+    at.button(key="predict").click().run()
+    no_exception(at)
+    kept = at.session_state[ui.ANCHOR_RESULT]
+    assert (kept.anchor, kept.batch_size, kept.input_size) == (meta["instance"], 32, 160)
+
+
+def test_unknown_fit_shows_a_dash_in_a_header_that_fits(page, predictor):
+    """Issue 20: without the anchor latency the "Fits in memory" cells read "None", and the
+    header was cut."""
+    at = _predict(page, predictor.instances[0], latency=None)
+    no_exception(at)
+    frame = next(d for d in at.dataframe if "batch_latency_ms" in d.value.columns)
+    assert set(frame.value["p_fit"]) == {"—"}  # an em dash, not "None"
+    config = json.loads(frame.proto.columns)["p_fit"]
+    assert config["label"] == "Fits in memory (P)"
+    assert config["width"] >= 8 * len(config["label"])
+
+
+def test_latency_chart_has_a_spec_model_legend_and_dollar_ticks(page, predictor):
+    """Issue 20: no legend said that hatched bars rest on GPU specs; the cost axis had ticks
+    synced to the latency grid (0.0201, 0.0402)."""
+    at = _predict(page, predictor.instances[0])
+    spec = plotly_spec(at)
+    hatched = [
+        d
+        for d in spec["data"]
+        if d.get("showlegend", True) and d.get("marker", {}).get("pattern", {}).get("shape") == "/"
+    ]
+    assert len(hatched) == 1 and "spec" in hatched[0]["name"]
+    cost_axis = spec["layout"]["yaxis2"]
+    assert cost_axis["tickmode"] == "auto" and cost_axis["tickformat"].startswith("$")
+
+
+def test_breakdown_bars_rise_and_fall_from_one_with_readable_ticks(page, predictor):
+    """Issue 20: the log axis labelled 0.3..0.9 as "3 .. 9" and the bars rose from the bottom,
+    so slowdowns looked like speed-ups."""
+    at = _predict(page, predictor.instances[0])
+    spec = plotly_spec(at, 1)
+    for bar in spec["data"]:
+        assert bar["base"] == 1.0
+        speedup = values(bar["customdata"])[:, 2]
+        np.testing.assert_allclose(1.0 + values(bar["y"]), speedup, rtol=1e-9)
+    axis = spec["layout"]["yaxis"]
+    assert axis["type"] == "log"
+    assert all(t.endswith("x") for t in axis["ticktext"]) and "1x" in axis["ticktext"]
+    assert "0.5x" in axis["ticktext"]

@@ -37,7 +37,8 @@ def test_page_opens_with_study_design_and_montgomery_example(at):
     assert m["Runs"] == "8" and m["Residual df"] == "0"
     assert any("No error term" in w.value for w in at.warning)
     effects = next(d.value for d in at.dataframe if "letters" in d.value.columns)
-    assert effects.set_index("letters").loc["AC = BD", "effect"] == pytest.approx(-18.5)
+    # shown as text (4 significant digits, an em dash where a statistic does not exist)
+    assert float(effects.set_index("letters").loc["AC = BD", "effect"]) == pytest.approx(-18.5)
     assert len(at.get("plotly_chart")) == 4
     assert not at.error
 
@@ -58,7 +59,7 @@ def test_dropping_terms_pools_them_into_error(at):
     m = _metrics(at)
     assert m["Residual df"] == "2"
     anova = next(d.value for d in at.dataframe if "F" in d.value.columns)
-    assert anova.loc["temperature", "F"] == pytest.approx(222.15, abs=0.01)
+    assert float(anova.set_index("term").loc["temperature", "F"]) == pytest.approx(222.1, abs=0.1)
 
 
 def test_synthetic_demo_shows_anova_and_diagnostics(at):
@@ -136,3 +137,52 @@ def test_hostile_upload_is_shown_as_text(at):
         spec = json.dumps(plotly_spec(at, i))
         assert "<img" not in spec and "<a " not in spec, spec[:300]
     assert "&lt;img" in json.dumps(plotly_spec(at, 1))  # the label is there, as text
+
+
+def _demo(at):
+    at.radio(key="doe_source").set_value("Synthetic demo of the Design tab").run()
+    assert not at.exception and not at.error
+    return at
+
+
+def test_tables_show_p_values_readably_and_no_none(at):
+    """Issue 20: p-values printed as 0.000000000000000000001 (overflowing the Intercept's
+    cell) and the residual row's F and p as "None"."""
+    _demo(at)
+    tables = [d.value for d in at.dataframe if "p_value" in d.value.columns]
+    assert len(tables) == 3  # ANOVA, effects, coefficients
+    for table in tables:
+        assert not table.isna().any().any(), table
+        for p in table["p_value"]:
+            assert p == "—" or p == "< 1e-6" or len(p) <= 7, p
+    anova = next(t for t in tables if "F" in t.columns).set_index("term")
+    assert anova.loc["Residual", "F"] == anova.loc["Residual", "p_value"] == "—"
+    assert anova.loc["Intercept", "p_value"] == "< 1e-6"
+
+
+def test_alphabetical_levels_can_be_chosen_in_the_app(at):
+    """Issue 20: the note "pass the levels to choose" could not be acted on in the app."""
+    _demo(at)
+    notes = [plain(i.value) for i in at.info if "ordered alphabetically" in plain(i.value)]
+    assert notes and all("under Levels above" in n and "pass the" not in n for n in notes)
+    effects = next(d.value for d in at.dataframe if "letters" in d.value.columns)
+    before = float(effects.set_index("term").loc["network", "effect"])
+    low = at.selectbox(key="doe_low_Synthetic demo of the Design tab_network")
+    low.set_value("FashionMNISTResNet").run()
+    assert not at.exception and not at.error
+    assert not any("'network' are not numbers" in plain(i.value) for i in at.info)
+    effects = next(d.value for d in at.dataframe if "letters" in d.value.columns)
+    assert float(effects.set_index("term").loc["network", "effect"]) == pytest.approx(
+        -before, rel=1e-3
+    )
+
+
+def test_interaction_legend_sits_under_the_plots(at):
+    """Issue 20: the interaction plot's legend, a column beside the plots, was cut off."""
+    _demo(at)
+    specs = [plotly_spec(at, i) for i in range(len(at.get("plotly_chart")))]
+    fig = next(s for s in specs if "interactions" in s["layout"]["title"]["text"])
+    entries = [d for d in fig["data"] if d.get("showlegend", True)]
+    legend = fig["layout"]["legend"]
+    assert legend["orientation"] == "h" and legend["yref"] == "container"
+    assert fig["layout"]["margin"]["b"] >= 24 * -(-len(entries) // 3)

@@ -178,3 +178,21 @@ def test_published_speedups_plot_equals_validation(page, predictor):
     want = want[want["scope"] != "source"].reset_index(drop=True)
     np.testing.assert_allclose(table["mape_cross"].to_numpy(), want["mape_cross"].to_numpy())
     assert {"gpu", "basis", "held-out"} <= set(table["scope"])
+
+
+def test_no_none_cells_and_headers_that_fit(page, predictor):
+    """Issue 20: "None" in the memory-fit table (and the baselines' R², RMSE, coverage), and
+    the "80% interval coverage" header cut."""
+    at = page("accuracy").run()
+    no_exception(at)
+    for marker in ("recall_not_fit_pct", "scope", "mape_pct"):  # fits, published, metrics
+        frames = [d for d in at.dataframe if marker in d.value.columns]
+        assert frames, marker
+        for frame in frames:
+            assert not frame.value.isna().any().any(), (marker, frame.value)
+    at.selectbox[0].set_value("per-op:linear").run()
+    metrics = next(d for d in at.dataframe if "mape_pct" in d.value.columns)
+    assert not metrics.value.isna().any().any()
+    for column in ("coverage",):
+        config = json.loads(metrics.proto.columns)[column]
+        assert config["width"] >= 7 * len(config["label"]), config

@@ -4,6 +4,8 @@ equals the core's, and nothing is shown from numbers the user never gave (issue 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -199,3 +201,22 @@ def test_validation_errors_are_quoted(page, predictor, mode):
     assert len(sel) == len(predictor.instances)
     for r in sel.itertuples():
         assert f"{r.instance} {r.mape_pct:.1f}%" in text
+
+
+def test_sizes_read_as_words_and_no_zero_width_interval(page, predictor):
+    """Issue 20: "at px 128 pixels per side", and "18.5 ms to 18.5 ms, 80% interval" at the
+    size the latency was given at (there the interval has no width)."""
+    anchor = predictor.instances[0]
+    at = _with_result(page, _anchor_result(predictor, anchor, 1))
+    at.radio(key="by").set_value("input").run()
+    no_exception(at)
+    shown = " ".join(plain(i.value) for i in at.info)
+    assert "at input size 224 pixels per side" in shown and "px 224" not in shown
+    at.slider(key="one_to").set_value(224).run()
+    assert at.metric[0].label == "Predicted batch latency at input size 224 pixels per side"
+    caption = next(plain(c.value) for c in at.caption if c.value.startswith("Predicted"))
+    assert "interval" not in caption and "given at this input size" in caption
+    at.slider(key="one_to").set_value(128).run()
+    caption = next(plain(c.value) for c in at.caption if c.value.startswith("Predicted"))
+    low, high = re.search(r"\((.+?) to (.+?), 80% interval\)", caption).groups()
+    assert low != high

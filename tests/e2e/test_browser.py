@@ -4,6 +4,7 @@ and find the targets in the result table."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from urllib.parse import quote, urlparse
@@ -175,3 +176,48 @@ def test_hostile_doe_results_render_no_link_or_remote_image():
         assert "evil.example" in page.inner_text("body")  # shown, as text
         assert not page.locator('[data-testid="stException"]').count()
         assert not _outside(requests), _outside(requests)
+
+
+def _chart_texts(chart, selector: str) -> list[str]:
+    return [t.strip() for t in chart.locator(selector).all_text_contents() if t.strip()]
+
+
+def test_charts_read_right_in_the_browser():
+    """Issue 20: the breakdown's log axis labelled 0.3..0.9 as "3 .. 9"; the cost axis read
+    0.0201/0.0402; no legend said what the hatched bars are; the DOE interaction legend was cut
+    off at the figure's bottom."""
+    _need_browser()
+    from profet_core import load_artifacts
+
+    predictor = load_artifacts()
+    anchor = predictor.instances[0]
+    text = json.dumps(predictor.examples[anchor]["profile"])
+    with serve_app() as url, chromium_page() as page:
+        predict_and_time(page, url, anchor, text)
+        page.get_by_text("Which kinds of work get faster").click()
+        charts = page.locator(".js-plotly-plot")
+        charts.nth(1).locator(".ytick text").first.wait_for(timeout=30_000)
+        latency, breakdown = charts.nth(0), charts.nth(1)
+        assert any("spec model (hatched)" in t for t in _chart_texts(latency, ".legendtext"))
+        dollars = _chart_texts(latency, ".y2tick text")
+        assert dollars and all(re.fullmatch(r"\$\d+(\.\d{1,2})?", t) for t in dollars), dollars
+        ticks = _chart_texts(breakdown, ".ytick text")
+        assert "1x" in ticks and all(re.fullmatch(r"[\d.]+x", t) for t in ticks), ticks
+        page.goto(f"{url}/experiment_design", wait_until="networkidle")
+        page.get_by_role("tab", name="Analyze").click()
+        page.get_by_text("Synthetic demo of the Design tab", exact=True).click()
+        figure = page.locator(".js-plotly-plot:visible").filter(has_text="Two-factor interactions")
+        figure.locator(".legendtext").first.wait_for(timeout=60_000)
+        page.wait_for_load_state("networkidle")
+        time.sleep(2)  # the page settles; then figure and legend are measured at one moment
+        outside = figure.first.evaluate(
+            """el => {
+                const box = el.querySelector('.main-svg').getBoundingClientRect();
+                return [...el.querySelectorAll('.legendtext')].map(t => {
+                    const r = t.getBoundingClientRect();
+                    return r.bottom > box.bottom || r.right > box.right ? t.textContent : null;
+                });
+            }"""
+        )
+        assert len(outside) == 6, outside  # both levels of the three second factors
+        assert not [t for t in outside if t], outside
