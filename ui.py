@@ -16,7 +16,14 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from profet_core import Prediction, Predictor, ProfetError, latency_seconds, load_artifacts
+from profet_core import (
+    Prediction,
+    Predictor,
+    ProfetError,
+    format_number,
+    latency_seconds,
+    load_artifacts,
+)
 from profet_core.inputs._csv import escape_formulas
 
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
@@ -112,29 +119,18 @@ def latency_to_seconds(value, unit: str):
     return latency_seconds(value, unit, "the anchor latency")
 
 
-def round_sig(x: float, digits: int = 3) -> float:
-    """Round to ``digits`` significant digits (for text shown to people)."""
-    if x is None or not np.isfinite(x) or x == 0:
-        return x
-    return round(x, digits - 1 - int(math.floor(math.log10(abs(x)))))
-
-
 def fmt_ms(ms: float) -> str:
-    """A latency for people: ``"12.3 ms"``, ``"1.23 s"``."""
+    """A latency for people, by the CLI's rule (``format_number``): ``"60.78 ms"``, ``"1.23 s"``."""
     if ms is None or not np.isfinite(ms):
         return "–"
-    return f"{round_sig(ms / 1000):g} s" if ms >= 1000 else f"{round_sig(ms):g} ms"
+    return f"{format_number(ms / 1000)} s" if ms >= 1000 else f"{format_number(ms)} ms"
 
 
 def fmt_usd(usd: float) -> str:
-    """A cost for people: ``"$1,234"``, ``"$12.30"``, ``"$0.0123"``."""
+    """A cost for people, by the CLI's rule: ``"$0.008931"``, ``"$1,234"``."""
     if usd is None or not np.isfinite(usd):
         return "–"
-    if usd >= 100:
-        return f"${usd:,.0f}"
-    if usd >= 1:
-        return f"${usd:,.2f}"
-    return f"${round_sig(usd):g}"
+    return f"${format_number(usd)}"
 
 
 #: What an unknown number shows as (Streamlit draws a missing cell as the word "None").
