@@ -55,6 +55,9 @@ MAX_STEPS = 1_000
 DEFAULT_STEPS = 2
 LATENCY_COLUMN = "batch_latency_s"
 STEPS_COLUMN = "steps"
+#: ``DataFrame.attrs`` key under which the readers list the rows whose step count was assumed
+#: (the input did not say; 2, PROFET's convention, was taken).
+STEPS_ASSUMED = "steps_assumed_rows"
 #: Longest user string quoted in a message (characters).
 QUOTE_CHARS = 80
 #: Milliseconds per hour, for costs (USD/h x ms).

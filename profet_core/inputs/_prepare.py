@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._messages import show_number
+from .._messages import quote, show_number
 from .._schema import LATENCY_COLUMN, MAX_LATENCY_S, MIN_LATENCY_S, op_columns
 from ..errors import ProfetValueError
 from ._profile import normalise_steps
@@ -56,6 +56,42 @@ def prepare_profiles(profiles, anchor_latency_s=None) -> PreparedProfiles:
     _require_ops(profiles)
     ops, lat = _check_inputs(normalise_steps(profiles), anchor_latency_s)
     return PreparedProfiles(ops, lat)
+
+
+def check_anchor(profiles, anchor: str) -> None:
+    """Refuse profiles whose ``instance`` says they were taken on another instance than ``anchor``.
+
+    A profile of one GPU read as another's is predicted from the wrong op times (a g3s.xlarge
+    profile read as p3.2xlarge's: 412 ms predicted on g3s.xlarge where 113 ms was measured).
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        As ``parse_profile`` returns it; rows without an ``instance`` (or NaN there) pass.
+    anchor : str
+        The anchor instance asked for.
+
+    Raises
+    ------
+    ProfetValueError
+        Naming the first row that disagrees, its instance and the anchor, and the fixes.
+    """
+    if not isinstance(profiles, pd.DataFrame) or "instance" not in profiles.columns:
+        return
+    named = profiles["instance"]
+    bad = (named.notna() & (named.astype(str) != str(anchor))).to_numpy()
+    if not bad.any():
+        return
+    i = int(bad.argmax())
+    other = quote(str(named.iloc[i]))
+    where = "the profile" if len(profiles) == 1 else f"row {i} of the profile"
+    raise ProfetValueError(
+        f"{where} says it was taken on {other}, but the anchor is {quote(str(anchor))}: "
+        f"predicting from it as a {anchor} profile would be wrong. On the command "
+        f"line drop --anchor (the file's instance is then used) or give --anchor "
+        f"{named.iloc[i]}; in the app pick {other} as the anchor instance"
+        + ("" if len(profiles) == 1 else " (every row must name the anchor, or no instance)")
+    )
 
 
 def _require_ops(profiles) -> None:

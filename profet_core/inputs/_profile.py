@@ -19,6 +19,7 @@ from .._schema import (
     LATENCY_COLUMN,
     MAX_PROFILE_BYTES,
     MIN_ROW_TOTAL_US,
+    STEPS_ASSUMED,
     STEPS_COLUMN,
     op_columns,
 )
@@ -59,18 +60,27 @@ def _decode(data: bytes, where: str) -> str:
 
 
 def _with_steps(out: pd.DataFrame, steps, where: str) -> pd.DataFrame:
-    """Put a checked int ``steps`` column last: the override, else the input's, else 2."""
+    """Put a checked int ``steps`` column last: the override, else the input's, else 2.
+
+    The rows given 2 because the input did not say are listed in ``attrs[STEPS_ASSUMED]``, so
+    that a prediction can say so (a 10-step profile read as 2 steps is 5x off, issue 20).
+    """
     n = len(out)
+    assumed = np.zeros(n, dtype=bool)
     if steps is not None:
         values = np.full(n, check_steps([steps], "steps override")[0])
     elif STEPS_COLUMN in out.columns:
         raw = pd.Series(out[STEPS_COLUMN], dtype=object)
-        raw = raw.where(pd.notna(raw), DEFAULT_STEPS)  # a row that does not say: 2
+        assumed = pd.isna(raw).to_numpy()
+        raw = raw.where(~assumed, DEFAULT_STEPS)  # a row that does not say: 2
         values = check_steps(raw.to_numpy(), where)
     else:
         values = np.full(n, DEFAULT_STEPS)
+        assumed[:] = True
     out = out.drop(columns=[STEPS_COLUMN], errors="ignore")
-    return out.assign(**{STEPS_COLUMN: values.astype(np.int64)})
+    out = out.assign(**{STEPS_COLUMN: values.astype(np.int64)})
+    out.attrs[STEPS_ASSUMED] = tuple(int(i) for i in np.flatnonzero(assumed))
+    return out
 
 
 def _check_row_totals(out: pd.DataFrame, where: str) -> None:

@@ -40,6 +40,12 @@ RANGE_FACTOR = 10.0
 #: (an XLA profile has all of it there), warned about from UNKNOWN_WARN.
 UNKNOWN_REFUSE = 0.20
 UNKNOWN_WARN = 0.02
+#: Seconds typed as milliseconds (or the reverse) put the ratio 1000x off: a ratio that lands in
+#: RATIO_LOW..RATIO_HIGH once the latency is read in the other unit is refused as a unit mix-up
+#: (the implied step count, hundreds or more, is no profile anyone means to take as 2 steps).
+UNIT_FACTOR = 1000.0
+#: Where to say how many steps a profile covers.
+SAY_STEPS = "--steps {k} on the command line, 'Steps covered' in the app"
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,8 @@ class Finding:
         ``"error"`` (the prediction would be meaningless: refuse) or ``"warning"`` (show it).
     code : str
         Stable identifier: ``no_device_time``, ``unknown_ops``, ``convention_differs``,
-        ``device_time_out_of_range``, ``latency_mismatch``.
+        ``device_time_out_of_range``, ``latency_units``, ``latency_mismatch``; and
+        ``steps_unstated``, ``steps_assumed`` (:mod:`._overhead`).
     message : str
         What is wrong, with values and units, and what to do.
     rows : tuple of int
@@ -89,7 +96,11 @@ def _where(rows: tuple[int, ...], n: int) -> str:
 
 
 def profile_checks(
-    profiles: pd.DataFrame, anchor_latency_s=None, *, device_range_us=None, vocabulary=None
+    profiles: pd.DataFrame,
+    anchor_latency_s=None,
+    *,
+    device_range_us=None,
+    vocabulary=None,
 ) -> list[Finding]:
     """Sense-check parsed profiles before predicting from them.
 
@@ -258,8 +269,9 @@ def _latency_findings(busy, steps, lat, none, n) -> list[Finding]:
     ratio = np.full(n, np.nan)
     ratio[known] = busy[known] / (lat[known] * 1e6)  # device time over the profile / one step
     ratio2 = ratio * DEFAULT_STEPS / steps
-    out = []
-    for mask in (known & (ratio2 > RATIO_HIGH), known & (ratio2 < RATIO_LOW)):
+    out = _unit_findings(ratio, ratio2, busy, steps, lat, n)
+    mixed = np.isin(np.arange(n), [r for f in out for r in f.rows])  # said once, as units
+    for mask in (known & ~mixed & (ratio2 > RATIO_HIGH), known & ~mixed & (ratio2 < RATIO_LOW)):
         if not mask.any():
             continue
         rows = _rows(mask)
@@ -275,9 +287,8 @@ def _latency_findings(busy, steps, lat, none, n) -> list[Finding]:
         if implied >= 1:
             k = max(1, round(implied))
             tail = (
-                f"was the profile taken over {k} steps? Say so (--steps {k} on the command "
-                "line, 'Steps covered' in the app), or check that the latency is one step's, "
-                "of this workload"
+                f"was the profile taken over {k} steps? Say so ({SAY_STEPS.format(k=k)}), or "
+                "check that the latency is one step's, of this workload"
             )
         else:
             tail = (
@@ -285,4 +296,31 @@ def _latency_findings(busy, steps, lat, none, n) -> list[Finding]:
                 "(a latency over several steps or of another workload gives this)"
             )
         out.append(Finding("warning", "latency_mismatch", head + tail, rows))
+    return out
+
+
+def _unit_findings(ratio, ratio2, busy, steps, lat, n) -> list[Finding]:
+    """Errors for latencies about 1000x off: seconds typed as milliseconds, or the reverse."""
+    out = []
+    with np.errstate(invalid="ignore"):
+        fits_ms = (ratio2 / UNIT_FACTOR >= RATIO_LOW) & (ratio2 / UNIT_FACTOR <= RATIO_HIGH)
+        fits_s = (ratio2 * UNIT_FACTOR >= RATIO_LOW) & (ratio2 * UNIT_FACTOR <= RATIO_HIGH)
+    per_step = f"{RATIO_LOW / DEFAULT_STEPS:.2f}-{RATIO_HIGH / DEFAULT_STEPS:.2f}x"
+    for mask, short in ((fits_ms, True), (fits_s, False)):
+        if not mask.any():
+            continue
+        rows = _rows(mask)
+        i = rows[0]
+        ms = lat[i] * 1e3
+        meant = ms * UNIT_FACTOR if short else ms / UNIT_FACTOR
+        what = "seconds given as milliseconds" if short else "milliseconds given as seconds"
+        message = (
+            f"anchor latency {ms:.4g} ms per step{_where(rows, n)}: {what}? It is about "
+            f"{UNIT_FACTOR:,.0f}x too {'short' if short else 'long'} for this profile "
+            f"({busy[i] / 1e3:.1f} ms of device time over {steps[i]} step(s), {ratio[i]:.3g}x "
+            f"the latency, where training profiles show {per_step} per step); as {meant:.4g} "
+            f"ms it fits. Give that (--anchor-latency-ms {meant:.4g} on the command line, the "
+            f"unit 'ms' in the app, or batch_latency_s {meant / 1e3:.4g} in a file)"
+        )
+        out.append(Finding("error", "latency_units", message, rows))
     return out

@@ -167,8 +167,11 @@ def _multi_gpu_notes(cat: pd.DataFrame, targets) -> tuple:
     )
 
 
-def sense_checks(model: dict, profiles, anchor_latency_s) -> tuple:
-    """Refuse a profile that makes no sense (no device time); return the warnings' texts."""
+def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None) -> tuple:
+    """Refuse a profile that makes no sense (no device time, a latency in the wrong unit);
+    return the warnings' texts: 2 steps assumed, then the sense checks', then the step count the
+    per-step overhead ops suggest (``model["steps_reference"]``, learned in training)."""
+    from ..inputs._overhead import steps_assumed_note, steps_findings
     from ..inputs._sanity import profile_checks
 
     if not isinstance(profiles, pd.DataFrame) or profiles.empty:
@@ -182,6 +185,9 @@ def sense_checks(model: dict, profiles, anchor_latency_s) -> tuple:
     errors = [f.message for f in findings if f.level == "error"]
     if errors:
         raise ProfetValueError(errors[0])
+    note = steps_assumed_note(profiles)
+    findings = [note] * (note is not None) + findings
+    findings += steps_findings(profiles, anchor, model.get("steps_reference"))
     return tuple(f.message for f in findings)
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..errors import ArtifactError, ProfetValueError
 from ..inputs._catalog import merge_catalogs, validate_catalog
-from ..inputs._prepare import prepare_profiles
+from ..inputs._prepare import check_anchor, prepare_profiles
 from ..models._intervals import novelty_band
 from ._engine import breakdown_table, pair_interval, sense_checks, workload_sizes
 from ._result import Prediction
@@ -40,7 +40,8 @@ class Predictor(TrainedModels):
             ``parse_profile``); a ``batch_latency_s`` column, if present, gives each row's
             measured anchor latency (seconds, NaN where unknown); a ``steps`` column the
             training steps each profile covers (2, PROFET's convention, where absent): op times
-            are rescaled to 2 steps, and checked against the latency.
+            are rescaled to 2 steps, and checked against the latency and against the per-step
+            overhead ops; an ``instance`` column, where a row has one, must be ``anchor``.
         anchor_latency_s : float or array of shape (n,), optional
             Measured anchor batch latency in seconds; overrides the column.
         method : str, optional
@@ -63,9 +64,11 @@ class Predictor(TrainedModels):
         targets = self.targets(anchor) if targets is None else list(targets)
         for t in targets:
             self._check_instance(t, "target")
+        check_anchor(profiles, anchor)
         prepared = prepare_profiles(profiles, anchor_latency_s)
         ops, lat = prepared.ops, prepared.latency_s
-        notes = (*self.catalog_notes, *sense_checks(self.bundle.model, profiles, anchor_latency_s))
+        checks = sense_checks(self.bundle.model, profiles, anchor_latency_s, anchor)
+        notes = (*self.catalog_notes, *checks)
         targets = [t for t in targets if t != anchor]
         sizes = workload_sizes(profiles, batch_size, input_size)
         return run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
@@ -99,6 +102,7 @@ class Predictor(TrainedModels):
             ``target, family, anchor_us, target_us, speedup`` (``anchor_us / target_us``).
         """
         self._check_instance(anchor, "anchor")
+        check_anchor(profile, anchor)
         ops = prepare_profiles(profile).ops
         targets = self.targets(anchor) if targets is None else list(targets)
         for target in targets:

@@ -13,6 +13,7 @@ from ..errors import ProfetValueError
 from ..features._clustering import OpClusterer
 from ..inputs._catalog import validate_catalog
 from ..inputs._dataset import Dataset, make_pairs
+from ..inputs._overhead import learn_step_reference
 from ..inputs._sanity import device_busy_us
 from ..models._breakdown import BreakdownRegressor, breakdown_pairs
 from ..models._curve_scaler import SCALER_VARIANTS, fit_scaler, scaling_curves
@@ -127,6 +128,8 @@ def _fit_everything(dataset, threshold, factories, progress) -> tuple[dict, dict
         "breakdowns": breakdown_meta,
         "interval_level": INTERVAL_LEVEL,
         "device_busy_range_us": _busy_range(dataset),
+        # Per-step overhead references: a profile over more steps than it says is flagged.
+        "steps_reference": learn_step_reference(dataset.profiles),
     }
     return model, arrays
 

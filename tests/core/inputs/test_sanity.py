@@ -123,3 +123,21 @@ def test_shipped_example_times_eleven_is_flagged_as_22_steps():
     assert (
         profile_checks(parse_profile(json.dumps([x11.iloc[0, :-1].to_dict()]), steps=22), lat) == []
     )
+
+
+@pytest.mark.parametrize(
+    ("latency_s", "match", "meant_ms"),
+    [
+        (0.113e-3, "seconds given as milliseconds?", 113),
+        (113.0, "milliseconds given as seconds?", 113),
+    ],
+    ids=["s-typed-as-ms", "ms-typed-as-s"],
+)
+def test_latency_1000x_off_is_refused_as_a_unit_mix_up(latency_s, match, meant_ms):
+    # 0.113 typed as ms (it was seconds) once asked whether the profile spans 2,021 steps
+    profile = _profile(RATIO_TYPICAL * 0.113 * 1e6)
+    findings = profile_checks(profile, latency_s)
+    assert _codes(findings) == [("error", "latency_units")]
+    assert match in findings[0].message
+    assert f"--anchor-latency-ms {meant_ms}" in findings[0].message
+    assert "steps?" not in findings[0].message
