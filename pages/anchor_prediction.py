@@ -184,7 +184,8 @@ if st.button("Predict", type="primary", key="predict"):
         if source == EXAMPLE:
             if example is None:
                 raise ProfetValueError(f"no example profile for {anchor}")
-            profile = parse_profile(json.dumps(example["profile"]), "example.json")
+            # a training-data profile: two steps by construction, so no "2 steps assumed" note
+            profile = parse_profile(json.dumps(example["profile"]), "example.json", steps=2)
         elif source == UPLOAD:
             if uploaded is None:
                 raise ProfetValueError(

@@ -179,6 +179,14 @@ def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None) -> tuple:
     busy_range = model.get("device_busy_range_us")
     groups = (model.get("clustering") or {}).get("groups")
     vocabulary = {op for members in groups.values() for op in members} if groups else None
+    if vocabulary:
+        # An op the models count as a known one by its spelling (Conv2d as Conv2D) is modelled:
+        # the spelling warning names it, so the unknown-op check must not call it unseen.
+        from ..features._profile_features import lookalike_ops
+
+        new = [c for c in profiles.columns if str(c).startswith("Device_") and c not in vocabulary]
+        threshold = float(model["clustering"].get("threshold", 6.0))
+        vocabulary |= set(lookalike_ops(new, vocabulary, threshold)) if new else set()
     findings = profile_checks(
         profiles, anchor_latency_s, device_range_us=busy_range, vocabulary=vocabulary
     )

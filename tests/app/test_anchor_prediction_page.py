@@ -435,3 +435,17 @@ def test_breakdown_bars_rise_and_fall_from_one_with_readable_ticks(page, predict
     assert axis["type"] == "log"
     assert all(t.endswith("x") for t in axis["ticktext"]) and "1x" in axis["ticktext"]
     assert "0.5x" in axis["ticktext"]
+
+
+def test_the_example_is_two_steps_and_pasted_text_without_steps_is_noted(page, predictor):
+    # The built-in example is a training profile (2 steps by construction): no "2 steps
+    # assumed" note. Pasted op times that do not say their steps get the note, once.
+    anchor = predictor.instances[0]
+    at = _predict(page, anchor)
+    assert not any("steps" in w.value and "assumed" in w.value for w in at.warning)
+    at = page("anchor").run()
+    at.radio(key="source").set_value("Paste JSON").run()
+    at.text_area(key="profile_text").input(json.dumps(predictor.examples[anchor]["profile"]))
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert sum("assumed" in w.value for w in at.warning) == 1
