@@ -33,7 +33,7 @@ class PreparedProfiles:
     latency_s: np.ndarray | None
 
 
-def prepare_profiles(profiles, anchor_latency_s=None) -> PreparedProfiles:
+def prepare_profiles(profiles, anchor_latency_s=None, anchor=None) -> PreparedProfiles:
     """Check a table of profiles and bring it to PROFET's 2-step convention.
 
     Parameters
@@ -43,6 +43,9 @@ def prepare_profiles(profiles, anchor_latency_s=None) -> PreparedProfiles:
         optionally ``steps``, ``batch_latency_s`` (s) and other columns (ignored here).
     anchor_latency_s : float or array of shape (n,), optional
         Overrides the ``batch_latency_s`` column.
+    anchor : str, optional
+        The instance the profiles are read as taken on: a row whose ``instance`` names another
+        is refused (:func:`check_anchor`). None: any instance (the one-point scaler's profile).
 
     Returns
     -------
@@ -51,8 +54,11 @@ def prepare_profiles(profiles, anchor_latency_s=None) -> PreparedProfiles:
     Raises
     ------
     ProfetValueError
-        No op columns, non-finite or negative times, a bad step count or latency.
+        No op columns, non-finite or negative times, a bad step count or latency, a row of
+        another instance than ``anchor``.
     """
+    if anchor is not None:
+        check_anchor(profiles, anchor)
     _require_ops(profiles)
     ops, lat = _check_inputs(normalise_steps(profiles), anchor_latency_s)
     return PreparedProfiles(ops, lat)

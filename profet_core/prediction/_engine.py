@@ -54,8 +54,9 @@ def _cross(predictor, anchor, target, fam, lat) -> dict:
     }
 
 
-def _blocks(predictor, anchor, ops, lat, method, targets) -> list[dict]:
-    """Each target's block (:func:`_measured` or :func:`_cross`), in ``targets`` order."""
+def _blocks(predictor, anchor, ops, lat, method, targets, used) -> list[dict]:
+    """Each target's block (:func:`_measured` or :func:`_cross`), in ``targets`` order;
+    ``used``: the op columns with time in some row."""
     # The features do not depend on the target: computed once for every target.
     features = ProfileFeatures.from_ops(ops)
     measured = {t: predictor.has_pair(anchor, t, method) for t in targets}
@@ -63,8 +64,6 @@ def _blocks(predictor, anchor, ops, lat, method, targets) -> list[dict]:
         from ..crossgpu._pairs import model_families
 
         fam = model_families(features.device_families)
-    # Ops with some time in some row (each method names those it does not use).
-    used = ops.columns[ops.to_numpy().any(axis=0)]
     return [
         _measured(predictor, anchor, t, method, ops, lat, features, used)
         if measured[t]
@@ -79,7 +78,10 @@ def run_prediction(
     """Predict ``ops`` (n rows) from ``anchor`` on each target: see ``Predictor.predict``."""
     targets = sorted(targets)
     n, k = len(ops), len(targets)
-    blocks = _blocks(predictor, anchor, ops, lat, method, targets)
+    # Ops with some time in some row: each method names those it does not use, and those it
+    # took for a known op by their spelling.
+    used = ops.columns[ops.to_numpy().any(axis=0)]
+    blocks = _blocks(predictor, anchor, ops, lat, method, targets, used)
     cat = predictor.catalog.set_index("instance")
     # Row-major: input row 0 on every target, then row 1, ... (targets sorted).
     flat = {
@@ -120,17 +122,24 @@ def run_prediction(
     ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())
     rows = _row_summary(predictor, table, lat, method)
     level = predictor.interval_level
-    matched = spelling_matches(predictor, method, ops)
+    matched = spelling_matches(predictor, method, used)
     return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes), matched)
 
 
-def spelling_matches(predictor, method: str, ops: pd.DataFrame) -> tuple:
-    """``(op, known op)`` for each op with time that training never saw but ``method`` counts as
-    a known op by its spelling: the reference method's edit-distance clusters, the others'
-    op families (:func:`~profet_core.features._profile_features.lookalike_ops`)."""
-    groups = (predictor.bundle.model.get("clustering") or {}).get("groups") or {}
-    known = {op for members in groups.values() for op in members}
-    used = ops.columns[ops.to_numpy().any(axis=0)]
+def vocabulary(model: dict) -> tuple[set, float]:
+    """The op columns the models were trained on (the op clustering's members; empty for
+    artifacts without one) and the edit distance within which another spelling counts as one."""
+    clustering = model.get("clustering") or {}
+    known = {op for members in (clustering.get("groups") or {}).values() for op in members}
+    return known, float(clustering.get("threshold", 6.0))
+
+
+def spelling_matches(predictor, method: str, used) -> tuple:
+    """``(op, known op)`` for each op of ``used`` (the columns with time) that training never
+    saw but ``method`` counts as a known op by its spelling: the reference method's
+    edit-distance clusters, the others' op families
+    (:func:`~profet_core.features._profile_features.lookalike_ops`)."""
+    known, threshold = vocabulary(predictor.bundle.model)
     new = [op for op in used if op.startswith("Device_") and op not in known]
     if not known or not new:  # no vocabulary to compare with, or every name is exact
         return ()
@@ -138,7 +147,6 @@ def spelling_matches(predictor, method: str, ops: pd.DataFrame) -> tuple:
         return tuple(predictor._clusterer().matched_ops(new).items())
     from ..features._profile_features import lookalike_ops
 
-    threshold = float(predictor.bundle.model["clustering"].get("threshold", 6.0))
     return tuple(lookalike_ops(new, known, threshold).items())
 
 
@@ -177,18 +185,16 @@ def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None) -> tuple:
     if not isinstance(profiles, pd.DataFrame) or profiles.empty:
         return ()
     busy_range = model.get("device_busy_range_us")
-    groups = (model.get("clustering") or {}).get("groups")
-    vocabulary = {op for members in groups.values() for op in members} if groups else None
-    if vocabulary:
+    known, threshold = vocabulary(model)
+    if known:
         # An op the models count as a known one by its spelling (Conv2d as Conv2D) is modelled:
         # the spelling warning names it, so the unknown-op check must not call it unseen.
         from ..features._profile_features import lookalike_ops
 
-        new = [c for c in profiles.columns if str(c).startswith("Device_") and c not in vocabulary]
-        threshold = float(model["clustering"].get("threshold", 6.0))
-        vocabulary |= set(lookalike_ops(new, vocabulary, threshold)) if new else set()
+        new = [c for c in profiles.columns if str(c).startswith("Device_") and c not in known]
+        known |= set(lookalike_ops(new, known, threshold)) if new else set()
     findings = profile_checks(
-        profiles, anchor_latency_s, device_range_us=busy_range, vocabulary=vocabulary
+        profiles, anchor_latency_s, device_range_us=busy_range, vocabulary=known or None
     )
     errors = [f.message for f in findings if f.level == "error"]
     if errors:

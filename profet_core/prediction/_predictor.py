@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..errors import ArtifactError, ProfetValueError
 from ..inputs._catalog import merge_catalogs, validate_catalog
-from ..inputs._prepare import check_anchor, prepare_profiles
+from ..inputs._prepare import prepare_profiles
 from ..models._intervals import novelty_band
 from ._engine import breakdown_table, pair_interval, sense_checks, workload_sizes
 from ._result import Prediction
@@ -64,8 +64,7 @@ class Predictor(TrainedModels):
         targets = self.targets(anchor) if targets is None else list(targets)
         for t in targets:
             self._check_instance(t, "target")
-        check_anchor(profiles, anchor)
-        prepared = prepare_profiles(profiles, anchor_latency_s)
+        prepared = prepare_profiles(profiles, anchor_latency_s, anchor)
         ops, lat = prepared.ops, prepared.latency_s
         checks = sense_checks(self.bundle.model, profiles, anchor_latency_s, anchor)
         notes = (*self.catalog_notes, *checks)
@@ -102,8 +101,7 @@ class Predictor(TrainedModels):
             ``target, family, anchor_us, target_us, speedup`` (``anchor_us / target_us``).
         """
         self._check_instance(anchor, "anchor")
-        check_anchor(profile, anchor)
-        ops = prepare_profiles(profile).ops
+        ops = prepare_profiles(profile, anchor=anchor).ops
         targets = self.targets(anchor) if targets is None else list(targets)
         for target in targets:
             self._check_instance(target, "target")

@@ -236,8 +236,7 @@ class TrainedModels:
 
         target = self.instances[0] if target is None else target
         self._check_instance(target, "target", measured=True)
-        if by not in ("batch", "input"):
-            raise ProfetValueError(f"scale by {str(by)[:40]!r}; allowed: batch, input")
+        _check_by(by)
         meta = self.bundle.model.get("scalers", {}).get(f"{target}|{by}")
         if meta is None:
             raise ProfetValueError(f"the artifacts hold no {by} scaler for {target}")
@@ -249,8 +248,7 @@ class TrainedModels:
         without the anchor profile's features."""
         from ..onepoint import OnePointScaler
 
-        if by not in ("batch", "input"):
-            raise ProfetValueError(f"scale by {str(by)[:40]!r}; allowed: batch, input")
+        _check_by(by)
         name = "profile" if use_profile else "latency"
         meta = self.bundle.model.get("onepoint", {}).get(f"{by}|{name}")
         if meta is None:
@@ -259,3 +257,9 @@ class TrainedModels:
             )
         arrays = sub_arrays(self.bundle.arrays, f"onepoint|{by}|{name}|")
         return self._cached(("onepoint", by, name), lambda: OnePointScaler.from_state(meta, arrays))
+
+
+def _check_by(by) -> None:
+    """Refuse a scaling dimension other than batch size or input size."""
+    if by not in ("batch", "input"):
+        raise ProfetValueError(f"scale by {str(by)[:40]!r}; allowed: batch, input")
