@@ -23,13 +23,14 @@ def run(args) -> int:
 def _profile(args) -> int:
     from ._check import predict_suggestion
     from ._collect import check_out_dir
-    from ._profile import PROFILE_OPTIONS, profile_model, write_profile
+    from ._profile import PROFILE_OPTIONS, check_profile_out, profile_model, write_profile
 
     out = Path(args.out)
-    check_out_dir(out.resolve().parent)  # before the run: a bad folder must not cost a run
+    check_profile_out(out, args.model)  # before the run: a refused --out must not cost a run
+    check_out_dir(out.resolve().parent)
     options = passed(args, PROFILE_OPTIONS)
     profile, meta = profile_model(args.model, args.batch_size, args.input_size, **options)
-    path, meta_path = write_profile(profile, meta, out)
+    path, meta_path = write_profile(profile, meta, out, args.model)
     device = sum(v for k, v in profile.iloc[0].items() if k.startswith("Device_"))
     print(
         f"profile: {path} ({profile.shape[1]} ops, device {device / 1e3:.1f} ms over "

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
 from ..inputs import _convention
+from ..inputs._outputs import TEMP_PREFIX, folder_lock, folder_not_ours, walk_entries
 from . import _zoo
 
 KEY = ["exp", "instance", "model", "input_size", "batch_size"]
@@ -72,7 +73,7 @@ def _read(path: Path) -> pd.DataFrame | None:
 
 
 def _write_atomic(df: pd.DataFrame, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=f"-{path.name}")
     os.close(fd)
     try:
         if path.suffix == ".parquet":
@@ -244,7 +245,63 @@ def collect(
     grid = _zoo.workload_grid(models, sizes, batches, repeats)
     if steps_per_epoch is not None and steps_per_epoch < 2:
         raise ProfetValueError(f"steps per epoch {steps_per_epoch} is not allowed; needs >= 2")
+    check_collect_out(out)  # before any work
     out = check_out_dir(out)
+    with folder_lock(out):  # one collect at a time extends a folder
+        return _collect_grid(
+            out,
+            grid,
+            instance,
+            quick,
+            steps_per_epoch,
+            latency_steps,
+            timeout,
+            retry_failed,
+            progress,
+        )
+
+
+#: The files ``collect`` writes into its folder (with ``--gpu``: ``instances.csv``).
+COLLECT_FILES = (
+    "profiles.parquet",
+    "latencies.parquet",
+    "status.csv",
+    "instances.csv",
+    _convention.CONVENTION_FILE,
+)
+
+
+def check_collect_out(out) -> None:
+    """The write rule for ``collect --out``: a new or empty folder, or one ``collect`` made
+    (its ``status.csv`` or ``convention.json``) holding only the files it writes, every
+    subfolder readable.
+
+    Raises
+    ------
+    ProfetValueError
+        Naming the folder and the first file that is not collect's; nothing was changed.
+    """
+    folder = Path(out)
+    if not os.path.lexists(folder):
+        return
+    entries = [] if folder.is_symlink() or not folder.is_dir() else list(walk_entries(folder))
+    names = {rel for rel, _ in entries}
+    temps = {n for n in names if n.startswith(TEMP_PREFIX)}  # a killed run's: left alone
+    reason = folder_not_ours(folder, {*COLLECT_FILES, *temps}) if entries else None
+    if folder.is_symlink() or not folder.is_dir():
+        reason = "it is a link or not a folder"
+    elif entries and not names & {"status.csv", _convention.CONVENTION_FILE}:
+        reason = "no status.csv or convention.json of `profet collect`"
+    if reason:
+        raise ProfetValueError(
+            f"--out {str(out)!r} is not a dataset folder `profet collect` made ({reason}); give "
+            "a new folder (nothing was changed)"
+        )
+
+
+def _collect_grid(
+    out, grid, instance, quick, steps_per_epoch, latency_steps, timeout, retry_failed, progress
+) -> CollectSummary:
     _claim_convention(out)
     if retry_failed:
         _drop_failed(out)

@@ -10,6 +10,7 @@ latency is the median step time of a separate, unprofiled run after warm-up.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -21,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
+from ..inputs._outputs import file_not_ours, read_record, refuse_overlap, write_atomic
 from . import _zoo
 
 STEPS_TRACED = 2
@@ -349,29 +351,68 @@ def _meta(keras_model, differs, **fields) -> ProfileMeta:
     )
 
 
-def write_profile(profile: pd.DataFrame, meta: ProfileMeta, out: str | Path) -> tuple[Path, Path]:
+def meta_path_of(out) -> Path:
+    """The metadata file written beside the profile ``out``: ``<stem>.meta.json``."""
+    out = Path(out)
+    return out.with_name(out.stem + ".meta.json")
+
+
+def check_profile_out(out, model=None) -> None:
+    """The write rule for ``profet profile --out`` (before the run): the profile and its
+    ``<stem>.meta.json`` are new files, or the pair ``profet profile`` wrote, unchanged since
+    (the metadata records the profile's sha256); neither is the model file.
+
+    Raises
+    ------
+    ProfetValueError
+        Naming the file and what to do; nothing was changed.
+    """
+    out = Path(out)
+    meta_path = meta_path_of(out)
+    if model is not None and os.path.lexists(str(model)):
+        for path in (out, meta_path):
+            refuse_overlap(path, [model], "--out file")
+    record = read_record(meta_path)
+    ours = record is not None and isinstance(record.get("profet_files"), dict)
+    for path, reason in (
+        (out, file_not_ours(out, record)),
+        (meta_path, None if ours or not os.path.lexists(meta_path) else "PROFET did not write it"),
+    ):
+        if reason:
+            raise ProfetValueError(
+                f"{str(path)!r} exists and {reason}; give --out a new file name, or move that "
+                "file away (nothing was changed)"
+            )
+
+
+def write_profile(
+    profile: pd.DataFrame, meta: ProfileMeta, out: str | Path, model=None
+) -> tuple[Path, Path]:
     """Write PROFET JSON (a list holding one object op -> us) and ``<stem>.meta.json`` next to it.
 
     A profile taken outside the convention is written in the object form with
-    ``convention_differs`` (what differs), which ``profet predict`` warns about.
+    ``convention_differs`` (what differs), which ``profet predict`` warns about. Existing files
+    are replaced only if ``profet profile`` wrote them (:func:`check_profile_out`); each file
+    is written to a new temporary name beside it and renamed over.
 
     Raises
     ------
     ProfetError
-        If the folder cannot be written.
+        If the folder cannot be written, or ``out`` is a file PROFET may not replace.
     """
     out = Path(out)
-    meta_path = out.with_name(out.stem + ".meta.json")
+    check_profile_out(out, model)
+    meta_path = meta_path_of(out)
     doc = [profile.iloc[0].to_dict()]
     differs = meta.convention.get("differs") if meta.convention else None
     if differs:  # predict warns about it: the object form carries it
         doc = {"ops": doc[0], "steps": meta.steps_traced, "convention_differs": "; ".join(differs)}
+    data = (json.dumps(doc, indent=1) + "\n").encode()
+    record = {**meta.to_dict(), "profet_files": {out.name: hashlib.sha256(data).hexdigest()}}
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        for path, obj in ((out, doc), (meta_path, meta.to_dict())):
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text(json.dumps(obj, indent=1) + "\n")
-            os.replace(tmp, path)
+        write_atomic(out, data)
+        write_atomic(meta_path, (json.dumps(record, indent=1) + "\n").encode())
     except OSError as exc:
         raise ProfetError(f"cannot write profile to {str(out)!r}: {exc.strerror}") from None
     return out, meta_path

@@ -346,7 +346,17 @@ class CrossInstanceModel(BasisMixin, Estimator):
 
         from scipy.optimize import minimize_scalar
 
-        return float(minimize_scalar(loss, bounds=(-3.0, 3.0), method="bounded").x)
+        delta = float(minimize_scalar(loss, bounds=(-3.0, 3.0), method="bounded").x)
+        if abs(delta) > 3.0 - 0.05:  # pinned at its bound: the data are not this GPU's
+            off = sign[:, 0] * (y - self._log_ratio(fam, d_spec, d_eta0) - res)
+            ratio = float(np.exp(np.median(off)))
+            raise ProfetValueError(
+                f"the runs of {instance!r} take {ratio:.3g}x what its GPU's specs predict "
+                f"(median over {len(off)} pairs), beyond the {np.exp(3):.0f}x an efficiency "
+                "can explain; check the instance name, its spec line and the latency unit "
+                "(seconds); nothing was changed"
+            )
+        return delta
 
     def _calibration_free(self, pairs: pd.DataFrame):
         """View of self whose listed instances carry no calibration (others keep theirs)."""

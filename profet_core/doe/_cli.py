@@ -171,12 +171,24 @@ def _table(df: pd.DataFrame, index: bool = True) -> str:
     return df.to_string(index=index, float_format=lambda v: f"{v:.6g}", na_rep="-")
 
 
-def _prepare_out(out: Path) -> Path:
+def _check_out(out: Path | None, command: str, inputs=()) -> Path | None:
+    """The write rule (``training._swap.check_command_out``), before any work: a new or empty
+    folder, or one ``profet doe <command>`` wrote whose files nobody changed since (a run sheet
+    with results filled in is never replaced)."""
+    from ..training._swap import check_command_out
+
+    return None if out is None else check_command_out(out, f"doe {command}", inputs)
+
+
+def _write_folder(out: Path, command: str, write) -> None:
+    """``write(folder)`` into a folder beside ``out``, swapped in when complete."""
+    from ..training._swap import written_beside
+
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        with written_beside(out, f"doe {command}") as tmp:
+            write(tmp)
     except OSError as exc:
-        raise ProfetValueError(f"cannot create output folder {str(out)!r}: {exc}") from exc
-    return out
+        raise ProfetValueError(f"cannot write to output folder {str(out)!r}: {exc}") from exc
 
 
 def format_design(design: Design) -> str:
@@ -205,6 +217,7 @@ def design_handler(args: argparse.Namespace) -> int:
     from ._design import make_design
     from ._factors import parse_factor
 
+    _check_out(args.out, "design")
     factors = [parse_factor(f) for f in args.factor]
     design = make_design(
         factors,
@@ -217,14 +230,14 @@ def design_handler(args: argparse.Namespace) -> int:
     print("\nRun sheet:")
     print(_table(design.runs, index=False))
     if args.out is not None:
-        out = _prepare_out(args.out)
-        try:
-            to_csv(design.runs, out / "run_sheet.csv", index=False)
-            to_csv(design.factor_table(), out / "factors.csv", index=False)
-            to_csv(design.alias_table(), out / "aliases.csv", index=False)
-        except OSError as exc:
-            raise ProfetValueError(f"cannot write to output folder {str(out)!r}: {exc}") from exc
-        print(f"\nWrote run_sheet.csv, factors.csv and aliases.csv to {out}")
+
+        def write(tmp: Path) -> None:
+            to_csv(design.runs, tmp / "run_sheet.csv", index=False)
+            to_csv(design.factor_table(), tmp / "factors.csv", index=False)
+            to_csv(design.alias_table(), tmp / "aliases.csv", index=False)
+
+        _write_folder(args.out, "design", write)
+        print(f"\nWrote run_sheet.csv, factors.csv and aliases.csv to {args.out}")
     return 0
 
 
@@ -263,28 +276,26 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "response"
 
 
-def _write_analysis(result: AnalysisResult, out: Path) -> str:
-    """Write one response's tables and figures to ``out``; return the line saying so."""
+def _write_analysis(result: AnalysisResult, out: Path, shown: Path) -> str:
+    """Write one response's tables and figures to ``out``; return the line saying so (that
+    they are in ``shown``, where ``out`` is swapped in)."""
     from ..inputs._csv import to_csv
     from ._plots import doe_figures
 
     stem = _safe(result.response)
-    try:
-        to_csv(result.anova, out / f"{stem}_anova.csv")
-        to_csv(result.coefficients, out / f"{stem}_coefficients.csv")
-        to_csv(result.effects, out / f"{stem}_effects.csv", index=False)
-        to_csv(result.residuals, out / f"{stem}_residuals.csv", index=False)
-        names = []
-        for name, fig in doe_figures(result).items():
-            # "directory" writes plotly.min.js once next to the pages: offline, without
-            # repeating 4 MB of JavaScript in every file
-            fig.write_html(out / f"{stem}_{name}.html", include_plotlyjs="directory")
-            names.append(f"{stem}_{name}.html")
-    except OSError as exc:
-        raise ProfetValueError(f"cannot write to output folder {str(out)!r}: {exc}") from exc
+    to_csv(result.anova, out / f"{stem}_anova.csv")
+    to_csv(result.coefficients, out / f"{stem}_coefficients.csv")
+    to_csv(result.effects, out / f"{stem}_effects.csv", index=False)
+    to_csv(result.residuals, out / f"{stem}_residuals.csv", index=False)
+    names = []
+    for name, fig in doe_figures(result).items():
+        # "directory" writes plotly.min.js once next to the pages: offline, without
+        # repeating 4 MB of JavaScript in every file
+        fig.write_html(out / f"{stem}_{name}.html", include_plotlyjs="directory")
+        names.append(f"{stem}_{name}.html")
     return (
         f"\nWrote {stem}_anova.csv, {stem}_coefficients.csv, {stem}_effects.csv, "
-        f"{stem}_residuals.csv and {', '.join(names)} to {out}"
+        f"{stem}_residuals.csv and {', '.join(names)} to {shown}"
     )
 
 
@@ -294,11 +305,12 @@ def analyze_handler(args: argparse.Namespace) -> int:
     from ._factors import parse_factor
     from ._results import default_factors, read_results
 
+    _check_out(args.out, "analyze", [args.results])
     df = read_results(args.results)
     levels = [parse_factor(s) for s in args.levels]
     factors = _split(args.factors)
     terms = _split(args.terms)
-    out = _prepare_out(args.out) if args.out is not None else None
+    results = []
     for i, response in enumerate(args.response):
         # other requested responses are never factors, whatever their values look like
         facs = default_factors(df, args.response) if factors is None else factors
@@ -306,8 +318,12 @@ def analyze_handler(args: argparse.Namespace) -> int:
         if i:
             print("\n" + "=" * 78 + "\n")
         print(format_analysis(result))
-        if out is not None:
-            print(_write_analysis(result, out))
+        results.append(result)
+    if args.out is not None:  # every response's files in one new folder, swapped in
+        lines = []
+        write = lambda tmp: lines.extend(_write_analysis(r, tmp, args.out) for r in results)  # noqa: E731
+        _write_folder(args.out, "analyze", write)
+        print("\n".join(lines))
     return 0
 
 

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from ..errors import ProfetValueError
+from ._outputs import write_atomic
 
 #: The training data's capture convention and zoo (the original generator's).
 CONVENTION = "profet-2021"
@@ -81,9 +82,7 @@ def write_folder_convention(folder: str | Path, details: dict | None = None) -> 
     """Write :data:`CONVENTION_FILE` (this convention and zoo, plus ``details``) into ``folder``."""
     path = Path(folder) / CONVENTION_FILE
     record = {"convention": CONVENTION, "zoo": ZOO_VERSION, **(details or {})}
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8"))
     return path
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ArtifactError
+from ..inputs._outputs import moved_aside
 
 FORMAT_VERSION = 2
 DEFAULT_ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
@@ -154,6 +155,13 @@ class Bundle:
 def _read_manifest(path: Path) -> dict:
     manifest_path = path / "manifest.json"
     if not manifest_path.is_file():
+        aside = None if os.path.lexists(path) else moved_aside(path)
+        if aside is not None:
+            raise ArtifactError(
+                f"the artifacts {str(path)!r} were moved aside to {str(aside)!r} by a `profet "
+                "train` that was killed; the next `profet train --out` there puts them back, or "
+                f"move {str(aside)!r} to {str(path)!r}"
+            )
         raise ArtifactError(
             f"no trained artifacts in {str(path)!r} (manifest.json missing); "
             "run `profet train --data DIR --out DIR` first"
@@ -305,7 +313,15 @@ def _unlisted(path: Path, files: dict) -> tuple:
 
 
 def artifacts_path(path=None) -> Path:
-    """``path``, else ``$PROFET_ARTIFACTS``, else the project's ``artifacts/``."""
+    """``path``, else ``$PROFET_ARTIFACTS``, else the project's ``artifacts/``.
+
+    Raises
+    ------
+    ArtifactError
+        ``path`` is an empty string (never read as "the default").
+    """
+    if isinstance(path, str | bytes) and len(path) == 0:
+        raise ArtifactError("artifacts folder path is empty; give a folder or leave it out")
     return Path(path or os.environ.get("PROFET_ARTIFACTS") or DEFAULT_ARTIFACTS)
 
 

@@ -17,7 +17,9 @@ import pandas as pd
 from ..errors import ProfetValueError
 from ..inputs._convention import CONVENTION, ZOO_VERSION
 from ..inputs._dataset import Dataset
-from ..inputs._gpu_specs import load_specs
+from ..inputs._gpu_specs import SPEC_COLUMNS, load_specs
+from ..inputs._outputs import folder_lock
+from ..inputs._rules import check_instance_names
 from ..prediction._predictor import load_artifacts
 from ..prediction._store import artifacts_path, write_json, write_manifest
 from ._folders import as_folders, read_folders
@@ -53,28 +55,64 @@ def add_instance(path, instance: str, data, specs=None) -> str:
         shared with a measured instance, or data taken under another capture convention or zoo
         than the artifacts' training data. The artifacts are then left as they were.
     """
+    artifacts = artifacts_path(path)  # "" refused, never read as the shipped artifacts
+    check_instance_names([instance], "--instance")
     if not isinstance(data, Dataset):  # paths and the spec file refused before any reading
         folders = as_folders(data)
-        check_paths(folders, artifacts_path(path))
+        check_paths(folders, artifacts)
     if specs is not None and not isinstance(specs, pd.DataFrame):
         specs = load_specs(specs)
-    dataset = data if isinstance(data, Dataset) else read_folders(folders)
-    predictor = load_artifacts(path)
-    check_convention(predictor.bundle.manifest, dataset)
-    check_out_folder(predictor.path)  # it is rewritten: it must hold nothing but our files
-    cross = predictor.cross
-    if cross is None:
-        raise ProfetValueError("these artifacts hold no cross-instance model; retrain them")
     if specs is not None:
-        keep = cross.specs_[~cross.specs_["instance"].isin(specs["instance"])]
-        cross = cross.with_specs(pd.concat([keep, specs], ignore_index=True))
-    if instance not in cross.spec_index_:
-        raise ProfetValueError(
-            f"instance {instance!r} is not in the spec catalog; pass its line with --specs FILE"
-        )
-    adapted = cross.calibrate(instance, dataset)
-    _write_cross(Path(predictor.path), adapted, predictor.bundle.arrays)
+        check_instance_names(specs["instance"], "spec catalog instance")
+    dataset = data if isinstance(data, Dataset) else read_folders(folders)
+    with folder_lock(artifacts):  # read, adapt and rewrite as one: no other writer between
+        predictor = load_artifacts(artifacts)
+        check_convention(predictor.bundle.manifest, dataset)
+        check_out_folder(predictor.path)  # it is rewritten: it must hold nothing but our files
+        cross = predictor.cross
+        if cross is None:
+            raise ProfetValueError("these artifacts hold no cross-instance model; retrain them")
+        if specs is not None:
+            check_no_redefinition(cross, specs)
+            keep = cross.specs_[~cross.specs_["instance"].isin(specs["instance"])]
+            cross = cross.with_specs(pd.concat([keep, specs], ignore_index=True))
+        if instance not in cross.spec_index_:
+            raise ProfetValueError(
+                f"instance {instance!r} is not in the spec catalog; pass its line with --specs FILE"
+            )
+        adapted = cross.calibrate(instance, dataset)
+        _write_cross(Path(predictor.path), adapted, predictor.bundle.arrays)
     return adapted.basis(instance)
+
+
+def check_no_redefinition(cross, specs: pd.DataFrame) -> None:
+    """Refuse spec lines that change an instance the artifacts were trained on (its measured
+    rows and its specs fit the model together: new specs would move every prediction); a line
+    equal to the trained one is fine.
+
+    Raises
+    ------
+    ProfetValueError
+        Naming the instance and the first value that differs.
+    """
+    trained = cross.specs_.set_index("instance")
+    for row in specs.itertuples(index=False):
+        name = row.instance
+        if name not in set(cross.instances_) or name not in trained.index:
+            continue
+        for col in SPEC_COLUMNS:
+            old, new = trained.at[name, col], getattr(row, col)
+            same = (
+                np.isclose(float(old), float(new), rtol=1e-9)
+                if isinstance(old, int | float | np.number)
+                else str(old) == str(new)
+            )
+            if not same:
+                raise ProfetValueError(
+                    f"the spec line for {name!r} changes {col} ({old} -> {new}) of an instance "
+                    "the artifacts were trained on, which would move every prediction; drop "
+                    "that line (nothing was changed)"
+                )
 
 
 def check_convention(manifest: dict, dataset: Dataset) -> None:

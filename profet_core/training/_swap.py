@@ -18,6 +18,7 @@ makes it use the portable swap.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
@@ -25,11 +26,23 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 from pathlib import Path
 
 from ..errors import ProfetFileNotFoundError, ProfetValueError
+from ..inputs._outputs import (
+    check_path_name,
+    folder_lock,
+    folder_not_ours,
+    inside_artifacts,
+    marker_not_ours,
+    read_record,
+    refuse_overlap,
+    walk_entries,
+    write_marker,
+)
 
 PREFIX = ".profet-train-"
 OWNER = ".owner"
@@ -48,28 +61,21 @@ def stop_at(step: str) -> None:
 
 
 def not_ours(folder: Path) -> str | None:
-    """Why ``folder`` is not a PROFET artifacts folder we may replace (None if it is one)."""
+    """Why ``folder`` is not a PROFET artifacts folder we may replace (None if it is one): no
+    manifest of ours, or a file it does not list, a link, a special file, a subfolder that
+    cannot be read or an entry of another user (:func:`~profet_core.inputs._outputs.folder_not_ours`)."""
     if folder.is_symlink():
         return "it is a symbolic link"
     if not folder.is_dir():
         return "it is not a folder"
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text())
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+    manifest = read_record(folder / "manifest.json")
+    if manifest is None:
         return "no readable manifest.json of PROFET"
-    files = manifest.get("files") if isinstance(manifest, dict) else None
+    files = manifest.get("files")
     if not isinstance(files, dict) or not isinstance(manifest.get("format"), int):
         return "its manifest.json is not PROFET's"
     listed = {os.path.normpath(str(f)) for f in files} | {"manifest.json"}
-    for root, dirs, names in os.walk(folder):
-        for name in dirs + names:
-            path = Path(root, name)
-            rel = os.path.normpath(path.relative_to(folder))
-            if path.is_symlink() or not (path.is_dir() or path.is_file()):
-                return f"{rel!r} is a link or a special file"
-            if path.is_file() and rel not in listed:
-                return f"it holds {rel!r}, which the manifest does not list"
-    return None
+    return folder_not_ours(folder, listed)
 
 
 def check_out_folder(out, data=()) -> Path:
@@ -88,6 +94,7 @@ def check_out_folder(out, data=()) -> Path:
         ``out`` overlaps a dataset folder, exists and is not an artifacts folder, or its parent
         cannot be written.
     """
+    check_path_name(out)
     out = Path(out)
     where = Path(os.path.abspath(out)).resolve()
     if where.parent.is_dir():
@@ -118,11 +125,71 @@ def check_paths(data, out, validation=None) -> None:
         if not Path(d).is_dir():
             raise ProfetFileNotFoundError(f"dataset folder {str(d)!r} does not exist")
     check_out_folder(out, data)
-    if validation is not None and not (Path(validation) / "run.json").is_file():
+    if validation is not None:
+        check_validation_folder(validation)
+
+
+def check_validation_folder(validation) -> None:
+    """Refuse a ``--validation`` folder that is not one of ``profet validate``: no ``run.json``,
+    a link or special file in it (a link to ``/dev/zero`` would be copied until the disk is
+    full), a subfolder that cannot be read."""
+    folder = Path(validation)
+    if folder.is_symlink() or not (folder / "run.json").is_file():
         raise ProfetFileNotFoundError(
             f"--validation {str(validation)!r} is not a `profet validate --out DIR` folder "
             "(no run.json)"
         )
+    for rel, st in walk_entries(folder):
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            raise ProfetValueError(
+                f"--validation {str(validation)!r} holds {rel!r}, a link or a special file; "
+                "give the folder `profet validate` wrote"
+            )
+
+
+def check_command_out(out, command: str, inputs=()) -> Path:
+    """The write rule for the output folder of ``profet <command>`` (``validate``, ``doe
+    design``, ``doe analyze``), checked before any work: a new or empty folder, or one this
+    command wrote and nobody changed since (:func:`~profet_core.inputs._outputs.marker_not_ours`);
+    never equal to, inside or containing an input, never inside an artifacts folder.
+
+    Raises
+    ------
+    ProfetValueError
+        Saying which rule and that nothing was changed.
+    """
+    check_path_name(out)
+    out = Path(out)
+    refuse_overlap(out, inputs)
+    artifacts = inside_artifacts(out)
+    if artifacts is not None:
+        raise ProfetValueError(
+            f"output folder {str(out)!r} is inside the artifacts folder {str(artifacts)!r}, "
+            "whose checksums it would break; write elsewhere (nothing was changed)"
+        )
+    if out.exists() or out.is_symlink():
+        reason = marker_not_ours(out, command)
+        if reason:
+            raise ProfetValueError(
+                f"output folder {str(out)!r} exists and is not one `profet {command}` wrote "
+                f"({reason}); give a new folder (nothing was changed)"
+            )
+    _probe_writable(Path(os.path.abspath(out)).resolve().parent)
+    return out
+
+
+@contextlib.contextmanager
+def written_beside(out, command: str):
+    """Yield a temporary folder beside ``out`` to write ``profet <command>``'s files into; then
+    record them (:data:`~profet_core.inputs._outputs.MARKER`) and swap the folder in."""
+    tmp = new_temp_folder(out)
+    try:
+        yield tmp
+        write_marker(tmp, command)
+        with folder_lock(out):
+            replace_folder(tmp, Path(out), check=lambda o: marker_not_ours(o, command))
+    finally:
+        remove_temp(tmp)
 
 
 def _probe_writable(parent: Path) -> None:
@@ -159,11 +226,8 @@ def new_temp_folder(out_dir) -> Path:
 
 def _owner(path: Path) -> dict | None:
     """The owner record of a temporary folder ``path`` (its own file), if it is ours."""
-    try:
-        record = json.loads((path.parent / (path.name + OWNER)).read_text())
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    if not isinstance(record, dict) or record.get("profet") != "temporary folder":
+    record = read_record(path.parent / (path.name + OWNER))
+    if record is None or record.get("profet") != "temporary folder":
         return None
     if path.name != f"{PREFIX}{record.get('nonce')}" or not isinstance(record.get("pid"), int):
         return None
@@ -191,9 +255,12 @@ def remove_temp(tmp: Path) -> None:
     """Remove a temporary folder of ours (and its ``.old`` and owner file); others are kept."""
     if _owner(tmp) is None:
         return
+    old = tmp.with_name(tmp.name + ".old")
     _rmtree(tmp)
-    _rmtree(tmp.with_name(tmp.name + ".old"))
+    _rmtree(old)
     stop_at("old-removed")
+    if os.path.lexists(tmp) or os.path.lexists(old):  # kept marked: a later run retries
+        return
     tmp.with_name(tmp.name + OWNER).unlink(missing_ok=True)
 
 
@@ -227,15 +294,31 @@ def _renameat2(src: Path, dst: Path, flags: int) -> bool:
     raise OSError(err, os.strerror(err), str(dst))
 
 
-def replace_folder(tmp: Path, out: Path) -> None:
+def replace_folder(tmp: Path, out: Path, check=None) -> None:
     """Put the fully written temporary folder ``tmp`` at ``out``; remove the old one, if any.
+
+    ``check(out)`` says why an existing ``out`` may not be replaced (default :func:`not_ours`:
+    an artifacts folder); a file system that cannot rename it (a mount point, an overlay's lower
+    layer) is said in one line, ``out`` untouched.
 
     Raises
     ------
     ProfetValueError
-        ``out`` is (now) not a PROFET artifacts folder, or appeared while ``tmp`` was written.
+        ``out`` is (now) not a folder of ours, appeared while ``tmp`` was written, or cannot be
+        replaced.
     """
-    out = Path(out)
+    try:
+        _replace(tmp, Path(out), check or not_ours)
+    except OSError as exc:
+        if not os.path.isdir(out) and os.path.isdir(str(tmp) + ".old"):
+            os.rename(str(tmp) + ".old", out)  # the portable swap's first rename undone
+        raise ProfetValueError(
+            f"cannot put the new folder at {str(out)!r}: {exc.strerror or exc} (nothing there "
+            "was changed; write to a new folder on a local disk)"
+        ) from None
+
+
+def _replace(tmp: Path, out: Path, check) -> None:
     stop_at("before-swap")
     if not os.path.lexists(out):
         if not _renameat2(tmp, out, _RENAME_NOREPLACE):
@@ -243,10 +326,10 @@ def replace_folder(tmp: Path, out: Path) -> None:
                 raise FileExistsError(errno.EEXIST, "appeared while training", str(out))
             os.rename(tmp, out)
         return
-    reason = not_ours(out)  # again: files may have been added while we trained
+    reason = check(out)  # again: files may have been added while we worked
     if reason:
         raise ProfetValueError(
-            f"output folder {str(out)!r} is not a PROFET artifacts folder ({reason}); "
+            f"output folder {str(out)!r} is not a folder PROFET wrote ({reason}); "
             "nothing was changed"
         )
     if not _renameat2(tmp, out, _RENAME_EXCHANGE):

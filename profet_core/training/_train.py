@@ -13,6 +13,7 @@ from ..errors import ProfetValueError
 from ..features._clustering import OpClusterer
 from ..inputs._catalog import validate_catalog
 from ..inputs._dataset import Dataset, make_pairs
+from ..inputs._outputs import MARKER, folder_lock
 from ..inputs._overhead import learn_step_reference
 from ..inputs._sanity import device_busy_us
 from ..models._breakdown import BreakdownRegressor, breakdown_pairs
@@ -24,7 +25,13 @@ from ..prediction._store import FORMAT_VERSION, PRICES_FILE, write_json, write_m
 from ..prediction._trained import INTERVAL_LEVEL, pair_name
 from ._cross_validate import Progress, cross_validate
 from ._report import write_validation
-from ._swap import check_out_folder, new_temp_folder, remove_temp, replace_folder
+from ._swap import (
+    check_out_folder,
+    check_validation_folder,
+    new_temp_folder,
+    remove_temp,
+    replace_folder,
+)
 
 #: Fewest joined rows a pair needs to be trained.
 MIN_PAIR_ROWS = 4
@@ -259,6 +266,7 @@ def train(
     check_trainable(dataset, methods, intervals and validation is None)
     settings = {"threshold": threshold, "method_params": method_params}
     if validation is not None:  # checked before the fitting, copied after it
+        check_validation_folder(validation)
         quantiles = _reuse_validation(Path(validation), dataset, methods, settings)
     factories = {m: method_factory(m, method_params.get(m)) for m in methods}
     default = DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
@@ -272,7 +280,8 @@ def train(
     try:
         (tmp / "validation").mkdir()
         if validation is not None:
-            shutil.copytree(validation, tmp / "validation", dirs_exist_ok=True)
+            skip = shutil.ignore_patterns(MARKER)
+            shutil.copytree(validation, tmp / "validation", dirs_exist_ok=True, ignore=skip)
         elif calibrated:
             chosen = {m: factories[m] for m in calibrated}
             oof = cross_validate(dataset, chosen, threshold=threshold, progress=progress)
@@ -283,21 +292,26 @@ def train(
         for name, table in reports.items():
             table.to_csv(tmp / "validation" / name, index=False)
         _write_artifacts(tmp, dataset, catalog, quantiles, model, arrays)
-        write_manifest(
-            tmp,
-            data_fingerprint=dataset.fingerprint,
-            n_profiles=len(dataset.profiles),
-            architectures=dataset.architectures,
-            calibrated=calibrated,
-            # `profet add-instance` refuses data taken under another convention (or zoo).
-            convention=dataset.convention,
-            zoo=dataset.zoo,
-            **settings,
-        )
-        replace_folder(tmp, Path(out_dir))
+        _write_manifest(tmp, dataset, calibrated, settings)
+        with folder_lock(out_dir):  # another writer's swap (add-instance's rewrite) waits
+            replace_folder(tmp, Path(out_dir))
     finally:
         remove_temp(tmp)
     return Path(out_dir)
+
+
+def _write_manifest(tmp: Path, dataset: Dataset, calibrated: list, settings: dict) -> None:
+    write_manifest(
+        tmp,
+        data_fingerprint=dataset.fingerprint,
+        n_profiles=len(dataset.profiles),
+        architectures=dataset.architectures,
+        calibrated=calibrated,
+        # `profet add-instance` refuses data taken under another convention (or zoo).
+        convention=dataset.convention,
+        zoo=dataset.zoo,
+        **settings,
+    )
 
 
 def _write_artifacts(tmp: Path, dataset, catalog, intervals, model: dict, arrays: dict) -> None:

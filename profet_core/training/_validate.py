@@ -13,8 +13,9 @@ from ..inputs._gpu_specs import load_specs
 from ..models._intervals import interval_quantiles
 from ..models._methods import METHODS, method_factory
 from ._cross_validate import Progress, cross_validate
-from ._folders import read_folders
+from ._folders import as_folders, read_folders
 from ._report import write_validation
+from ._swap import check_command_out, written_beside
 
 #: What :func:`validate` writes besides ``crossgpu.csv``, the report first.
 FILES = ("report.md", "metrics.csv", "per_architecture.csv", "scalers.csv", "noise.csv")
@@ -77,7 +78,9 @@ def validate(
         The data, or dataset folders (concatenated).
     out : path-like
         Folder for ``report.md``, the CSVs and ``run.json`` (which ``train(validation=out)``
-        reuses for the same data and settings).
+        reuses for the same data and settings): new, empty or one ``validate`` wrote (checked
+        before any work; never overlapping ``data`` or inside an artifacts folder); written
+        beside and swapped in.
     methods : list of str, optional
         Methods to validate (default: all).
     anchors, targets, architectures : list of str, optional
@@ -103,6 +106,10 @@ def validate(
     Validation
         The report's text, the files written and, with ``cross``, the leave-one-GPU-out table.
     """
+    inputs = [] if isinstance(data, Dataset) else as_folders(data)
+    if specs is not None and not isinstance(specs, pd.DataFrame):
+        inputs.append(specs)
+    out = check_command_out(out, "validate", inputs)  # before any work
     if cross and not isinstance(specs, pd.DataFrame):
         specs = load_specs(specs)
     dataset = data if isinstance(data, Dataset) else read_folders(data)
@@ -117,14 +124,15 @@ def validate(
         architectures=architectures,
         progress=progress,
     )
-    out = Path(out)
     settings = {"threshold": threshold, "method_params": params}
     chosen = {"anchors": anchors, "targets": targets, "architectures": architectures}
     # The noise floor and scaler tables are per instance on all the data: said in the report.
     selection = "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in chosen.items() if v)
-    write_validation(out, oof, interval_quantiles(oof), dataset, settings, selection or None)
-    table = _validate_cross(dataset, specs, out) if cross else None
-    return Validation(out, (out / "report.md").read_text(), FILES, table)
+    with written_beside(out, "validate") as tmp:
+        write_validation(tmp, oof, interval_quantiles(oof), dataset, settings, selection or None)
+        table = _validate_cross(dataset, specs, tmp) if cross else None
+        report = (tmp / "report.md").read_text()
+    return Validation(out, report, FILES, table)
 
 
 def _validate_cross(dataset: Dataset, specs: pd.DataFrame, out: Path) -> pd.DataFrame:

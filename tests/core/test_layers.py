@@ -152,6 +152,7 @@ CLI_ALLOWED = {
     "inputs._profile": "profile_instance: the anchor a profile file names (predict's default)",
     "training._folders": "training_data: train's folders -> checked paths, dataset and catalog",
     "inputs._csv": "to_csv: the formula-escaping CSV writer of doe's tables",
+    "training._swap": "the one write rule: doe's output folders checked first, swapped in",
 }
 CLI_MODULES = sorted(
     m for m in MODULES if m.startswith("cli.") or m in ("capture._cli", "doe._cli", "__main__")
