@@ -126,7 +126,7 @@ def folder_not_ours(folder, listed, hashes: dict | None = None) -> str | None:
             return f"{quote(rel)} is a link or a special file"
         rel = os.path.normpath(rel)
         if rel not in listed:
-            return f"it holds {quote(rel)}, which PROFET did not write"
+            return f"it holds {quote(rel)}, which the manifest does not list"
         if hashes and rel in hashes and sha256_file(folder / rel) != hashes[rel]:
             return f"{quote(rel)} was changed after PROFET wrote it"
     return None
@@ -210,7 +210,7 @@ def check_path_name(out, what: str = "output folder") -> None:
         if exc.errno == errno.ELOOP:
             raise ProfetValueError(f"{what} {shown} is a symlink loop") from None
         if exc.errno not in (errno.ENOENT,):
-            raise ProfetValueError(f"{what} {shown} cannot be used: {exc.strerror}") from None
+            raise ProfetValueError(f"cannot write the {what} {shown}: {exc.strerror}") from None
     if os.path.ismount(raw):
         raise ProfetValueError(
             f"{what} {shown} is a mount point, which cannot be replaced; give a folder inside it"
