@@ -364,3 +364,23 @@ def moved_aside(folder) -> Path | None:
         if record and record.get("out") == str(where) and old.is_dir() and not old.is_symlink():
             return old
     return None
+
+
+def remove_stale_locks(parent) -> None:
+    """Remove the lock files a killed writer left in ``parent`` (a lock of ours that no process
+    holds); a file of the name that is not a PROFET lock is left alone."""
+    import fcntl
+
+    for path in sorted(Path(parent).glob(f"{LOCK_PREFIX}*"))[:100]:
+        try:
+            fd = _open_lock(path)
+        except ProfetValueError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                os.unlink(path)
+        except OSError:
+            pass  # held by a running writer, or gone already
+        finally:
+            os.close(fd)

@@ -40,6 +40,7 @@ from ..inputs._outputs import (
     marker_not_ours,
     read_record,
     refuse_overlap,
+    remove_stale_locks,
     walk_entries,
     write_marker,
 )
@@ -266,7 +267,9 @@ def remove_temp(tmp: Path) -> None:
 
 def clean_leftovers(parent: Path) -> None:
     """Remove the temporary folders of dead runs of ours in ``parent``, restoring first an
-    artifacts folder that a kill left moved aside (the portable swap's only unsafe moment)."""
+    artifacts folder that a kill left moved aside (the portable swap's only unsafe moment),
+    and the lock files killed writers left."""
+    remove_stale_locks(parent)
     for owner in parent.glob(f"{PREFIX}*{OWNER}"):
         tmp = owner.with_name(owner.name[: -len(OWNER)])
         record = _owner(tmp)
