@@ -7,8 +7,9 @@ Each case is one malformed or absurd input; its outcome is one of
 ``garbage`` (exit 0 where the input must be refused, non-finite numbers, a RuntimeWarning on
 stderr, or a 300-digit number in a message), ``injected`` (user text written out as live
 markup or a spreadsheet formula), ``traceback`` (any other exit or a Python traceback) or
-``hang`` (no answer within 60 s). The classes of issue 19 live in bench/fuzz_edges.py. Run it
-on an old checkout (``--repo``) and on this one to compare.
+``hang`` (no answer within 60 s). The classes of issue 19 live in bench/fuzz_edges.py; the
+write-rule probes of issue 27 (class ``writes``: ``data-loss`` counted too) in
+bench/fuzz_writes.py. Run it on an old checkout (``--repo``) and on this one to compare.
 """
 
 from __future__ import annotations
@@ -194,11 +195,16 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]))
-    ap.add_argument("--classes", nargs="+", default=["issue-13", *CLASSES])
+    ap.add_argument("--classes", nargs="+", default=["issue-13", *CLASSES, "writes"])
     args = ap.parse_args()
     counts, rows = {}, []
+    if "writes" in args.classes:  # issue 27's write-rule probes: bench/fuzz_writes.py
+        from fuzz_writes import run_probes
+
+        counts["writes"] = run_probes(args.repo)
     with tempfile.TemporaryDirectory() as tmp:
-        for cls, name, argv, expect, check in _all_cases(Path(tmp), args.classes):
+        classes = [c for c in args.classes if c != "writes"]
+        for cls, name, argv, expect, check in _all_cases(Path(tmp), classes):
             result, seconds = _run_case(args.repo, argv, expect, check, Path(tmp))
             counts.setdefault(cls, Counter())[result] += 1
             rows.append(f"{cls:15s} {name:32s} {result:10s} {seconds:6.1f} s")

@@ -257,14 +257,11 @@ print(sum(c.basis(g).startswith("calibrated") for g in ("gpu-d", "gpu-e")))"""
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]))
-    ap.add_argument("--only", nargs="+", help="probe names (default all)")
-    ap.add_argument("--verbose", action="store_true", help="print each command's last stderr line")
-    args = ap.parse_args()
-    repo = str(Path(args.repo).resolve())
-    counts, rows = Counter(), []
+def run_probes(repo: str, only=None, verbose: bool = False) -> Counter:
+    """Run the probes (``only``: their names) on the checkout ``repo``; print one row each and
+    return the count of each outcome."""
+    repo = str(Path(repo).resolve())
+    counts = Counter()
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)  # the unreadable-subfolder probe runs as another user
         base = Path(tmp) / "base"
@@ -272,7 +269,7 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": repo}
         subprocess.run([sys.executable, "-c", _SETUP, str(base)], cwd=repo, env=env, check=True)
         for name, probe in probes(repo, base).items():
-            if args.only and name not in args.only:
+            if only and name not in only:
                 continue
             w = Path(tmp) / name
             w.mkdir()
@@ -282,10 +279,19 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 result = "hang"
             counts[result] += 1
-            rows.append(f"writes {name:34s} {result:10s} {time.perf_counter() - t0:6.1f} s")
-            print(rows[-1], flush=True)
-            if args.verbose and LAST:
+            print(f"writes          {name:32s} {result:10s} {time.perf_counter() - t0:6.1f} s")
+            if verbose and LAST:
                 print("    " + LAST[-1], flush=True)
+    return counts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]))
+    ap.add_argument("--only", nargs="+", help="probe names (default all)")
+    ap.add_argument("--verbose", action="store_true", help="print each command's last stderr line")
+    args = ap.parse_args()
+    counts = run_probes(args.repo, args.only, args.verbose)
     print("writes totals   " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     print(json.dumps(dict(counts)))
 
