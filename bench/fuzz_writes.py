@@ -161,6 +161,11 @@ print(sum(c.basis(g).startswith("calibrated") for g in ("gpu-d", "gpu-e")))"""
         landed = int(n.stdout.strip() or 0)
         return "data-loss" if landed < codes.count(0) else ("ok" if landed == 2 else "refused")
 
+    def in_artifacts(w):
+        before = _digest(art_copy(w))
+        proc = _run(repo, [*val, "--out", "art/validation"], w)
+        return _outcome(proc, _digest(w / "art") != before or not _loads(repo, w / "art"))
+
     def out_is_data(w):
         shutil.copytree(data, w / "d")
         before = _digest(w / "d")
@@ -194,16 +199,7 @@ print(sum(c.basis(g).startswith("calibrated") for g in ("gpu-d", "gpu-e")))"""
             {"mine/report.md": "my report", "mine/metrics.csv": "a\n1\n"},
         ),  # fmt: skip
         "validate-out-is-data": out_is_data,
-        "validate-in-artifacts": lambda w: (
-            art_copy(w),
-            _probe(
-                repo,
-                w,
-                [*val, "--out", "art/validation"],
-                {},
-                check=lambda w: not _loads(repo, w / "art"),
-            ),  # fmt: skip
-        )[1],
+        "validate-in-artifacts": in_artifacts,
         "doe-design-over-results": lambda w: _probe(
             repo, w, [*design, "--out", "d"], {"d/run_sheet.csv": sheet}
         ),
@@ -214,7 +210,7 @@ print(sum(c.basis(g).startswith("calibrated") for g in ("gpu-d", "gpu-e")))"""
             repo,
             w,
             ["doe", "analyze", "r.csv", "--response", "latency_ms", "--out", "."],
-            {"r.csv": sheet, "y_anova.csv": "mine"},
+            {"r.csv": sheet, "latency_ms_anova.csv": "mine"},
         ),  # fmt: skip
         "profile-out-is-model": lambda w: _probe(
             repo, w, [*prof, "--out", "model.py"], {"model.py": MODEL}

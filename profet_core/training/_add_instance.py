@@ -52,8 +52,16 @@ def add_instance(path, instance: str, data, specs=None) -> str:
     ------
     ProfetValueError
         No cross-instance model in the artifacts, an instance already measured, no workload
-        shared with a measured instance, or data taken under another capture convention or zoo
-        than the artifacts' training data. The artifacts are then left as they were.
+        shared with a measured instance, data taken under another capture convention or zoo
+        than the artifacts' training data, an empty ``path``, a spec line whose instance name
+        is not allowed or that changes a trained instance's specs, runs more than 20x off what
+        the GPU's specs predict, or another writer holding the artifacts' lock too long. All
+        are checked before writing: the artifacts are then left as they were.
+
+    Notes
+    -----
+    The artifacts folder's lock (``inputs._outputs.folder_lock``) is held from reading the
+    artifacts to swapping the new ones in, so concurrent runs each add their instance.
     """
     artifacts = artifacts_path(path)  # "" refused, never read as the shipped artifacts
     check_instance_names([instance], "--instance")
