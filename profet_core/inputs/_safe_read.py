@@ -75,9 +75,9 @@ def read_bounded(path, limit: int, what: str = "profile file") -> bytes:
         Empty path, a folder, FIFO, device or socket, a symlink loop, a name over 255 bytes,
         no permission, or a file larger than ``limit``.
     """
-    raw = os.fspath(path)
-    if isinstance(raw, bytes):
-        raw = os.fsdecode(raw)
+    from ._args import path_arg
+
+    raw = os.fsdecode(path) if path_arg(path, f"the {what}") is not None else ""
     if raw == "":
         raise ProfetValueError(f"{what} path is empty; give the path of a file")
     shown = quote(raw)

@@ -9,6 +9,7 @@ from .._messages import quote, show_number
 from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MAX_LATENCY_S, MIN_LATENCY_S, MS_PER_HOUR
 from ..errors import ArtifactError, ProfetValueError
 from ..features._profile_features import ProfileFeatures, family_times
+from ..inputs._args import float_or_nan, is_number, numbers_arg
 from ..inputs._rules import whole_sizes
 from ..models._intervals import interval_scale, member_spread, novelty_bands
 from ._result import NOVELTY_WARN, Prediction
@@ -210,11 +211,18 @@ def workload_sizes(profiles, batch_size, input_size):
     out = []
     for name, given in (("batch_size", batch_size), ("input_size", input_size)):
         if given is not None:
-            value = np.broadcast_to(np.asarray(given, dtype=float), (len(profiles),))
+            value = numbers_arg(given, name, none_is_nan=True)
+            if value.size not in (1, len(profiles)):
+                raise ProfetValueError(
+                    f"{name} must be one number or one per profile row ({len(profiles)}); "
+                    f"got {value.size}"
+                )
+            value = np.broadcast_to(value, (len(profiles),))
         elif name in profiles.columns:
             value = pd.to_numeric(profiles[name], errors="coerce").to_numpy(dtype=float)
-        else:
-            return None
+        else:  # unknown: the other, if given, is still checked
+            out.append(None)
+            continue
         top = MAX_BATCH_SIZE if name == "batch_size" else MAX_INPUT_SIZE
         with np.errstate(invalid="ignore"):
             ok = np.isfinite(value) & (value >= 1) & (value <= top) & (value == np.floor(value))
@@ -224,7 +232,7 @@ def workload_sizes(profiles, batch_size, input_size):
                 f"1..{top:,} for every profile row"
             )
         out.append(value)
-    return tuple(out)
+    return None if any(v is None for v in out) else tuple(out)
 
 
 def _fit_probability(predictor, anchor, targets, lat, sizes, n) -> np.ndarray:
@@ -267,8 +275,10 @@ def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
 
 
 def _positive_ms(name: str, v) -> float:
-    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-    if not (ok and np.isfinite(v) and MIN_LATENCY_S * 1e3 <= v <= MAX_LATENCY_S * 1e3):
+    ok = is_number(v)
+    if not (
+        ok and np.isfinite(float_or_nan(v)) and MIN_LATENCY_S * 1e3 <= v <= MAX_LATENCY_S * 1e3
+    ):
         raise ProfetValueError(
             f"{name} is {show_number(v) if ok else quote(v)}; it must be a number of "
             f"milliseconds {MIN_LATENCY_S * 1e3:g}..{MAX_LATENCY_S * 1e3:g}"
@@ -291,7 +301,7 @@ def scale_latency(scaler, by: str, points, size):
     checked = {}
     for k, v in points.items():
         ok = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, bool)
-        if not (ok and np.isfinite(k) and lo <= k <= hi):
+        if not (ok and np.isfinite(float_or_nan(k)) and lo <= k <= hi):
             shown = show_number(k) if ok else quote(k)
             raise ProfetValueError(
                 f"measured {by} size {shown} is outside the trained {by} range {lo:g}..{hi:g}"

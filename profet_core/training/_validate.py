@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..inputs._args import path_arg
 from ..inputs._dataset import Dataset
 from ..inputs._gpu_specs import load_specs
 from ..models._intervals import interval_quantiles
@@ -103,6 +104,7 @@ def validate(
     Validation
         The report's text, the files written and, with ``cross``, the leave-one-GPU-out table.
     """
+    path_arg(out, "the report folder (out)")  # issue 27: type checks before any work
     if cross and not isinstance(specs, pd.DataFrame):
         specs = load_specs(specs)
     dataset = data if isinstance(data, Dataset) else read_folders(data)
