@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import ProfetValueError
-from ..inputs._sanity import NO_GPU, device_busy_us
+from ..inputs._sanity import MIN_DEVICE_US, NO_GPU, device_busy_us
 
 NO_GPU_MESSAGE = f"the profile has no GPU device time: {NO_GPU}"
 
@@ -48,7 +48,7 @@ def predict_suggestion(profile: pd.DataFrame, path, instance, batch_latency_s) -
 
 
 def has_gpu_ops(profiles: pd.DataFrame) -> pd.Series:
-    """Per row, whether any ``Device_<Op>`` time is > 0.
+    """Per row, whether its ``Device_<Op>`` busy time is at least 1 us (``MIN_DEVICE_US``).
 
     Parameters
     ----------
@@ -59,7 +59,7 @@ def has_gpu_ops(profiles: pd.DataFrame) -> pd.Series:
     -------
     pandas.Series of bool, length n_profiles
     """
-    return pd.Series(device_busy_us(profiles) > 0, index=profiles.index)
+    return pd.Series(device_busy_us(profiles) >= MIN_DEVICE_US, index=profiles.index)
 
 
 def check_gpu_profile(profiles: pd.DataFrame) -> None:
@@ -73,7 +73,7 @@ def check_gpu_profile(profiles: pd.DataFrame) -> None:
     Raises
     ------
     ProfetValueError
-        If any row has no ``Device_<Op>`` time > 0; names the rows.
+        If any row has less than 1 us of ``Device_<Op>`` busy time; names the rows.
     """
     gpu = has_gpu_ops(profiles)
     if not gpu.all():
