@@ -188,3 +188,18 @@ def test_good_calls_still_answer(predictor, profile, ops):
     assert np.isfinite(predictor.scale("p3.2xlarge", "batch", {16: 20, 256: 210}, [64, 128])).all()
     run = profet_core.estimate_run(result.table, 50_000, 32, np.int64(10))
     assert (run["run_hours"] > 0).all()
+
+
+@pytest.mark.parametrize(
+    ("batch", "size"), [(1_000_000, 128), (32, 100_000)], ids=["batch-1e6", "input-1e5"]
+)
+def test_far_workloads_get_no_fit_probability_and_a_note(predictor, ops, batch, size):
+    # batch 1,000,000 once "fit" a T4 with P 0.99 (issue 27)
+    result = predictor.predict(
+        ANCHOR, ops, anchor_latency_s=0.113, batch_size=batch, input_size=size
+    )
+    assert result.table["p_fit"].isna().all()
+    assert any("no P(fits)" in w and f"{batch:,}" in w for w in result.warnings())
+    usual = predictor.predict(ANCHOR, ops, anchor_latency_s=0.113, batch_size=32, input_size=128)
+    assert usual.table["p_fit"].notna().any()
+    assert not any("no P(fits)" in w for w in usual.warnings())
