@@ -8,6 +8,8 @@ import argparse
 import math
 import sys
 
+from .._messages import show_number
+
 
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser (and its subparsers) that reports errors as one line, exit 2."""
@@ -55,7 +57,7 @@ def float_range(low: float, high: float = math.inf, *, low_open: bool = False):
             bound = f"> {low:g}" if low_open else f">= {low:g}"
             upper = f" and <= {high:g}" if math.isfinite(high) else ""
             raise argparse.ArgumentTypeError(
-                f"{value:g} is not allowed; needs a finite number {bound}{upper}"
+                f"{show_number(value)} is not allowed; needs a finite number {bound}{upper}"
             )
         return value
 
