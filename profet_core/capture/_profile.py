@@ -134,11 +134,6 @@ def load_model(spec: str, input_size: int, classes: int):
         A Keras 3 model is rebuilt under Keras 2 from its config; it stays Keras 3 only where
         its layers do not allow that (``profile_model`` then records what differs).
     """
-    import keras
-    import tf_keras
-
-    from ._keras2 import to_keras2
-
     path = Path(spec)
     shape = (int(input_size), int(input_size), 3)
     if spec in _zoo.ZOO:
@@ -154,6 +149,11 @@ def load_model(spec: str, input_size: int, classes: int):
         model = _load_py(path, shape, classes)
     else:
         model = _load_keras_file(path, spec)
+    import keras  # after the model file ran: one that exits is refused without TensorFlow
+    import tf_keras
+
+    from ._keras2 import to_keras2
+
     if not isinstance(model, (keras.Model, tf_keras.Model)):
         raise ProfetValueError(f"model {spec!r} gave {type(model).__name__}, not a keras.Model")
     want = (None, *shape)
@@ -257,10 +257,10 @@ def profile_model(
                 model, batch_size, input_size, classes, spe, latency_steps, instance, tmp
             )
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from ._keras2 import check_model, is_keras2, keras3_differences, to_keras2
-
     name = model if isinstance(model, str) else model.name
     model = load_model(model, input_size, classes) if isinstance(model, str) else model
+    from ._keras2 import check_model, is_keras2, keras3_differences, to_keras2
+
     model = to_keras2(model) or model
     check_model(model, xla=False)  # recompiled below with jit_compile=False
     differs = _compile(model)
