@@ -8,6 +8,7 @@ import pandas as pd
 
 from .._schema import KEY
 from ..errors import ProfetError, ProfetValueError
+from ..inputs._catalog import MAX_PRICE as MAX_PRICE  # collect --usd-per-hour: the catalog bound
 from ..inputs._sanity import MIN_DEVICE_US, NO_GPU, device_busy_us
 
 NO_GPU_MESSAGE = f"the profile has no GPU device time: {NO_GPU}"

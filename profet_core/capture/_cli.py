@@ -7,8 +7,7 @@ from pathlib import Path
 
 from ..cli._argtypes import float_range, int_range
 from ..cli._common import passed, warn
-from ..inputs._catalog import MAX_PRICE
-from ._check import MAX_CLASSES, MAX_LATENCY_STEPS, MAX_REPEATS
+from ._check import MAX_CLASSES, MAX_LATENCY_STEPS, MAX_PRICE, MAX_REPEATS
 
 #: ``collect``'s options, given as the flags of the same names.
 _COLLECT_OPTIONS = (

@@ -8,8 +8,6 @@ import argparse
 import math
 import sys
 
-from .._messages import show_number
-
 
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser (and its subparsers) that reports errors as one line, exit 2."""
@@ -31,6 +29,12 @@ def _number(text: str, kind):
     if kind is float and not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; needs a finite number")
     return value
+
+
+def _echo(text: str) -> str:
+    """The number as the user typed it (10000.01 stays 10000.01), cut short."""
+    text = text.strip()
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def int_range(low: int, high: int):
@@ -57,7 +61,7 @@ def float_range(low: float, high: float = math.inf, *, low_open: bool = False):
             bound = f"> {low:g}" if low_open else f">= {low:g}"
             upper = f" and <= {high:g}" if math.isfinite(high) else ""
             raise argparse.ArgumentTypeError(
-                f"{show_number(value)} is not allowed; needs a finite number {bound}{upper}"
+                f"{_echo(text)} is not allowed; needs a finite number {bound}{upper}"
             )
         return value
 

@@ -71,7 +71,7 @@ def test_a_batch_larger_than_the_dataset_says_what_is_wrong():
         (["--repeats", "100000000"], "100,000,000 is not allowed|100000000 is not allowed"),
         (["--latency-steps", "0"], "0 is not allowed"),
         (["--gpu", "", "--usd-per-hour", "1"], "GPU name"),
-        (["--gpu", "T4", "--usd-per-hour", "1e9"], "1e\\+09 is not allowed"),
+        (["--gpu", "T4", "--usd-per-hour", "1e9"], "1e9 is not allowed"),
         (["--input-sizes", "3"], "input size 3 is not allowed"),
         (["--batch-sizes", "0"], "batch size 0 is not allowed"),
     ],
