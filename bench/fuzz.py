@@ -7,8 +7,10 @@ Each case is one malformed or absurd input; its outcome is one of
 ``garbage`` (exit 0 where the input must be refused, non-finite numbers, a RuntimeWarning on
 stderr, or a 300-digit number in a message), ``injected`` (user text written out as live
 markup or a spreadsheet formula), ``traceback`` (any other exit or a Python traceback) or
-``hang`` (no answer within 60 s). The classes of issue 19 live in bench/fuzz_edges.py; the
-write-rule probes of issue 27 (class ``writes``: ``data-loss`` counted too) in
+``hang`` (no answer within 60 s); ``wrong-message`` (refused, but not for the reason the case
+is about: the bad value was let through). The classes of issue 19 live in bench/fuzz_edges.py;
+those of issue 27: library type misuse, out-of-range numbers and tampered resume files in
+bench/fuzz_library.py, the write-rule probes (class ``writes``: ``data-loss`` counted too) in
 bench/fuzz_writes.py. Run it on an old checkout (``--repo``) and on this one to compare.
 """
 
@@ -155,7 +157,9 @@ def _finite_latencies(out: str) -> bool:
 def _all_cases(tmp: Path, classes: list[str]):
     """(class, name, argv, expect, check) of every case of the chosen classes."""
     from fuzz_edges import CLASSES, good_profile
+    from fuzz_library import CLASSES as MORE
 
+    CLASSES = {**CLASSES, **MORE}
     good_profile(tmp)
     for cls in classes:
         if cls == "issue-13":
@@ -184,7 +188,9 @@ def _run_case(repo: str, argv, expect: str, check, tmp: Path) -> tuple[str, floa
     seconds = time.perf_counter() - t0
     csv_out = "--format" in argv and "csv" in argv
     result = outcome(run.returncode, run.stdout, run.stderr, expect == "refuse", csv_out)
-    if result == "answered" and check is not None:
+    if result == "refused" and isinstance(check, str):
+        result = "refused" if re.search(check, run.stderr) else "wrong-message"
+    elif result == "answered" and callable(check):
         result = check(tmp, run.stdout) or result
     return result, seconds
 
@@ -192,19 +198,29 @@ def _run_case(repo: str, argv, expect: str, check, tmp: Path) -> tuple[str, floa
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from fuzz_edges import CLASSES
+    from fuzz_library import CLASSES as MORE
+    from fuzz_library import LIBRARY_CLASSES, run_library
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]))
-    ap.add_argument("--classes", nargs="+", default=["issue-13", *CLASSES, "writes"])
+    every = ["issue-13", *CLASSES, *MORE, *LIBRARY_CLASSES, "writes"]
+    ap.add_argument("--classes", nargs="+", default=every, choices=every)
     args = ap.parse_args()
     counts, rows = {}, []
     if "writes" in args.classes:  # issue 27's write-rule probes: bench/fuzz_writes.py
         from fuzz_writes import run_probes
 
         counts["writes"] = run_probes(args.repo)
+    for cls in [c for c in args.classes if c in LIBRARY_CLASSES]:
+        t0 = time.perf_counter()
+        found = run_library(args.repo, LIBRARY_CLASSES[cls])
+        seconds = (time.perf_counter() - t0) / max(1, len(found))
+        for name, result in found.items():
+            counts.setdefault(cls, Counter())[result] += 1
+            rows.append(f"{cls:15s} {name:32s} {result:10s} {seconds:6.1f} s")
+    cli_classes = [c for c in args.classes if c not in LIBRARY_CLASSES and c != "writes"]
     with tempfile.TemporaryDirectory() as tmp:
-        classes = [c for c in args.classes if c != "writes"]
-        for cls, name, argv, expect, check in _all_cases(Path(tmp), classes):
+        for cls, name, argv, expect, check in _all_cases(Path(tmp), cli_classes):
             result, seconds = _run_case(args.repo, argv, expect, check, Path(tmp))
             counts.setdefault(cls, Counter())[result] += 1
             rows.append(f"{cls:15s} {name:32s} {result:10s} {seconds:6.1f} s")

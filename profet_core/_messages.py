@@ -21,11 +21,17 @@ def quote(value, limit: int = QUOTE_CHARS) -> str:
 
 
 def show_number(value) -> str:
-    """A user's number for a message, never hundreds of digits long: ``1e+400`` stays short."""
+    """A user's number for a message, as given (10000.01 stays 10000.01, never "10000"), and
+    never hundreds of digits long: ``1e+400`` stays short."""
     if isinstance(value, (bool, np.bool_)):
         return repr(bool(value))
     if isinstance(value, (int, np.integer)) and abs(int(value)) < 10**15:
         return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if np.isfinite(value) and float(value).is_integer() and abs(value) < 10**15:
+            return str(int(value))  # -5 typed, parsed as -5.0: shown as -5
+        # the shortest text that reads back as the same float: at most ~24 characters
+        return repr(float(value)) if isinstance(value, float) else str(value)
     if isinstance(value, (int, float, np.integer, np.floating)):
         try:
             return f"{float(value):.6g}"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..cli._argtypes import float_range, int_range
 from ..cli._common import passed, warn
+from ._check import MAX_CLASSES, MAX_LATENCY_STEPS, MAX_PRICE, MAX_REPEATS
 
 #: ``collect``'s options, given as the flags of the same names.
 _COLLECT_OPTIONS = (
@@ -21,10 +22,14 @@ def run(args) -> int:
 
 
 def _profile(args) -> int:
-    from ._check import predict_suggestion
+    from ._check import check_capture_args, predict_suggestion
     from ._collect import check_out_dir
     from ._profile import PROFILE_OPTIONS, check_profile_out, profile_model, write_profile
 
+    # what the capture cannot run is refused in the first second, before TensorFlow starts
+    check_capture_args(
+        args.batch_size, args.input_size, args.classes, args.steps_per_epoch, args.latency_steps
+    )
     out = Path(args.out)
     check_profile_out(out, args.model)  # before the run: a refused --out must not cost a run
     check_out_dir(out.resolve().parent)
@@ -52,6 +57,10 @@ def _collect(args) -> int:
         from ..errors import ProfetValueError
 
         raise ProfetValueError("--gpu and --usd-per-hour go together (the catalog line)")
+    if args.gpu is not None:
+        from ._check import check_catalog_file
+
+        check_catalog_file(args.out)  # a malformed one is refused now, not after the run
     summary = collect(args.instance, args.out, **passed(args, _COLLECT_OPTIONS))
     if args.gpu is not None:
         write_catalog_line(args.out, args.instance, args.gpu, args.usd_per_hour)
@@ -71,7 +80,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--batch-size", type=int, required=True)
     p.add_argument("--input-size", type=int, required=True, help="square input, px")
     p.add_argument(
-        "--classes", type=int_range(2, 1_000_000), help="label classes (default: the model's)"
+        "--classes", type=int_range(2, MAX_CLASSES), help="label classes (default: the model's)"
     )
     p.add_argument("--steps-per-epoch", type=int, help="default: original data size / batch")
     p.add_argument("--latency-steps", type=int, default=50, help="timed steps (default 50)")
@@ -84,10 +93,15 @@ def add_parser(subparsers) -> None:
     c.add_argument("--models", nargs="+", help="zoo names or .py/.keras files (default: zoo)")
     c.add_argument("--input-sizes", nargs="+", type=int)
     c.add_argument("--batch-sizes", nargs="+", type=int)
-    c.add_argument("--repeats", type=int, default=1, help="repetitions exp01.. (default 1)")
+    c.add_argument(
+        "--repeats",
+        type=int_range(1, MAX_REPEATS),
+        default=1,
+        help="repetitions exp01.. (default 1)",
+    )
     c.add_argument("--quick", action="store_true", help="small subset for a first calibration")
     c.add_argument("--steps-per-epoch", type=int)
-    c.add_argument("--latency-steps", type=int, default=50)
+    c.add_argument("--latency-steps", type=int_range(1, MAX_LATENCY_STEPS), default=50)
     c.add_argument(
         "--timeout",
         type=float_range(0.0, low_open=True),
@@ -95,7 +109,23 @@ def add_parser(subparsers) -> None:
         help="seconds per workload",
     )
     c.add_argument("--retry-failed", action="store_true", help="run failed workloads again")
-    c.add_argument("--gpu", help="GPU name for the catalog line (with --usd-per-hour)")
     c.add_argument(
-        "--usd-per-hour", type=float_range(0.0), help="on-demand price for the catalog line"
+        "--gpu", type=gpu_name, help="GPU name for the catalog line (with --usd-per-hour)"
     )
+    c.add_argument(
+        "--usd-per-hour",
+        type=float_range(0.0, MAX_PRICE),
+        help=f"on-demand price for the catalog line (0..{MAX_PRICE:,g})",
+    )
+
+
+def gpu_name(text: str) -> str:
+    """An argparse type: a GPU name for the catalog line, 1-64 printable characters."""
+    import argparse
+
+    name = text.strip()
+    if not name or len(name) > 64 or not name.isprintable():
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not allowed; a GPU name is 1-64 printable characters"
+        )
+    return name

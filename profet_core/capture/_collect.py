@@ -237,14 +237,17 @@ def collect(
     CollectSummary
     """
     from ..inputs._rules import check_instance_names
+    from ._check import check_collect_args, check_resume
 
     check_instance_names([instance], "--instance")  # '->' and the like break pair keys
+    check_collect_args(input_sizes, batch_sizes, repeats, latency_steps, steps_per_epoch)
     models = check_models(models or (_zoo.QUICK_MODELS if quick else list(_zoo.ZOO)))
     sizes = input_sizes or (_zoo.QUICK_INPUT_SIZES if quick else _zoo.INPUT_SIZES)
     batches = batch_sizes or (_zoo.QUICK_BATCH_SIZES if quick else _zoo.BATCH_SIZES)
     grid = _zoo.workload_grid(models, sizes, batches, repeats)
     if steps_per_epoch is not None and steps_per_epoch < 2:
         raise ProfetValueError(f"steps per epoch {steps_per_epoch} is not allowed; needs >= 2")
+    check_resume(Path(out))  # tampered resume files: refused before any workload runs
     check_collect_out(out)  # before any work
     out = check_out_dir(out)
     with folder_lock(out):  # one collect at a time extends a folder

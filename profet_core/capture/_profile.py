@@ -24,6 +24,7 @@ import pandas as pd
 from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
 from ..inputs._outputs import file_not_ours, read_record, refuse_overlap, write_atomic
 from . import _zoo
+from ._check import check_capture_args
 
 STEPS_TRACED = 2
 WARMUP_STEPS = 5
@@ -71,6 +72,11 @@ def _load_py(path: Path, input_shape, classes):
     try:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+    except SystemExit as exc:  # sys.exit() in user code: exit 0 with no profile, once
+        raise ProfetValueError(
+            f"model file {str(path)!r} exits while loading (SystemExit({_short(exc.code)})); a "
+            "model file must define build_model(input_shape, classes) and not exit"
+        ) from None
     except Exception as exc:  # user code: any error means the file does not load
         raise ProfetValueError(f"model file {str(path)!r} does not load: {exc!r}") from None
     if not callable(getattr(module, "build_model", None)):
@@ -79,13 +85,27 @@ def _load_py(path: Path, input_shape, classes):
         )
     try:
         return module.build_model(tuple(input_shape), int(classes))
+    except SystemExit as exc:
+        raise ProfetValueError(
+            f"build_model in {str(path)!r} exits (SystemExit({_short(exc.code)})); it must "
+            "return a Keras model"
+        ) from None
     except Exception as exc:  # user code
         raise ProfetValueError(f"build_model in {str(path)!r} raised {exc!r}") from None
+
+
+def _short(value) -> str:
+    """A user value for a one-line message: repr, one line, cut short."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:80] + "..."
 
 
 def _load_keras_file(path: Path, spec: str):
     """A ``.keras`` file under Keras 2 where it loads there (saved by Keras 2, or a Keras 3 file
     Keras 2 reads), else under Keras 3."""
+    from ._check import check_keras_archive
+
+    check_keras_archive(path)  # member sizes, before Keras reads any
     import keras
     import tf_keras
 
@@ -116,11 +136,6 @@ def load_model(spec: str, input_size: int, classes: int):
         A Keras 3 model is rebuilt under Keras 2 from its config; it stays Keras 3 only where
         its layers do not allow that (``profile_model`` then records what differs).
     """
-    import keras
-    import tf_keras
-
-    from ._keras2 import to_keras2
-
     path = Path(spec)
     shape = (int(input_size), int(input_size), 3)
     if spec in _zoo.ZOO:
@@ -136,6 +151,11 @@ def load_model(spec: str, input_size: int, classes: int):
         model = _load_py(path, shape, classes)
     else:
         model = _load_keras_file(path, spec)
+    import keras  # after the model file ran: one that exits is refused without TensorFlow
+    import tf_keras
+
+    from ._keras2 import to_keras2
+
     if not isinstance(model, (keras.Model, tf_keras.Model)):
         raise ProfetValueError(f"model {spec!r} gave {type(model).__name__}, not a keras.Model")
     want = (None, *shape)
@@ -154,7 +174,8 @@ def synthetic_arrays(n: int, input_size: int, classes: int, seed: int = 0):
 
     rng = np.random.default_rng(seed)
     x = rng.random((int(n), int(input_size), int(input_size), 3), dtype=np.float32)
-    y = np.eye(int(classes), dtype=np.float32)[rng.integers(0, classes, int(n))]
+    y = np.zeros((int(n), int(classes)), dtype=np.float32)  # np.eye(classes): classes^2 floats
+    y[np.arange(int(n)), rng.integers(0, classes, int(n))] = 1.0
     return x, y
 
 
@@ -181,20 +202,6 @@ def device_info() -> tuple[str | None, int | None]:
         (d.memory_limit for d in device_lib.list_local_devices() if d.device_type == "GPU"), None
     )
     return name, None if memory is None else int(memory)
-
-
-def _check_sizes(batch_size, input_size, classes, steps_per_epoch, latency_steps):
-    for name, value, low in (
-        ("batch size", batch_size, 1),
-        ("input size", input_size, 1),
-        ("classes", classes, 2),
-        ("steps per epoch", steps_per_epoch, 2),
-        ("latency steps", latency_steps, 1),
-    ):
-        if value is not None and (not isinstance(value, int) or value < low):
-            raise ProfetValueError(
-                f"{name} {value!r} is not allowed; it must be an integer >= {low}"
-            )
 
 
 #: :func:`profile_model`'s options that ``profet profile`` and the collect worker pass through
@@ -245,17 +252,17 @@ def profile_model(
         classes = int(model.output_shape[-1])
     classes = classes or _zoo.classes_for(input_size)
     spe = steps_per_epoch or _zoo.steps_per_epoch(input_size, batch_size)
-    _check_sizes(batch_size, input_size, classes, spe, latency_steps)
+    check_capture_args(batch_size, input_size, classes, spe, latency_steps)
     if logdir is None:
         with tempfile.TemporaryDirectory(prefix="profet-trace-") as tmp:
             return profile_model(
                 model, batch_size, input_size, classes, spe, latency_steps, instance, tmp
             )
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from ._keras2 import check_model, is_keras2, keras3_differences, to_keras2
-
     name = model if isinstance(model, str) else model.name
     model = load_model(model, input_size, classes) if isinstance(model, str) else model
+    from ._keras2 import check_model, is_keras2, keras3_differences, to_keras2
+
     model = to_keras2(model) or model
     check_model(model, xla=False)  # recompiled below with jit_compile=False
     differs = _compile(model)

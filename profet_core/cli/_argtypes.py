@@ -31,6 +31,12 @@ def _number(text: str, kind):
     return value
 
 
+def _echo(text: str) -> str:
+    """The number as the user typed it (10000.01 stays 10000.01), cut short."""
+    text = text.strip()
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
 def int_range(low: int, high: int):
     """An argparse type: an integer in ``[low, high]``."""
 
@@ -55,7 +61,7 @@ def float_range(low: float, high: float = math.inf, *, low_open: bool = False):
             bound = f"> {low:g}" if low_open else f">= {low:g}"
             upper = f" and <= {high:g}" if math.isfinite(high) else ""
             raise argparse.ArgumentTypeError(
-                f"{value:g} is not allowed; needs a finite number {bound}{upper}"
+                f"{_echo(text)} is not allowed; needs a finite number {bound}{upper}"
             )
         return value
 

@@ -56,6 +56,16 @@ def fit_features(anchor, target, batch_size, input_size, anchor_latency_s, specs
     )
 
 
+#: Workload features (the log work proxy and log pixels per batch) may lie this far (log units:
+#: a factor of 2) beyond the trained range; farther, no probability is given (NaN): batch
+#: 1,000,000 once "fit" a T4 with P 0.99. The target's memory is not bounded (a new GPU's is
+#: often beyond the measured ones').
+RANGE_MARGIN = float(np.log(2.0))
+#: Artifacts trained before the range was stored: the trained spread taken as mean +- this many
+#: standard deviations.
+FALLBACK_SDS = 3.0
+
+
 class FitModel(Estimator):
     """Logistic probability that a workload fits the target's memory.
 
@@ -74,6 +84,7 @@ class FitModel(Estimator):
 
         X = self._X(table, specs)
         self.mean_, self.scale_ = X.mean(axis=0), np.where(X.std(axis=0) > 0, X.std(axis=0), 1)
+        self.low_, self.high_ = X.min(axis=0), X.max(axis=0)
         lr = LogisticRegression(C=self.C).fit((X - self.mean_) / self.scale_, table["fits"])
         self.coef_, self.intercept_ = lr.coef_.ravel(), float(lr.intercept_[0])
         return self
@@ -89,16 +100,37 @@ class FitModel(Estimator):
             specs,
         )
 
+    def _range(self) -> tuple[np.ndarray, np.ndarray]:
+        low = getattr(self, "low_", None)
+        if low is None:  # artifacts from before the range was stored
+            return self.mean_ - FALLBACK_SDS * self.scale_, self.mean_ + FALLBACK_SDS * self.scale_
+        return low, self.high_
+
+    def in_range(self, table: pd.DataFrame, specs: pd.DataFrame, X=None) -> np.ndarray:
+        """Per row, whether the workload lies within the trained range (:data:`RANGE_MARGIN`)."""
+        X = self._X(table, specs) if X is None else X
+        low, high = self._range()
+        w = X[:, :2]
+        with np.errstate(invalid="ignore"):
+            ok = (w >= low[:2] - RANGE_MARGIN) & (w <= high[:2] + RANGE_MARGIN)
+        return ok.all(axis=1)
+
     def predict_proba_table(self, table: pd.DataFrame, specs: pd.DataFrame) -> np.ndarray:
-        """P(fits) per row of a :func:`fit_table`-like frame, shape (n,)."""
+        """P(fits) per row of a :func:`fit_table`-like frame, shape (n,); NaN for workloads
+        beyond the trained range (:meth:`in_range`), where the logistic curve says nothing."""
         check_is_fitted(self, "coef_")
-        z = ((self._X(table, specs) - self.mean_) / self.scale_) @ self.coef_ + self.intercept_
-        return 1.0 / (1.0 + np.exp(-z))
+        X = self._X(table, specs)
+        z = ((X - self.mean_) / self.scale_) @ self.coef_ + self.intercept_
+        with np.errstate(over="ignore"):
+            p = 1.0 / (1.0 + np.exp(-z))
+        return np.where(self.in_range(table, specs, X), p, np.nan)
 
     def to_state(self):
         """``(meta, arrays)`` without pickle."""
         check_is_fitted(self, "coef_")
         arrays = {"coef": self.coef_, "mean": self.mean_, "scale": self.scale_}
+        if getattr(self, "low_", None) is not None:
+            arrays |= {"low": self.low_, "high": self.high_}
         return {"params": self.get_params(), "intercept": self.intercept_}, arrays
 
     @classmethod
@@ -106,6 +138,7 @@ class FitModel(Estimator):
         """Rebuild from :meth:`to_state`."""
         m = cls(**meta["params"])
         m.coef_, m.mean_, m.scale_ = arrays["coef"], arrays["mean"], arrays["scale"]
+        m.low_, m.high_ = arrays.get("low"), arrays.get("high")
         m.intercept_ = float(meta["intercept"])
         return m
 

@@ -36,6 +36,17 @@ XLA = ("on", "off", "unknown")
 SOURCE = re.compile(
     r"^([\w.-]+/[\w.-]+@[0-9a-f]{40}:[^\s:]+(:\d+)?|https?://\S+ \(\d{4}-\d{2}-\d{2}\))$"
 )
+#: Allowed ranges of the numbers (inclusive) and whether they are whole: a row at 1e-300
+#: images/s once predicted an A100 at 1e294 ms. Published CNN training runs 1..100,000 images/s
+#: per GPU; 1e-3..1e7 leaves room for any real one.
+RANGES = {
+    "gpu_count": (1, 64, True),
+    "batch_size": (1, 1_000_000, True),
+    "image_size": (1, 100_000, True),
+    "images_per_s": (1e-3, 1e7, False),
+}
+#: Largest published table read (bytes).
+MAX_PUBLISHED_BYTES = 10 * 1024 * 1024
 #: Names (lower case, without '-', '_' and spaces) of the held-out architectures.
 HELD_OUT = ("vgg16", "inception3", "inceptionv3")
 
@@ -99,29 +110,54 @@ def validate_published(df: pd.DataFrame) -> pd.DataFrame:
         _fail(df, both | neither, "profile_proxy", "exactly one of data_model / profile_proxy")
     for c in NUMBERS:
         values = pd.to_numeric(df[c], errors="coerce").astype(float)
-        bad = ~np.isfinite(values) | (values <= 0)
+        lo, hi, whole = RANGES[c]
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(values) | (values < lo) | (values > hi)
+            bad |= (values != np.floor(values)) if whole else False
         if c == "batch_size":
             bad &= df[c].notna() & (df[c].astype(str).str.strip() != "")
             bad |= values.notna() & (values <= 0)
         if bad.any():
-            what = "empty or a number > 0" if c == "batch_size" else "a finite number > 0"
-            _fail(df, bad, c, what)
+            kind = "a whole number" if whole else "a number"
+            what = f"{kind} {lo:g}..{hi:g}"
+            _fail(df, bad, c, f"empty or {what}" if c == "batch_size" else what)
         df[c] = values
+    dup = df.duplicated(subset=list(COLUMNS), keep=False).to_numpy()
+    if dup.any():
+        lines = [int(i) + 2 for i in np.flatnonzero(dup)[:6]]
+        raise ProfetValueError(
+            f"published table repeats a row on lines {lines}: each measurement is listed once "
+            "(a repeated row would count twice in `published (n)`)"
+        )
     return df
 
 
 def load_published(path: str | Path | None = None) -> pd.DataFrame:
     """Read and validate a published-measurements CSV (default: the package's table)."""
+    import io
+
+    from .._messages import quote
+    from ..inputs._safe_read import read_bounded
+
     if path is None:
-        with resources.files("profet_core").joinpath("data/published.csv").open("rb") as fh:
-            return validate_published(pd.read_csv(fh, dtype=str))
-    path = Path(path)
-    if not path.is_file():
-        raise ProfetFileNotFoundError(f"published table {str(path)!r} does not exist")
+        where = "the package's published table (profet_core/data/published.csv)"
+        data = resources.files("profet_core").joinpath("data/published.csv").read_bytes()
+    else:
+        path = Path(path)
+        if not path.is_file():
+            raise ProfetFileNotFoundError(f"published table {str(path)!r} does not exist")
+        where = f"published table {quote(str(path))}"
+        data = read_bounded(path, MAX_PUBLISHED_BYTES, "published table")
     try:
-        df = pd.read_csv(path, dtype=str)
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ProfetValueError(f"{where} is not UTF-8 text") from None
+    if not text.strip():
+        raise ProfetValueError(f"{where} is empty; it needs the columns {list(COLUMNS)}")
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=str)
     except Exception as exc:  # pandas raises many types for a malformed CSV
-        raise ProfetValueError(f"cannot read published table {str(path)!r}: {exc}") from None
+        raise ProfetValueError(f"cannot read {where}: {str(exc)[:200]}") from None
     return validate_published(df)
 
 

@@ -41,6 +41,9 @@ def validate_catalog(df: pd.DataFrame, missing_price_ok: bool = False) -> pd.Dat
     pandas.DataFrame
         The catalog indexed by nothing, ``instance`` as str, ``usd_per_hour`` as float.
     """
+    from ._args import frame_arg
+
+    frame_arg(df, "the instance catalog")
     missing = [c for c in CATALOG_COLUMNS if c not in df.columns]
     if missing:
         raise ProfetValueError(
@@ -257,6 +260,14 @@ def estimate_run(
         ``table`` plus ``steps``, ``run_hours`` and ``run_usd`` (and ``run_usd_low``/``run_usd_high``
         from the interval when present). ``run_usd`` is NaN where the price is unknown.
     """
+    from ._args import frame_arg
+
+    frame_arg(table, "the prediction table")
+    missing = [c for c in ("batch_latency_ms", "usd_per_hour") if c not in table.columns]
+    if missing:
+        raise ProfetValueError(
+            f"the prediction table lacks {missing}; give Prediction.table (from predict)"
+        )
     dataset_images = _positive_int("dataset_images", dataset_images)
     batch_size = _positive_int("batch_size", batch_size)
     epochs = _positive_int("epochs", epochs)

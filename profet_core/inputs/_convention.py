@@ -24,6 +24,8 @@ CONVENTION = "profet-2021"
 ZOO_VERSION = "profet-2021"
 #: Written by ``profet collect`` beside ``profiles.parquet``/``latencies.parquet``.
 CONVENTION_FILE = "convention.json"
+#: Largest convention file read (bytes): PROFET writes well under 1 kB.
+MAX_CONVENTION_BYTES = 1024 * 1024
 #: How ``profet profile``/``collect`` follow it (recorded in profile metadata and folders).
 CONVENTION_PARTS = {
     "keras": "Keras 2 (tf-keras)",
@@ -66,10 +68,9 @@ def folder_convention(folder: str | Path) -> tuple[str, str]:
         if (folder / "status.csv").is_file():
             return UNRECORDED, UNRECORDED
         return CONVENTION, ZOO_VERSION
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ProfetValueError(f"{str(path)!r} is not readable JSON: {exc}") from None
+    from ._safe_read import read_json_bounded
+
+    data = read_json_bounded(path, MAX_CONVENTION_BYTES, "convention file")
     values = [data.get(k) if isinstance(data, dict) else None for k in ("convention", "zoo")]
     if not all(isinstance(v, str) and 0 < len(v) <= 200 for v in values):
         raise ProfetValueError(

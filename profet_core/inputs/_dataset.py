@@ -11,8 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._messages import quote
 from .._schema import KEY, MAX_OP_TIME_US, PAIR_KEY, op_columns
 from ..errors import ProfetFileNotFoundError, ProfetValueError
+from ._args import frame_arg, path_arg
 from ._convention import CONVENTION, ZOO_VERSION, check_same_convention, folder_convention
 from ._rules import check_instance_names
 
@@ -199,8 +201,20 @@ def _fingerprint(*frames: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
+def dataset_arg(value, what: str = "dataset") -> Dataset:
+    """A :class:`Dataset` argument (as :func:`load_dataset` or :func:`make_dataset` return)."""
+    if not isinstance(value, Dataset):
+        raise ProfetValueError(
+            f"{what} must be a Dataset (from load_dataset or make_dataset); got "
+            f"{type(value).__name__} {quote(value)}"
+        )
+    return value
+
+
 def make_dataset(profiles: pd.DataFrame, latencies: pd.DataFrame) -> Dataset:
     """Validate two in-memory tables (see :func:`validate_tables`) into a :class:`Dataset`."""
+    frame_arg(profiles, "profiles")
+    frame_arg(latencies, "latencies")
     profiles, latencies = validate_tables(profiles, latencies)
     cols = [*KEY, "batch_latency_s"]
     latencies = latencies[cols + [c for c in latencies.columns if c not in cols]]
@@ -230,7 +244,7 @@ def load_dataset(path: str | Path) -> Dataset:
     ProfetValueError
         If a table is unreadable or fails :func:`validate_tables`.
     """
-    folder = Path(path)
+    folder = path_arg(path, "the dataset folder")
     if not folder.is_dir():
         raise ProfetFileNotFoundError(f"dataset folder {str(folder)!r} does not exist")
     convention, zoo = folder_convention(folder)
@@ -287,9 +301,12 @@ def make_pairs(dataset: Dataset, anchor: str, target: str) -> pd.DataFrame:
         One row per key profiled on ``anchor`` and measured on ``target``: :data:`PAIR_KEY`,
         the anchor's op columns (us), ``anchor_latency_s`` and ``target_latency_s`` (seconds).
     """
+    dataset_arg(dataset)
     for name in (anchor, target):
-        if name not in dataset.instances:
-            raise ProfetValueError(f"instance {name!r} not in dataset; known: {dataset.instances}")
+        if not isinstance(name, str) or name not in dataset.instances:
+            raise ProfetValueError(
+                f"instance {quote(name)} not in dataset; known: {dataset.instances}"
+            )
     key = list(PAIR_KEY)
     prof = dataset.profiles[dataset.profiles["instance"] == anchor].drop(columns="instance")
     lat_tab = dataset.latencies[[*KEY, "batch_latency_s"]]

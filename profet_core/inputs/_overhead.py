@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._schema import DEFAULT_STEPS, STEPS_ASSUMED, STEPS_COLUMN
 from ._rules import check_steps
-from ._sanity import SAY_STEPS, Finding, _rows, _where
+from ._sanity import SAY_STEPS, Finding, _rows, _where, say_steps
 
 #: Per-step overhead ops of Keras's training loop: input pipeline and TensorBoard summaries.
 OVERHEAD_OPS = (
@@ -175,14 +175,14 @@ def steps_findings(profiles: pd.DataFrame, anchor, stored) -> list[Finding]:
         if more:
             text = (
                 f"(up to {high:.2f}x in training){_where(rows, n)}: it looks taken over about "
-                f"{k} training steps, not {s}. If so, say so ({SAY_STEPS.format(k=k)}); "
+                f"{k:,} training steps, not {s}. If so, {say_steps(k)}; "
                 f"otherwise every op time is read as {s} steps' worth and the prediction is "
                 f"about {r:.0f}x too high"
             )
         else:
             text = (
                 f"(from {low:.2f}x in training){_where(rows, n)}: it looks taken over about "
-                f"{k} step(s), not {s}; check {SAY_STEPS.format(k=k)}"
+                f"{k:,} step(s), not {s}; if so, {say_steps(k)}"
             )
         out.append(Finding("warning", "steps_unstated", head + text, rows))
     return out

@@ -13,7 +13,9 @@ import pandas as pd
 from .._messages import quote, show_number
 from .._schema import LATENCY_COLUMN, MAX_LATENCY_S, MIN_LATENCY_S, op_columns
 from ..errors import ProfetValueError
+from ._args import float_or_nan, frame_arg, is_number, numbers_arg
 from ._profile import normalise_steps
+from ._rules import check_times
 
 
 @dataclass(frozen=True)
@@ -57,11 +59,41 @@ def prepare_profiles(profiles, anchor_latency_s=None, anchor=None) -> PreparedPr
         No op columns, non-finite or negative times, a bad step count or latency, a row of
         another instance than ``anchor``.
     """
+    _require_ops(profiles)
+    frame_arg(profiles, "profiles")
     if anchor is not None:
         check_anchor(profiles, anchor)
-    _require_ops(profiles)
+    profiles = _numeric(profiles)
     ops, lat = _check_inputs(normalise_steps(profiles), anchor_latency_s)
     return PreparedProfiles(ops, lat)
+
+
+def _numeric(profiles: pd.DataFrame) -> pd.DataFrame:
+    """The op and latency columns as floats: a text, list or True/False cell is refused naming
+    its column and row (it was a bare ValueError from numpy), and op times go through the
+    readers' rule (:func:`check_times`: finite, >= 0, at most 1e12 us)."""
+    names = [*op_columns(profiles.columns)]
+    if LATENCY_COLUMN in profiles.columns:
+        names.append(LATENCY_COLUMN)
+    out = {}
+    for name in names:
+        col = profiles[name]
+        if col.dtype.kind in "iuf":
+            continue
+        values = col.to_numpy(dtype=object)
+        ok = [is_number(v) or (v is None or v is pd.NA) for v in values]
+        if not all(ok):
+            i = ok.index(False)
+            raise ProfetValueError(
+                f"profiles: column {quote(name)} holds {quote(values[i])} at row {i}; allowed: "
+                "numbers (op times in microseconds, the latency in seconds)"
+            )
+        out[name] = np.array([float_or_nan(v) if is_number(v) else np.nan for v in values])
+    if out:
+        profiles = profiles.assign(**out)
+    ops = op_columns(profiles.columns)
+    check_times(profiles[ops].to_numpy(dtype=float), ops, "profiles")
+    return profiles
 
 
 def check_anchor(profiles, anchor: str) -> None:
@@ -115,9 +147,11 @@ def _check_inputs(profiles, anchor_latency_s):
     if anchor_latency_s is not None:
         if np.asarray(anchor_latency_s).dtype == bool:
             raise ProfetValueError("anchor latency True/False is not a number of seconds")
+        values = numbers_arg(anchor_latency_s, "anchor latency", "seconds", none_is_nan=True)
         try:
-            lat = np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,)).copy()
-        except (TypeError, ValueError):
+            lat = np.broadcast_to(values, (n,)).copy() if np.ndim(anchor_latency_s) else None
+            lat = np.full(n, values[0]) if lat is None else lat
+        except ValueError:
             raise ProfetValueError(
                 f"anchor latency {str(anchor_latency_s)[:40]!r} must be one number of seconds "
                 f"or one per profile row ({n})"

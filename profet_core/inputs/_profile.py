@@ -135,8 +135,17 @@ def parse_profile(
         not a number, negative, NaN, inf or above 1e12 us; a duplicate key or column; a bad
         ``steps`` or latency; more rows than 200,000.
     """
+    if not isinstance(name, str):
+        raise ProfetValueError(f"profile name must be text (a file name); got {quote(name)}")
+    if isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
     if isinstance(data, str):
         data = data.encode("utf-8", errors="surrogatepass")
+    if not isinstance(data, bytes):
+        raise ProfetValueError(
+            f"profile data must be bytes or text (a file's contents; read_profile reads a "
+            f"path); got {type(data).__name__} {quote(data)}"
+        )
     where = f"profile {quote(name)}"
     if len(data) > MAX_PROFILE_BYTES:
         raise ProfetValueError(

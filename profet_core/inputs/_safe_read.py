@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 
 from .._messages import quote
@@ -75,9 +76,9 @@ def read_bounded(path, limit: int, what: str = "profile file") -> bytes:
         Empty path, a folder, FIFO, device or socket, a symlink loop, a name over 255 bytes,
         no permission, or a file larger than ``limit``.
     """
-    raw = os.fspath(path)
-    if isinstance(raw, bytes):
-        raw = os.fsdecode(raw)
+    from ._args import path_arg
+
+    raw = os.fsdecode(path) if path_arg(path, f"the {what}") is not None else ""
     if raw == "":
         raise ProfetValueError(f"{what} path is empty; give the path of a file")
     shown = quote(raw)
@@ -124,3 +125,46 @@ def _check_size(size: int, limit: int, what: str, shown: str) -> None:
         raise ProfetValueError(
             f"{what} {shown} is {size / 1e6:.1f} MB or more; the limit is {limit / 1e6:.0f} MB"
         )
+
+
+#: Deepest nesting of a small JSON record PROFET reads (a folder's convention, an owner marker).
+MAX_JSON_DEPTH = 32
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def json_depth(text: str) -> int:
+    """How deeply ``text``'s arrays and objects nest (strings skipped), without parsing it."""
+    bare = _JSON_STRING.sub("", text)
+    steps = [1 if c in "[{" else -1 for c in bare if c in "[]{}"]
+    depth = best = 0
+    for s in steps:
+        depth += s
+        best = max(best, depth)
+    return best
+
+
+def read_json_bounded(path, limit: int, what: str, max_depth: int = MAX_JSON_DEPTH):
+    """Parse a small JSON file: at most ``limit`` bytes and ``max_depth`` levels, both checked
+    before parsing (a file nested 100,000 deep was a RecursionError); UTF-8.
+
+    Raises
+    ------
+    ProfetFileNotFoundError, ProfetValueError
+        As :func:`read_bounded`; not UTF-8, nested too deeply, or not valid JSON.
+    """
+    import json
+
+    data = read_bounded(path, limit, what)
+    shown = quote(os.fsdecode(path))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProfetValueError(f"{what} {shown} is not UTF-8 text") from None
+    if json_depth(text) > max_depth:
+        raise ProfetValueError(
+            f"{what} {shown} nests deeper than {max_depth} levels; it is not a file PROFET wrote"
+        )
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ProfetValueError(f"{what} {shown} is not valid JSON: {str(exc)[:120]}") from None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._schema import DEFAULT_STEPS, LATENCY_COLUMN, STEPS_COLUMN
+from .._schema import DEFAULT_STEPS, LATENCY_COLUMN, MAX_STEPS, STEPS_COLUMN
 from ._rules import check_latency, check_steps
 
 # Device busy time (sum of Device_* but Device_IDLE, us, over the profile's 2 steps) divided by
@@ -44,8 +44,22 @@ UNKNOWN_WARN = 0.02
 #: RATIO_LOW..RATIO_HIGH once the latency is read in the other unit is refused as a unit mix-up
 #: (the implied step count, hundreds or more, is no profile anyone means to take as 2 steps).
 UNIT_FACTOR = 1000.0
+#: Device busy time below this (us, over the whole profile) is no GPU time: a denormal such as
+#: 5e-324 us is no measurement (a real training step keeps the GPU busy for milliseconds).
+MIN_DEVICE_US = 1.0
 #: Where to say how many steps a profile covers.
 SAY_STEPS = "--steps {k} on the command line, 'Steps covered' in the app"
+
+
+def say_steps(k: int) -> str:
+    """How to say a profile covers ``k`` steps: only a count ``--steps`` takes (1..MAX_STEPS);
+    beyond it, what to do instead (a suggestion of 45,297,035,309 steps helps nobody)."""
+    if k <= MAX_STEPS:
+        return f"say so ({SAY_STEPS.format(k=k)})"
+    return (
+        f"--steps takes at most {MAX_STEPS}, so profile over fewer steps ({DEFAULT_STEPS}, "
+        "PROFET's convention, as `profet profile` does)"
+    )
 
 
 @dataclass(frozen=True)
@@ -58,7 +72,8 @@ class Finding:
         ``"error"`` (the prediction would be meaningless: refuse) or ``"warning"`` (show it).
     code : str
         Stable identifier: ``no_device_time``, ``unknown_ops``, ``convention_differs``,
-        ``device_time_out_of_range``, ``latency_units``, ``latency_mismatch``; and
+        ``device_time_out_of_range``, ``latency_units``, ``latency_off``, ``latency_mismatch``;
+        and
         ``steps_unstated``, ``steps_assumed`` (:mod:`._overhead`).
     message : str
         What is wrong, with values and units, and what to do.
@@ -131,7 +146,7 @@ def profile_checks(
     busy = device_busy_us(profiles)
     busy2 = busy * DEFAULT_STEPS / steps  # on the training data's 2-step convention
     out = []
-    none = ~(busy > 0)
+    none = ~(busy >= MIN_DEVICE_US)
     if none.any():
         rows = _rows(none)
         out.append(
@@ -270,6 +285,7 @@ def _latency_findings(busy, steps, lat, none, n) -> list[Finding]:
     ratio[known] = busy[known] / (lat[known] * 1e6)  # device time over the profile / one step
     ratio2 = ratio * DEFAULT_STEPS / steps
     out = _unit_findings(ratio, ratio2, busy, steps, lat, n)
+    out += _absurd_findings(ratio2, busy, steps, lat, n, out)
     mixed = np.isin(np.arange(n), [r for f in out for r in f.rows])  # said once, as units
     for mask in (known & ~mixed & (ratio2 > RATIO_HIGH), known & ~mixed & (ratio2 < RATIO_LOW)):
         if not mask.any():
@@ -287,8 +303,8 @@ def _latency_findings(busy, steps, lat, none, n) -> list[Finding]:
         if implied >= 1:
             k = max(1, round(implied))
             tail = (
-                f"was the profile taken over {k} steps? Say so ({SAY_STEPS.format(k=k)}), or "
-                "check that the latency is one step's, of this workload"
+                f"was the profile taken over {k:,} steps? If so, {say_steps(k)}; or check that "
+                "the latency is one step's, of this workload"
             )
         else:
             tail = (
@@ -296,6 +312,33 @@ def _latency_findings(busy, steps, lat, none, n) -> list[Finding]:
                 "(a latency over several steps or of another workload gives this)"
             )
         out.append(Finding("warning", "latency_mismatch", head + tail, rows))
+    return out
+
+
+def _absurd_findings(ratio2, busy, steps, lat, n, said) -> list[Finding]:
+    """Errors for latencies beyond what any step count or unit mix-up explains: more than
+    :data:`UNIT_FACTOR` times the ratio band away (a latency 100,000x off once gave an interval
+    of 5.5e-10..200,080 ms)."""
+    done = np.isin(np.arange(n), [r for f in said for r in f.rows])
+    with np.errstate(invalid="ignore"):
+        short = ~done & (ratio2 > RATIO_HIGH * UNIT_FACTOR)
+        long = ~done & (ratio2 < RATIO_LOW / UNIT_FACTOR)
+    out = []
+    for mask, is_short in ((short, True), (long, False)):
+        if not mask.any():
+            continue
+        rows = _rows(mask)
+        i = rows[0]
+        factor = ratio2[i] / RATIO_TYPICAL if is_short else RATIO_TYPICAL / ratio2[i]
+        shown = f"{factor:,.0f}" if factor < 1e6 else f"{factor:.2g}"
+        message = (
+            f"anchor latency {lat[i] * 1e3:.4g} ms per step{_where(rows, n)} is about {shown}x "
+            f"too {'short' if is_short else 'long'} for this profile ({busy[i] / 1e3:.4g} ms of "
+            f"device time over {steps[i]} step(s)); no step count or unit mix-up explains that. "
+            "Give the measured latency of one training step of the profiled workload, or leave "
+            "it out"
+        )
+        out.append(Finding("error", "latency_off", message, rows))
     return out
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 from .._messages import quote, show_number
 from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MAX_LATENCY_S, MIN_LATENCY_S
 from ..errors import ProfetValueError
+from ..inputs._args import float_or_nan, is_number
 from ..inputs._rules import whole_sizes
 
 _UNIT = {"batch": "images", "input": "px"}
@@ -60,8 +61,8 @@ class PointScale:
 
 
 def _number(name: str, v, lo: float, hi: float, unit: str) -> float:
-    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-    if not (ok and np.isfinite(v) and lo <= v <= hi):
+    ok = is_number(v)
+    if not (ok and np.isfinite(float_or_nan(v)) and lo <= v <= hi):
         raise ProfetValueError(
             f"{name} is {show_number(v) if ok else quote(v)}; it must be a number of {unit} "
             f"{lo:g}..{hi:g}"

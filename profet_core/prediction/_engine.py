@@ -9,6 +9,7 @@ from .._messages import quote, show_number
 from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MAX_LATENCY_S, MIN_LATENCY_S, MS_PER_HOUR
 from ..errors import ArtifactError, ProfetValueError
 from ..features._profile_features import ProfileFeatures, family_times
+from ..inputs._args import float_or_nan, is_number, numbers_arg
 from ..inputs._rules import whole_sizes
 from ..models._intervals import interval_scale, member_spread, novelty_bands
 from ._result import NOVELTY_WARN, Prediction
@@ -114,7 +115,8 @@ def run_prediction(
             "ensemble": per_target([b["ensemble"] for b in blocks]),
         }
     )
-    table["p_fit"] = _fit_probability(predictor, anchor, targets, lat, sizes, n)
+    table["p_fit"], fit_note = _fit_probability(predictor, anchor, targets, lat, sizes, n)
+    notes = (*notes, *fit_note)
     names = list(dict.fromkeys(m for b in blocks for m in b["members"]))
     nan = np.full(n, np.nan)
     for name in names:
@@ -210,11 +212,18 @@ def workload_sizes(profiles, batch_size, input_size):
     out = []
     for name, given in (("batch_size", batch_size), ("input_size", input_size)):
         if given is not None:
-            value = np.broadcast_to(np.asarray(given, dtype=float), (len(profiles),))
+            value = numbers_arg(given, name, none_is_nan=True)
+            if value.size not in (1, len(profiles)):
+                raise ProfetValueError(
+                    f"{name} must be one number or one per profile row ({len(profiles)}); "
+                    f"got {value.size}"
+                )
+            value = np.broadcast_to(value, (len(profiles),))
         elif name in profiles.columns:
             value = pd.to_numeric(profiles[name], errors="coerce").to_numpy(dtype=float)
-        else:
-            return None
+        else:  # unknown: the other, if given, is still checked
+            out.append(None)
+            continue
         top = MAX_BATCH_SIZE if name == "batch_size" else MAX_INPUT_SIZE
         with np.errstate(invalid="ignore"):
             ok = np.isfinite(value) & (value >= 1) & (value <= top) & (value == np.floor(value))
@@ -224,19 +233,20 @@ def workload_sizes(profiles, batch_size, input_size):
                 f"1..{top:,} for every profile row"
             )
         out.append(value)
-    return tuple(out)
+    return None if any(v is None for v in out) else tuple(out)
 
 
-def _fit_probability(predictor, anchor, targets, lat, sizes, n) -> np.ndarray:
-    """P(the step fits the target's memory) per (row, target); NaN without sizes or latency."""
+def _fit_probability(predictor, anchor, targets, lat, sizes, n) -> tuple[np.ndarray, tuple]:
+    """P(the step fits the target's memory) per (row, target), NaN without sizes or latency or
+    beyond the workloads trained on; and a note naming the rows left without one."""
     fits = predictor.fits
     out = np.full(n * len(targets), np.nan)
     if fits is None or sizes is None or lat is None:
-        return out
+        return out, ()
     specs = predictor.cross.specs_
     known = [t for t in targets if t in set(specs["instance"])]
     if anchor not in set(specs["instance"]) or not known:
-        return out
+        return out, ()
     rows = pd.DataFrame(
         {
             "anchor": anchor,
@@ -249,7 +259,16 @@ def _fit_probability(predictor, anchor, targets, lat, sizes, n) -> np.ndarray:
     ok = rows["target"].isin(known).to_numpy() & np.isfinite(rows["anchor_latency_s"].to_numpy())
     if ok.any():
         out[ok] = fits.predict_proba_table(rows[ok], specs)
-    return out
+    far = ok & np.isnan(out)
+    if not far.any():
+        return out, ()
+    i = int(np.flatnonzero(far)[0]) // len(targets)
+    where = "" if n == 1 else f" (row {i} and any like it)"
+    return out, (
+        f"no P(fits) for batch {sizes[0][i]:,.0f} at {sizes[1][i]:,.0f} px with "
+        f"{lat[i] * 1e3:.4g} ms per step{where}: the workload is far beyond those the memory "
+        "model was trained on (batch 16-256, 32-256 px), where it can say nothing",
+    )
 
 
 def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
@@ -267,8 +286,10 @@ def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
 
 
 def _positive_ms(name: str, v) -> float:
-    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-    if not (ok and np.isfinite(v) and MIN_LATENCY_S * 1e3 <= v <= MAX_LATENCY_S * 1e3):
+    ok = is_number(v)
+    if not (
+        ok and np.isfinite(float_or_nan(v)) and MIN_LATENCY_S * 1e3 <= v <= MAX_LATENCY_S * 1e3
+    ):
         raise ProfetValueError(
             f"{name} is {show_number(v) if ok else quote(v)}; it must be a number of "
             f"milliseconds {MIN_LATENCY_S * 1e3:g}..{MAX_LATENCY_S * 1e3:g}"
@@ -291,7 +312,7 @@ def scale_latency(scaler, by: str, points, size):
     checked = {}
     for k, v in points.items():
         ok = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, bool)
-        if not (ok and np.isfinite(k) and lo <= k <= hi):
+        if not (ok and np.isfinite(float_or_nan(k)) and lo <= k <= hi):
             shown = show_number(k) if ok else quote(k)
             raise ProfetValueError(
                 f"measured {by} size {shown} is outside the trained {by} range {lo:g}..{hi:g}"

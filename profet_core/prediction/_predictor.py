@@ -3,9 +3,12 @@ per-family breakdown, latency at other sizes) and :func:`load_artifacts`, which 
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 
 from ..errors import ArtifactError, ProfetValueError
+from ..inputs._args import frame_arg, is_number, names_arg, numbers_arg, path_arg
 from ..inputs._catalog import merge_catalogs, validate_catalog
 from ..inputs._prepare import prepare_profiles
 from ..models._intervals import novelty_band
@@ -61,16 +64,28 @@ class Predictor(TrainedModels):
 
         self._check_instance(anchor, "anchor")
         method = self._check_method(method)
-        targets = self.targets(anchor) if targets is None else list(targets)
-        for t in targets:
-            self._check_instance(t, "target")
+        targets = self._target_list(anchor, targets)
         prepared = prepare_profiles(profiles, anchor_latency_s, anchor)
         ops, lat = prepared.ops, prepared.latency_s
         checks = sense_checks(self.bundle.model, profiles, anchor_latency_s, anchor)
         notes = (*self.catalog_notes, *checks)
-        targets = [t for t in targets if t != anchor]
         sizes = workload_sizes(profiles, batch_size, input_size)
         return run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
+
+    def _target_list(self, anchor: str, targets) -> list[str]:
+        """Checked target instances but the anchor: None is every one, a ``str`` is one name
+        (not a list of one-letter names), an empty list or only the anchor is refused."""
+        names = names_arg(targets, "targets")
+        if names is None:
+            return self.targets(anchor)
+        for t in names:
+            self._check_instance(t, "target")
+        out = [t for t in dict.fromkeys(names) if t != anchor]
+        if not out:
+            raise ProfetValueError(
+                f"targets name only the anchor {anchor!r}; give another instance (or None: all)"
+            )
+        return out
 
     def interval(self, anchor, target, method, lat, members: dict, novelty=None):
         """Log-space interval bounds and relative novelty per row: see
@@ -80,6 +95,8 @@ class Predictor(TrainedModels):
     def novelty_band(self, novelty: float, with_latency: bool, method=None) -> dict | None:
         """How a method did in validation on held-out profiles about as unusual as this one:
         ``band``, ``share_pct``, ``mape_pct`` (%), or None (see ``_intervals.novelty_band``)."""
+        if not is_number(novelty):
+            raise ProfetValueError(f"novelty {str(novelty)[:40]!r} is not a number")
         bands = self.validation.get("novelty")
         return novelty_band(bands, novelty, with_latency, method or self.default_method)
 
@@ -101,10 +118,8 @@ class Predictor(TrainedModels):
             ``target, family, anchor_us, target_us, speedup`` (``anchor_us / target_us``).
         """
         self._check_instance(anchor, "anchor")
+        targets = self._target_list(anchor, targets)
         ops = prepare_profiles(profile, anchor=anchor).ops
-        targets = self.targets(anchor) if targets is None else list(targets)
-        for target in targets:
-            self._check_instance(target, "target")
         return breakdown_table(self, anchor, ops, targets)
 
     def scale_warnings(self, by: str, points: dict) -> list[str]:
@@ -112,7 +127,14 @@ class Predictor(TrainedModels):
         the size grows), as the CLI prints and the Scaler page shows them."""
         from ._engine import scale_warnings
 
-        return scale_warnings(by, {float(k): float(v) for k, v in points.items()})
+        if not isinstance(points, dict):
+            raise ProfetValueError(
+                f"measured points must be {{size: ms}}; got {type(points).__name__} "
+                f"{str(points)[:40]!r}"
+            )
+        sizes = numbers_arg(list(points), f"measured {by} size")
+        ms = numbers_arg(list(points.values()), "latency", "milliseconds")
+        return scale_warnings(by, dict(zip(sizes, ms, strict=True)))
 
     def size_range(self, by: str, target: str | None = None) -> tuple[float, float]:
         """The trained size range along ``by``: (16, 256) images or (32, 256) px by default."""
@@ -198,6 +220,12 @@ def load_artifacts(path=None, catalog=None) -> Predictor:
     ArtifactError
         If the folder, its manifest or a file is missing, edited or malformed.
     """
+    if path is not None and not os.fsdecode(path_arg(path, "the artifacts path") and path).strip():
+        raise ProfetValueError(
+            f"the artifacts path {str(path)!r} is empty; give a folder, or None for the default"
+        )
+    if catalog is not None:
+        frame_arg(catalog, "the instance catalog")
     bundle = load_bundle(path)
     model = bundle.model
     for key, kind in (

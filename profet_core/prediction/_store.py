@@ -16,6 +16,7 @@ import json
 import math
 import os
 import platform
+import time
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -312,6 +313,34 @@ def _unlisted(path: Path, files: dict) -> tuple:
     return tuple(sorted(f for f in on_disk if f not in listed))
 
 
+#: Reads of a folder swapped by a retrain while it was being read, before giving up.
+SWAP_RETRIES = 3
+
+
+def _read_consistent(path: Path) -> tuple[dict, dict[str, bytes]]:
+    """The manifest and every file it lists, from one version of the folder.
+
+    ``train --out`` swaps a new folder in while a load may be reading the old one: the manifest
+    read before the swap and a file read after it then disagree, though nothing is corrupt.
+    When a file does not match (or is gone) and the manifest changed meanwhile, the folder was
+    swapped: it is read again (up to :data:`SWAP_RETRIES` times). A mismatch under an unchanged
+    manifest is corruption, refused at once.
+    """
+    for attempt in range(SWAP_RETRIES + 1):
+        manifest = _read_manifest(path)
+        try:
+            return manifest, _verified(path, manifest["files"])
+        except ArtifactError:
+            try:
+                swapped = _read_manifest(path) != manifest
+            except ArtifactError:  # the folder is mid-swap (no manifest for a moment)
+                swapped = True
+            if not swapped or attempt == SWAP_RETRIES:
+                raise
+            time.sleep(0.05 * (attempt + 1))  # let the swap's second rename land
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def artifacts_path(path=None) -> Path:
     """``path``, else ``$PROFET_ARTIFACTS``, else the project's ``artifacts/``.
 
@@ -342,7 +371,7 @@ def load_bundle(path=None) -> Bundle:
     from ..models._intervals import INTERVAL_COLUMNS
 
     path = artifacts_path(path)
-    manifest = _read_manifest(path)
+    manifest, blobs = _read_consistent(path)
     files = manifest["files"]
     prices = (
         OLD_PRICES_FILE if OLD_PRICES_FILE in files and PRICES_FILE not in files else PRICES_FILE
@@ -351,7 +380,6 @@ def load_bundle(path=None) -> Bundle:
     missing += [prices] if prices not in files else []
     if missing:
         raise ArtifactError(f"manifest does not list {missing}")
-    blobs = _verified(path, files)
     return Bundle(
         path=path,
         manifest={k: v for k, v in manifest.items() if k != "files"},

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._messages import quote
 from ..errors import ProfetValueError
+from ..inputs._args import path_arg
 from ..inputs._convention import CONVENTION, ZOO_VERSION
 from ..inputs._dataset import Dataset
 from ..inputs._gpu_specs import SPEC_COLUMNS, load_specs
@@ -63,6 +65,10 @@ def add_instance(path, instance: str, data, specs=None) -> str:
     The artifacts folder's lock (``inputs._outputs.folder_lock``) is held from reading the
     artifacts to swapping the new ones in, so concurrent runs each add their instance.
     """
+    if path is not None:  # issue 27: type checks before any reading
+        path_arg(path, "the artifacts folder")
+    if not isinstance(instance, str):
+        raise ProfetValueError(f"instance must be an instance name (text); got {quote(instance)}")
     artifacts = artifacts_path(path)  # "" refused, never read as the shipped artifacts
     check_instance_names([instance], "--instance")
     if not isinstance(data, Dataset):  # paths and the spec file refused before any reading

@@ -10,7 +10,8 @@ import pandas as pd
 from .._schema import PAIR_KEY
 from ..errors import ProfetValueError
 from ..features._clustering import OpClusterer
-from ..inputs._dataset import Dataset, make_pairs
+from ..inputs._args import frame_arg
+from ..inputs._dataset import Dataset, dataset_arg, make_pairs
 from ..models._breakdown import BASELINES, IDLE, LEARNERS, BreakdownRegressor, breakdown_pairs
 from ..models._curve_scaler import DIMENSIONS, fit_scaler, scaling_curves
 
@@ -64,6 +65,7 @@ def cross_validate(
         Estimators are each method, its members (``method:member``) and the baselines;
         ``novelty`` is the method's :class:`ProfileNovelty` distance (NaN where not measured).
     """
+    dataset_arg(dataset)  # issue 27: a wrong type is a ProfetValueError
     instances = dataset.instances
     anchors = list(anchors or instances)
     targets = list(targets or instances)
@@ -155,6 +157,11 @@ def summarize(oof: pd.DataFrame) -> pd.DataFrame:
     oof : pandas.DataFrame
         Output of :func:`cross_validate` (NaN predictions are left out).
     """
+    frame_arg(oof, "the cross-validation table (oof)")
+    missing = {"anchor", "target", "estimator", "with_latency", "measured_s", "predicted_s"}
+    missing -= set(oof.columns)
+    if missing:
+        raise ProfetValueError(f"the cross-validation table lacks {sorted(missing)}")
     oof = oof.dropna(subset=["predicted_s"])
     keys = ["anchor", "target", "estimator", "with_latency"]
     return oof.groupby(keys, sort=True)[["measured_s", "predicted_s"]].apply(_metrics).reset_index()

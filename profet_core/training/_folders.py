@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from ..inputs._args import path_arg
 from ..inputs._catalog import catalog_for_data
 from ..inputs._dataset import Dataset, combine_datasets, load_dataset
 from ._swap import check_paths
@@ -16,9 +18,9 @@ from ._swap import check_paths
 
 def as_folders(data) -> list[Path]:
     """One dataset folder or a sequence of them, as a list of paths."""
-    if isinstance(data, str | os.PathLike):
-        return [Path(data)]
-    return [Path(d) for d in data]
+    if isinstance(data, str | bytes | os.PathLike) or not np.iterable(data):
+        return [path_arg(data, "the dataset folder")]
+    return [path_arg(d, "a dataset folder") for d in data]
 
 
 def read_folders(folders) -> Dataset:

@@ -11,8 +11,9 @@ import pandas as pd
 
 from ..errors import ProfetValueError
 from ..features._clustering import OpClusterer
+from ..inputs._args import frame_arg, path_arg
 from ..inputs._catalog import validate_catalog
-from ..inputs._dataset import Dataset, make_pairs
+from ..inputs._dataset import Dataset, dataset_arg, make_pairs
 from ..inputs._outputs import MARKER, folder_lock
 from ..inputs._overhead import learn_step_reference
 from ..inputs._sanity import device_busy_us
@@ -260,6 +261,8 @@ def train(
     pathlib.Path
         The artifacts folder.
     """
+    dataset_arg(dataset), frame_arg(catalog, "the instance catalog")  # issue 27: type checks
+    path_arg(out_dir, "the artifacts folder (out_dir)")
     methods = list(methods or METHODS)
     method_params = method_params or {}
     check_out_folder(out_dir)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..inputs._args import path_arg
 from ..inputs._dataset import Dataset
 from ..inputs._gpu_specs import load_specs
 from ..models._intervals import interval_quantiles
@@ -106,6 +107,7 @@ def validate(
     Validation
         The report's text, the files written and, with ``cross``, the leave-one-GPU-out table.
     """
+    path_arg(out, "the report folder (out)")  # issue 27: type checks before any work
     inputs = [] if isinstance(data, Dataset) else as_folders(data)
     if specs is not None and not isinstance(specs, pd.DataFrame):
         inputs.append(specs)

@@ -47,3 +47,36 @@ def test_unknown_instance_rejected(small_memory_data):
     with pytest.raises(ProfetValueError, match="not in the spec catalog"):
         model.predict_proba_table(bad, specs)
     assert isinstance(table, pd.DataFrame)
+
+
+@pytest.mark.parametrize(
+    ("batch", "input_size", "latency_scale"),
+    [(1_000_000, None, 1.0), (None, 100_000, 1.0), (None, None, 1e5)],
+    ids=["batch-1e6", "input-1e5", "latency-1e5x"],
+)
+def test_workloads_beyond_the_trained_range_get_no_probability(
+    small_memory_data, batch, input_size, latency_scale
+):
+    # batch 1,000,000 once "fit" a T4 with P 0.99 (issue 27)
+    medians, specs = small_memory_data
+    table = fit_table(medians, specs)
+    model = FitModel().fit(table, specs)
+    far = table.head(3).copy()
+    far["batch_size"] = batch or far["batch_size"]
+    far["input_size"] = input_size or far["input_size"]
+    far["anchor_latency_s"] *= latency_scale
+    assert np.isnan(model.predict_proba_table(far, specs)).all()
+    assert np.isfinite(model.predict_proba_table(table, specs)).all()
+    assert not model.in_range(far, specs).any()
+
+
+def test_old_state_without_the_range_falls_back_to_the_spread(small_memory_data):
+    medians, specs = small_memory_data
+    table = fit_table(medians, specs)
+    meta, arrays = FitModel().fit(table, specs).to_state()
+    old = FitModel.from_state(
+        meta, {k: v for k, v in arrays.items() if k in ("coef", "mean", "scale")}
+    )
+    far = table.head(2).assign(batch_size=1_000_000)
+    assert np.isnan(old.predict_proba_table(far, specs)).all()
+    assert np.isfinite(old.predict_proba_table(table, specs)).all()

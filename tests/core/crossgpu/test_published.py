@@ -228,3 +228,47 @@ def test_logo_intervals_per_basis_and_held_out_report(setup):
     assert held["pairs"].sum() == 2 and held["group"].str.startswith("VGG16").all()
     direct = published_logo(base, published_pairs(synthetic_table(), specs, medians))
     np.testing.assert_allclose(direct["cross"], oof["cross"])
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "match"),
+    [
+        ("images_per_s", "1e-300", "images_per_s"),
+        ("images_per_s", "1e300", "images_per_s"),
+        ("gpu_count", "1.5", "gpu_count"),
+        ("gpu_count", "100000", "gpu_count"),
+        ("batch_size", "1e9", "batch_size"),
+        ("image_size", "3.5", "image_size"),
+    ],
+    ids=["ips-1e-300", "ips-1e300", "gpus-fraction", "gpus-huge", "batch-huge", "image-fraction"],
+)
+def test_out_of_range_numbers_are_refused(column, value, match):
+    # rows at 1e-300 images/s once predicted an A100 at 1e294 ms (issue 27)
+    table = synthetic_table().astype(str)
+    table.loc[1, column] = value
+    with pytest.raises(ProfetValueError, match=match):
+        validate_published(table)
+
+
+def test_duplicated_rows_are_refused_naming_their_lines():
+    # duplicated rows once counted twice in `published (n)`
+    table = synthetic_table().astype(str)
+    doubled = pd.concat([table, table.iloc[[1]]], ignore_index=True)
+    with pytest.raises(ProfetValueError, match=r"repeats.*line"):
+        validate_published(doubled)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"\xff\xfe\x00bad", b"source\n" + b"x" * 10],
+    ids=["empty", "not-utf8", "one-column"],
+)
+def test_unreadable_published_files_are_profet_errors(tmp_path, data):
+    path = tmp_path / "published.csv"
+    path.write_bytes(data)
+    with pytest.raises(ProfetValueError, match="published table"):
+        load_published(path)
+
+
+def test_the_shipped_table_has_no_duplicates_and_reads():
+    assert len(load_published()) > 10

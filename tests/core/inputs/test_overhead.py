@@ -128,3 +128,12 @@ def test_shipped_examples(name, steps, alarm):
     assert bool(findings) == alarm
     if alarm:
         assert "about 10 training steps" in findings[0].message
+
+
+@pytest.mark.parametrize("scale", [1e4, 2.26e10], ids=["20000-steps", "45-billion-steps"])
+def test_step_suggestions_stay_within_what_steps_allows(scale):
+    # "--steps 45297035309" was once suggested; --steps takes 1..1000
+    (f,) = steps_findings(_row(scale), "g3s.xlarge", STORED)
+    assert "--steps" in f.message and "at most 1000" in f.message
+    suggested = [int(m) for m in __import__("re").findall(r"--steps (\d+)", f.message)]
+    assert all(1 <= k <= 1000 for k in suggested)

@@ -141,3 +141,30 @@ def test_latency_1000x_off_is_refused_as_a_unit_mix_up(latency_s, match, meant_m
     assert match in findings[0].message
     assert f"--anchor-latency-ms {meant_ms}" in findings[0].message
     assert "steps?" not in findings[0].message
+
+
+@pytest.mark.parametrize("busy", [5e-324, 1e-300, 0.5], ids=["denormal", "tiny", "half-us"])
+def test_device_time_below_one_microsecond_is_no_gpu_time(busy):
+    # 5e-324 us of device time once passed as a GPU profile (issue 27)
+    (f,) = profile_checks(_profile(busy))
+    assert f.code == "no_device_time" and f.level == "error"
+
+
+@pytest.mark.parametrize(
+    ("factor", "match"),
+    [(1e5, "100,000x too long"), (1e-5, "100,000x too short"), (1e7, "1e\\+07x too long")],
+    ids=["100000x-long", "100000x-short", "1e7x-long"],
+)
+def test_latency_far_beyond_any_step_count_or_unit_is_refused(factor, match):
+    # a latency 100,000x off once answered with an interval of 5.5e-10..200,080 ms
+    busy = RATIO_TYPICAL * LAT * 1e6
+    findings = profile_checks(_profile(busy), LAT * factor)
+    assert _codes(findings) == [("error", "latency_off")]
+    assert re.search(match, findings[0].message)
+    assert "anchor latency" in findings[0].message
+
+
+@pytest.mark.parametrize("factor", [30.0, 1 / 30.0], ids=["30x-long", "30x-short"])
+def test_latency_off_by_a_step_count_is_still_a_warning(factor):
+    findings = profile_checks(_profile(RATIO_TYPICAL * LAT * 1e6), LAT / factor)
+    assert [f.level for f in findings] == ["warning"]
