@@ -106,8 +106,8 @@ def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None) ->
     many = (out["gpus"] > out["gpus_used"]) & out["batch_latency_ms"].notna()
     note = np.where(
         many,
-        "step time is " + out["gpus_used"].map("{:.0f}".format) + " GPU(s)'; the price is the "
-        "whole instance's (" + out["gpus"].astype(int).astype(str) + " GPUs)",
+        "the step time uses " + out["gpus_used"].map("{:.0f}".format) + " GPU(s); the price is "
+        "the whole instance's (" + out["gpus"].astype(int).astype(str) + " GPUs)",
         "",
     )
     out["note"] = _join_text(out.get("note", ""), note)

@@ -79,6 +79,18 @@ class OfferingsResult:
             for p in ("fastest", "cheapest", "best value")
         }
 
+    def where(self, f: OfferingFilter):
+        """The same result narrowed to the offerings ``f`` keeps (clouds, GPUs, market, price;
+        regions as computed), with the front and picks recomputed; no new prediction."""
+        from dataclasses import replace
+
+        from ._filter import matches
+
+        t = self.table
+        rows = t.assign(spot=t["market"].eq("spot"), price_usd_per_hour=t["usd_per_hour"])
+        kept = add_front(t[matches(rows, f)], self.cost_column)
+        return replace(self, table=kept.reset_index(drop=True), filter=f)
+
     def warnings(self, row: int | None = None) -> list[str]:
         """The prediction's warnings about the profile (ops, novelty, fit, input) and the
         offerings' own: the targets' price and basis notes of the per-GPU prediction do not
