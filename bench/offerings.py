@@ -29,7 +29,12 @@ def _process(argv, repeats):
     for _ in range(repeats):
         t = time.perf_counter()
         subprocess.run(
-            argv, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT
+            argv,
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=ROOT,
         )
         times.append(time.perf_counter() - t)
     return statistics.median(times)
@@ -63,12 +68,18 @@ def main() -> None:
     whole = _in_process(lambda: predict_offerings(predictor, "g3s.xlarge", profile), n)
     join = _in_process(lambda: join_offerings(done.prediction.table, rows), n)
     print(f"load average {os.getloadavg()[0]:.1f}, median of {n}")
-    print(f"offerings priced: {done.table['usd_per_1000_steps'].notna().sum()} of "
-          f"{len(done.table)} shown ({len(done.prediction.table)} GPU predictions)")
-    print(f"process: profet predict --offerings {proc:.2f} s; python -c 'import pandas' "
-          f"{pandas:.2f} s; ratio {proc / pandas:.2f} (target <= 1.5)")
-    print(f"in process: predict_offerings {whole:.1f} ms (target < 20), of which the join "
-          f"{join:.1f} ms")
+    print(
+        f"offerings priced: {done.table['usd_per_1000_steps'].notna().sum()} of "
+        f"{len(done.table)} shown ({len(done.prediction.table)} GPU predictions)"
+    )
+    print(
+        f"process: profet predict --offerings {proc:.2f} s; python -c 'import pandas' "
+        f"{pandas:.2f} s; ratio {proc / pandas:.2f} (target <= 1.5)"
+    )
+    print(
+        f"in process: predict_offerings {whole:.1f} ms (target < 20), of which the join "
+        f"{join:.1f} ms"
+    )
 
 
 if __name__ == "__main__":
