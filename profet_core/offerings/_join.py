@@ -47,7 +47,34 @@ def gpus_used(offered: pd.Series, gpus) -> pd.Series:
     return pd.Series(np.where(offered >= gpus, float(gpus), np.nan), index=offered.index)
 
 
-def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None) -> pd.DataFrame:
+def offer_side(rows: pd.DataFrame, gpus=1, key=None) -> pd.DataFrame:
+    """The offerings' half of :func:`join_offerings` (the same for every prediction): market,
+    its price, GPUs used, the spec line each is predicted as, and the notes that do not depend
+    on the prediction."""
+    key = spec_key_of_gpu() if key is None else key
+    off = rows.rename(columns={"usd_per_hour": "on_demand_usd_per_hour"})
+    off["usd_per_hour"] = off.pop("price_usd_per_hour")
+    spot = off["spot"].to_numpy(dtype=bool)
+    off["market"] = np.where(spot, "spot", "on-demand")
+    off["gpus_used"] = gpus_used(off["gpus"], gpus)
+    off = off[off["gpus_used"].notna()]
+    off["target"] = [key.get(g, "") for g in off["gpu"]]
+    notes = off["note"].fillna("").astype(str).tolist() if "note" in off else [""] * len(off)
+    many = (off["gpus"] > off["gpus_used"]).to_numpy()
+    used, count = off["gpus_used"].to_numpy(), off["gpus"].to_numpy()
+    for i in np.flatnonzero(many):
+        notes[i] = _cat(
+            notes[i],
+            f"the step time uses {used[i]:.0f} GPU(s); the price is the whole instance's "
+            f"({count[i]:.0f} GPUs)",
+        )
+    for i in np.flatnonzero(off["spot"].to_numpy(dtype=bool)):
+        notes[i] = _cat(notes[i], "spot: can be taken back")
+    off["note"] = notes
+    return off.reset_index(drop=True)
+
+
+def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None, off=None):
     """Join a prediction table to offerings (market rows).
 
     Parameters
@@ -62,6 +89,8 @@ def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None) ->
         GPUs each offering uses (:func:`gpus_used`).
     key : dict, optional
         ``{spec gpu: target}`` (default: :func:`spec_key_of_gpu`).
+    off : pandas.DataFrame, optional
+        :func:`offer_side` of ``rows`` when the caller has it.
 
     Returns
     -------
@@ -71,13 +100,7 @@ def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None) ->
         ``usd_per_1000_steps``. Offerings whose GPU has no spec line keep NaN times and
         basis "no spec model"; offerings with fewer GPUs than asked are left out.
     """
-    key = spec_key_of_gpu() if key is None else key
-    off = rows.rename(columns={"usd_per_hour": "on_demand_usd_per_hour"}).copy()
-    off["usd_per_hour"] = off.pop("price_usd_per_hour")
-    off["market"] = np.where(off["spot"], "spot", "on-demand")
-    off["gpus_used"] = gpus_used(off["gpus"], gpus)
-    off = off[off["gpus_used"].notna()]
-    off["target"] = off["gpu"].map(key).fillna("")
+    off = offer_side(rows, gpus, key) if off is None else off
     pred = table.drop(columns=["gpu", "usd_per_hour", "usd_per_1000_steps"], errors="ignore")
     on = ["target"]
     if "gpus" in pred:
@@ -87,41 +110,33 @@ def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None) ->
         raise ProfetValueError(
             "this prediction is for one GPU; predicting several GPUs needs the multi-GPU model"
         )
+    has_spec = off["target"].to_numpy() != ""
+    spec = off[has_spec].merge(pred, on=on, how="inner")
     runs = pred["row"].unique() if len(pred) else np.array([0])
-    spec = off[off["target"] != ""].merge(pred, on=on, how="left")
-    spec = spec[spec["row"].notna()] if len(pred) else spec
-    none = off[off["target"] == ""]
-    none = pd.concat([none.assign(row=r) for r in runs], ignore_index=True)
-    none["basis"] = NO_SPEC
+    none = off[~has_spec]
+    none = (
+        none.assign(row=runs[0], basis=NO_SPEC)
+        if len(runs) == 1
+        else pd.concat([none.assign(row=r, basis=NO_SPEC) for r in runs], ignore_index=True)
+    )
     out = pd.concat([spec, none], ignore_index=True)
     out["row"] = out["row"].astype(int)
-    other = out["basis"].eq("measured") & (out["instance"] != out["target"])
-    out.loc[other, "basis"] = "measured on " + out.loc[other, "target"]
-    out.loc[other, "note"] = _join_text(
-        out.loc[other, "note"],
-        "the GPU measured on " + out.loc[other, "target"] + ", on another host (CPU, PCIe "
-        "and clocks may differ)",
-    )
-    out["usd_per_1000_steps"] = out["batch_latency_ms"] * 1000 / MS_PER_HOUR * out["usd_per_hour"]
-    many = (out["gpus"] > out["gpus_used"]) & out["batch_latency_ms"].notna()
-    note = np.where(
-        many,
-        "the step time uses " + out["gpus_used"].map("{:.0f}".format) + " GPU(s); the price is "
-        "the whole instance's (" + out["gpus"].astype(int).astype(str) + " GPUs)",
-        "",
-    )
-    out["note"] = _join_text(out.get("note", ""), note)
-    out.loc[out["spot"], "note"] = _join_text(
-        out.loc[out["spot"], "note"], "spot: can be taken back"
-    )
+    basis = out["basis"].to_numpy(dtype=object)
+    inst, target = out["instance"].to_numpy(dtype=object), out["target"].to_numpy(dtype=object)
+    notes = out["note"].tolist()
+    for i in np.flatnonzero((basis == "measured") & (inst != target)):
+        basis[i] = f"measured on {target[i]}"
+        notes[i] = _cat(
+            f"the GPU measured on {target[i]}, on another host (CPU, PCIe and clocks may differ)",
+            notes[i],
+        )
+    out["basis"], out["note"] = basis, notes
+    out["usd_per_1000_steps"] = out["batch_latency_ms"] * (1000 / MS_PER_HOUR) * out["usd_per_hour"]
     return out
 
 
-def _join_text(a, b):
-    a = pd.Series(a).fillna("").astype(str).to_numpy() if not isinstance(a, str) else a
-    b = pd.Series(b).fillna("").astype(str).to_numpy() if not isinstance(b, str) else b
-    joined = np.char.add(np.char.add(np.asarray(a, dtype=str), "; "), np.asarray(b, dtype=str))
-    return np.char.strip(np.char.strip(np.asarray(joined, dtype=str)), "; ")
+def _cat(a: str, b: str) -> str:
+    return f"{a}; {b}" if a and b else a or b
 
 
 def pareto_mask(time, cost) -> np.ndarray:
@@ -144,24 +159,29 @@ def add_front(out: pd.DataFrame, cost_column: str) -> pd.DataFrame:
     """``pareto`` and ``pick`` per input row (and precision): fastest (least step time, the
     cheaper on a tie), cheapest (least cost, the faster on a tie) and best value
     (:data:`BEST_VALUE`)."""
-    out = out.copy()
-    out["pareto"] = False
-    out["pick"] = ""
-    groups = ["row", *(["precision"] if "precision" in out else [])]
-    for _, g in out.groupby(groups, sort=False):
-        t, c = g["batch_latency_ms"].to_numpy(float), g[cost_column].to_numpy(float)
+    out = out.reset_index(drop=True)
+    t_all = out["batch_latency_ms"].to_numpy(float)
+    c_all = out[cost_column].to_numpy(float)
+    pareto = np.zeros(len(out), dtype=bool)
+    pick = [""] * len(out)
+    keys = ["row", *(["precision"] if "precision" in out else [])]
+    groups = (
+        [np.arange(len(out))]
+        if out[keys].nunique().max() <= 1
+        else list(out.groupby(keys, sort=False).indices.values())
+    )
+    for idx in groups:
+        t, c = t_all[idx], c_all[idx]
         front = pareto_mask(t, c)
-        out.loc[g.index, "pareto"] = front
+        pareto[idx] = front
         if not front.any():
             continue
-        f = g[front]
-        tf, cf = t[front], c[front]
-        chosen = {
-            "fastest": f.index[np.lexsort((cf, tf))[0]],
-            "cheapest": f.index[np.lexsort((tf, cf))[0]],
-            "best value": f.index[int(np.argmin(tf * cf))],
-        }
-        for what, i in chosen.items():
-            prev = out.at[i, "pick"]
-            out.at[i, "pick"] = f"{prev}, {what}" if prev else what
-    return out
+        f, tf, cf = idx[front], t[front], c[front]
+        chosen = (
+            ("fastest", f[np.lexsort((cf, tf))[0]]),
+            ("cheapest", f[np.lexsort((tf, cf))[0]]),
+            ("best value", f[int(np.argmin(tf * cf))]),
+        )
+        for what, i in chosen:
+            pick[i] = f"{pick[i]}, {what}" if pick[i] else what
+    return out.assign(pareto=pareto, pick=pick)

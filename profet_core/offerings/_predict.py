@@ -3,13 +3,22 @@ chosen offerings rent, join, cost, front and picks."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter, choose
-from ._join import BEST_VALUE, NO_SPEC, add_front, join_offerings, shipped_specs, spec_key_of_gpu
+from ._join import (
+    BEST_VALUE,
+    NO_SPEC,
+    add_front,
+    join_offerings,
+    offer_side,
+    shipped_specs,
+    spec_key_of_gpu,
+)
 from ._snapshot import load_offerings, price_source
 
 #: Columns of the offerings table, in display order (run columns where a run is given).
@@ -220,12 +229,15 @@ def predict_offerings(
     OfferingsResult
     """
     f = OfferingFilter() if filter is None else filter
-    table = load_offerings() if offerings is None else offerings
-    if catalog is not None:
-        table = pd.concat([table, catalog_offerings(catalog, predictor)], ignore_index=True)
-    rows = choose(table, f)
+    if offerings is None and catalog is None:
+        off = _shipped_side(f, gpus)
+    else:
+        table = load_offerings() if offerings is None else offerings
+        if catalog is not None:
+            table = pd.concat([table, catalog_offerings(catalog, predictor)], ignore_index=True)
+        off = offer_side(choose(table, f), gpus)
     key = spec_key_of_gpu()
-    wanted = sorted({key[g] for g in rows["gpu"] if g in key})
+    wanted = sorted(set(off["target"]) - {""})
     wide = extended(predictor)
     targets = [t for t in wanted if t != anchor and t in wide.all_instances]
     wide._check_instance(anchor, "anchor")
@@ -236,7 +248,7 @@ def predict_offerings(
         [prediction.table, _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted)],
         ignore_index=True,
     )
-    out = join_offerings(pred, rows, gpus, key)
+    out = join_offerings(pred, None, gpus, key, off)
     cost = "usd_per_1000_steps"
     if run is not None:
         from ..inputs._catalog import estimate_run
@@ -249,6 +261,12 @@ def predict_offerings(
     out = out[cols].reset_index(drop=True)
     notes = _notes(out, f, gpus, prediction)
     return OfferingsResult(out, prediction, notes, cost, f)
+
+
+@functools.lru_cache(maxsize=16)
+def _shipped_side(f: OfferingFilter, gpus) -> pd.DataFrame:
+    """:func:`offer_side` of the shipped snapshot for one filter (the same for every profile)."""
+    return offer_side(choose(load_offerings(), f), gpus)
 
 
 def _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted) -> pd.DataFrame:
