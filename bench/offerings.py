@@ -55,18 +55,25 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7)
     n = ap.parse_args().repeats
     from profet_core import load_artifacts, predict_offerings, read_profile
-    from profet_core.offerings import OfferingFilter, choose, load_offerings
+    from profet_core.offerings import OfferingFilter
     from profet_core.offerings._join import join_offerings
+    from profet_core.offerings._predict import _shipped_side
 
     predictor = load_artifacts()
     profile = read_profile(PROFILE)
     done = predict_offerings(predictor, "g3s.xlarge", profile)
-    rows = choose(load_offerings(), OfferingFilter())
+    off = _shipped_side(OfferingFilter(), 1)
     pandas = _process([sys.executable, "-c", "import pandas"], n)
     cli = [sys.executable, "-m", "profet_core", "predict", "--profile", PROFILE, "--offerings"]
     proc = _process([*cli, "--format", "csv"], n)
     whole = _in_process(lambda: predict_offerings(predictor, "g3s.xlarge", profile), n)
-    join = _in_process(lambda: join_offerings(done.prediction.table, rows), n)
+    pred = _in_process(
+        lambda: predictor.predict(
+            "g3s.xlarge", profile, targets=list(done.prediction.table["target"])
+        ),
+        n,
+    )
+    join = _in_process(lambda: join_offerings(done.prediction.table, None, off=off), n)
     print(f"load average {os.getloadavg()[0]:.1f}, median of {n}")
     print(
         f"offerings priced: {done.table['usd_per_1000_steps'].notna().sum()} of "

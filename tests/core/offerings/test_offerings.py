@@ -242,3 +242,29 @@ def test_predict_with_a_run_ranks_by_run_cost():
 def test_bad_offering_arguments_are_one_line(argv, match):
     code, out, err = run(*argv)
     assert code == 2 and "Traceback" not in err and match in err
+
+
+def test_a_price_catalog_merges_with_the_snapshot():
+    code, out, err = run("instances", "--catalog", "examples/prices.csv", "--format", "csv")
+    assert code == 0, err
+    t = pd.read_csv(io.StringIO(out))
+    mine = t[t["cloud"] == "catalog"].set_index("instance")
+    assert (
+        mine.at["g4dn.xlarge", "usd_per_hour"] == 0.40
+        and mine.at["g4dn.xlarge", "basis"] == "measured"
+    )
+    assert (t["cloud"] == "aws").any()  # the snapshot's offerings stay
+    code, out, err = run(
+        "predict",
+        "--profile",
+        PROFILE,
+        "--catalog",
+        "examples/prices.csv",
+        "--cloud",
+        "catalog",
+        "--format",
+        "csv",
+    )
+    assert code == 0, err
+    t = pd.read_csv(io.StringIO(out)).set_index("instance")
+    assert t.at["p3.2xlarge", "usd_per_hour"] == 0.92 and t.at["p3.2xlarge", "basis"] == "measured"
