@@ -200,11 +200,10 @@ def _print_table(result, table) -> None:
     cols = [c for c in _TABLE_COLUMNS if c in table.columns]
     level = int(round(result.interval_level * 100))
     print(f"anchor {result.anchor}, method {result.method}: {result.table['ensemble'].iloc[0]}")
-    print(f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD")
     print(
-        "prices: the spec sheet's (on-demand us-east-1, 2021 for the measured instances, "
-        "2024 unverified for the others); --offerings prices every offering of SkyPilot's "
-        "catalog instead (clouds, regions, spot)"
+        f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD, "
+        "the spec sheet's (on-demand us-east-1: 2021 for the measured instances, 2024 "
+        "unverified for the others; --offerings prices every offering of SkyPilot's catalog)"
     )
     # Significant digits, not fixed decimals: 0.0089 USD stays 0.0089, a 0.05 ms end not 0.000.
     print(table_text(table[cols].rename(columns=_TABLE_COLUMNS)))
