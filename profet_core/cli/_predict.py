@@ -88,6 +88,8 @@ def run(args) -> int:
     predictor = load_predictor(args.artifacts, args.catalog)
     profiles = read_profile(args.profile, steps=args.steps)
     lat = latency_seconds(args.anchor_latency_ms, "ms", "--anchor-latency-ms")
+    if args.offerings or filters_given(args):
+        return _offerings(args, predictor, profiles, lat)
     result = predictor.predict(
         args.anchor or profile_instance(profiles),
         profiles,
@@ -96,8 +98,6 @@ def run(args) -> int:
         batch_size=args.batch_size,
         input_size=args.input_size,
     )
-    if args.offerings or filters_given(args):
-        return _offerings(args, predictor, profiles, lat)
     table = result.table
     if args.dataset_images is not None:
         table = estimate_run(table, args.dataset_images, args.batch_size, args.epochs)
