@@ -67,6 +67,16 @@ VARIANT_NOTES = {
     ("gcp", "H100-MEGA"): "a3-megagpu: the same H100 SXM5 with faster networking between machines",
 }
 
+#: ``(cloud, instance regex) -> note``: offerings the catalogs disagree about.
+INSTANCE_NOTES = (
+    (
+        "gcp",
+        r"a3-highgpu-[124]g",
+        "on-demand availability disputed: gpuhunt lists no on-demand "
+        "a3-highgpu with fewer than 8 GPUs (SkyPilot prices them); check before relying on it",
+    ),
+)
+
 #: Accelerators that are not GPUs (left out of the offerings) and series a cloud has retired.
 NOT_GPUS = re.compile(r"^tpu-|Inferentia|Trainium|Virtex|Gaudi|Qualcomm|U250", re.IGNORECASE)
 RETIRED = {

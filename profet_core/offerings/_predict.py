@@ -151,9 +151,9 @@ def extended(predictor, specs: pd.DataFrame | None = None):
         return predictor
     cache_key = ("offerings-specs", tuple(new["instance"]))
     if cache_key not in predictor._cache:
-        from ..inputs._catalog import merge_catalogs
-
         import copy
+
+        from ..inputs._catalog import merge_catalogs
 
         # A shallow copy with its own spec attributes: the fitted arrays are shared, never
         # changed, and a deep copy of the tree ensembles would cost a process 0.1-0.3 s.

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfetValueError
-from ._gpus import VARIANT_NOTES, spec_gpu
+from ._gpus import INSTANCE_NOTES, VARIANT_NOTES, spec_gpu
 from ._read import catalog_files, read_catalog, source_of
 
 SNAPSHOT_FILE = "offerings.csv"
@@ -72,6 +72,9 @@ def derive_offerings(rows: pd.DataFrame) -> pd.DataFrame:
     out["note"] = [
         VARIANT_NOTES.get((c, a), "") for c, a in zip(out["cloud"], out["accelerator"], strict=True)
     ]
+    for cloud, pattern, note in INSTANCE_NOTES:
+        hit = (out["cloud"] == cloud) & out["instance"].str.fullmatch(pattern)
+        out.loc[hit, "note"] = note
     no_od = out["usd_per_hour"].isna()
     out.loc[no_od, "note"] = "no on-demand price in the catalog (spot only)"
     return out[list(SNAPSHOT_COLUMNS)]
