@@ -17,7 +17,8 @@ from ._filter import (
 )
 from ._gpus import GPU_OF_ACCELERATOR, spec_gpu
 from ._join import BEST_VALUE, NO_SPEC, add_front, join_offerings, pareto_mask
-from ._predict import OFFERING_COLUMNS, OfferingsResult, basis_of, list_offerings, predict_offerings
+from ._list import basis_of, list_offerings
+from ._predict import OFFERING_COLUMNS, OfferingsResult, predict_offerings
 from ._read import catalog_files, read_catalog
 from ._snapshot import (
     SNAPSHOT_COLUMNS,
