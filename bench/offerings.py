@@ -50,10 +50,44 @@ def _in_process(fn, repeats):
     return statistics.median(times) * 1000
 
 
+def _page(repeats: int) -> None:
+    """The Anchor page's answer to Predict (AppTest, built-in example), with the offerings
+    section and, interleaved, with it switched off: seconds, median."""
+    from unittest import mock
+
+    from streamlit.testing.v1 import AppTest
+
+    sys.path.insert(0, str(ROOT))
+    os.chdir(ROOT)
+    import ui_offerings
+
+    def once():
+        at = AppTest.from_file(
+            str(ROOT / "pages" / "anchor_prediction.py"), default_timeout=120
+        ).run()
+        t = time.perf_counter()
+        at.button(key="predict").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        return time.perf_counter() - t
+
+    once()  # warm: artifacts loaded and cached by the app
+    on, off = [], []
+    for _ in range(repeats):
+        on.append(once())
+        with mock.patch.object(ui_offerings, "price", lambda *a, **k: None):
+            off.append(once())
+    print(
+        f"Anchor page, Predict to answer (AppTest): {statistics.median(on):.2f} s with every "
+        f"offering, {statistics.median(off):.2f} s without the offerings section (target < 2 s)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
-    n = ap.parse_args().repeats
+    ap.add_argument("--page", action="store_true", help="also time the Anchor page (AppTest)")
+    args = ap.parse_args()
+    n = args.repeats
     from profet_core import load_artifacts, predict_offerings, read_profile
     from profet_core.offerings import OfferingFilter
     from profet_core.offerings._join import join_offerings
@@ -85,6 +119,8 @@ def main() -> None:
         f"in process: predict_offerings {whole:.1f} ms (target < 20); of it the per-GPU "
         f"prediction {pred:.1f} ms, the join {join:.1f} ms"
     )
+    if args.page:
+        _page(max(3, n // 2))
 
 
 if __name__ == "__main__":
