@@ -82,7 +82,7 @@ class OfferingsResult:
 
     def picks(self, row: int = 0) -> dict:
         """``{"fastest" | "cheapest" | "best value": row of the table or None}``."""
-        t = self.table[self.table["row"] == row]
+        t = self.table[(self.table["row"] == row) & (self.table["pick"] != "")]
         return {
             p: next((r for _, r in t.iterrows() if p in r["pick"].split(", ")), None)
             for p in ("fastest", "cheapest", "best value")
