@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
-from profet_core import ProfetError
+from profet_core import ProfetError, price_source
 
 st.title("About PROFET")
 st.markdown(
@@ -109,8 +109,18 @@ st.markdown(
 * Only the instances in the table below are known, as anchors and as targets.
 * Predictions are for single-GPU training steps of CNNs like those in the
   training data; very different workloads (transformers, multi-GPU) are out of scope.
-* Prices are on-demand USD per hour from the artifacts' instance catalog.
+* The per-target table prices each instance on demand from the artifacts' instance catalog
+  (us-east-1; 2021 for the measured instances, 2024 unverified for the others). The time-cost
+  front below it prices every GPU offering of SkyPilot's catalog (on-demand and spot).
 """
+)
+
+st.header("Where prices come from")
+st.markdown(ui.safe(price_source()))
+st.markdown(
+    "Each cloud's commit is in `profet_core/data/offerings_meta.json`; `profet offerings "
+    "refresh --catalog ~/.sky/catalogs/v8 --out DIR` re-derives the snapshot from a newer copy "
+    "and says what changed. Spot capacity can be taken back at any time."
 )
 
 try:

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
+import ui_offerings
 from profet_core import ProfetError, ProfetValueError, estimate_run, parse_profile
 
 EXAMPLE, UPLOAD, PASTE = "Built-in example", "Upload a file", "Paste JSON"
@@ -175,6 +176,7 @@ with right:
 
 if st.button("Predict", type="primary", key="predict"):
     st.session_state.pop(ui.ANCHOR_RESULT, None)
+    st.session_state.pop(ui_offerings.OFFERINGS_RESULT, None)
     try:
         if known and latency is None:
             raise ProfetValueError(
@@ -214,6 +216,17 @@ if st.button("Predict", type="primary", key="predict"):
             batch_size,
             input_size,
             profile,
+        )
+        run = {"dataset_images": dataset_images, "batch_size": batch_size, "epochs": epochs}
+        st.session_state[ui_offerings.OFFERINGS_RESULT] = ui_offerings.price(
+            predictor,
+            anchor,
+            profile,
+            ui.latency_to_seconds(latency, unit),
+            method,
+            batch_size,
+            input_size,
+            run if dataset_images is not None else None,
         )
     except ProfetError as exc:
         ui.show_error(exc)
@@ -377,3 +390,5 @@ if result:
                     "speedup": st.column_config.NumberColumn("Speed-up (x)", format="%.2f"),
                 },
             )
+
+    ui_offerings.render(st.session_state.get(ui_offerings.OFFERINGS_RESULT))

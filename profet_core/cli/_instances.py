@@ -1,23 +1,51 @@
-"""``profet instances``: the instances the artifacts reach, with GPU, price and basis."""
+"""``profet instances``: every GPU offering (cloud, instance type, region, prices), or with
+``--targets`` the instances the artifacts predict, with GPU, price and basis."""
 
 from __future__ import annotations
 
 from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text, warn
+from ._offerings import add_filters, offering_filter, write_table
 
 
 def add_parser(subparsers) -> None:
     """Register ``instances`` on the ``profet`` subcommand parsers."""
     ins = subparsers.add_parser(
-        "instances", help="list the instances the artifacts know, with prices"
+        "instances", help="list every GPU offering (cloud, region, on-demand and spot prices)"
     )
     ins.add_argument("--artifacts", help=ARTIFACTS_HELP)
     ins.add_argument("--catalog", help=CATALOG_HELP)
+    ins.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="table: aligned text (default); csv; json: one document with the notes",
+    )
+    ins.add_argument(
+        "--targets",
+        action="store_true",
+        help="list the spec lines predictions reach (instance, GPU, price, basis) instead",
+    )
+    add_filters(ins, "only offerings with a spot price (spot capacity can be taken back)")
 
 
 def run(args) -> int:
-    """Print the artifacts' instance table (and what the catalog given did not change)."""
+    """Print the offerings (or the artifacts' targets) and the notes about their prices."""
+    from .. import list_offerings, load_catalog
+
     predictor = load_predictor(args.artifacts, args.catalog)
     for note in predictor.catalog_notes:
         warn(note)
-    print(table_text(predictor.instance_table()))
+    if args.targets:
+        write_table(predictor.instance_table(), args.format)
+        return 0
+    given = load_catalog(args.catalog, missing_price_ok=True) if args.catalog else None
+    table, notes = list_offerings(predictor, offering_filter(args, None), catalog=given)
+    for note in notes:
+        warn(note)
+    if args.format == "table":
+        print(table_text(table.drop(columns="note")))
+    else:
+        from .. import offerings_meta
+
+        write_table(table, args.format, notes, source=offerings_meta())
     return 0

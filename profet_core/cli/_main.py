@@ -7,12 +7,12 @@ import errno
 import os
 import sys
 
-from . import _add_instance, _instances, _predict, _scale, _train, _validate
+from . import _add_instance, _instances, _offerings, _predict, _scale, _train, _validate
 from ._argtypes import OneLineParser
 
 #: The subcommand modules, in ``--help`` order; each ``add_parser`` registers one or more
 #: subcommands, all run by its ``run``.
-COMMANDS = (_train, _predict, _add_instance, _instances, _scale, _validate)
+COMMANDS = (_train, _predict, _add_instance, _instances, _scale, _validate, _offerings)
 #: Options whose value may be a negative number or -inf (argparse would take it for an option).
 _NUMERIC_OPTIONS = (
     "--anchor-latency-ms",
@@ -32,6 +32,7 @@ _NUMERIC_OPTIONS = (
     "--classes",
     "--timeout",
     "--usd-per-hour",
+    "--max-usd-per-hour",
 )
 
 

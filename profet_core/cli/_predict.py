@@ -6,6 +6,7 @@ import sys
 from dataclasses import replace
 
 from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text, warn
+from ._offerings import add_filters, filters_given, offering_filter, write_table
 
 #: Columns of `profet predict --format table` with their headers (units included).
 _TABLE_COLUMNS = {
@@ -65,6 +66,17 @@ def add_parser(subparsers) -> None:
     run.add_argument("--input-size", type=int, help="input image side (px), as profiled")
     run.add_argument("--dataset-images", type=int, help="training images per epoch")
     run.add_argument("--epochs", type=int, help="epochs of the run")
+    pr.add_argument(
+        "--offerings",
+        action="store_true",
+        help="price every GPU offering of SkyPilot's catalog (implied by the filters below): one "
+        "prediction per GPU, joined to each offering that rents it; names the time-cost front",
+    )
+    add_filters(
+        pr,
+        "price with spot prices (offerings without one are left out; spot capacity "
+        "can be taken back)",
+    )
 
 
 def run(args) -> int:
@@ -76,6 +88,8 @@ def run(args) -> int:
     predictor = load_predictor(args.artifacts, args.catalog)
     profiles = read_profile(args.profile, steps=args.steps)
     lat = latency_seconds(args.anchor_latency_ms, "ms", "--anchor-latency-ms")
+    if args.offerings or filters_given(args):
+        return _offerings(args, predictor, profiles, lat)
     result = predictor.predict(
         args.anchor or profile_instance(profiles),
         profiles,
@@ -99,6 +113,79 @@ def run(args) -> int:
     return 0
 
 
+def _offerings(args, predictor, profiles, lat) -> int:
+    """``--offerings`` (or a filter): every chosen offering priced, the front named."""
+    from .. import load_catalog, offerings_meta, predict_offerings
+    from ..inputs._profile import profile_instance
+
+    run = None
+    if args.dataset_images is not None:
+        run = {
+            "dataset_images": args.dataset_images,
+            "batch_size": args.batch_size,
+            "epochs": args.epochs,
+        }
+    given = load_catalog(args.catalog, missing_price_ok=True) if args.catalog else None
+    done = predict_offerings(
+        predictor,
+        args.anchor or profile_instance(profiles),
+        profiles,
+        anchor_latency_s=lat,
+        method=args.method,
+        batch_size=args.batch_size,
+        input_size=args.input_size,
+        filter=offering_filter(args, False),
+        run=run,
+        catalog=given,
+    )
+    for warning in done.warnings():
+        warn(warning)
+    for note in done.notes:
+        warn(note)
+    for row in sorted(done.table["row"].unique()):
+        warn(
+            ("" if done.table["row"].nunique() == 1 else f"profile row {row}: ")
+            + done.front_text(row)
+        )
+    if args.format == "table":
+        shown = [c for c in _OFFERING_TABLE if c in done.table.columns]
+        print(table_text(done.table[shown]))
+    else:
+        write_table(
+            done.table,
+            args.format,
+            done.notes,
+            source=offerings_meta(),
+            anchor=done.prediction.anchor,
+            method=done.prediction.method,
+            warnings=done.warnings(),
+        )
+    return 0
+
+
+#: Columns of `profet predict --offerings --format table` (csv and json carry every column).
+_OFFERING_TABLE = (
+    "row",
+    "cloud",
+    "instance",
+    "region",
+    "gpu",
+    "gpus",
+    "market",
+    "usd_per_hour",
+    "basis",
+    "batch_latency_ms",
+    "low_ms",
+    "high_ms",
+    "usd_per_1000_steps",
+    "run_hours",
+    "run_usd",
+    "p_fit",
+    "pareto",
+    "pick",
+)
+
+
 def _check_run_args(args) -> None:
     given = [args.dataset_images, args.epochs]
     if any(v is not None for v in given) and not all(v is not None for v in given):
@@ -113,6 +200,10 @@ def _print_table(result, table) -> None:
     cols = [c for c in _TABLE_COLUMNS if c in table.columns]
     level = int(round(result.interval_level * 100))
     print(f"anchor {result.anchor}, method {result.method}: {result.table['ensemble'].iloc[0]}")
-    print(f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD")
+    print(
+        f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD, "
+        "the spec sheet's (on-demand us-east-1: 2021 for the measured instances, 2024 "
+        "unverified for the others; --offerings prices every offering of SkyPilot's catalog)"
+    )
     # Significant digits, not fixed decimals: 0.0089 USD stays 0.0089, a 0.05 ms end not 0.000.
     print(table_text(table[cols].rename(columns=_TABLE_COLUMNS)))

@@ -130,16 +130,20 @@ def predict_speedups(model, pairs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def published_eta(model, names, gens, gi) -> np.ndarray:
+def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
     """(n, 2) tensor-core efficiency of instances outside the data's generations (``gi < 0``):
     their GPU's from published pairs (or their generation's, where the terms were fitted per
     generation: ``fit_published(by="generation")``, which bench/published_structures.py compares),
-    else the shared ``mu`` where the GPU has TF32 cores, else 0."""
+    else the shared ``mu`` where the GPU has TF32 cores, else 0. ``rows``: the names' rows in
+    the spec sheet, when the caller has them."""
     out = np.zeros((len(gi), 2))
     mu = getattr(model, "tensor_eta_", None)
     if mu is None:
         return out
-    rows = model.spec_index_.get_indexer(pd.Index(names))
+    if not (np.asarray(gi) < 0).any():
+        return out
+    if rows is None:
+        rows = model.spec_index_.get_indexer(pd.Index(names))
     tensor, gpus = model.spec_tensor_[rows], model.specs_["gpu"].to_numpy(dtype=object)[rows]
     for i, g in enumerate(gens):
         if gi[i] < 0:

@@ -86,21 +86,30 @@ class CrossInstanceModel(BasisMixin, Estimator):
         self.random_state = random_state
 
     # ----------------------------------------------------------------- physical part
-    def _spec_rows(self, names) -> np.ndarray:
-        names = pd.Index(names)
-        unknown = sorted(set(names) - set(self.spec_index_))
+    def _positions(self, names) -> np.ndarray:
+        """Row of each name in the spec sheet (a dict look-up: predictions ask per target)."""
+        pos = getattr(self, "_spec_pos_", None)
+        if pos is None:
+            pos = self._spec_pos_ = {n: i for i, n in enumerate(self.spec_index_)}
+        names = list(names)
+        unknown = sorted({n for n in names if n not in pos})
         if unknown:
             raise ProfetValueError(
                 f"instance(s) {unknown} not in the spec catalog; known: {self.spec_index_}"
             )
-        return self.spec_values_[self.spec_index_.get_indexer(names)]
+        return np.fromiter((pos[n] for n in names), dtype=np.intp, count=len(names))
+
+    def _spec_rows(self, names) -> np.ndarray:
+        return self.spec_values_[self._positions(names)]
 
     def _eta(self, names) -> np.ndarray:
         """(n, 2) generation efficiency plus per-instance calibration, per class."""
-        gens = self.spec_arch_[self.spec_index_.get_indexer(pd.Index(names))]
-        gi = pd.Index(self.generations_).get_indexer(gens)
+        rows = self._positions(names)
+        gens = self.spec_arch_[rows]
+        index = {g: i for i, g in enumerate(self.generations_)}
+        gi = np.fromiter((index.get(g, -1) for g in gens), dtype=np.intp, count=len(gens))
         eta = np.where(gi[:, None] >= 0, self.eta_[np.maximum(gi, 0)], 0.0)
-        eta = eta + published_eta(self, names, gens, gi)
+        eta = eta + published_eta(self, names, gens, gi, rows)
         delta = np.array([self.calibration_.get(n, {"delta": 0.0})["delta"] for n in names])
         return eta + delta[:, None]
 
@@ -123,6 +132,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
     def _set_specs(self, specs: pd.DataFrame) -> None:
         specs = validate_specs(specs)
         self.spec_index_ = pd.Index(specs["instance"])
+        self._spec_pos_ = {n: i for i, n in enumerate(self.spec_index_)}
         self.spec_values_ = spec_matrix(specs).to_numpy()
         self.spec_arch_ = specs["arch"].to_numpy(dtype=object)
         self.spec_tensor_ = (specs["tensor_tflops_fp32_training"] > specs["fp32_tflops"]).to_numpy()

@@ -45,3 +45,13 @@ def test_spec_table_shows_real_values_or_a_dash(page, predictor):
     for name in catalog.index:
         assert float(catalog.at[name, "gpu_memory_gb"]) == specs.at[name, "gpu_memory_gb"]
         assert float(catalog.at[name, "vcpus"]) == specs.at[name, "vcpus"]
+
+
+def test_about_page_says_where_prices_come_from_and_how_old(page):
+    """Issue 28 item 7: the prices' source and date on screen."""
+    at = page("about").run()
+    no_exception(at)
+    assert "Where prices come from" in [h.value for h in at.header]
+    text = plain("\n".join(m.value for m in at.markdown))
+    assert "SkyPilot" in text and "00148f2a" in text and "2026-11-25" in text
+    assert "carry no date" in text

@@ -83,7 +83,7 @@ def test_example_prediction_equals_core(page, predictor, anchor, with_latency):
     np.testing.assert_allclose(values(bars["y"]), expected["batch_latency_ms"], rtol=1e-9)
     fastest = expected.loc[expected["batch_latency_ms"].idxmin(), "target"]
     assert at.metric[0].value == fastest
-    assert len(at.get("download_button")) == 2
+    assert len(at.get("download_button")) == 3  # CSV, JSON and the offerings CSV
     # The per-op-family breakdown is the core's for the same profile.
     frames = [d for d in at.dataframe if "speedup" in d.value.columns]
     assert len(frames) == 1

@@ -24,6 +24,7 @@ LAYERS = (
     ("models",),
     ("crossgpu", "onepoint"),
     ("prediction",),
+    ("offerings",),
     ("training",),
     ("capture", "doe"),
     ("__init__",),

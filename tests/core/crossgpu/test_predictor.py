@@ -180,7 +180,10 @@ def test_one_gpu_of_a_multi_gpu_instance_is_said_and_priced_whole(artifacts, tab
     catalog.to_csv(path, index=False)
     buf = io.StringIO()
     with redirect_stdout(buf):
-        assert main(["instances", "--artifacts", str(artifacts), "--catalog", str(path)]) == 0
+        assert (
+            main(["instances", "--targets", "--artifacts", str(artifacts), "--catalog", str(path)])
+            == 0
+        )
     header, *lines = buf.getvalue().splitlines()
     assert header.split()[:3] == ["instance", "gpu", "gpus"]
     assert next(x for x in lines if x.split()[0] == "gpu-e").split()[3] == "8"

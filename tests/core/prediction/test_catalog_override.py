@@ -44,7 +44,7 @@ def test_catalog_file_changes_prices_not_models(trained, prices, synthetic_datas
 
 
 def test_instances_command_lists_the_override(trained, prices):
-    code, out, err = run("instances", "--artifacts", trained, "--catalog", prices)
+    code, out, err = run("instances", "--targets", "--artifacts", trained, "--catalog", prices)
     assert code == 0, err
     line = next(x for x in out.splitlines() if x.split()[0] == "gpu-b")
     assert "GB-2" in line and "7.25" in line.split()

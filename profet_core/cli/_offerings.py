@@ -1,0 +1,127 @@
+"""The offering filters ``profet predict`` and ``profet instances`` share, and ``profet
+offerings refresh``: the shipped snapshot derived from a SkyPilot catalog folder."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ._common import table_text, warn
+
+
+def add_filters(parser, spot_help: str) -> None:
+    """Register ``--cloud``, ``--region``, ``--gpu``, ``--spot``, ``--max-usd-per-hour`` and
+    ``--all-regions`` (one :class:`~profet_core.OfferingFilter`)."""
+    g = parser.add_argument_group("offerings (SkyPilot's catalog: clouds, regions, spot)")
+    g.add_argument(
+        "--cloud",
+        action="append",
+        help="keep this cloud (aws, gcp, azure, lambda, "
+        "runpod, nebius, catalog); repeat or comma-separate",
+    )
+    g.add_argument("--region", action="append", help="keep this region (shows regions)")
+    g.add_argument(
+        "--gpu", action="append", help="keep this GPU (A100 matches A100-80GB; L4 not L40S)"
+    )
+    g.add_argument("--spot", action="store_true", help=spot_help)
+    g.add_argument(
+        "--max-usd-per-hour",
+        type=float,
+        help="the whole instance's price at most this (USD per hour, in the market chosen)",
+    )
+    g.add_argument(
+        "--all-regions",
+        action="store_true",
+        help="every region, not only each instance type's cheapest",
+    )
+
+
+def _names(values) -> tuple:
+    return tuple(v.strip() for item in values or () for v in item.split(",") if v.strip())
+
+
+def offering_filter(args, spot_default):
+    """The :class:`~profet_core.OfferingFilter` of the flags (``--spot``: spot only, else
+    ``spot_default``)."""
+    from .. import OfferingFilter
+
+    return OfferingFilter(
+        clouds=_names(args.cloud),
+        regions=_names(args.region),
+        gpus=_names(args.gpu),
+        spot=True if args.spot else spot_default,
+        max_usd_per_hour=args.max_usd_per_hour,
+        all_regions=args.all_regions,
+    )
+
+
+def filters_given(args) -> bool:
+    """Whether any offering flag was given."""
+    return bool(
+        args.cloud
+        or args.region
+        or args.gpu
+        or args.spot
+        or args.all_regions
+        or args.max_usd_per_hour is not None
+    )
+
+
+def write_table(table, fmt: str, notes=(), **document) -> None:
+    """A table as aligned text, CSV (4 decimals) or one JSON document with the notes."""
+    if fmt == "csv":
+        from ..inputs._csv import escape_formulas
+
+        escape_formulas(table).round(4).to_csv(sys.stdout, index=False, lineterminator="\n")
+    elif fmt == "json":
+        records = json.loads(table.to_json(orient="records", double_precision=10))
+        json.dump({**document, "notes": list(notes), "offerings": records}, sys.stdout, indent=1)
+        print()
+    else:
+        print(table_text(table))
+
+
+def add_parser(subparsers) -> None:
+    """Register ``offerings refresh``."""
+    off = subparsers.add_parser("offerings", help="the offerings snapshot (SkyPilot's catalog)")
+    sub = off.add_subparsers(dest="offerings_command", required=True)
+    ref = sub.add_parser(
+        "refresh",
+        help="derive the offerings snapshot from a SkyPilot catalog folder and say what changed",
+    )
+    ref.add_argument(
+        "--catalog",
+        required=True,
+        help="a SkyPilot catalog folder: <cloud>/vms.csv "
+        "(e.g. ~/.sky/catalogs/v8, or ../shared/data/skypilot-catalog)",
+    )
+    ref.add_argument(
+        "--out",
+        help="folder to write offerings.csv and offerings_meta.json into "
+        "(default: write nothing, only say what would change)",
+    )
+    ref.set_defaults(run=run)
+
+
+def run(args) -> int:
+    """Derive the snapshot; print what changed against the shipped one and the odd rows."""
+    from .. import offerings_changes_text, refresh_offerings
+
+    done = refresh_offerings(args.catalog, args.out)
+    meta, report = done["meta"], done["report"]
+    print(f"{meta['offerings']} offerings from {', '.join(meta['clouds'])}")
+    for cloud, info in meta["clouds"].items():
+        print(
+            f"  {cloud}: {info.get('repository', info.get('path', ''))} "
+            f"{info.get('schema', '')} commit {info.get('commit', 'unknown')}"
+        )
+    print("against the shipped snapshot: " + offerings_changes_text(done["changes"]))
+    if len(report):
+        warn(
+            f"{len(report)} odd catalog row(s) left out or corrected (not ranked): "
+            + ", ".join(f"{k} {v}" for k, v in meta["odd_rows"].items())
+        )
+        print(table_text(report.groupby(["cloud", "kind"]).size().rename("rows").reset_index()))
+    if args.out:
+        print(f"wrote {args.out}/offerings.csv and offerings_meta.json")
+    return 0

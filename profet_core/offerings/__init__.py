@@ -1,0 +1,69 @@
+"""Every GPU offering a user can rent (SkyPilot's catalog: clouds, regions, on-demand and spot),
+and predictions joined to them once per GPU configuration.
+
+``load_offerings()`` is the shipped snapshot (``profet_core/data/offerings.csv``, metadata in
+``offerings_meta.json``); ``refresh(folder, out)`` derives it from a SkyPilot catalog folder;
+``predict_offerings(...)`` prices a profile on every offering a filter keeps.
+"""
+
+from ._filter import (
+    CHEAPEST_NOTE,
+    SPOT_NOTE,
+    OfferingFilter,
+    choose,
+    choose_lines,
+    markets,
+    matches,
+)
+from ._gpus import GPU_OF_ACCELERATOR, spec_gpu
+from ._join import BEST_VALUE, NO_SPEC, add_front, join_offerings, pareto_mask
+from ._list import basis_of, list_offerings
+from ._predict import OFFERING_COLUMNS, OfferingsResult, predict_offerings
+from ._read import catalog_files, read_catalog
+from ._snapshot import (
+    SNAPSHOT_COLUMNS,
+    changes_text,
+    compare,
+    derive_offerings,
+    load_offerings,
+    offerings_meta,
+    price_source,
+    refresh,
+)
+
+refresh_offerings = refresh
+offerings_changes_text = changes_text
+
+__all__ = [
+    "BEST_VALUE",
+    "CHEAPEST_NOTE",
+    "GPU_OF_ACCELERATOR",
+    "NO_SPEC",
+    "OFFERING_COLUMNS",
+    "SNAPSHOT_COLUMNS",
+    "SPOT_NOTE",
+    "OfferingFilter",
+    "OfferingsResult",
+    "add_front",
+    "basis_of",
+    "catalog_files",
+    "changes_text",
+    "choose",
+    "choose_lines",
+    "compare",
+    "derive_offerings",
+    "join_offerings",
+    "list_offerings",
+    "load_offerings",
+    "markets",
+    "matches",
+    "offerings_changes_text",
+    "offerings_meta",
+    "pareto_mask",
+    "predict_offerings",
+    "price_source",
+    "read_catalog",
+    "refresh",
+    "refresh_offerings",
+    "spec_gpu",
+]

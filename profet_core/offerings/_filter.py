@@ -1,0 +1,127 @@
+"""Choosing among offerings: one filter dataclass and one pure ``matches`` function, shared by
+the command line, the app and the tests; one offering per market (on-demand, spot)."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ProfetValueError
+
+SPOT_NOTE = "spot capacity can be taken back at any time (the run must resume from checkpoints)"
+CHEAPEST_NOTE = (
+    "each instance type is shown once per cloud, at its cheapest region (--region or "
+    "--all-regions shows regions)"
+)
+
+
+@dataclass(frozen=True)
+class OfferingFilter:
+    """Which offerings to keep.
+
+    Attributes
+    ----------
+    clouds, regions : tuple of str
+        Keep these (case-insensitive; empty: all).
+    gpus : tuple of str
+        GPU names: an offering matches when every word of one name is a word of its catalog
+        accelerator or spec GPU (``A100`` matches A100-80GB, ``L4`` not L40S).
+    spot : bool or None
+        True: spot offerings only; False: on-demand only; None: both markets.
+    max_usd_per_hour : float, optional
+        Upper bound on the offering's price in its market (the whole instance, USD per hour).
+    all_regions : bool
+        Keep every region; otherwise each instance type once per cloud and market, at its
+        cheapest region (unless ``regions`` names some).
+    """
+
+    clouds: tuple = ()
+    regions: tuple = ()
+    gpus: tuple = ()
+    spot: bool | None = False
+    max_usd_per_hour: float | None = None
+    all_regions: bool = False
+
+    def __post_init__(self):
+        for name in ("clouds", "regions", "gpus"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise ProfetValueError(f"{name} must be a sequence of names, got {value!r}"[:120])
+            object.__setattr__(self, name, tuple(value))
+        m = self.max_usd_per_hour
+        if m is not None and (
+            isinstance(m, bool) or not isinstance(m, (int, float)) or not math.isfinite(m) or m <= 0
+        ):
+            raise ProfetValueError(
+                f"max_usd_per_hour {m!r} is not allowed; it must be a finite price > 0 (USD/h)"
+            )
+        if self.spot not in (True, False, None):
+            raise ProfetValueError(f"spot {self.spot!r}; allowed: True, False, None")
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.split(r"[^a-z0-9]+", str(text).lower()) if w}
+
+
+def markets(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per offering and market: the on-demand row where there is an on-demand price, the
+    spot row only where there is a spot price (never the on-demand price in its place).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``table``'s columns plus ``spot`` (bool) and ``price_usd_per_hour`` (that market's).
+    """
+    od = table[table["usd_per_hour"].notna()].assign(spot=False)
+    od["price_usd_per_hour"] = od["usd_per_hour"]
+    sp = table[table["spot_usd_per_hour"].notna()].assign(spot=True)
+    sp["price_usd_per_hour"] = sp["spot_usd_per_hour"]
+    return pd.concat([od, sp], ignore_index=True)
+
+
+def matches(rows: pd.DataFrame, f: OfferingFilter) -> np.ndarray:
+    """Boolean mask of the market rows (:func:`markets`) that ``f`` keeps (regions aside)."""
+    keep = np.ones(len(rows), dtype=bool)
+    if f.clouds:
+        keep &= rows["cloud"].str.lower().isin([c.lower() for c in f.clouds]).to_numpy()
+    if f.regions:
+        keep &= rows["region"].str.lower().isin([r.lower() for r in f.regions]).to_numpy()
+    if f.gpus:
+        wanted = [_words(g) for g in f.gpus]
+        names = (rows["accelerator"].astype(str) + " " + rows["gpu"].astype(str)).to_numpy()
+        cache = {n: _words(n) for n in set(names)}
+        keep &= np.array([any(w <= cache[n] for w in wanted) for n in names], dtype=bool)
+    if f.spot is not None:
+        keep &= (rows["spot"] == f.spot).to_numpy()
+    if f.max_usd_per_hour is not None:
+        keep &= (rows["price_usd_per_hour"] <= f.max_usd_per_hour).to_numpy()
+    return keep
+
+
+def choose(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
+    """The market rows of a snapshot that ``f`` keeps, each instance type once per cloud and
+    market at its cheapest region unless ``f`` names regions or asks for all."""
+    rows = markets(table)
+    rows = rows[matches(rows, f)]
+    if not (f.all_regions or f.regions) and len(rows):
+        order = rows.sort_values(["price_usd_per_hour", "region"], kind="stable")
+        rows = order.drop_duplicates(["cloud", "instance", "spot"]).sort_index()
+    return rows.reset_index(drop=True)
+
+
+def choose_lines(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
+    """The snapshot lines (both prices side by side) that ``f`` keeps, for listing instances:
+    each instance type once per cloud at its cheapest region (on-demand price, or spot where
+    ``f.spot`` is True or the line has no on-demand price) unless ``f`` names regions or asks
+    for all."""
+    rows = markets(table)
+    rows = rows[matches(rows, f)]
+    if not (f.all_regions or f.regions) and len(rows):
+        order = rows.sort_values(["spot", "price_usd_per_hour", "region"], kind="stable")
+        rows = order.drop_duplicates(["cloud", "instance"]).sort_index()
+    rows = rows.drop_duplicates(["cloud", "instance", "region"])
+    return rows[list(table.columns)].reset_index(drop=True)

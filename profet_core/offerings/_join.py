@@ -1,0 +1,187 @@
+"""Predictions joined to offerings: a prediction is made once per GPU configuration (a spec
+line), then every offering that rents that GPU takes it and adds its own price.
+
+Dozens of offerings of one GPU therefore cost one prediction. The time-cost front (``pareto``)
+and the picks (fastest, cheapest, best value) are computed here once, for the CLI and the app.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+
+from .._schema import MS_PER_HOUR
+from ..errors import ProfetValueError
+
+NO_SPEC = "no spec model"
+#: Best value: the offering with the least product of cost per 1,000 steps (or run cost) and
+#: step time, i.e. the one where halving either matters equally; always on the front.
+BEST_VALUE = "least cost x time"
+PICKS = ("fastest", "cheapest", "best value")
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_specs() -> pd.DataFrame:
+    """The shipped spec sheet (one line per GPU configuration)."""
+    from ..inputs._gpu_specs import load_specs
+
+    return load_specs()
+
+
+def spec_key_of_gpu(specs: pd.DataFrame | None = None) -> dict:
+    """``{spec gpu string: spec line key}``: the line (instance) each offering's GPU is
+    predicted as (the first line of a GPU, e.g. the measured g4dn.xlarge for the T4)."""
+    specs = shipped_specs() if specs is None else specs
+    return dict(reversed(list(zip(specs["gpu"], specs["instance"], strict=True))))
+
+
+def gpus_used(offered: pd.Series, gpus) -> pd.Series:
+    """GPUs an offering uses: ``1`` (one GPU, the whole instance paid), ``"all"`` (its own
+    count) or ``N`` (N where it has at least N, else NaN: left out)."""
+    if gpus == "all":
+        return offered.astype(float)
+    if isinstance(gpus, bool) or not isinstance(gpus, (int, np.integer)) or gpus < 1:
+        raise ProfetValueError(f"gpus {gpus!r}; allowed: a whole number >= 1 or 'all'")
+    return pd.Series(np.where(offered >= gpus, float(gpus), np.nan), index=offered.index)
+
+
+def offer_side(rows: pd.DataFrame, gpus=1, key=None) -> pd.DataFrame:
+    """The offerings' half of :func:`join_offerings` (the same for every prediction): market,
+    its price, GPUs used, the spec line each is predicted as, and the notes that do not depend
+    on the prediction."""
+    key = spec_key_of_gpu() if key is None else key
+    off = rows.rename(columns={"usd_per_hour": "on_demand_usd_per_hour"})
+    off["usd_per_hour"] = off.pop("price_usd_per_hour")
+    spot = off["spot"].to_numpy(dtype=bool)
+    off["market"] = np.where(spot, "spot", "on-demand")
+    off["gpus_used"] = gpus_used(off["gpus"], gpus)
+    off = off[off["gpus_used"].notna()]
+    off["target"] = [key.get(g, "") for g in off["gpu"]]
+    notes = off["note"].fillna("").astype(str).tolist() if "note" in off else [""] * len(off)
+    many = (off["gpus"] > off["gpus_used"]).to_numpy()
+    used, count = off["gpus_used"].to_numpy(), off["gpus"].to_numpy()
+    for i in np.flatnonzero(many):
+        notes[i] = _cat(
+            notes[i],
+            f"the step time uses {used[i]:.0f} GPU(s); the price is the whole instance's "
+            f"({count[i]:.0f} GPUs)",
+        )
+    for i in np.flatnonzero(off["spot"].to_numpy(dtype=bool)):
+        notes[i] = _cat(notes[i], "spot: can be taken back")
+    off["note"] = notes
+    return off.reset_index(drop=True)
+
+
+def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None, off=None):
+    """Join a prediction table to offerings (market rows).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A prediction table: ``row``, ``target`` (spec line), ``basis``, ``batch_latency_ms``,
+        ``low_ms``, ``high_ms``, ``p_fit``; when it has ``gpus`` (GPUs used) and
+        ``precision`` columns the join is on them too (one configuration per count).
+    rows : pandas.DataFrame
+        Offerings per market (:func:`~profet_core.offerings._filter.choose`).
+    gpus : int or "all"
+        GPUs each offering uses (:func:`gpus_used`).
+    key : dict, optional
+        ``{spec gpu: target}`` (default: :func:`spec_key_of_gpu`).
+    off : pandas.DataFrame, optional
+        :func:`offer_side` of ``rows`` when the caller has it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (input row, offering[, precision]): the offering's columns, ``market``,
+        ``usd_per_hour`` (that market's price), ``gpus_used``, the prediction's columns and
+        ``usd_per_1000_steps``. Offerings whose GPU has no spec line keep NaN times and
+        basis "no spec model"; offerings with fewer GPUs than asked are left out.
+    """
+    off = offer_side(rows, gpus, key) if off is None else off
+    pred = table.drop(columns=["gpu", "usd_per_hour", "usd_per_1000_steps"], errors="ignore")
+    on = ["target"]
+    if "gpus" in pred:
+        pred = pred.rename(columns={"gpus": "gpus_used"})
+        on.append("gpus_used")
+    elif gpus != 1:
+        raise ProfetValueError(
+            "this prediction is for one GPU; predicting several GPUs needs the multi-GPU model"
+        )
+    has_spec = off["target"].to_numpy() != ""
+    spec = off[has_spec].merge(pred, on=on, how="inner")
+    runs = pred["row"].unique() if len(pred) else np.array([0])
+    none = off[~has_spec]
+    none = (
+        none.assign(row=runs[0], basis=NO_SPEC)
+        if len(runs) == 1
+        else pd.concat([none.assign(row=r, basis=NO_SPEC) for r in runs], ignore_index=True)
+    )
+    out = pd.concat([spec, none], ignore_index=True)
+    out["row"] = out["row"].astype(int)
+    basis = out["basis"].to_numpy(dtype=object)
+    inst, target = out["instance"].to_numpy(dtype=object), out["target"].to_numpy(dtype=object)
+    notes = out["note"].tolist()
+    for i in np.flatnonzero((basis == "measured") & (inst != target)):
+        basis[i] = f"measured on {target[i]}"
+        notes[i] = _cat(
+            f"the GPU measured on {target[i]}, on another host (CPU, PCIe and clocks may differ)",
+            notes[i],
+        )
+    out["basis"], out["note"] = basis, notes
+    out["usd_per_1000_steps"] = out["batch_latency_ms"] * (1000 / MS_PER_HOUR) * out["usd_per_hour"]
+    return out
+
+
+def _cat(a: str, b: str) -> str:
+    return f"{a}; {b}" if a and b else a or b
+
+
+def pareto_mask(time, cost) -> np.ndarray:
+    """Offerings on the time-cost front: no other is at least as fast and as cheap and better
+    in one; NaN never on it."""
+    time, cost = np.asarray(time, dtype=float), np.asarray(cost, dtype=float)
+    ok = np.isfinite(time) & np.isfinite(cost)
+    out = np.zeros(len(time), dtype=bool)
+    idx = np.flatnonzero(ok)
+    order = idx[np.lexsort((time[idx], cost[idx]))]
+    best = np.inf
+    for i in order:
+        if time[i] < best:
+            out[i] = True
+            best = time[i]
+    return out
+
+
+def add_front(out: pd.DataFrame, cost_column: str) -> pd.DataFrame:
+    """``pareto`` and ``pick`` per input row (and precision): fastest (least step time, the
+    cheaper on a tie), cheapest (least cost, the faster on a tie) and best value
+    (:data:`BEST_VALUE`)."""
+    out = out.reset_index(drop=True)
+    t_all = out["batch_latency_ms"].to_numpy(float)
+    c_all = out[cost_column].to_numpy(float)
+    pareto = np.zeros(len(out), dtype=bool)
+    pick = [""] * len(out)
+    keys = ["row", *(["precision"] if "precision" in out else [])]
+    groups = (
+        [np.arange(len(out))]
+        if out[keys].nunique().max() <= 1
+        else list(out.groupby(keys, sort=False).indices.values())
+    )
+    for idx in groups:
+        t, c = t_all[idx], c_all[idx]
+        front = pareto_mask(t, c)
+        pareto[idx] = front
+        if not front.any():
+            continue
+        f, tf, cf = idx[front], t[front], c[front]
+        chosen = (
+            ("fastest", f[np.lexsort((cf, tf))[0]]),
+            ("cheapest", f[np.lexsort((tf, cf))[0]]),
+            ("best value", f[int(np.argmin(tf * cf))]),
+        )
+        for what, i in chosen:
+            pick[i] = f"{pick[i]}, {what}" if pick[i] else what
+    return out.assign(pareto=pareto, pick=pick)

@@ -1,0 +1,87 @@
+"""Listing offerings without a profile (``profet instances``): one line per instance type and
+region with both prices, and what predictions for each would rest on."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter
+from ._join import NO_SPEC, spec_key_of_gpu
+from ._predict import catalog_offerings, extended
+from ._snapshot import load_offerings, price_source
+
+
+def basis_of(predictor, gpu: pd.Series, instance: pd.Series) -> list[str]:
+    """What a prediction for each offering would rest on, whatever the anchor: ``measured``
+    (``measured on <instance>`` where another host rents the measured GPU), the cross-instance
+    model's basis, or ``no spec model``."""
+    key = spec_key_of_gpu()
+    wide = extended(predictor)
+    cross = wide.cross
+    known = {}
+    for g in set(gpu):
+        k = key.get(g)
+        if not k:
+            known[g] = NO_SPEC
+        elif k in wide.instances:
+            known[g] = "measured"
+        elif cross is not None and k in cross.spec_index_:
+            known[g] = cross.basis(k)
+        else:
+            known[g] = "not predicted by these artifacts"
+    return [
+        f"measured on {key[g]}" if known[g] == "measured" and key[g] != i else known[g]
+        for g, i in zip(gpu, instance, strict=True)
+    ]
+
+
+def list_offerings(predictor, filter: OfferingFilter | None = None, catalog=None, offerings=None):
+    """The offerings a filter keeps, one line per instance type and region (both prices).
+
+    Parameters
+    ----------
+    predictor : Predictor
+        For each line's ``basis`` (what its predictions rest on).
+    filter : OfferingFilter, optional
+        Default: both markets, every cloud, each type once per cloud at its cheapest region.
+    catalog : pandas.DataFrame, optional
+        A user's price catalog, merged in as offerings of cloud ``catalog``.
+    offerings : pandas.DataFrame, optional
+        A snapshot (default: the shipped one).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        ``cloud, instance, region, gpu, accelerator, gpus, vcpus, memory_gib, usd_per_hour,
+        spot_usd_per_hour, basis, note`` (``gpu`` empty: no spec model).
+    notes : tuple of str
+        The prices' source and date, the region view, spot.
+    """
+    from ._filter import choose_lines
+
+    f = OfferingFilter(spot=None) if filter is None else filter
+    table = load_offerings() if offerings is None else offerings
+    if catalog is not None:
+        table = pd.concat([table, catalog_offerings(catalog, predictor)], ignore_index=True)
+    lines = choose_lines(table, f)
+    lines["basis"] = basis_of(predictor, lines["gpu"], lines["instance"])
+    cols = [
+        "cloud",
+        "instance",
+        "region",
+        "gpu",
+        "accelerator",
+        "gpus",
+        "vcpus",
+        "memory_gib",
+        "usd_per_hour",
+        "spot_usd_per_hour",
+        "basis",
+        "note",
+    ]
+    notes = [price_source()]
+    if not (f.all_regions or f.regions):
+        notes.append(CHEAPEST_NOTE)
+    if lines["spot_usd_per_hour"].notna().any():
+        notes.append(f"spot prices: {SPOT_NOTE}")
+    return lines[cols], tuple(notes)

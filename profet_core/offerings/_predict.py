@@ -1,0 +1,330 @@
+"""One call from a profile to every offering priced: predict once per GPU configuration the
+chosen offerings rent, join, cost, front and picks."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter, choose
+from ._join import (
+    BEST_VALUE,
+    NO_SPEC,
+    add_front,
+    join_offerings,
+    offer_side,
+    shipped_specs,
+    spec_key_of_gpu,
+)
+from ._snapshot import load_offerings, price_source
+
+#: Columns of the offerings table, in display order (run columns where a run is given).
+OFFERING_COLUMNS = (
+    "row",
+    "cloud",
+    "instance",
+    "region",
+    "gpu",
+    "accelerator",
+    "gpus",
+    "gpus_used",
+    "market",
+    "usd_per_hour",
+    "target",
+    "basis",
+    "batch_latency_ms",
+    "low_ms",
+    "high_ms",
+    "usd_per_1000_steps",
+    "steps",
+    "run_hours",
+    "run_usd",
+    "run_usd_low",
+    "run_usd_high",
+    "p_fit",
+    "pareto",
+    "pick",
+    "vcpus",
+    "memory_gib",
+    "on_demand_usd_per_hour",
+    "spot_usd_per_hour",
+    "note",
+)
+
+
+@dataclass(frozen=True)
+class OfferingsResult:
+    """Every chosen offering priced with one prediction per GPU configuration.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        :data:`OFFERING_COLUMNS` (run columns only with a run): one row per input row and
+        offering (market); ``pareto`` on the time-cost front, ``pick`` fastest / cheapest /
+        best value (least cost x time) among them.
+    prediction : Prediction
+        The per-GPU prediction the offerings share (one row per spec line and input row).
+    notes : tuple of str
+        What every view of it must say: where the prices come from and how old, spot, the
+        region view, multi-GPU prices, GPUs without a spec model.
+    cost_column : str
+        ``run_usd`` with a run, else ``usd_per_1000_steps``.
+    """
+
+    table: pd.DataFrame
+    prediction: object
+    notes: tuple = ()
+    cost_column: str = "usd_per_1000_steps"
+    filter: OfferingFilter = field(default_factory=OfferingFilter)
+
+    def picks(self, row: int = 0) -> dict:
+        """``{"fastest" | "cheapest" | "best value": row of the table or None}``."""
+        t = self.table[(self.table["row"] == row) & (self.table["pick"] != "")]
+        return {
+            p: next((r for _, r in t.iterrows() if p in r["pick"].split(", ")), None)
+            for p in ("fastest", "cheapest", "best value")
+        }
+
+    def where(self, f: OfferingFilter):
+        """The same result narrowed to the offerings ``f`` keeps (clouds, GPUs, market, price;
+        regions as computed), with the front and picks recomputed; no new prediction."""
+        from dataclasses import replace
+
+        from ._filter import matches
+
+        t = self.table
+        rows = t.assign(spot=t["market"].eq("spot"), price_usd_per_hour=t["usd_per_hour"])
+        kept = add_front(t[matches(rows, f)], self.cost_column)
+        return replace(self, table=kept.reset_index(drop=True), filter=f)
+
+    def warnings(self, row: int | None = None) -> list[str]:
+        """The prediction's warnings about the profile (ops, novelty, fit, input) and the
+        offerings' own: the targets' price and basis notes of the per-GPU prediction do not
+        apply (offerings carry their own prices), a pick resting on specs is said here."""
+        p = self.prediction
+        skip = {p.basis_warning(row)}
+        kept = [w for w in p.warnings(row) if w not in skip and "of the instance's GPUs" not in w]
+        picks = self.picks(0 if row is None else row)
+        weak = [
+            f"the {what} offering, {r['cloud']} {r['instance']}, rests on {r['basis']}"
+            for what, r in picks.items()
+            if r is not None and not str(r["basis"]).startswith(("measured", "anchor"))
+        ]
+        if weak:
+            text = "; ".join(weak)
+            kept.append(
+                f"{text[:1].upper()}{text[1:]}: no training run of that GPU backs it, so its "
+                "interval is wide."
+            )
+        return kept
+
+    def front_text(self, row: int = 0, limit: int = 12) -> str:
+        """The Pareto offerings of one input row, fastest first, as one line for people."""
+        t = self.table[(self.table["row"] == row) & self.table["pareto"]]
+        t = t.sort_values("batch_latency_ms")
+        unit = "USD per run" if self.cost_column == "run_usd" else "USD per 1,000 steps"
+        parts = [
+            f"{r.cloud} {r.instance} ({r.region}, {r.market}: {r.batch_latency_ms:.4g} ms, "
+            f"{getattr(r, self.cost_column):.4g} {unit}{', ' + r.pick if r.pick else ''})"
+            for r in t.head(limit).itertuples()
+        ]
+        more = f" and {len(t) - limit} more" if len(t) > limit else ""
+        return (
+            f"time-cost front ({len(t)} offerings; best value = {BEST_VALUE}): "
+            + "; ".join(parts)
+            + more
+        )
+
+
+def extended(predictor, specs: pd.DataFrame | None = None):
+    """The predictor whose cross-instance model also knows the spec lines it was not trained
+    with (new GPUs predicted from their specs without retraining), cached on it."""
+    specs = shipped_specs() if specs is None else specs
+    cross = predictor.cross
+    if cross is None:
+        return predictor
+    new = specs[~specs["instance"].isin(list(cross.spec_index_))]
+    if new.empty:
+        return predictor
+    cache_key = ("offerings-specs", tuple(new["instance"]))
+    if cache_key not in predictor._cache:
+        import copy
+
+        from ..inputs._catalog import merge_catalogs
+
+        # A shallow copy with its own spec attributes: the fitted arrays are shared, never
+        # changed, and a deep copy of the tree ensembles would cost a process 0.1-0.3 s.
+        wider = copy.copy(cross)
+        wider._set_specs(pd.concat([cross.specs_, new], ignore_index=True))
+        catalog = merge_catalogs(
+            predictor.catalog, new[["instance", "gpu", "gpu_count", "usd_per_hour"]], "base"
+        )
+        cache = {k: v for k, v in predictor._cache.items() if k[0] != "offerings-specs"}
+        cache[("cross",)] = wider
+        predictor._cache[cache_key] = type(predictor)(
+            predictor.bundle, catalog, cache, predictor.catalog_notes
+        )
+    return predictor._cache[cache_key]
+
+
+def catalog_offerings(catalog: pd.DataFrame, predictor) -> pd.DataFrame:
+    """A user's price catalog (``instance, gpu, usd_per_hour``) as offerings of cloud
+    ``catalog``, merged with the snapshot's (an instance predictions reach keeps its GPU)."""
+    specs = shipped_specs().set_index("instance")["gpu"]
+    known = predictor.catalog.set_index("instance")
+    counts = pd.to_numeric(known.get("gpu_count", pd.Series(dtype=float)), errors="coerce")
+    rows = catalog.dropna(subset=["usd_per_hour"])
+    return pd.DataFrame(
+        {
+            "cloud": "catalog",
+            "instance": rows["instance"].to_numpy(),
+            "region": "(your catalog)",
+            "gpu": [specs.get(i, "") for i in rows["instance"]],
+            "accelerator": rows["gpu"].astype(str).to_numpy(),
+            "gpus": [
+                int(counts.get(i, 1)) if pd.notna(counts.get(i, 1)) else 1 for i in rows["instance"]
+            ],
+            "vcpus": np.nan,
+            "memory_gib": np.nan,
+            "usd_per_hour": rows["usd_per_hour"].astype(float).to_numpy(),
+            "spot_usd_per_hour": np.nan,
+            "zones": 0,
+            "note": "your catalog's price",
+        }
+    )
+
+
+def predict_offerings(
+    predictor,
+    anchor: str,
+    profiles: pd.DataFrame,
+    anchor_latency_s=None,
+    method=None,
+    batch_size=None,
+    input_size=None,
+    filter: OfferingFilter | None = None,
+    gpus=1,
+    run: dict | None = None,
+    offerings: pd.DataFrame | None = None,
+    catalog: pd.DataFrame | None = None,
+) -> OfferingsResult:
+    """Predict a profile on every offering that ``filter`` keeps.
+
+    Parameters
+    ----------
+    predictor : Predictor
+    anchor, profiles, anchor_latency_s, method, batch_size, input_size
+        As for :meth:`Predictor.predict`.
+    filter : OfferingFilter, optional
+        Which offerings (default: on-demand, every cloud, each type at its cheapest region).
+    gpus : int or "all"
+        GPUs each offering uses (1: one GPU, the whole instance paid).
+    run : dict, optional
+        ``dataset_images``, ``batch_size``, ``epochs``: adds the whole run's time and cost.
+    offerings : pandas.DataFrame, optional
+        A snapshot (default: the shipped one).
+    catalog : pandas.DataFrame, optional
+        A user's price catalog, merged in as offerings of cloud ``catalog``.
+
+    Returns
+    -------
+    OfferingsResult
+    """
+    f = OfferingFilter() if filter is None else filter
+    if offerings is None and catalog is None:
+        off = _shipped_side(f, gpus)
+    else:
+        table = load_offerings() if offerings is None else offerings
+        if catalog is not None:
+            table = pd.concat([table, catalog_offerings(catalog, predictor)], ignore_index=True)
+        off = offer_side(choose(table, f), gpus)
+    key = spec_key_of_gpu()
+    wanted = sorted(set(off["target"]) - {""})
+    wide = extended(predictor)
+    targets = [t for t in wanted if t != anchor and t in wide.all_instances]
+    wide._check_instance(anchor, "anchor")
+    prediction = wide.predict(
+        anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size
+    )
+    pred = pd.concat(
+        [prediction.table, _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted)],
+        ignore_index=True,
+    )
+    out, cost = _costed(join_offerings(pred, None, gpus, key, off), run)
+    notes = _notes(out, f, gpus, prediction)
+    return OfferingsResult(out, prediction, notes, cost, f)
+
+
+def _costed(out: pd.DataFrame, run: dict | None) -> tuple[pd.DataFrame, str]:
+    """The whole run's time and cost (with ``run``), the front and picks, sorted by cost."""
+    cost = "usd_per_1000_steps"
+    if run is not None:
+        from ..inputs._catalog import estimate_run
+
+        out = estimate_run(out, run["dataset_images"], run["batch_size"], run["epochs"])
+        cost = "run_usd"
+    out = add_front(out, cost)
+    out = out.sort_values(["row", cost, "batch_latency_ms"], kind="stable", na_position="last")
+    cols = [c for c in OFFERING_COLUMNS if c in out.columns]
+    return out[cols].reset_index(drop=True), cost
+
+
+@functools.lru_cache(maxsize=16)
+def _shipped_side(f: OfferingFilter, gpus) -> pd.DataFrame:
+    """:func:`offer_side` of the shipped snapshot for one filter (the same for every profile)."""
+    return offer_side(choose(load_offerings(), f), gpus)
+
+
+def _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted) -> pd.DataFrame:
+    """Offerings of the anchor's own GPU take the anchor's measured latency (NaN if not given)."""
+    if anchor not in wanted:
+        return pd.DataFrame()
+    n = len(profiles)
+    if anchor_latency_s is not None:
+        lat = np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,))
+    elif "batch_latency_s" in profiles:
+        lat = profiles["batch_latency_s"].to_numpy(dtype=float)
+    else:
+        lat = np.full(n, np.nan)
+    ms = np.asarray(lat, dtype=float) * 1000
+    return pd.DataFrame(
+        {
+            "row": np.arange(n),
+            "target": anchor,
+            "basis": "anchor (your measured latency)",
+            "batch_latency_ms": ms,
+            "low_ms": ms,
+            "high_ms": ms,
+            "p_fit": np.nan,
+        }
+    )
+
+
+def _notes(out: pd.DataFrame, f: OfferingFilter, gpus, prediction) -> tuple:
+    notes = [price_source()]
+    if out.empty:
+        notes.append("no offering matches the filters given")
+        return tuple(notes)
+    if (out["market"] == "spot").any():
+        notes.append(f"spot prices: {SPOT_NOTE}")
+    if not (f.all_regions or f.regions):
+        notes.append(CHEAPEST_NOTE)
+    none = out.loc[out["basis"] == NO_SPEC, "accelerator"].unique()
+    if len(none):
+        notes.append(
+            f"{len(none)} GPU(s) have no spec model, so their offerings are listed unpredicted: "
+            + ", ".join(sorted(map(str, none)))
+        )
+    if ((out["gpus"] > out["gpus_used"]) & out["batch_latency_ms"].notna()).any():
+        notes.append(
+            "on multi-GPU offerings the step time is for the GPUs used and the price is the "
+            "whole instance's"
+        )
+    if (out["basis"] == "anchor (your measured latency)").any() and out.loc[
+        out["basis"] == "anchor (your measured latency)", "batch_latency_ms"
+    ].isna().any():
+        notes.append("offerings of the anchor's own GPU need the anchor latency to be priced")
+    return tuple(notes)

@@ -1,0 +1,219 @@
+"""The shipped offerings snapshot (``profet_core/data/offerings.csv`` and its metadata): derived
+from a SkyPilot catalog folder, loaded once per process, compared with the previous one."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ProfetValueError
+from ._gpus import INSTANCE_NOTES, VARIANT_NOTES, spec_gpu
+from ._read import catalog_files, read_catalog, source_of
+
+SNAPSHOT_FILE = "offerings.csv"
+META_FILE = "offerings_meta.json"
+#: Columns of the snapshot, one line per cloud, instance type and region.
+SNAPSHOT_COLUMNS = (
+    "cloud",
+    "instance",
+    "region",
+    "gpu",
+    "accelerator",
+    "gpus",
+    "vcpus",
+    "memory_gib",
+    "usd_per_hour",
+    "spot_usd_per_hour",
+    "zones",
+    "note",
+)
+KEY = ["cloud", "instance", "region"]
+
+
+def derive_offerings(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per cloud, instance type and region: the minimum over its zones (prices summed
+    per zone first, see :func:`~profet_core.offerings._read.compose_gcp`).
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        :func:`~profet_core.offerings._read.read_catalog`'s rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`SNAPSHOT_COLUMNS`, sorted by cloud, instance and region. ``gpu`` is the spec
+        sheet's GPU (empty: no spec model), ``spot_usd_per_hour`` NaN where the catalog has no
+        spot price, ``note`` what differs from the GPU's measured or specified variant.
+    """
+    if rows.empty:
+        return pd.DataFrame(columns=SNAPSHOT_COLUMNS)
+    agg = rows.groupby(KEY, sort=True).agg(
+        accelerator=("accelerator", "first"),
+        gpus=("gpus", "first"),
+        vcpus=("vcpus", "first"),
+        memory_gib=("memory_gib", "first"),
+        usd_per_hour=("price", "min"),
+        spot_usd_per_hour=("spot", "min"),
+        zones=("zone", "nunique"),
+    )
+    out = agg.reset_index()
+    out["gpus"] = out["gpus"].astype(int)
+    out["gpu"] = [
+        spec_gpu(c, i, a)
+        for c, i, a in zip(out["cloud"], out["instance"], out["accelerator"], strict=True)
+    ]
+    out["note"] = [
+        VARIANT_NOTES.get((c, a), "") for c, a in zip(out["cloud"], out["accelerator"], strict=True)
+    ]
+    for cloud, pattern, note in INSTANCE_NOTES:
+        hit = (out["cloud"] == cloud) & out["instance"].str.fullmatch(pattern)
+        out.loc[hit, "note"] = note
+    no_od = out["usd_per_hour"].isna()
+    out.loc[no_od, "note"] = "no on-demand price in the catalog (spot only)"
+    return out[list(SNAPSHOT_COLUMNS)]
+
+
+def refresh(folder, out=None, previous: pd.DataFrame | None = None) -> dict:
+    """Derive the snapshot from a catalog folder, and say what changed.
+
+    Parameters
+    ----------
+    folder : path-like
+        A SkyPilot catalog folder (see :func:`~profet_core.offerings._read.catalog_files`).
+    out : path-like, optional
+        Folder to write ``offerings.csv`` and ``offerings_meta.json`` into (created); None
+        writes nothing.
+    previous : pandas.DataFrame, optional
+        The snapshot to compare with (default: the shipped one).
+
+    Returns
+    -------
+    dict
+        ``table`` (the snapshot), ``meta`` (sources, dates, counts, odd rows per kind),
+        ``report`` (the odd rows) and ``changes`` (:func:`compare`).
+    """
+    rows, report = read_catalog(folder)
+    table = derive_offerings(rows)
+    sources = {cloud: source_of(path) for cloud, path in catalog_files(folder).items()}
+    for info in sources.values():
+        info.pop("path" if "repository" in info else "", None)
+    meta = {
+        "source": "SkyPilot's public catalog (GitHub skypilot-org/skypilot-catalog), vms.csv "
+        "per cloud; GPU rows only",
+        "derived": dt.date.today().isoformat(),
+        "clouds": sources,
+        "offerings": int(len(table)),
+        "odd_rows": {k: int(v) for k, v in report["kind"].value_counts().sort_index().items()},
+    }
+    prev = load_offerings() if previous is None else previous
+    changes = compare(prev, table)
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        write_snapshot(table, out / SNAPSHOT_FILE)
+        (out / META_FILE).write_text(json.dumps(meta, indent=1) + "\n")
+    return {"table": table, "meta": meta, "report": report, "changes": changes}
+
+
+def write_snapshot(table: pd.DataFrame, path) -> None:
+    """Write the snapshot CSV (prices as the catalog writes them, at most 6 decimals)."""
+    table.round(6).to_csv(path, index=False, float_format="%.10g", lineterminator="\n")
+
+
+def compare(old: pd.DataFrame, new: pd.DataFrame) -> dict:
+    """What changed between two snapshots: lines added and removed, on-demand and spot prices
+    changed (per cloud), as counts and a few examples."""
+    o, n = old.set_index(KEY), new.set_index(KEY)
+    added = n.index.difference(o.index)
+    removed = o.index.difference(n.index)
+    both = n.index.intersection(o.index)
+    out = {"added": len(added), "removed": len(removed)}
+    for col in ("usd_per_hour", "spot_usd_per_hour"):
+        a, b = o.loc[both, col].astype(float), n.loc[both, col].astype(float)
+        changed = ~np.isclose(a, b, rtol=1e-6, equal_nan=True)
+        out[f"{col}_changed"] = int(changed.sum())
+        if changed.any():
+            ratio = (b[changed] / a[changed]).replace([np.inf, -np.inf], np.nan).dropna()
+            out[f"{col}_median_ratio"] = round(float(ratio.median()), 3) if len(ratio) else None
+    out["by_cloud"] = {
+        cloud: {
+            "added": int((added.get_level_values(0) == cloud).sum()),
+            "removed": int((removed.get_level_values(0) == cloud).sum()),
+        }
+        for cloud in sorted(set(n.index.get_level_values(0)) | set(o.index.get_level_values(0)))
+    }
+    out["examples_added"] = [" ".join(k) for k in list(added)[:5]]
+    out["examples_removed"] = [" ".join(k) for k in list(removed)[:5]]
+    return out
+
+
+def changes_text(changes: dict) -> str:
+    """:func:`compare`'s answer in a few lines for people."""
+    lines = [
+        f"{changes['added']} line(s) added, {changes['removed']} removed; on-demand price "
+        f"changed in {changes['usd_per_hour_changed']}, spot in "
+        f"{changes['spot_usd_per_hour_changed']}"
+    ]
+    for key in ("usd_per_hour", "spot_usd_per_hour"):
+        if changes.get(f"{key}_median_ratio"):
+            lines.append(f"  median new/old {key}: {changes[f'{key}_median_ratio']}")
+    for cloud, c in changes["by_cloud"].items():
+        if c["added"] or c["removed"]:
+            lines.append(f"  {cloud}: +{c['added']} -{c['removed']}")
+    return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> pd.DataFrame:
+    with resources.files("profet_core").joinpath(f"data/{SNAPSHOT_FILE}").open("rb") as fh:
+        df = pd.read_csv(fh, dtype={"gpu": str, "note": str, "region": str, "instance": str})
+    df[["gpu", "note"]] = df[["gpu", "note"]].fillna("")
+    return df
+
+
+def load_offerings(path=None) -> pd.DataFrame:
+    """The offerings snapshot (a copy): the shipped one, or a CSV written by :func:`refresh`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`SNAPSHOT_COLUMNS`.
+    """
+    if path is None:
+        return _shipped().copy()
+    df = pd.read_csv(path, dtype={"gpu": str, "note": str, "region": str, "instance": str})
+    missing = [c for c in SNAPSHOT_COLUMNS if c not in df.columns]
+    if missing:
+        raise ProfetValueError(f"offerings table {str(path)!r} lacks column(s) {missing}")
+    df[["gpu", "note"]] = df[["gpu", "note"]].fillna("")
+    return df
+
+
+@functools.lru_cache(maxsize=1)
+def offerings_meta() -> dict:
+    """The shipped snapshot's metadata: source, commits per cloud, dates, counts."""
+    with resources.files("profet_core").joinpath(f"data/{META_FILE}").open("rb") as fh:
+        return json.load(fh)
+
+
+def price_source(meta: dict | None = None) -> str:
+    """One line for people: where the prices come from and how old they are."""
+    meta = offerings_meta() if meta is None else meta
+    parts = [
+        f"{cloud} {info.get('schema', '')} @{info.get('commit', 'unknown')[:8]}".replace("  ", " ")
+        for cloud, info in meta["clouds"].items()
+    ]
+    copied = sorted({info.get("file_date", "") for info in meta["clouds"].values()} - {""})
+    when = f"catalog copied {copied[-1]}" if copied else "copy date unknown"
+    return (
+        f"Prices: SkyPilot's catalog (github.com/skypilot-org/skypilot-catalog; {', '.join(parts)}; "
+        f"{when}, snapshot derived {meta['derived']}). The catalog files carry no date: prices "
+        "change often, check the cloud's own page before renting."
+    )

@@ -1,0 +1,230 @@
+"""The Anchor page's time-cost front over every GPU offering (issue 26): the filter widgets, the
+scatter with the Pareto front and the picks, the sortable table and its download.
+
+Every number comes from one core call, :func:`profet_core.predict_offerings` (made when Predict
+is pressed); the widgets only narrow its table (:meth:`OfferingsResult.where`). Kept apart from
+``ui.py`` so that the page's other helpers change independently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from profet_core import OfferingFilter, ProfetError, predict_offerings, price_source
+
+#: Session-state key of the offerings priced at the last Predict.
+OFFERINGS_RESULT = "offerings_result"
+#: Marker per basis: solid where measured, hollow where only the spec sheet speaks.
+_SYMBOLS = {
+    "measured": "circle",
+    "anchor": "star",
+    "published": "diamond",
+    "specs only": "circle-open",
+    "calibrated": "square",
+}
+_MARKETS = {"On-demand": False, "Spot": True, "Both": None}
+#: Columns of the grid, renamed so that they read as the offering's (downloads keep every one).
+_GRID = {
+    "cloud": "cloud",
+    "instance": "instance",
+    "region": "region",
+    "gpu": "gpu",
+    "gpus": "gpus",
+    "market": "market",
+    "usd_per_hour": "usd_per_hour",
+    "basis": "basis",
+    "batch_latency_ms": "step_ms",
+    "low_ms": "step_low_ms",
+    "high_ms": "step_high_ms",
+    "usd_per_1000_steps": "usd_per_1000_steps",
+    "run_hours": "run_hours",
+    "run_usd": "run_usd",
+    "pareto": "pareto",
+    "pick": "pick",
+    "note": "note",
+}
+
+
+def price(predictor, anchor, profile, latency_s, method, batch_size, input_size, run=None):
+    """Every offering priced (both markets, each type at its cheapest region), or None with
+    the error shown."""
+    try:
+        return predict_offerings(
+            predictor,
+            anchor,
+            profile,
+            latency_s,
+            method,
+            batch_size,
+            input_size,
+            filter=OfferingFilter(spot=None),
+            run=run,
+        )
+    except ProfetError as exc:
+        st.error(f"Offerings could not be priced: {exc}")
+        return None
+
+
+def _basis_kind(basis: str) -> str:
+    b = str(basis)
+    return (
+        "measured"
+        if b.startswith("measured")
+        else next((k for k in _SYMBOLS if b.startswith(k)), "specs only")
+    )
+
+
+def front_figure(table: pd.DataFrame, cost_col: str, cost_label: str) -> go.Figure:
+    """Step time against cost, one point per offering, coloured by cloud, marked by basis, the
+    Pareto front drawn and the fastest / cheapest / best-value offerings named.
+
+    Built as one figure from plain dicts: adding traces and annotations one by one costs the
+    page several tenths of a second in Plotly's validation."""
+    t = table[np.isfinite(table["batch_latency_ms"]) & np.isfinite(table[cost_col])]
+    palette = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#9D755D"]
+    data = []
+    for i, (cloud, g) in enumerate(t.groupby("cloud", sort=True)):
+        color = palette[i % len(palette)]
+        data.append(
+            {
+                "type": "scatter",
+                "x": g[cost_col].to_numpy(),
+                "y": g["batch_latency_ms"].to_numpy(),
+                "mode": "markers",
+                "name": cloud,
+                "marker": {
+                    "color": color,
+                    "size": 9,
+                    "symbol": [_SYMBOLS[_basis_kind(b)] for b in g["basis"]],
+                    "line": {"width": 1.5, "color": color},
+                },
+                "customdata": g[["instance", "region", "market", "basis", "gpu"]]
+                .astype(str)
+                .to_numpy(),
+                "hovertemplate": "%{customdata[0]} (%{customdata[1]}, %{customdata[2]})<br>"
+                "%{customdata[4]}<br>%{y:.3g} ms, %{x:.3g} USD<br>%{customdata[3]}"
+                "<extra></extra>",
+            }
+        )
+    front = t[t["pareto"]].sort_values(cost_col)
+    data.append(
+        {
+            "type": "scatter",
+            "x": front[cost_col].to_numpy(),
+            "y": front["batch_latency_ms"].to_numpy(),
+            "mode": "lines",
+            "name": "time-cost front",
+            "line": {"color": "#333", "dash": "dot", "shape": "hv"},
+        }
+    )
+    notes = [
+        {
+            "x": float(np.log10(r[cost_col])),
+            "y": float(np.log10(r["batch_latency_ms"])),
+            "text": f"{r['pick']}: {r['cloud']} {r['instance']}",
+            "showarrow": True,
+            "arrowhead": 2,
+            "ax": 40,
+            "ay": -30,
+            "font": {"size": 12},
+        }
+        for _, r in front[front["pick"] != ""].iterrows()
+    ]
+    layout = {
+        "xaxis": {"title": {"text": cost_label}, "type": "log"},
+        "yaxis": {"title": {"text": "Predicted step time (ms)"}, "type": "log"},
+        "height": 560,
+        "margin": {"l": 60, "r": 20, "t": 30, "b": 60},
+        "legend": {"title": {"text": "cloud (hollow: specs only; ◆ published; ★ anchor)"}},
+        "annotations": notes,
+    }
+    return go.Figure(data=data, layout=layout)
+
+
+def filter_widgets(result) -> OfferingFilter:
+    """Clouds, GPUs, market and the price cap as widgets: one :class:`OfferingFilter`."""
+    t = result.table
+    c1, c2, c3, c4 = st.columns([2, 3, 1.4, 1.4])
+    clouds = c1.multiselect(
+        "Clouds", sorted(t["cloud"].unique()), key="off_clouds", placeholder="every cloud"
+    )
+    gpus = c2.multiselect(
+        "GPUs",
+        sorted(t["accelerator"].astype(str).unique()),
+        key="off_gpus",
+        placeholder="every GPU",
+    )
+    market = c3.radio("Market", list(_MARKETS), key="off_market", horizontal=True)
+    cap = c4.number_input(
+        "Max price (USD/h)", min_value=0.01, value=None, key="off_max", placeholder="no limit"
+    )
+    return OfferingFilter(
+        clouds=tuple(clouds), gpus=tuple(gpus), spot=_MARKETS[market], max_usd_per_hour=cap
+    )
+
+
+def render(result) -> None:
+    """The offerings section: source, filters, front, picks, table and download."""
+    if result is None:
+        return
+    st.divider()
+    st.subheader("Every GPU offering: the time-cost front")
+    st.caption(
+        "One prediction per GPU, joined to every offering that rents it (each instance type "
+        "at its cheapest region). " + price_source()
+    )
+    shown = result.where(filter_widgets(result))
+    t = shown.table
+    run = shown.cost_column == "run_usd"
+    cost_label = "Run cost (USD)" if run else "Cost per 1,000 steps (USD)"
+    priced = int(t["batch_latency_ms"].notna().sum())
+    st.caption(
+        f"{priced} offerings priced, {len(t) - priced} without a spec model (listed, not "
+        f"predicted); {int(t['pareto'].sum())} on the front. Best value = least cost x step "
+        "time. Spot capacity can be taken back. On multi-GPU offerings the step time is one "
+        "GPU's and the price the whole instance's."
+    )
+    for note in shown.notes[2:]:
+        st.caption(note)
+    picks = shown.picks()
+    cols = st.columns(3)
+    for col, (what, r) in zip(cols, picks.items(), strict=True):
+        if r is not None:
+            col.metric(
+                what.capitalize(),
+                f"{r['cloud']} {r['instance']}",
+                f"{r['batch_latency_ms']:.3g} ms, {r[shown.cost_column]:.3g} USD",
+                delta_color="off",
+                delta_arrow="off",
+            )
+    st.plotly_chart(
+        front_figure(t, shown.cost_column, cost_label), width="stretch", key="offerings_front"
+    )
+    grid = t[[c for c in _GRID if c in t.columns]].rename(columns=_GRID)
+    st.dataframe(
+        grid,
+        hide_index=True,
+        width="stretch",
+        key="offerings_table",
+        column_config={
+            "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
+            "step_ms": st.column_config.NumberColumn("Step (ms)", format="%.1f"),
+            "step_low_ms": st.column_config.NumberColumn("Low (ms)", format="%.1f"),
+            "step_high_ms": st.column_config.NumberColumn("High (ms)", format="%.1f"),
+            "usd_per_1000_steps": st.column_config.NumberColumn("USD / 1,000 steps", format="%.4f"),
+            "run_usd": st.column_config.NumberColumn("Run cost (USD)", format="%.2f"),
+            "run_hours": st.column_config.NumberColumn("Run time (h)", format="%.2f"),
+        },
+    )
+    from ui import csv_bytes
+
+    st.download_button(
+        "Download offerings CSV",
+        csv_bytes(t),
+        "profet_offerings.csv",
+        "text/csv",
+        key="offerings_csv",
+    )
