@@ -191,8 +191,10 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
     """
     from ._published import load_published, published_pairs
 
-    pairs = published_pairs(load_published() if table is None else table, specs, medians)
+    table = load_published() if table is None else table
+    pairs = published_pairs(table, specs, medians)
     fitted = fit_published(model, pairs[~pairs["held_out"]])
+    fitted.amp_state_, fitted.dp_state_ = learn_amp_dp(fitted, table, medians)
     if quantiles is None or pairs.empty:
         return (fitted if quantiles is None else fitted.with_intervals(quantiles)), {}
     oof, bases = published_logo(model, pairs), basis_frames(model, pairs)
@@ -206,3 +208,23 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
         "published.csv": summary,
         "published_pairs.csv": pd.concat([oof.assign(fold="gpu"), *frames], ignore_index=True),
     }
+
+
+def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dict, dict]:
+    """The AMP and data-parallel models' states, fitted on a published table (held-out rows
+    dropped before each fit) and cross-fitted 80% log half-widths (leave-one-GPU-out)."""
+    from ._amp import amp_logo, amp_state_from
+    from ._dataparallel import dp_logo, fit_dataparallel, scaling_rows
+    from ._gpuref import gpu_table
+
+    gpus = gpu_table(model.specs_)
+    amp, pairs, shares = amp_state_from(table, gpus, medians, model.theta_)
+    oof = amp_logo(pairs, gpus, shares)
+    err = np.abs(np.log(oof.loc[~oof["held_out"], "pred"] / oof.loc[~oof["held_out"], "gain"]))
+    amp["half_width"] = float(np.quantile(err, 0.8))
+    rows = scaling_rows(table, gpus)
+    dp = fit_dataparallel(rows[~rows["held_out"]])
+    oof = dp_logo(rows)
+    keep = ~oof["held_out"]
+    dp["half_width"] = float(np.quantile(np.abs(np.log(oof["pred"] / oof["scaling"]))[keep], 0.8))
+    return amp, dp

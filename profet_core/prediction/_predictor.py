@@ -28,6 +28,10 @@ class Predictor(TrainedModels):
         targets=None,
         batch_size=None,
         input_size=None,
+        precision="fp32",
+        gpus=1,
+        anchor_amp_latency_s=None,
+        params=None,
     ) -> Prediction:
         """Predict the batch latency of each profile on every other instance.
 
@@ -52,13 +56,25 @@ class Predictor(TrainedModels):
             Images per step and pixels per side of the profiled workload (default: the
             profile's ``batch_size``/``input_size`` columns, if any). With them and the anchor
             latency, ``p_fit`` gives the probability that the step fits each target's memory.
+        precision : {"fp32", "amp"}
+            ``amp``: mixed precision (Keras ``mixed_float16`` / PyTorch autocast) on each target;
+            the profile stays an FP32 one. Targets without tensor cores keep their FP32 time.
+        gpus : int, "all" or list of int
+            GPUs used data-parallel at the profile's per-GPU batch (1: today's answer; "all":
+            each target's own count; a list: one row per count a target has).
+        anchor_amp_latency_s : float, optional
+            A measured AMP step on the anchor (s): corrects the predicted AMP gains.
+        params : float, optional
+            The model's parameter count (else estimated from the profile's optimizer time).
 
         Returns
         -------
         Prediction
         """
         from ._engine import run_prediction
+        from ._scaling import apply_options, check_options
 
+        options = check_options(precision, gpus, anchor_amp_latency_s, params)
         self._check_instance(anchor, "anchor")
         method = self._check_method(method)
         targets = self.targets(anchor) if targets is None else list(targets)
@@ -70,7 +86,9 @@ class Predictor(TrainedModels):
         notes = (*self.catalog_notes, *checks)
         targets = [t for t in targets if t != anchor]
         sizes = workload_sizes(profiles, batch_size, input_size)
-        return run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
+        pred = run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
+        batch = _batch(profiles, batch_size)
+        return apply_options(self, pred, anchor, ops, lat, options, batch)
 
     def interval(self, anchor, target, method, lat, members: dict, novelty=None):
         """Log-space interval bounds and relative novelty per row: see
@@ -178,6 +196,17 @@ class Predictor(TrainedModels):
         from ..onepoint._scale import scale_one_point
 
         return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
+
+
+def _batch(profiles: pd.DataFrame, batch_size):
+    """Images per step per row (NaN where unknown)."""
+    import numpy as np
+
+    if batch_size is not None:
+        return np.broadcast_to(np.asarray(batch_size, dtype=float), (len(profiles),))
+    if "batch_size" in profiles.columns:
+        return pd.to_numeric(profiles["batch_size"], errors="coerce").to_numpy(dtype=float)
+    return np.full(len(profiles), np.nan)
 
 
 def load_artifacts(path=None, catalog=None) -> Predictor:
