@@ -261,6 +261,9 @@ def estimate_run(
     batch_size = _positive_int("batch_size", batch_size)
     epochs = _positive_int("epochs", epochs)
     steps = math.ceil(dataset_images / batch_size) * epochs
+    if "gpus" in table.columns:  # data-parallel: global batch = gpus x batch (one row each)
+        gpus = pd.to_numeric(table["gpus"], errors="coerce").fillna(1).to_numpy()
+        steps = (np.ceil(dataset_images / (batch_size * gpus)) * epochs).astype(int)
     out = table.copy()
     out["steps"] = steps
     out["run_hours"] = out["batch_latency_ms"] * steps / MS_PER_HOUR
