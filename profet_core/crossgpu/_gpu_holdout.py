@@ -213,18 +213,27 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
 def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dict, dict]:
     """The AMP and data-parallel models' states, fitted on a published table (held-out rows
     dropped before each fit) and cross-fitted 80% log half-widths (leave-one-GPU-out)."""
-    from ._amp import amp_logo, amp_state_from
+    from ._amp import amp_logo, amp_pairs, amp_state_from
     from ._dataparallel import dp_logo, fit_dataparallel, scaling_rows
     from ._gpuref import gpu_table
 
     gpus = gpu_table(model.specs_)
-    amp, pairs, shares = amp_state_from(table, gpus, medians, model.theta_)
-    oof = amp_logo(pairs, gpus, shares)
-    err = np.abs(np.log(oof.loc[~oof["held_out"], "pred"] / oof.loc[~oof["held_out"], "gain"]))
-    amp["half_width"] = float(np.quantile(err, 0.8))
+    amp = dp = None  # too few published rows: the predictions use the models' defaults
+    amp_pairs_ = amp_pairs(table)
+    if (~amp_pairs_["held_out"] & amp_pairs_["catalog_gpu"].isin(gpus.index)).sum() >= 2 and (
+        "p3.2xlarge" in set(medians["instance"])
+    ):
+        amp, pairs, shares = amp_state_from(table, gpus, medians, model.theta_)
+        if pairs["catalog_gpu"][~pairs["held_out"]].nunique() >= 2:
+            oof = amp_logo(pairs, gpus, shares)
+            keep = ~oof["held_out"]
+            err = np.abs(np.log(oof.loc[keep, "pred"] / oof.loc[keep, "gain"]))
+            amp["half_width"] = float(np.quantile(err, 0.8))
     rows = scaling_rows(table, gpus)
-    dp = fit_dataparallel(rows[~rows["held_out"]])
-    oof = dp_logo(rows)
-    keep = ~oof["held_out"]
-    dp["half_width"] = float(np.quantile(np.abs(np.log(oof["pred"] / oof["scaling"]))[keep], 0.8))
+    if rows.loc[~rows["held_out"], "catalog_gpu"].nunique() >= 2:
+        dp = fit_dataparallel(rows[~rows["held_out"]])
+        oof = dp_logo(rows)
+        keep = ~oof["held_out"]
+        err = np.abs(np.log(oof.loc[keep, "pred"] / oof.loc[keep, "scaling"]))
+        dp["half_width"] = float(np.quantile(err, 0.8))
     return amp, dp
