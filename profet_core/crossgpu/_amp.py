@@ -136,7 +136,7 @@ def _features(gpus: pd.DataFrame):
 
 def step_ratio(params: dict, r, tf32, shares) -> np.ndarray:
     """AMP time / FP32 time of each row: ``r``, ``tf32`` shape (n,), ``shares`` (n, 10)."""
-    r = np.asarray(r, float)
+    r, tf32 = np.asarray(r, float), np.asarray(tf32, float)
     g_c = np.where(
         r > 0,
         np.maximum(1.0, r ** params.get("alpha", 1.0) * np.exp(params["a"] + params["b"] * tf32)),

@@ -122,13 +122,15 @@ def _counts(predictor, targets, gpus) -> dict:
 
 
 def _widen(table, q_extra) -> None:
-    """Widen ``low_ms``/``high_ms`` around ``batch_latency_ms`` by ``q_extra`` (log units,
-    added in quadrature)."""
+    """Widen ``low_ms``/``high_ms`` around ``batch_latency_ms`` by ``q_extra`` (log units, added
+    in quadrature to each side's own log distance; 0 leaves a side as it is)."""
     p = table["batch_latency_ms"].to_numpy(float)
+    e = np.asarray(q_extra, float) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.log(p / table["low_ms"].to_numpy(float))
-    q = np.sqrt(q**2 + np.asarray(q_extra, float) ** 2)
-    table["low_ms"], table["high_ms"] = p * np.exp(-q), p * np.exp(q)
+        lo = np.log(p / table["low_ms"].to_numpy(float))
+        hi = np.log(table["high_ms"].to_numpy(float) / p)
+    table["low_ms"] = np.where(e > 0, p * np.exp(-np.sqrt(lo**2 + e)), table["low_ms"])
+    table["high_ms"] = np.where(e > 0, p * np.exp(np.sqrt(hi**2 + e)), table["high_ms"])
 
 
 def _scale(table, factor) -> None:
