@@ -28,7 +28,7 @@ def medians():
         fam = np.array([60.0, 5, 0, 10, 3, 8, 6, 4, 2, 2]) * (1 + 0.1 * i)
         rows.append(
             {"instance": "p3.2xlarge", "model": m, "input_size": 224, "batch_size": 64}
-            | dict(zip(FAM_COLS, fam))
+            | dict(zip(FAM_COLS, fam, strict=True))
             | {"latency_s": 0.1}
         )
     return pd.DataFrame(rows)
