@@ -7,7 +7,8 @@ GPU count and the part of the gradient all-reduce that does not overlap the back
 
 with ``P`` the parameter count (FP32 gradients: AMP keeps FP32 master gradients), ``B`` the
 per-GPU interconnect bandwidth (``interconnect_gbs``; an NVLink bridge's where the published
-row names one) and ``k0, k1 >= 0`` learned from published 1/2/4/8-GPU rows of one GPU, source,
+row names one; GeForce cards without peer-to-peer share the host's links, ``B * 2 / N``) and
+``k0, k1 >= 0`` learned from published 1/2/4/8-GPU rows of one GPU, source,
 framework, CNN and precision (``k1`` is the non-overlapped share of the ring all-reduce over the
 bandwidth actually reached). Held-out rows (VGG16, Inception-v3) are refused.
 """
@@ -62,9 +63,23 @@ GRAD_BYTES = 4.0
 
 
 def allreduce_s(params, n_gpus, gbs) -> np.ndarray:
-    """Ring all-reduce time (s) of ``params`` FP32 gradients over ``n_gpus`` at ``gbs`` GB/s."""
+    """Ring all-reduce time (s) of ``params`` FP32 gradients over ``n_gpus`` at ``gbs`` GB/s
+    per GPU (a negative ``gbs``: staged through host memory, whose links the GPUs share, so
+    each gets ``|gbs| * 2 / N``)."""
     n = np.asarray(n_gpus, float)
-    return 2.0 * (n - 1) / n * GRAD_BYTES * np.asarray(params, float) / (np.asarray(gbs) * 1e9)
+    g = np.asarray(gbs, float)
+    g = np.where(g < 0, -g / np.maximum(1.0, n / 2.0), g)
+    return 2.0 * (n - 1) / n * GRAD_BYTES * np.asarray(params, float) / (g * 1e9)
+
+
+def link_gbs(gpus: pd.DataFrame, bridge=None) -> np.ndarray:
+    """Per-GPU all-reduce bandwidth of GPU table rows (an NVLink bridge's where ``bridge`` and
+    the card has one; negative: no peer-to-peer, staged through host memory)."""
+    gbs = gpus["interconnect_gbs"].to_numpy(float)
+    if bridge is not None:
+        b = gpus["nvlink_bridge_gbs"].to_numpy(float)
+        gbs = np.where(np.asarray(bridge) & (b > 0), b, gbs)
+    return np.where(gpus["p2p"].to_numpy(float) == 0, -gbs, gbs)
 
 
 def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
@@ -89,12 +104,7 @@ def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
     params = many["model"].str.lower().map(PARAMS)
     batch = many["batch_size_1"].fillna(many["batch_size"]).fillna(256.0)
     g = gpus.loc[many["catalog_gpu"]]
-    bridge = many["gpu_published"].str.contains("NVLink").to_numpy()
-    gbs = np.where(
-        bridge & (g["nvlink_bridge_gbs"].to_numpy() > 0),
-        g["nvlink_bridge_gbs"].to_numpy(),
-        g["interconnect_gbs"].to_numpy(),
-    )
+    gbs = link_gbs(g, many["gpu_published"].str.contains("NVLink").to_numpy())
     out = pd.DataFrame(
         {
             "repo": many["repo"].to_numpy(),

@@ -3,7 +3,8 @@ the reference specs of GPUs that published measurements name but no catalog inst
 
 ``gpu_specs.csv`` (one row per instance) carries ``fp16_tensor_tflops``, ``bf16``,
 ``interconnect``, ``interconnect_gbs`` and ``precision_source``; ``gpu_reference.csv`` holds
-the same per GPU (plus ``nvlink_bridge_gbs``, the bridge some workstation cards pair over) for
+the same per GPU (plus ``nvlink_bridge_gbs``, the bridge some workstation cards pair over, and ``p2p``, 0
+for GeForce cards whose PCIe peer-to-peer is disabled: their all-reduce goes through host memory) for
 the GPUs of ``published.csv`` without an instance. Artifacts made before these columns keep a
 spec copy without them: the package's sheet fills them by ``gpu`` (a GPU found nowhere gets no
 FP16 rate and no interconnect, so AMP and multi-GPU answers are refused or said to be FP32).
@@ -28,6 +29,7 @@ GPU_COLUMNS = (
     "interconnect",
     "interconnect_gbs",
     "nvlink_bridge_gbs",
+    "p2p",
 )
 NUMERIC = tuple(c for c in GPU_COLUMNS if c not in ("arch", "interconnect"))
 
@@ -58,6 +60,7 @@ def gpu_table(specs: pd.DataFrame | None = None) -> pd.DataFrame:
     for c in NUMERIC:
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     out["nvlink_bridge_gbs"] = out["nvlink_bridge_gbs"].fillna(0.0)
+    out["p2p"] = out["p2p"].fillna(1.0)  # 0: GeForce cards without PCIe peer-to-peer
     return out
 
 

@@ -18,7 +18,7 @@ from .._messages import quote
 from ..crossgpu._amp import DEFAULT_STATE as AMP_DEFAULT
 from ..crossgpu._amp import move_shares, step_ratio
 from ..crossgpu._dataparallel import DEFAULT_STATE as DP_DEFAULT
-from ..crossgpu._dataparallel import step_factor
+from ..crossgpu._dataparallel import link_gbs, step_factor
 from ..crossgpu._gpuref import amp_dtype, fp32_rate, gpu_table
 from ..crossgpu._pairs import FAM_COLS, model_family_times
 from ..errors import ProfetValueError
@@ -204,9 +204,9 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
         st = getattr(cross, "dp_state_", None) or DP_DEFAULT
         p = _params(predictor, anchor, fam, params)[out["row"].to_numpy()]
         gt = cross.specs_.set_index("instance")
-        gbs = gt.reindex(out["target"].astype(str))["gpu"].map(
-            gpu_table(cross.specs_)["interconnect_gbs"]
-        )
+        links = gpu_table(cross.specs_)
+        links = pd.Series(link_gbs(links), index=links.index)
+        gbs = gt.reindex(out["target"].astype(str))["gpu"].map(links)
         t1 = out["batch_latency_ms"].to_numpy(float) / 1e3
         fac = np.where(multi, step_factor(st, t1, out["gpus"], p, gbs.to_numpy(float)), 1.0)
         _scale(out, fac)
