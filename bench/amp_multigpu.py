@@ -1,7 +1,8 @@
 """Mixed precision (AMP) gains and data-parallel N-GPU scaling judged on published measurements.
 
 Leave-one-GPU-out and leave-one-source-out (source: the repository) MAPE of the AMP gain (FP32
-time / AMP time, one GPU) against a constant AMP factor (the median gain of the training pairs)
+time / AMP time, one GPU) against a constant AMP factor (the median gain of the training pairs; also of the training
+pairs of the same source)
 and the tensor-peak ratio (FP16 tensor TFLOPS / the rate FP32 training used); of the N-GPU
 scaling (N-GPU images/s over N x one-GPU images/s) against linear scaling. 80% interval
 coverage cross-fitted (each left-out GPU's rows judged with a half-width set on the other GPUs'
@@ -83,7 +84,6 @@ def held_out_check(oof, truth, baselines) -> pd.DataFrame:
     h["ape"] = _ape(h["pred"], h[truth])
     for b in baselines:
         h[f"ape_{b}"] = _ape(h[b], h[truth])
-    keys = [c for c in ("model", "catalog_gpu", "gpu_count", "precision") if c in h]
     return h.groupby(["model"])[["ape", *[f"ape_{b}" for b in baselines]]].mean().reset_index()
 
 
@@ -145,7 +145,7 @@ def report(data: str, params_json: str | None) -> str:
     rows = scaling_rows(table, gpus)
     dp = fit_dataparallel(rows[~rows["held_out"]])
     dp_gpu, dp_src = dp_logo(rows, "catalog_gpu"), dp_logo(rows, "repo")
-    b_amp, b_dp = ["constant", "tensor_peak"], ["linear"]
+    b_amp, b_dp = ["constant", "constant_source", "tensor_peak"], ["linear"]
     parts = [
         "## Mixed precision and data-parallel GPUs against published measurements",
         "",

@@ -38,8 +38,8 @@ PARAMS = {
 }
 #: Used where artifacts predate the model (the same fit as the AMP default).
 DEFAULT_STATE = {
-    "k0": 0.0287,
-    "k1": 3.0412,
+    "k0": 0.0289,
+    "k1": 2.092,
     "rows": {
         "NVIDIA A100 PCIe 40GB": 24,
         "NVIDIA A100 PCIe 80GB": 4,
@@ -56,7 +56,7 @@ DEFAULT_STATE = {
         "NVIDIA V100 SXM2 16GB": 24,
         "NVIDIA V100 SXM2 32GB": 14,
     },
-    "half_width": 0.1665,
+    "half_width": 0.1113,
 }
 #: Bytes of one gradient value in the all-reduce.
 GRAD_BYTES = 4.0

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._messages import quote
 from ..crossgpu._amp import DEFAULT_STATE as AMP_DEFAULT
-from ..crossgpu._amp import move_shares, step_ratio
+from ..crossgpu._amp import move_shares, step_ratio, user_offset
 from ..crossgpu._dataparallel import DEFAULT_STATE as DP_DEFAULT
 from ..crossgpu._dataparallel import link_gbs, step_factor
 from ..crossgpu._gpuref import amp_dtype, fp32_rate, gpu_table
@@ -85,7 +85,8 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
         r = row["fp16_tensor_tflops"] / fp32_rate(gpus.loc[[gpu_of[t]]])[0]
         tf32 = float(row["tensor_tflops_fp32_training"] > row["fp32_tflops"])
         shares = move_shares(cross.theta_, fam, a_row, row)
-        out[:, j] = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
+        ratio = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
+        out[:, j] = ratio / np.exp(user_offset(state))
     if amp_lat is not None and amp_dtype(a_row) != "fp32":
         # The anchor's own AMP gain is measured: correct every tensor-core target by the
         # anchor's measured / predicted AMP ratio.
@@ -93,6 +94,7 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
         tf32 = float(a_row["tensor_tflops_fp32_training"] > a_row["fp32_tflops"])
         shares = move_shares(cross.theta_, fam, a_row, a_row)
         own = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
+        own = own / np.exp(user_offset(state))
         corr = (amp_lat / np.asarray(fp32_lat, float)) / own
         mask = np.array([t not in none for t in targets])
         out[:, mask] *= np.where(np.isfinite(corr), corr, 1.0)[:, None]
