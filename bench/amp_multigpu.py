@@ -197,6 +197,8 @@ def report(data: str, params_json: str | None) -> str:
         _md(anchor_amp_gain(amp_gpu)),
         "",
         f"Learned on every fitted pair: {json.dumps({k: round(v, 3) for k, v in state.items() if isinstance(v, float)})}",
+    ]
+    parts += [
         "",
         "### N-GPU scaling, leave-one-GPU-out (MAPE %)",
         "",

@@ -396,7 +396,6 @@ class CrossInstanceModel(BasisMixin, Estimator):
         model.eta_ = np.asarray(arrays["eta"], dtype=float).reshape(-1, 2)
         model.residual_model_ = None
         set_published_state(model, meta.get("published"))
-        # Artifacts made before the AMP / data-parallel models: None (their defaults apply).
         model.amp_state_, model.dp_state_ = meta.get("amp"), meta.get("dataparallel")
         if meta["residual_meta"] is not None:
             rarr = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("residual/")}

@@ -157,76 +157,82 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
         table["precision"], table["gpus"] = "fp32", 1
         table["images_per_s"] = batch[table["row"].to_numpy()] / table["batch_latency_ms"] * 1e3
         return dataclasses.replace(pred, table=table)
-    cross, notes = predictor.cross, list(pred.notes)
+    notes = list(pred.notes)
     fam = model_family_times(ops)
-    targets = sorted(set(table["target"].astype(str)))
-    row = table["row"].to_numpy()
-    tj = pd.Index(targets).get_indexer(table["target"].astype(str))
-    gpu_of = cross.specs_.set_index("instance")["gpu"]
-    basis = pd.Series("", index=table.index, dtype=object)
-    if precision == "amp":
-        f, none, state = _amp_factors(predictor, anchor, fam, targets, amp_lat, lat)
-        _scale(table, f[row, tj])
-        no_tc = table["target"].astype(str).isin(none).to_numpy()
-        _widen(table, np.where(no_tc, 0.0, state["half_width"]))
-        basis = (
-            table["target"]
-            .astype(str)
-            .map(
-                lambda t: (
-                    "fp32 time (no tensor cores)"
-                    if t in none
-                    else "amp " + _gpu_basis(state, "pairs", gpu_of[t])
-                )
-            )
-        )
-        if none:
-            notes.append(
-                f"{', '.join(none)}: no FP16 tensor cores, so mixed precision brings no "
-                "speed-up to predict: the FP32 step time is shown for amp."
-            )
-        notes.append(
-            "amp: FP16 on Volta/Turing, BF16 or FP16 on Ampere and later (same tensor-core rate "
-            "and bytes: the prediction is the same for either)."
-        )
     table["precision"] = precision
-    table["basis_precision"] = basis.to_numpy()
-    counts = _counts(predictor, targets, gpus)
-    reps = np.array([len(counts[t]) for t in table["target"].astype(str)])
-    out = table.loc[table.index.repeat(reps)].reset_index(drop=True)
-    out["gpus"] = np.concatenate(
-        [counts[t] for t in table["target"].astype(str)] or [np.array([], int)]
-    ).astype(int)
-    missing = sorted(t for t in targets if not counts[t])
-    if missing:
-        notes.append(f"{', '.join(missing)}: fewer GPUs than asked for ({gpus}); left out.")
-    notes = [s for s in notes if "the latency is for one of the instance's GPUs" not in s]
-    multi = out["gpus"].to_numpy() > 1
-    if multi.any():
-        st = getattr(cross, "dp_state_", None) or DP_DEFAULT
-        p = _params(predictor, anchor, fam, params)[out["row"].to_numpy()]
-        gt = cross.specs_.set_index("instance")
-        links = gpu_table(cross.specs_)
-        links = pd.Series(link_gbs(links), index=links.index)
-        gbs = gt.reindex(out["target"].astype(str))["gpu"].map(links)
-        t1 = out["batch_latency_ms"].to_numpy(float) / 1e3
-        fac = np.where(multi, step_factor(st, t1, out["gpus"], p, gbs.to_numpy(float)), 1.0)
-        _scale(out, fac)
-        _widen(out, np.where(multi, st["half_width"], 0.0))
-        gpu_b = out["target"].astype(str).map(lambda t: _gpu_basis(st, "rows", gpu_of[t]))
-        out["basis_precision"] = np.where(
-            multi,
-            (out["basis_precision"] + "; " + out["gpus"].astype(str) + " GPUs " + gpu_b).str.lstrip(
-                "; "
-            ),
-            out["basis_precision"],
-        )
-        how = "--params" if params is not None else "the profile's optimizer time"
-        notes.append(
-            "Several GPUs: data-parallel at the profile's per-GPU batch (global batch = GPUs x "
-            f"batch); the gradient all-reduce is sized from {how} "
-            f"(about {np.nanmedian(p) / 1e6:.3g} M parameters)."
-        )
+    table["basis_precision"] = ""
+    if precision == "amp":
+        notes += _apply_amp(predictor, table, anchor, fam, amp_lat, lat)
+    out, more = _apply_gpus(predictor, table, anchor, fam, gpus, params)
+    notes = [s for s in notes if "the latency is for one of the instance's GPUs" not in s] + more
+    out.loc[out["basis_precision"] == "", "basis_precision"] = "fp32, one GPU: as basis"
     out["usd_per_1000_steps"] = out["batch_latency_ms"] * 1000 / MS_PER_HOUR * out["usd_per_hour"]
     out["images_per_s"] = out["gpus"] * batch[out["row"].to_numpy()] / out["batch_latency_ms"] * 1e3
     return dataclasses.replace(pred, table=out, notes=tuple(dict.fromkeys(notes)))
+
+
+def _apply_amp(predictor, table, anchor, fam, amp_lat, lat) -> list:
+    """Move ``table`` (in place) to AMP; return the notes."""
+    gpu_of = predictor.cross.specs_.set_index("instance")["gpu"]
+    names = table["target"].astype(str)
+    targets = sorted(set(names))
+    f, none, state = _amp_factors(predictor, anchor, fam, targets, amp_lat, lat)
+    _scale(table, f[table["row"].to_numpy(), pd.Index(targets).get_indexer(names)])
+    _widen(table, np.where(names.isin(none).to_numpy(), 0.0, state["half_width"]))
+    table["basis_precision"] = [
+        "fp32 time (no tensor cores)"
+        if t in none
+        else "amp " + _gpu_basis(state, "pairs", gpu_of[t])
+        for t in names
+    ]
+    notes = []
+    if none:
+        notes.append(
+            f"{', '.join(none)}: no FP16 tensor cores, so mixed precision brings no "
+            "speed-up to predict: the FP32 step time is shown for amp."
+        )
+    notes.append(
+        "amp: FP16 on Volta/Turing, BF16 or FP16 on Ampere and later (same tensor-core rate "
+        "and bytes: the prediction is the same for either)."
+    )
+    return notes
+
+
+def _apply_gpus(predictor, table, anchor, fam, gpus, params):
+    """One row per (row, target, GPU count) with the data-parallel step time; and the notes."""
+    cross = predictor.cross
+    gpu_of = cross.specs_.set_index("instance")["gpu"]
+    names = table["target"].astype(str)
+    counts = _counts(predictor, sorted(set(names)), gpus)
+    out = table.loc[table.index.repeat([len(counts[t]) for t in names])].reset_index(drop=True)
+    out["gpus"] = np.array([g for t in names for g in counts[t]], dtype=int)
+    notes = []
+    missing = sorted(t for t in set(names) if not counts[t])
+    if missing:
+        notes.append(f"{', '.join(missing)}: fewer GPUs than asked for ({gpus}); left out.")
+    multi = out["gpus"].to_numpy() > 1
+    if not multi.any():
+        return out, notes
+    st = getattr(cross, "dp_state_", None) or DP_DEFAULT
+    p = _params(predictor, anchor, fam, params)[out["row"].to_numpy()]
+    links = gpu_table(cross.specs_)
+    links = pd.Series(link_gbs(links), index=links.index)
+    gbs = out["target"].astype(str).map(gpu_of).map(links).to_numpy(float)
+    t1 = out["batch_latency_ms"].to_numpy(float) / 1e3
+    _scale(out, np.where(multi, step_factor(st, t1, out["gpus"], p, gbs), 1.0))
+    _widen(out, np.where(multi, st["half_width"], 0.0))
+    part = [
+        f"{n} GPUs " + _gpu_basis(st, "rows", gpu_of[t])
+        for t, n in zip(out["target"].astype(str), out["gpus"], strict=True)
+    ]
+    out["basis_precision"] = [
+        "; ".join(x for x in (b, g) if x) if m else b
+        for b, g, m in zip(out["basis_precision"], part, multi, strict=True)
+    ]
+    how = "--params" if params is not None else "the profile's optimizer time"
+    notes.append(
+        "Several GPUs: data-parallel at the profile's per-GPU batch (global batch = GPUs x "
+        f"batch); the gradient all-reduce is sized from {how} "
+        f"(about {np.nanmedian(p) / 1e6:.3g} M parameters)."
+    )
+    return out, notes
