@@ -71,7 +71,10 @@ def fp32_rate(gpus: pd.DataFrame) -> np.ndarray:
 
 def amp_dtype(row) -> str:
     """What ``amp`` computes in on a GPU: ``bf16 or fp16`` (Ampere and later), ``fp16``
-    (Volta, Turing) or ``fp32`` (no tensor cores: AMP brings nothing to predict)."""
-    if not np.isfinite(row["fp16_tensor_tflops"]) or row["fp16_tensor_tflops"] <= 0:
+    (Volta, Turing), ``fp32`` (no tensor cores: AMP brings nothing to predict) or ``unknown``
+    (a spec sheet without ``fp16_tensor_tflops`` for it: no gain is made up)."""
+    if not np.isfinite(row["fp16_tensor_tflops"]):
+        return "unknown"
+    if row["fp16_tensor_tflops"] <= 0:
         return "fp32"
     return "bf16 or fp16" if row.get("bf16", 0) == 1 else "fp16"

@@ -79,7 +79,7 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
     none = []
     for j, t in enumerate(targets):
         row = gpus.loc[gpu_of[t]]
-        if amp_dtype(row) == "fp32":
+        if amp_dtype(row) in ("fp32", "unknown"):
             none.append(t)
             continue
         r = row["fp16_tensor_tflops"] / fp32_rate(gpus.loc[[gpu_of[t]]])[0]
@@ -87,7 +87,7 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
         shares = move_shares(cross.theta_, fam, a_row, row)
         ratio = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
         out[:, j] = ratio / np.exp(user_offset(state))
-    if amp_lat is not None and amp_dtype(a_row) != "fp32":
+    if amp_lat is not None and amp_dtype(a_row) not in ("fp32", "unknown"):
         # The anchor's own AMP gain is measured: correct every tensor-core target by the
         # anchor's measured / predicted AMP ratio.
         r = a_row["fp16_tensor_tflops"] / fp32_rate(gpus.loc[[gpu_of[anchor]]])[0]
@@ -186,10 +186,17 @@ def _apply_amp(predictor, table, anchor, fam, amp_lat, lat) -> list:
         for t in names
     ]
     notes = []
-    if none:
+    gpus = gpu_table(predictor.cross.specs_)
+    unknown = [t for t in none if amp_dtype(gpus.loc[gpu_of[t]]) == "unknown"]
+    if unknown:
         notes.append(
-            f"{', '.join(none)}: no FP16 tensor cores, so mixed precision brings no "
-            "speed-up to predict: the FP32 step time is shown for amp."
+            f"{', '.join(unknown)}: the spec sheet gives no FP16 tensor rate "
+            "(fp16_tensor_tflops), so no AMP gain is predicted: the FP32 step time is shown."
+        )
+    if set(none) - set(unknown):
+        notes.append(
+            f"{', '.join(t for t in none if t not in unknown)}: no FP16 tensor cores, so mixed "
+            "precision brings no speed-up to predict: the FP32 step time is shown for amp."
         )
     notes.append(
         "amp: FP16 on Volta/Turing, BF16 or FP16 on Ampere and later (same tensor-core rate "
@@ -220,6 +227,12 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     gbs = out["target"].astype(str).map(gpu_of).map(links).to_numpy(float)
     t1 = out["batch_latency_ms"].to_numpy(float) / 1e3
     _scale(out, np.where(multi, step_factor(st, t1, out["gpus"], p, gbs), 1.0))
+    blind = sorted(set(out.loc[multi & ~np.isfinite(gbs), "target"].astype(str)))
+    if blind:
+        notes.append(
+            f"{', '.join(blind)}: the spec sheet gives no interconnect bandwidth "
+            "(interconnect_gbs), so the step on several GPUs is not predicted (NaN)."
+        )
     _widen(out, np.where(multi, st["half_width"], 0.0))
     part = [
         f"{n} GPUs " + _gpu_basis(st, "rows", gpu_of[t])

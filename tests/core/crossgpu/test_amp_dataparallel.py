@@ -138,3 +138,11 @@ def test_artifacts_without_the_new_spec_columns_still_get_them_by_gpu():
     g = gpu_table(old)
     assert g.loc["NVIDIA V100 SXM2 16GB", "fp16_tensor_tflops"] == 125
     assert g.loc["NVIDIA A100 SXM4 40GB", "interconnect"] == "nvswitch"
+
+
+def test_a_gpu_the_sheets_lack_gets_no_made_up_gain():
+    specs = load_specs().drop(columns=["fp16_tensor_tflops", "interconnect_gbs"])
+    specs.loc[0, "gpu"] = "Some New GPU"
+    g = gpu_table(specs)
+    assert amp_dtype(g.loc["Some New GPU"]) == "unknown"
+    assert np.isnan(g.loc["Some New GPU", "interconnect_gbs"])
