@@ -3,12 +3,12 @@
 One step on N GPUs takes the one-GPU step plus a synchronisation cost that grows with the
 GPU count and the part of the gradient all-reduce that does not overlap the backward pass:
 
-    T_N = T_1 * (1 + k0 * log2(N)) + k1 * A_N,   A_N = 2 (N - 1) / N * 4 P / B
+    T_N = T_1 * (1 + k0 * log2(N)) + k1 * A_N,   (k0: NVLink/NVSwitch; k0_pcie over PCIe)   A_N = 2 (N - 1) / N * 4 P / B
 
 with ``P`` the parameter count (FP32 gradients: AMP keeps FP32 master gradients), ``B`` the
 per-GPU interconnect bandwidth (``interconnect_gbs``; an NVLink bridge's where the published
 row names one; GeForce cards without peer-to-peer share the host's links, ``B * 2 / N``) and
-``k0, k1 >= 0`` learned from published 1/2/4/8-GPU rows of one GPU, source,
+``k0, k0_pcie, k1 >= 0`` learned from published 1/2/4/8-GPU rows of one GPU, source,
 framework, CNN and precision (``k1`` is the non-overlapped share of the ring all-reduce over the
 bandwidth actually reached). Held-out rows (VGG16, Inception-v3) are refused.
 """
@@ -38,8 +38,9 @@ PARAMS = {
 }
 #: Used where artifacts predate the model (the same fit as the AMP default).
 DEFAULT_STATE = {
-    "k0": 0.0289,
-    "k1": 2.092,
+    "k0": 0.045,
+    "k0_pcie": 0.0,
+    "k1": 2.3808,
     "rows": {
         "NVIDIA A100 PCIe 40GB": 24,
         "NVIDIA A100 PCIe 80GB": 4,
@@ -56,7 +57,7 @@ DEFAULT_STATE = {
         "NVIDIA V100 SXM2 16GB": 24,
         "NVIDIA V100 SXM2 32GB": 14,
     },
-    "half_width": 0.1113,
+    "half_width": 0.093,
 }
 #: Bytes of one gradient value in the all-reduce.
 GRAD_BYTES = 4.0
@@ -104,7 +105,9 @@ def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
     params = many["model"].str.lower().map(PARAMS)
     batch = many["batch_size_1"].fillna(many["batch_size"]).fillna(256.0)
     g = gpus.loc[many["catalog_gpu"]]
-    gbs = link_gbs(g, many["gpu_published"].str.contains("NVLink").to_numpy())
+    bridge = many["gpu_published"].str.contains("NVLink").to_numpy()
+    gbs = link_gbs(g, bridge)
+    pcie = (g["interconnect"].to_numpy() == "pcie") & ~bridge
     out = pd.DataFrame(
         {
             "repo": many["repo"].to_numpy(),
@@ -121,18 +124,21 @@ def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
             ).to_numpy(float),
             "params": params.to_numpy(float),
             "gbs": gbs.astype(float),
+            "pcie": pcie,
         }
     )
     out["held_out"] = held_out(out["model"])
     return out.dropna(subset=["params", "gbs"]).reset_index(drop=True)
 
 
-def step_factor(state: dict, t1_s, n_gpus, params, gbs) -> np.ndarray:
-    """T_N / T_1 for one-GPU step times ``t1_s`` (s)."""
+def step_factor(state: dict, t1_s, n_gpus, params, gbs, pcie=False) -> np.ndarray:
+    """T_N / T_1 for one-GPU step times ``t1_s`` (s); ``pcie``: GPUs talking over PCIe (their
+    own synchronisation cost ``k0_pcie``)."""
     n = np.asarray(n_gpus, float)
     t1 = np.asarray(t1_s, float)
     a = allreduce_s(params, n, gbs)
-    return 1.0 + state["k0"] * np.log2(n) + state["k1"] * a / t1
+    k0 = np.where(np.asarray(pcie, bool), state.get("k0_pcie", state["k0"]), state["k0"])
+    return 1.0 + k0 * np.log2(n) + state["k1"] * a / t1
 
 
 def fit_dataparallel(rows: pd.DataFrame) -> dict:
@@ -149,16 +155,18 @@ def fit_dataparallel(rows: pd.DataFrame) -> dict:
     grp = rows.groupby(["repo", "model", "catalog_gpu", "precision"]).ngroup().to_numpy()
     w = np.sqrt(1.0 / np.bincount(grp)[grp])
     cols = [rows[c].to_numpy(float) for c in ("t1_s", "gpu_count", "params", "gbs")]
+    pcie = rows["pcie"].to_numpy(bool)
     from scipy.optimize import least_squares
 
     def resid(p):
-        f = step_factor({"k0": p[0], "k1": p[1]}, *cols)
+        f = step_factor({"k0": p[0], "k1": p[1], "k0_pcie": p[2]}, *cols, pcie)
         return (-np.log(f) - y) * w
 
-    sol = least_squares(resid, [0.02, 0.5], bounds=([0, 0], [1, 50]))
+    sol = least_squares(resid, [0.02, 0.5, 0.02], bounds=([0, 0, 0], [1, 50, 1]))
     counts = rows.groupby("catalog_gpu").size()
     return {
         "k0": float(sol.x[0]),
+        "k0_pcie": float(sol.x[2]),
         "k1": float(sol.x[1]),
         "rows": {k: int(v) for k, v in counts.items()},
         "half_width": DEFAULT_STATE["half_width"],
@@ -174,6 +182,8 @@ def dp_logo(rows: pd.DataFrame, by: str = "catalog_gpu") -> pd.DataFrame:
     for key in sorted(set(rows[by])):
         test = (rows[by] == key).to_numpy()
         st = fit_dataparallel(rows[(rows[by] != key) & ~rows["held_out"]])
-        f = step_factor(st, *[rows.loc[test, c].to_numpy(float) for c in cols])
+        f = step_factor(
+            st, *[rows.loc[test, c].to_numpy(float) for c in cols], rows.loc[test, "pcie"]
+        )
         out.loc[test, "pred"] = 1.0 / f
     return out

@@ -234,8 +234,10 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     links = gpu_table(cross.specs_)
     links = pd.Series(link_gbs(links), index=links.index)
     gbs = out["target"].astype(str).map(gpu_of).map(links).to_numpy(float)
+    kind = out["target"].astype(str).map(gpu_of).map(gpu_table(cross.specs_)["interconnect"])
     t1 = out["batch_latency_ms"].to_numpy(float) / 1e3
-    _scale(out, np.where(multi, step_factor(st, t1, out["gpus"], p, gbs), 1.0))
+    fac = step_factor(st, t1, out["gpus"], p, gbs, (kind == "pcie").to_numpy())
+    _scale(out, np.where(multi, fac, 1.0))
     blind = sorted(set(out.loc[multi & ~np.isfinite(gbs), "target"].astype(str)))
     if blind:
         notes.append(
