@@ -9,8 +9,10 @@ coverage cross-fitted (each left-out GPU's rows judged with a half-width set on 
 out-of-fold errors). Every VGG16 and Inception-v3 row is never fitted and is reported apart.
 Also: what a measured AMP step on the anchor buys (a GPU of the same source and CNN as the
 anchor), and how well the profile's optimizer time estimates the parameter count on the data's
-CNNs (with ``--params-json``: ``{"Model|input_size": count}``). Prints the tables; ``--out``
-also writes them to a Markdown file.
+CNNs (``--params-json``, default ``bench/zoo_params.json``: ``{"Model|input_size": count}``,
+made with ``profet_core.capture._zoo.build_zoo_model(name, size, classes_for(size))
+.count_params()`` under tf-keras; the CNNs it lists). Prints the tables; ``--out`` also writes
+them to a Markdown file.
 
     .venv/bin/python bench/amp_multigpu.py [--data ../shared/data/profet] [--out FILE]
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -241,7 +244,11 @@ def report(data: str, params_json: str | None) -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="../shared/data/profet")
-    ap.add_argument("--params-json", help="true parameter counts {'Model|input_size': n}")
+    ap.add_argument(
+        "--params-json",
+        default=str(Path(__file__).with_name("zoo_params.json")),
+        help="true parameter counts {'Model|input_size': n} ('' to skip)",
+    )
     ap.add_argument("--out", help="also write the tables to this Markdown file")
     args = ap.parse_args(argv)
     text = report(args.data, args.params_json)

@@ -29,15 +29,15 @@ MS_PER_HOUR = 3_600_000.0
 OPT_BYTES_PER_PARAM = 12.0
 #: Share of the anchor's memory bandwidth the optimizer ops reach (profile -> parameter count):
 #: the median over the data's CNNs per instance, and over all of them for other anchors
-#: (``bench/amp_multigpu.py --params-json``: the count is then off by a median 24%, 59% on
-#: p3.2xlarge, where small CNNs' per-variable overhead dominates).
+#: (``bench/amp_multigpu.py``: the count is then off by a median 30%, 56% on p3.2xlarge,
+#: where small CNNs' per-variable overhead dominates; ``--params`` where it is known).
 OPT_BANDWIDTH_SHARE = {
-    "g3s.xlarge": 0.629,
-    "g4dn.xlarge": 0.558,
-    "p2.xlarge": 0.371,
-    "p3.2xlarge": 0.349,
+    "g3s.xlarge": 0.681,
+    "g4dn.xlarge": 0.647,
+    "p2.xlarge": 0.451,
+    "p3.2xlarge": 0.557,
 }
-OPT_BANDWIDTH_SHARE_OTHER = 0.493
+OPT_BANDWIDTH_SHARE_OTHER = 0.504
 
 
 def check_options(precision, gpus, anchor_amp_latency_s, params):
