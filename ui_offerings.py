@@ -40,6 +40,11 @@ _GRID = {
     "low_ms": "step_low_ms",
     "high_ms": "step_high_ms",
     "usd_per_1000_steps": "usd_per_1000_steps",
+    "precision": "precision",
+    "gpus_used": "gpus_used",
+    "images_per_s": "images_per_s",
+    "ms_per_batch": "ms_per_batch",
+    "usd_per_1000_batches": "usd_per_1000_batches",
     "run_hours": "run_hours",
     "run_usd": "run_usd",
     "pareto": "pareto",
@@ -48,9 +53,11 @@ _GRID = {
 }
 
 
-def price(predictor, anchor, profile, latency_s, method, batch_size, input_size, run=None):
+def price(
+    predictor, anchor, profile, latency_s, method, batch_size, input_size, run=None, **options
+):
     """Every offering priced (both markets, each type at its cheapest region), or None with
-    the error shown."""
+    the error shown; ``options``: ``precision`` and ``gpus`` as for ``predict_offerings``."""
     try:
         return predict_offerings(
             predictor,
@@ -62,6 +69,7 @@ def price(predictor, anchor, profile, latency_s, method, batch_size, input_size,
             input_size,
             filter=OfferingFilter(spot=None),
             run=run,
+            **options,
         )
     except ProfetError as exc:
         st.error(f"Offerings could not be priced: {exc}")
@@ -77,13 +85,19 @@ def _basis_kind(basis: str) -> str:
     )
 
 
-def front_figure(table: pd.DataFrame, cost_col: str, cost_label: str) -> go.Figure:
+def front_figure(
+    table: pd.DataFrame,
+    cost_col: str,
+    cost_label: str,
+    time_col: str = "batch_latency_ms",
+    time_label: str = "Step time (ms)",
+) -> go.Figure:
     """Step time against cost, one point per offering, coloured by cloud, marked by basis, the
     Pareto front drawn and the fastest / cheapest / best-value offerings named.
 
     Built as one figure from plain dicts: adding traces and annotations one by one costs the
     page several tenths of a second in Plotly's validation."""
-    t = table[np.isfinite(table["batch_latency_ms"]) & np.isfinite(table[cost_col])]
+    t = table[np.isfinite(table[time_col]) & np.isfinite(table[cost_col])]
     palette = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#9D755D"]
     data = []
     for i, (cloud, g) in enumerate(t.groupby("cloud", sort=True)):
@@ -92,7 +106,7 @@ def front_figure(table: pd.DataFrame, cost_col: str, cost_label: str) -> go.Figu
             {
                 "type": "scatter",
                 "x": g[cost_col].to_numpy(),
-                "y": g["batch_latency_ms"].to_numpy(),
+                "y": g[time_col].to_numpy(),
                 "mode": "markers",
                 "name": cloud,
                 "marker": {
@@ -114,7 +128,7 @@ def front_figure(table: pd.DataFrame, cost_col: str, cost_label: str) -> go.Figu
         {
             "type": "scatter",
             "x": front[cost_col].to_numpy(),
-            "y": front["batch_latency_ms"].to_numpy(),
+            "y": front[time_col].to_numpy(),
             "mode": "lines",
             "name": "time-cost front",
             "line": {"color": "#333", "dash": "dot", "shape": "hv"},
@@ -123,7 +137,7 @@ def front_figure(table: pd.DataFrame, cost_col: str, cost_label: str) -> go.Figu
     notes = [
         {
             "x": float(np.log10(r[cost_col])),
-            "y": float(np.log10(r["batch_latency_ms"])),
+            "y": float(np.log10(r[time_col])),
             "text": f"{r['pick']}: {r['cloud']} {r['instance']}",
             "showarrow": True,
             "arrowhead": 2,
@@ -135,7 +149,7 @@ def front_figure(table: pd.DataFrame, cost_col: str, cost_label: str) -> go.Figu
     ]
     layout = {
         "xaxis": {"title": {"text": cost_label}, "type": "log"},
-        "yaxis": {"title": {"text": "Predicted step time (ms)"}, "type": "log"},
+        "yaxis": {"title": {"text": f"Predicted {time_label}"}, "type": "log"},
         "height": 560,
         "margin": {"l": 60, "r": 20, "t": 30, "b": 60},
         "legend": {"title": {"text": "cloud (hollow: specs only; ◆ published; ★ anchor)"}},
@@ -178,14 +192,12 @@ def render(result) -> None:
     )
     shown = result.where(filter_widgets(result))
     t = shown.table
-    run = shown.cost_column == "run_usd"
-    cost_label = "Run cost (USD)" if run else "Cost per 1,000 steps (USD)"
+    time_label, cost_label = shown.axis_labels()
     priced = int(t["batch_latency_ms"].notna().sum())
     st.caption(
         f"{priced} offerings priced, {len(t) - priced} without a spec model (listed, not "
-        f"predicted); {int(t['pareto'].sum())} on the front. Best value = least cost x step "
-        "time. Spot capacity can be taken back. On multi-GPU offerings the step time is one "
-        "GPU's and the price the whole instance's."
+        f"predicted); {int(t['pareto'].sum())} on the front. Best value = least cost x "
+        f"{time_label.split(' (')[0]}. Spot capacity can be taken back."
     )
     for note in shown.notes[2:]:
         st.caption(note)
@@ -196,12 +208,14 @@ def render(result) -> None:
             col.metric(
                 what.capitalize(),
                 f"{r['cloud']} {r['instance']}",
-                f"{r['batch_latency_ms']:.3g} ms, {r[shown.cost_column]:.3g} USD",
+                f"{time_label} {r[shown.time_column]:.3g}, {cost_label} {r[shown.cost_column]:.3g}",
                 delta_color="off",
                 delta_arrow="off",
             )
     st.plotly_chart(
-        front_figure(t, shown.cost_column, cost_label), width="stretch", key="offerings_front"
+        front_figure(t, shown.cost_column, cost_label, shown.time_column, time_label),
+        width="stretch",
+        key="offerings_front",
     )
     grid = t[[c for c in _GRID if c in t.columns]].rename(columns=_GRID)
     st.dataframe(

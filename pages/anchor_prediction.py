@@ -149,6 +149,23 @@ with left:
         key="method",
         help="The artifacts' default is listed first in the Model accuracy page.",
     )
+    prec_col, gpus_col = st.columns(2)
+    precision = prec_col.radio(
+        "Precision",
+        ["fp32", "amp"],
+        horizontal=True,
+        key="precision",
+        help="amp: mixed precision (Keras mixed_float16 / PyTorch autocast) on each target; "
+        "the profile stays FP32. GPUs without tensor cores keep their FP32 time.",
+    )
+    gpus_choice = gpus_col.radio(
+        "GPUs",
+        ["1", "all"],
+        horizontal=True,
+        key="gpus",
+        help="all: data-parallel on every GPU of the instance at the profiled per-GPU batch "
+        "(images/s and cost for the whole instance).",
+    )
 
 with right:
     st.markdown("**Whole training run** (optional)")
@@ -205,6 +222,8 @@ if st.button("Predict", type="primary", key="predict"):
             method=method,
             batch_size=batch_size,
             input_size=input_size,
+            precision=precision,
+            gpus=1 if gpus_choice == "1" else "all",
         )
         table = prediction.table
         if dataset_images is not None:
@@ -227,6 +246,8 @@ if st.button("Predict", type="primary", key="predict"):
             batch_size,
             input_size,
             run if dataset_images is not None else None,
+            precision=precision,
+            gpus=1 if gpus_choice == "1" else "all",
         )
     except ProfetError as exc:
         ui.show_error(exc)
@@ -301,6 +322,9 @@ if result:
         "usd_per_hour",
         "usd_per_1000_steps",
     ]
+    if "basis_precision" in display.columns:  # amp or all GPUs: what that part rests on
+        columns[3:3] = ["basis_precision", "precision", "gpus"]
+    columns.insert(columns.index("usd_per_hour"), "images_per_s")
     if run:
         columns += ["run_hours", "run_usd", "run_usd_low", "run_usd_high"]
     columns += ["note", "ensemble", *members]
@@ -317,6 +341,7 @@ if result:
         "low_ms": st.column_config.NumberColumn("Low (ms)", format="%.1f"),
         "high_ms": st.column_config.NumberColumn("High (ms)", format="%.1f"),
         "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
+        "images_per_s": st.column_config.NumberColumn("Images/s (all GPUs used)", format="%.0f"),
         "usd_per_1000_steps": st.column_config.NumberColumn(
             "Cost per 1,000 steps (USD)", format="%.4f"
         ),

@@ -61,6 +61,25 @@ def add_parser(subparsers) -> None:
         "json: one document with the warnings and every record; csv: one row per (profile "
         "row, target), numbers to 4 decimals",
     )
+    pr.add_argument(
+        "--precision",
+        choices=["fp32", "amp"],
+        default="fp32",
+        help="fp32 (default, the profile's) or amp: mixed precision (FP16/BF16 tensor cores) on "
+        "each target; GPUs without tensor cores keep their FP32 time",
+    )
+    pr.add_argument(
+        "--gpus",
+        default="1",
+        help="GPUs used data-parallel at the profile's per-GPU batch: 1 (default), all (each "
+        "instance's own) or N (instances with fewer are left out); cost is the whole instance's",
+    )
+    pr.add_argument(
+        "--anchor-amp-latency-ms",
+        type=float,
+        help="measured AMP step latency on the anchor (ms); with --precision amp",
+    )
+    pr.add_argument("--params", type=float, help="the model's parameter count (for the all-reduce)")
     run = pr.add_argument_group("the workload: whole-run time and cost, will it fit")
     run.add_argument("--batch-size", type=int, help="images per step, as profiled")
     run.add_argument("--input-size", type=int, help="input image side (px), as profiled")
@@ -97,6 +116,12 @@ def run(args) -> int:
         method=args.method,
         batch_size=args.batch_size,
         input_size=args.input_size,
+        precision=args.precision,
+        gpus=_gpus(args.gpus),
+        anchor_amp_latency_s=latency_seconds(
+            args.anchor_amp_latency_ms, "ms", "--anchor-amp-latency-ms"
+        ),
+        params=args.params,
     )
     table = result.table
     if args.dataset_images is not None:
@@ -115,7 +140,7 @@ def run(args) -> int:
 
 def _offerings(args, predictor, profiles, lat) -> int:
     """``--offerings`` (or a filter): every chosen offering priced, the front named."""
-    from .. import load_catalog, offerings_meta, predict_offerings
+    from .. import latency_seconds, load_catalog, offerings_meta, predict_offerings
     from ..inputs._profile import profile_instance
 
     run = None
@@ -135,8 +160,14 @@ def _offerings(args, predictor, profiles, lat) -> int:
         batch_size=args.batch_size,
         input_size=args.input_size,
         filter=offering_filter(args, False),
+        gpus=_gpus(args.gpus),
         run=run,
         catalog=given,
+        precision=args.precision,
+        anchor_amp_latency_s=latency_seconds(
+            args.anchor_amp_latency_ms, "ms", "--anchor-amp-latency-ms"
+        ),
+        params=args.params,
     )
     for warning in done.warnings():
         warn(warning)
@@ -178,12 +209,27 @@ _OFFERING_TABLE = (
     "low_ms",
     "high_ms",
     "usd_per_1000_steps",
+    "images_per_s",
     "run_hours",
     "run_usd",
     "p_fit",
     "pareto",
     "pick",
 )
+
+
+def _gpus(text: str):
+    """``--gpus``: ``all`` or a whole number >= 1 (the core checks the range)."""
+    from .. import ProfetValueError
+
+    if text.strip().lower() == "all":
+        return "all"
+    try:
+        return int(text)
+    except ValueError:
+        raise ProfetValueError(
+            f"--gpus {text!r} is not allowed; use all or a whole number"
+        ) from None
 
 
 def _check_run_args(args) -> None:
@@ -198,6 +244,13 @@ def _check_run_args(args) -> None:
 
 def _print_table(result, table) -> None:
     cols = [c for c in _TABLE_COLUMNS if c in table.columns]
+    if "basis_precision" in table.columns:  # --precision amp or --gpus other than 1
+        cols[cols.index("basis") + 1 : cols.index("basis") + 1] = [
+            "basis_precision",
+            "precision",
+            "gpus",
+        ]
+        cols.insert(cols.index("usd_per_hour"), "images_per_s")
     level = int(round(result.interval_level * 100))
     print(f"anchor {result.anchor}, method {result.method}: {result.table['ensemble'].iloc[0]}")
     print(

@@ -391,6 +391,8 @@ class CrossInstanceModel(BasisMixin, Estimator):
             "residual_sd": self.residual_sd_,
             "residual_meta": None,
             "published": published_state(self),
+            "amp": getattr(self, "amp_state_", None),
+            "dataparallel": getattr(self, "dp_state_", None),
         }
         arrays = {"theta": self.theta_, "eta": self.eta_}
         if self.residual_model_ is not None:
@@ -414,6 +416,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         model.eta_ = np.asarray(arrays["eta"], dtype=float).reshape(-1, 2)
         model.residual_model_ = None
         set_published_state(model, meta.get("published"))
+        model.amp_state_, model.dp_state_ = meta.get("amp"), meta.get("dataparallel")
         if meta["residual_meta"] is not None:
             rarr = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("residual/")}
             model.residual_model_ = BoostingRegressor.from_state(meta["residual_meta"], rarr)

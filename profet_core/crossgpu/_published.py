@@ -215,7 +215,9 @@ def published_pairs(table: pd.DataFrame, specs: pd.DataFrame, medians: pd.DataFr
         anchor images/s), ``held_out``, the anchor workload, :data:`FAM_COLS` (us) and
         ``anchor_latency_s``.
     """
-    one = table[table["gpu_count"] == 1]
+    # FP32/TF32 one-GPU rows only: AMP and multi-GPU rows are the AMP and data-parallel
+    # models' (profet_core.crossgpu._amp, _dataparallel).
+    one = table[(table["gpu_count"] == 1) & (table["precision"] != "AMP")]
     one = one.assign(document=one["source"].str.replace(r":\d+$", "", regex=True))
     # Only CNNs whose profile (or stand-in) the data holds can be predicted.
     one = one[
@@ -227,7 +229,12 @@ def published_pairs(table: pd.DataFrame, specs: pd.DataFrame, medians: pd.DataFr
     by_gpu = specs.sort_values("instance").drop_duplicates("gpu").set_index("gpu")["instance"]
     inst = one["catalog_gpu"].map(by_gpu)
     base = one[inst.isin(measured)].assign(anchor=inst)
-    targ = one[inst.notna() & ~inst.isin(measured)].assign(target=inst)
+    # Targets are GPUs of generations the data lacks (a V100 32GB or a Turing card is no
+    # tensor-core efficiency to learn: the data's own generation terms cover it).
+    arch = specs.set_index("instance")["arch"]
+    data_gens = set(arch.reindex(sorted(measured)).dropna())
+    targ = one[inst.notna() & ~inst.isin(measured) & ~inst.map(arch).isin(data_gens)]
+    targ = targ.assign(target=inst)
     key = ["document", "framework", "model"]
     pairs = targ.merge(
         base[[*key, "anchor", "source", "images_per_s"]], on=key, suffixes=("", "_b")

@@ -272,6 +272,12 @@ def estimate_run(
     batch_size = _positive_int("batch_size", batch_size)
     epochs = _positive_int("epochs", epochs)
     steps = math.ceil(dataset_images / batch_size) * epochs
+    # Data-parallel: global batch = GPUs used x batch (offerings: ``gpus_used``; ``gpus`` there
+    # is the instance's count, which one-GPU use leaves idle).
+    used = "gpus_used" if "gpus_used" in table.columns else "gpus"
+    if used in table.columns:
+        gpus = pd.to_numeric(table[used], errors="coerce").fillna(1).to_numpy()
+        steps = (np.ceil(dataset_images / (batch_size * gpus)) * epochs).astype(int)
     out = table.copy()
     out["steps"] = steps
     out["run_hours"] = out["batch_latency_ms"] * steps / MS_PER_HOUR

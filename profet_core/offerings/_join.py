@@ -155,12 +155,14 @@ def pareto_mask(time, cost) -> np.ndarray:
     return out
 
 
-def add_front(out: pd.DataFrame, cost_column: str) -> pd.DataFrame:
+def add_front(
+    out: pd.DataFrame, cost_column: str, time_column: str = "batch_latency_ms"
+) -> pd.DataFrame:
     """``pareto`` and ``pick`` per input row (and precision): fastest (least step time, the
     cheaper on a tie), cheapest (least cost, the faster on a tie) and best value
     (:data:`BEST_VALUE`)."""
     out = out.reset_index(drop=True)
-    t_all = out["batch_latency_ms"].to_numpy(float)
+    t_all = out[time_column].to_numpy(float)
     c_all = out[cost_column].to_numpy(float)
     pareto = np.zeros(len(out), dtype=bool)
     pick = [""] * len(out)

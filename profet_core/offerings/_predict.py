@@ -39,6 +39,10 @@ OFFERING_COLUMNS = (
     "low_ms",
     "high_ms",
     "usd_per_1000_steps",
+    "precision",
+    "images_per_s",
+    "ms_per_batch",
+    "usd_per_1000_batches",
     "steps",
     "run_hours",
     "run_usd",
@@ -71,7 +75,11 @@ class OfferingsResult:
         What every view of it must say: where the prices come from and how old, spot, the
         region view, multi-GPU prices, GPUs without a spec model.
     cost_column : str
-        ``run_usd`` with a run, else ``usd_per_1000_steps``.
+        ``run_usd`` with a run, else ``usd_per_1000_steps``, or ``usd_per_1000_batches`` where
+        offerings use different GPU counts (1,000 steps of N GPUs do N times the work).
+    time_column : str
+        ``run_hours`` with a run, else ``batch_latency_ms``, or ``ms_per_batch`` (step time /
+        GPUs used: the time per per-GPU batch of work) where GPU counts differ.
     """
 
     table: pd.DataFrame
@@ -79,6 +87,11 @@ class OfferingsResult:
     notes: tuple = ()
     cost_column: str = "usd_per_1000_steps"
     filter: OfferingFilter = field(default_factory=OfferingFilter)
+    time_column: str = "batch_latency_ms"
+
+    def axis_labels(self) -> tuple[str, str]:
+        """``(time label, cost label)`` of the front's axes, with units."""
+        return _LABELS[self.time_column], _LABELS[self.cost_column]
 
     def picks(self, row: int = 0) -> dict:
         """``{"fastest" | "cheapest" | "best value": row of the table or None}``."""
@@ -97,7 +110,7 @@ class OfferingsResult:
 
         t = self.table
         rows = t.assign(spot=t["market"].eq("spot"), price_usd_per_hour=t["usd_per_hour"])
-        kept = add_front(t[matches(rows, f)], self.cost_column)
+        kept = add_front(t[matches(rows, f)], self.cost_column, self.time_column)
         return replace(self, table=kept.reset_index(drop=True), filter=f)
 
     def warnings(self, row: int | None = None) -> list[str]:
@@ -124,11 +137,12 @@ class OfferingsResult:
     def front_text(self, row: int = 0, limit: int = 12) -> str:
         """The Pareto offerings of one input row, fastest first, as one line for people."""
         t = self.table[(self.table["row"] == row) & self.table["pareto"]]
-        t = t.sort_values("batch_latency_ms")
-        unit = "USD per run" if self.cost_column == "run_usd" else "USD per 1,000 steps"
+        t = t.sort_values(self.time_column)
+        time_label, cost_label = self.axis_labels()
         parts = [
-            f"{r.cloud} {r.instance} ({r.region}, {r.market}: {r.batch_latency_ms:.4g} ms, "
-            f"{getattr(r, self.cost_column):.4g} {unit}{', ' + r.pick if r.pick else ''})"
+            f"{r.cloud} {r.instance} ({r.region}, {r.market}: "
+            f"{time_label} {getattr(r, self.time_column):.4g}, {cost_label} "
+            f"{getattr(r, self.cost_column):.4g}{', ' + r.pick if r.pick else ''})"
             for r in t.head(limit).itertuples()
         ]
         more = f" and {len(t) - limit} more" if len(t) > limit else ""
@@ -210,6 +224,9 @@ def predict_offerings(
     run: dict | None = None,
     offerings: pd.DataFrame | None = None,
     catalog: pd.DataFrame | None = None,
+    precision: str = "fp32",
+    anchor_amp_latency_s=None,
+    params=None,
 ) -> OfferingsResult:
     """Predict a profile on every offering that ``filter`` keeps.
 
@@ -228,6 +245,8 @@ def predict_offerings(
         A snapshot (default: the shipped one).
     catalog : pandas.DataFrame, optional
         A user's price catalog, merged in as offerings of cloud ``catalog``.
+    precision, anchor_amp_latency_s, params
+        As for :meth:`Predictor.predict`: mixed precision, and the all-reduce of several GPUs.
 
     Returns
     -------
@@ -243,33 +262,73 @@ def predict_offerings(
         off = offer_side(choose(table, f), gpus)
     key = spec_key_of_gpu()
     wanted = sorted(set(off["target"]) - {""})
-    wide = extended(predictor)
+    wide = _with_counts(extended(predictor), off)
     targets = [t for t in wanted if t != anchor and t in wide.all_instances]
     wide._check_instance(anchor, "anchor")
+    counts = sorted({int(n) for n in off["gpus_used"]}) or [1]
+    options = {
+        "precision": precision,
+        "gpus": 1 if counts == [1] else counts,
+        "anchor_amp_latency_s": anchor_amp_latency_s,
+        "params": params,
+    }
     prediction = wide.predict(
-        anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size
+        anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size, **options
     )
-    pred = pd.concat(
-        [prediction.table, _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted)],
-        ignore_index=True,
-    )
-    out, cost = _costed(join_offerings(pred, None, gpus, key, off), run)
+    own = _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted)
+    if len(own):  # the anchor's own GPU: its measured latency, moved to the same options
+        own = wide.configure(anchor, profiles, anchor_latency_s, own, batch_size, **options)
+    pred = pd.concat([prediction.table, own], ignore_index=True)
+    out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
     notes = _notes(out, f, gpus, prediction)
-    return OfferingsResult(out, prediction, notes, cost, f)
+    return OfferingsResult(out, prediction, notes, cost, f, time)
 
 
-def _costed(out: pd.DataFrame, run: dict | None) -> tuple[pd.DataFrame, str]:
-    """The whole run's time and cost (with ``run``), the front and picks, sorted by cost."""
-    cost = "usd_per_1000_steps"
+def _with_counts(predictor, off: pd.DataFrame):
+    """The predictor whose catalog lets each spec line have as many GPUs as its offerings rent
+    (a GPU line is a GPU, not an instance: its count is the offering's)."""
+    most = off[off["target"] != ""].groupby("target")["gpus_used"].max()
+    if most.empty or (most <= 1).all():
+        return predictor
+    cat = predictor.catalog.copy()
+    have = pd.to_numeric(cat.get("gpu_count"), errors="coerce").fillna(1)
+    cat["gpu_count"] = np.maximum(have, cat["instance"].map(most).fillna(1))
+    return type(predictor)(predictor.bundle, cat, predictor._cache, predictor.catalog_notes)
+
+
+#: Axis labels (units included) of the front's time and cost columns.
+_LABELS = {
+    "batch_latency_ms": "step time (ms)",
+    "ms_per_batch": "time per per-GPU batch (ms)",
+    "run_hours": "run time (h)",
+    "usd_per_1000_steps": "USD per 1,000 steps",
+    "usd_per_1000_batches": "USD per 1,000 per-GPU batches",
+    "run_usd": "USD per run",
+}
+
+
+def _costed(out: pd.DataFrame, run: dict | None) -> tuple[pd.DataFrame, str, str]:
+    """The whole run's time and cost (with ``run``), the front and picks, sorted by cost.
+
+    Offerings that use different GPU counts are compared on the same work: with a run, its
+    time and cost (steps at the global batch); without, per per-GPU batch (a step of N GPUs
+    does N batches), never per step."""
+    time, cost = "batch_latency_ms", "usd_per_1000_steps"
     if run is not None:
         from ..inputs._catalog import estimate_run
 
         out = estimate_run(out, run["dataset_images"], run["batch_size"], run["epochs"])
-        cost = "run_usd"
-    out = add_front(out, cost)
-    out = out.sort_values(["row", cost, "batch_latency_ms"], kind="stable", na_position="last")
+        time, cost = "run_hours", "run_usd"
+    elif len(out) and out["gpus_used"].nunique() > 1:
+        out = out.assign(
+            ms_per_batch=out["batch_latency_ms"] / out["gpus_used"],
+            usd_per_1000_batches=out["usd_per_1000_steps"] / out["gpus_used"],
+        )
+        time, cost = "ms_per_batch", "usd_per_1000_batches"
+    out = add_front(out, cost, time)
+    out = out.sort_values(["row", cost, time], kind="stable", na_position="last")
     cols = [c for c in OFFERING_COLUMNS if c in out.columns]
-    return out[cols].reset_index(drop=True), cost
+    return out[cols].reset_index(drop=True), cost, time
 
 
 @functools.lru_cache(maxsize=16)
@@ -322,6 +381,11 @@ def _notes(out: pd.DataFrame, f: OfferingFilter, gpus, prediction) -> tuple:
         notes.append(
             "on multi-GPU offerings the step time is for the GPUs used and the price is the "
             "whole instance's"
+        )
+    if out["gpus_used"].nunique() > 1:
+        notes.append(
+            "offerings use different GPU counts: they are compared per per-GPU batch of work "
+            "(step time / GPUs used), or by the whole run's time and cost where a run is given"
         )
     if (out["basis"] == "anchor (your measured latency)").any() and out.loc[
         out["basis"] == "anchor (your measured latency)", "batch_latency_ms"

@@ -31,6 +31,10 @@ class Predictor(TrainedModels):
         targets=None,
         batch_size=None,
         input_size=None,
+        precision="fp32",
+        gpus=1,
+        anchor_amp_latency_s=None,
+        params=None,
     ) -> Prediction:
         """Predict the batch latency of each profile on every other instance.
 
@@ -55,13 +59,25 @@ class Predictor(TrainedModels):
             Images per step and pixels per side of the profiled workload (default: the
             profile's ``batch_size``/``input_size`` columns, if any). With them and the anchor
             latency, ``p_fit`` gives the probability that the step fits each target's memory.
+        precision : {"fp32", "amp"}
+            ``amp``: mixed precision (Keras ``mixed_float16`` / PyTorch autocast) on each target;
+            the profile stays an FP32 one. Targets without tensor cores keep their FP32 time.
+        gpus : int, "all" or list of int
+            GPUs used data-parallel at the profile's per-GPU batch (1: today's answer; "all":
+            each target's own count; a list: one row per count a target has).
+        anchor_amp_latency_s : float, optional
+            A measured AMP step on the anchor (s): corrects the predicted AMP gains.
+        params : float, optional
+            The model's parameter count (else estimated from the profile's optimizer time).
 
         Returns
         -------
         Prediction
         """
         from ._engine import run_prediction
+        from ._scaling import apply_options, check_options
 
+        options = check_options(precision, gpus, anchor_amp_latency_s, params)
         self._check_instance(anchor, "anchor")
         method = self._check_method(method)
         targets = self._target_list(anchor, targets)
@@ -70,7 +86,50 @@ class Predictor(TrainedModels):
         checks = sense_checks(self.bundle.model, profiles, anchor_latency_s, anchor)
         notes = (*self.catalog_notes, *checks)
         sizes = workload_sizes(profiles, batch_size, input_size)
-        return run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
+        pred = run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
+        batch = _batch(profiles, batch_size)
+        return apply_options(self, pred, anchor, ops, lat, options, batch)
+
+    def configure(
+        self,
+        anchor: str,
+        profiles: pd.DataFrame,
+        anchor_latency_s,
+        table: pd.DataFrame,
+        batch_size=None,
+        precision="fp32",
+        gpus=1,
+        anchor_amp_latency_s=None,
+        params=None,
+    ) -> pd.DataFrame:
+        """Rows of a one-GPU FP32 table moved to ``precision`` and ``gpus`` as :meth:`predict`
+        moves its own (e.g. the anchor's own measured latency, priced on other offerings of
+        its GPU).
+
+        Parameters
+        ----------
+        anchor, profiles, anchor_latency_s, batch_size, precision, gpus, anchor_amp_latency_s, params
+            As for :meth:`predict`.
+        table : pandas.DataFrame
+            ``row``, ``target`` (instances of :attr:`all_instances`), ``batch_latency_ms``,
+            ``low_ms``, ``high_ms`` (ms, one FP32 step on one GPU).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``table`` with ``precision``, ``gpus`` and ``images_per_s`` (one row per GPU count).
+        """
+        from ._scaling import apply_options, check_options
+
+        options = check_options(precision, gpus, anchor_amp_latency_s, params)
+        prepared = prepare_profiles(profiles, anchor_latency_s, anchor)
+        if "usd_per_hour" not in table:
+            table = table.assign(usd_per_hour=float("nan"))
+        pred = Prediction(table, (), "", self.interval_level, anchor)
+        batch = _batch(profiles, batch_size)
+        return apply_options(
+            self, pred, anchor, prepared.ops, prepared.latency_s, options, batch
+        ).table
 
     def _target_list(self, anchor: str, targets) -> list[str]:
         """Checked target instances but the anchor: None is every one, a ``str`` is one name
@@ -200,6 +259,17 @@ class Predictor(TrainedModels):
         from ..onepoint._scale import scale_one_point
 
         return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
+
+
+def _batch(profiles: pd.DataFrame, batch_size):
+    """Images per step per row (NaN where unknown)."""
+    import numpy as np
+
+    if batch_size is not None:
+        return np.broadcast_to(np.asarray(batch_size, dtype=float), (len(profiles),))
+    if "batch_size" in profiles.columns:
+        return pd.to_numeric(profiles["batch_size"], errors="coerce").to_numpy(dtype=float)
+    return np.full(len(profiles), np.nan)
 
 
 def load_artifacts(path=None, catalog=None) -> Predictor:

@@ -449,3 +449,29 @@ def test_the_example_is_two_steps_and_pasted_text_without_steps_is_noted(page, p
     at.button(key="predict").click().run()
     no_exception(at)
     assert sum("assumed" in w.value for w in at.warning) == 1
+
+
+def test_precision_and_gpus_controls_equal_core(page, predictor):
+    """Issue 25: AMP on every GPU of each instance, as the core answers it, images/s shown."""
+    anchor = "p3.2xlarge" if "p3.2xlarge" in predictor.instances else predictor.instances[0]
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    at.radio(key="precision").set_value("amp")
+    at.radio(key="gpus").set_value("all")
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    example = predictor.examples[anchor]
+    expected = predictor.predict(
+        anchor,
+        example_profile(predictor, anchor),
+        example["batch_latency_s"],
+        batch_size=int(example["batch_size"]),
+        input_size=int(example["input_size"]),
+        precision="amp",
+        gpus="all",
+    ).table
+    expected = expected[expected["row"] == 0].reset_index(drop=True)
+    shown = _shown_table(at)
+    _assert_same(shown, expected, ("batch_latency_ms", "low_ms", "high_ms", "images_per_s"))
+    assert list(shown["gpus"]) == list(expected["gpus"]) and (shown["precision"] == "amp").all()

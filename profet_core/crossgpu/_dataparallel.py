@@ -1,0 +1,189 @@
+"""Data-parallel training on N GPUs of one instance (synchronous, per-GPU batch unchanged).
+
+One step on N GPUs takes the one-GPU step plus a synchronisation cost that grows with the
+GPU count and the part of the gradient all-reduce that does not overlap the backward pass:
+
+    T_N = T_1 * (1 + k0 * log2(N)) + k1 * A_N,   (k0: NVLink/NVSwitch; k0_pcie over PCIe)   A_N = 2 (N - 1) / N * 4 P / B
+
+with ``P`` the parameter count (FP32 gradients: AMP keeps FP32 master gradients), ``B`` the
+per-GPU interconnect bandwidth (``interconnect_gbs``; an NVLink bridge's where the published
+row names one; GeForce cards without peer-to-peer share the host's links, ``B * 2 / N``) and
+``k0, k0_pcie, k1 >= 0`` learned from published 1/2/4/8-GPU rows of one GPU, source,
+framework, CNN and precision (``k1`` is the non-overlapped share of the ring all-reduce over the
+bandwidth actually reached). Held-out rows (VGG16, Inception-v3) are refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ProfetValueError
+from ._amp import gpu_key
+
+#: Parameter counts of the published CNNs (ImageNet heads, 1000 classes). Keras applications'
+#: ``count_params`` for ResNet50/152, InceptionV3, VGG16; the architectures' papers / reference
+#: implementations for the rest (SSD300: the MLPerf ResNet-34 backbone, approximate).
+PARAMS = {
+    "resnet50": 25.6e6,
+    "resnet-50 v1.5": 25.6e6,
+    "resnet152": 60.4e6,
+    "inception3": 23.9e6,
+    "inception4": 42.7e6,
+    "vgg16": 138.4e6,
+    "alexnet": 61.1e6,
+    "resnext101-32x4d": 44.2e6,
+    "se-resnext101-32x4d": 49.0e6,
+    "ssd": 22.9e6,
+}
+#: Used where artifacts predate the model (the same fit as the AMP default).
+DEFAULT_STATE = {
+    "k0": 0.045,
+    "k0_pcie": 0.0,
+    "k1": 2.3808,
+    "rows": {
+        "NVIDIA A100 PCIe 40GB": 24,
+        "NVIDIA A100 PCIe 80GB": 4,
+        "NVIDIA A100 SXM4 40GB": 6,
+        "NVIDIA A100 SXM4 80GB": 18,
+        "NVIDIA GeForce RTX 2080 Ti": 24,
+        "NVIDIA GeForce RTX 3090": 28,
+        "NVIDIA GeForce RTX 4090": 4,
+        "NVIDIA H100 PCIe 80GB": 12,
+        "NVIDIA H100 SXM5 80GB": 12,
+        "NVIDIA Quadro RTX 8000": 24,
+        "NVIDIA RTX 6000 Ada": 12,
+        "NVIDIA RTX A6000": 44,
+        "NVIDIA V100 SXM2 16GB": 24,
+        "NVIDIA V100 SXM2 32GB": 14,
+    },
+    "half_width": 0.093,
+}
+#: Bytes of one gradient value in the all-reduce.
+GRAD_BYTES = 4.0
+
+
+def allreduce_s(params, n_gpus, gbs) -> np.ndarray:
+    """Ring all-reduce time (s) of ``params`` FP32 gradients over ``n_gpus`` at ``gbs`` GB/s
+    per GPU (a negative ``gbs``: staged through host memory, whose links the GPUs share, so
+    each gets ``|gbs| * 2 / N``)."""
+    n = np.asarray(n_gpus, float)
+    g = np.asarray(gbs, float)
+    g = np.where(g < 0, -g / np.maximum(1.0, n / 2.0), g)
+    return 2.0 * (n - 1) / n * GRAD_BYTES * np.asarray(params, float) / (g * 1e9)
+
+
+def link_gbs(gpus: pd.DataFrame, bridge=None) -> np.ndarray:
+    """Per-GPU all-reduce bandwidth of GPU table rows (an NVLink bridge's where ``bridge`` and
+    the card has one; negative: no peer-to-peer, staged through host memory)."""
+    gbs = gpus["interconnect_gbs"].to_numpy(float)
+    if bridge is not None:
+        b = gpus["nvlink_bridge_gbs"].to_numpy(float)
+        gbs = np.where(np.asarray(bridge) & (b > 0), b, gbs)
+    return np.where(gpus["p2p"].to_numpy(float) == 0, -gbs, gbs)
+
+
+def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
+    """N-GPU rows joined to their one-GPU row (same repository, framework, GPU, CNN, precision).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``repo, framework, model, precision, catalog_gpu, gpu_published, gpu_count, source,
+        t1_s`` (one-GPU step time at the per-GPU batch), ``scaling`` (N-GPU images/s over N
+        times the one-GPU images/s), ``params``, ``gbs``, ``held_out``.
+    """
+    from ._published import held_out
+
+    t = table.copy()
+    t["repo"] = t["source"].str.split("@").str[0]
+    t["key"] = t["gpu_published"].map(gpu_key)
+    key = ["repo", "framework", "key", "model", "precision"]
+    one = t[t["gpu_count"] == 1][[*key, "images_per_s", "batch_size"]]
+    many = t[t["gpu_count"] > 1].merge(one, on=key, suffixes=("", "_1"))
+    many = many[many["catalog_gpu"].isin(gpus.index)]
+    params = many["model"].str.lower().map(PARAMS)
+    batch = many["batch_size_1"].fillna(many["batch_size"]).fillna(256.0)
+    g = gpus.loc[many["catalog_gpu"]]
+    bridge = many["gpu_published"].str.contains("NVLink").to_numpy()
+    gbs = link_gbs(g, bridge)
+    pcie = (g["interconnect"].to_numpy() == "pcie") & ~bridge
+    out = pd.DataFrame(
+        {
+            "repo": many["repo"].to_numpy(),
+            "framework": many["framework"].to_numpy(),
+            "model": many["model"].to_numpy(),
+            "precision": many["precision"].to_numpy(),
+            "catalog_gpu": many["catalog_gpu"].to_numpy(),
+            "gpu_published": many["key"].to_numpy(),
+            "gpu_count": many["gpu_count"].to_numpy(float),
+            "source": many["source"].to_numpy(),
+            "t1_s": (batch / many["images_per_s_1"]).to_numpy(float),
+            "scaling": (
+                many["images_per_s"] / (many["gpu_count"] * many["images_per_s_1"])
+            ).to_numpy(float),
+            "params": params.to_numpy(float),
+            "gbs": gbs.astype(float),
+            "pcie": pcie,
+        }
+    )
+    out["held_out"] = held_out(out["model"])
+    return out.dropna(subset=["params", "gbs"]).reset_index(drop=True)
+
+
+def step_factor(state: dict, t1_s, n_gpus, params, gbs, pcie=False) -> np.ndarray:
+    """T_N / T_1 for one-GPU step times ``t1_s`` (s); ``pcie``: GPUs talking over PCIe (their
+    own synchronisation cost ``k0_pcie``)."""
+    n = np.asarray(n_gpus, float)
+    t1 = np.asarray(t1_s, float)
+    a = allreduce_s(params, n, gbs)
+    k0 = np.where(np.asarray(pcie, bool), state.get("k0_pcie", state["k0"]), state["k0"])
+    return 1.0 + k0 * np.log2(n) + state["k1"] * a / t1
+
+
+def fit_dataparallel(rows: pd.DataFrame) -> dict:
+    """Learn ``k0``, ``k1`` from :func:`scaling_rows` (none held out); each (repository, CNN,
+    GPU, precision) group weighs 1."""
+    if rows["held_out"].any():
+        raise ProfetValueError(
+            "held-out rows (VGG16, Inception-v3) may not be fitted: "
+            f"{sorted(set(rows.loc[rows['held_out'], 'model']))}"
+        )
+    if rows.empty:
+        raise ProfetValueError("no multi-GPU rows to fit")
+    y = np.log(rows["scaling"].to_numpy(float))
+    grp = rows.groupby(["repo", "model", "catalog_gpu", "precision"]).ngroup().to_numpy()
+    w = np.sqrt(1.0 / np.bincount(grp)[grp])
+    cols = [rows[c].to_numpy(float) for c in ("t1_s", "gpu_count", "params", "gbs")]
+    pcie = rows["pcie"].to_numpy(bool)
+    from scipy.optimize import least_squares
+
+    def resid(p):
+        f = step_factor({"k0": p[0], "k1": p[1], "k0_pcie": p[2]}, *cols, pcie)
+        return (-np.log(f) - y) * w
+
+    sol = least_squares(resid, [0.02, 0.5, 0.02], bounds=([0, 0, 0], [1, 50, 1]))
+    counts = rows.groupby("catalog_gpu").size()
+    return {
+        "k0": float(sol.x[0]),
+        "k0_pcie": float(sol.x[2]),
+        "k1": float(sol.x[1]),
+        "rows": {k: int(v) for k, v in counts.items()},
+        "half_width": DEFAULT_STATE["half_width"],
+    }
+
+
+def dp_logo(rows: pd.DataFrame, by: str = "catalog_gpu") -> pd.DataFrame:
+    """Leave-one-group-out predicted ``scaling`` (``pred``) and the linear baseline (1)."""
+    out = rows.copy()
+    out["pred"] = np.nan
+    out["linear"] = 1.0
+    cols = ("t1_s", "gpu_count", "params", "gbs")
+    for key in sorted(set(rows[by])):
+        test = (rows[by] == key).to_numpy()
+        st = fit_dataparallel(rows[(rows[by] != key) & ~rows["held_out"]])
+        f = step_factor(
+            st, *[rows.loc[test, c].to_numpy(float) for c in cols], rows.loc[test, "pcie"]
+        )
+        out.loc[test, "pred"] = 1.0 / f
+    return out

@@ -1,0 +1,49 @@
+"""``profet predict --precision / --gpus / --anchor-amp-latency-ms / --params`` (issue 25)."""
+
+import io
+
+import pandas as pd
+import pytest
+
+from tests._utils import run
+
+PROFILE = "examples/profile_g3s.json"
+
+
+def _csv(*extra) -> pd.DataFrame:
+    code, out, err = run("predict", "--profile", PROFILE, "--format", "csv", *extra)
+    assert code == 0, err
+    return pd.read_csv(io.StringIO(out))
+
+
+def test_default_output_has_fp32_one_gpu_columns_and_the_same_numbers():
+    plain = _csv()
+    explicit = _csv("--precision", "fp32", "--gpus", "1")
+    pd.testing.assert_frame_equal(plain, explicit)
+    assert (plain["precision"] == "fp32").all() and (plain["gpus"] == 1).all()
+
+
+def test_amp_and_all_gpus_in_the_cli():
+    fp32 = _csv().set_index("target")
+    amp = _csv("--precision", "amp", "--gpus", "all", "--batch-size", "32").set_index("target")
+    assert amp.loc["p4d.24xlarge", "gpus"] == 8 and amp.loc["g4dn.xlarge", "gpus"] == 1
+    assert amp.loc["p3.2xlarge", "batch_latency_ms"] < fp32.loc["p3.2xlarge", "batch_latency_ms"]
+    assert amp.loc["p2.xlarge", "batch_latency_ms"] == fp32.loc["p2.xlarge", "batch_latency_ms"]
+    assert amp.loc["p4d.24xlarge", "images_per_s"] > 0
+    code, out, err = run("predict", "--profile", PROFILE, "--precision", "amp", "--gpus", "all")
+    assert code == 0 and "images_per_s" in out and "no FP16 tensor cores" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["--gpus", "x"], "--gpus 'x' is not allowed"),
+        (["--gpus", "0"], "gpus 0 is not allowed"),
+        (["--params", "-5"], "params -5.0 is not allowed"),
+        (["--anchor-amp-latency-ms", "20"], "only used with precision amp"),
+    ],
+    ids=["text", "zero", "params", "amp-latency-without-amp"],
+)
+def test_bad_options_exit_2_with_one_line(argv, match):
+    code, out, err = run("predict", "--profile", PROFILE, *argv)
+    assert code == 2 and err.count("\n") == 1 and match in err

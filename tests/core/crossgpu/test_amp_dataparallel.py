@@ -1,0 +1,148 @@
+"""The AMP gain and data-parallel models (issue 25): what they learn from, what they never see."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profet_core.crossgpu import _amp, _dataparallel
+from profet_core.crossgpu._amp import amp_pairs, amp_state_from, predict_gain, step_ratio
+from profet_core.crossgpu._dataparallel import fit_dataparallel, scaling_rows, step_factor
+from profet_core.crossgpu._gpu_holdout import learn_amp_dp
+from profet_core.crossgpu._gpuref import amp_dtype, gpu_table
+from profet_core.crossgpu._model import PRIOR
+from profet_core.crossgpu._pairs import FAM_COLS
+from profet_core.crossgpu._published import load_published
+from profet_core.errors import ProfetValueError
+from profet_core.inputs._gpu_specs import load_specs
+
+MODELS = ("ResNet50", "InceptionResNetV2", "AlexNet", "VGG16")
+
+
+@pytest.fixture(scope="module")
+def medians():
+    """p3.2xlarge medians of the CNNs published rows stand in for (conv-heavy shares)."""
+    rows = []
+    for i, m in enumerate(MODELS):
+        fam = np.array([60.0, 5, 0, 10, 3, 8, 6, 4, 2, 2]) * (1 + 0.1 * i)
+        rows.append(
+            {"instance": "p3.2xlarge", "model": m, "input_size": 224, "batch_size": 64}
+            | dict(zip(FAM_COLS, fam, strict=True))
+            | {"latency_s": 0.1}
+        )
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def model():
+    from profet_core.crossgpu import CrossInstanceModel
+
+    m = CrossInstanceModel()
+    m._set_specs(load_specs())
+    m.theta_ = PRIOR.copy()
+    return m
+
+
+def _spy(monkeypatch, module, name):
+    seen = []
+    real = getattr(module, name)
+
+    def spy(rows, *args, **kw):
+        seen.append(rows.copy())
+        return real(rows, *args, **kw)
+
+    monkeypatch.setattr(module, name, spy)
+    return seen
+
+
+def test_held_out_rows_never_reach_a_fit(monkeypatch, model, medians):
+    amp_seen = _spy(monkeypatch, _amp, "fit_amp")
+    dp_seen = _spy(monkeypatch, _dataparallel, "fit_dataparallel")
+    table = load_published()
+    amp, dp = learn_amp_dp(model, table, medians)
+    assert amp is not None and dp is not None
+    assert len(amp_seen) > 5 and len(dp_seen) > 5  # the full fits and every fold
+    for rows in amp_seen + dp_seen:
+        assert not rows["held_out"].any()
+        names = rows["model"].str.lower().str.replace(r"[\s_-]", "", regex=True)
+        assert not names.isin(["vgg16", "inception3"]).any()
+    # The held-out rows' numbers change nothing that is learned.
+    moved = table.copy()
+    moved.loc[moved["model"].isin(["vgg16", "inception3"]), "images_per_s"] *= 7.0
+    amp2, dp2 = learn_amp_dp(model, moved, medians)
+    assert amp2 == amp and dp2 == dp
+
+
+def test_fits_refuse_held_out_rows(model, medians):
+    gpus = gpu_table(load_specs())
+    pairs = amp_pairs(load_published())
+    assert pairs["held_out"].any()
+    with pytest.raises(ProfetValueError, match="held-out"):
+        _amp.fit_amp(pairs, gpus, np.ones((len(pairs), len(FAM_COLS))) / len(FAM_COLS))
+    rows = scaling_rows(load_published(), gpus)
+    with pytest.raises(ProfetValueError, match="held-out"):
+        fit_dataparallel(rows)
+
+
+def test_amp_pairs_are_one_gpu_same_source_same_gpu():
+    pairs = amp_pairs(load_published())
+    assert len(pairs) > 40
+    assert (pairs["source"].str.split("@").str[0] == pairs["repo"]).all()
+    assert (pairs["baseline_source"].str.split("@").str[0] == pairs["repo"]).all()
+    # Lambda's TF tables: V100 32GB ResNet-50 1276 FP16 vs 432 FP32 images/s (issue 25)
+    v100 = pairs[(pairs["gpu_published"] == "V100 32GB") & (pairs["model"] == "resnet50")]
+    assert v100["gain"].iloc[0] == pytest.approx(1276 / 432)
+
+
+def test_amp_gain_grows_with_the_tensor_rate_and_never_below_one(model, medians):
+    gpus = gpu_table(load_specs())
+    state, _, _ = amp_state_from(load_published(), gpus, medians, model.theta_)
+    shares = np.tile(np.array([[0.6, 0.05, 0, 0.1, 0.03, 0.08, 0.06, 0.04, 0.02, 0.02]]), (3, 1))
+    gains = predict_gain(
+        state, gpus, ["NVIDIA V100 SXM2 16GB", "NVIDIA T4", "NVIDIA K80 (one GK210)"], shares
+    )
+    assert gains[0] > 1.5 and gains[1] > 1.2
+    assert gains[2] == 1.0  # no tensor cores
+    assert step_ratio(state, [0.0], [0.0], shares[:1])[0] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("gpu", "dtype"),
+    [
+        ("NVIDIA V100 SXM2 16GB", "fp16"),
+        ("NVIDIA T4", "fp16"),
+        ("NVIDIA A100 SXM4 40GB", "bf16 or fp16"),
+        ("NVIDIA K80 (one GK210)", "fp32"),
+        ("NVIDIA Tesla M60 (one GM204)", "fp32"),
+    ],
+    ids=["volta", "turing", "ampere", "kepler", "maxwell"],
+)
+def test_amp_dtype_per_generation(gpu, dtype):
+    assert amp_dtype(gpu_table(load_specs()).loc[gpu]) == dtype
+
+
+def test_scaling_slows_with_gpus_gradients_and_slow_links():
+    st = {"k0": 0.03, "k1": 3.0}
+    f = step_factor(
+        st, [0.1, 0.1, 0.1, 0.1], [1, 8, 8, 8], [25e6, 25e6, 138e6, 25e6], [300, 300, 300, 12]
+    )
+    assert f[0] == 1.0
+    assert f[1] < f[2] and f[1] < f[3]
+
+
+def test_artifacts_without_the_new_spec_columns_still_get_them_by_gpu():
+    old = load_specs().drop(
+        columns=["fp16_tensor_tflops", "bf16", "interconnect", "interconnect_gbs"]
+    )
+    g = gpu_table(old)
+    assert g.loc["NVIDIA V100 SXM2 16GB", "fp16_tensor_tflops"] == 125
+    assert g.loc["NVIDIA A100 SXM4 40GB", "interconnect"] == "nvswitch"
+
+
+def test_a_gpu_the_sheets_lack_gets_no_made_up_gain():
+    specs = load_specs().drop(columns=["fp16_tensor_tflops", "interconnect_gbs"])
+    specs.loc[0, "gpu"] = "Some New GPU"
+    g = gpu_table(specs)
+    assert amp_dtype(g.loc["Some New GPU"]) == "unknown"
+    assert np.isnan(g.loc["Some New GPU", "interconnect_gbs"])

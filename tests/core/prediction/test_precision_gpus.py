@@ -1,0 +1,151 @@
+"""Precision (AMP) and GPU count of a prediction (issue 25), on the shipped artifacts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profet_core import estimate_run, load_artifacts, read_profile
+from profet_core.errors import ProfetValueError
+from profet_core.inputs._prepare import prepare_profiles
+from profet_core.prediction._engine import run_prediction, workload_sizes
+
+BASE = ["target", "basis", "batch_latency_ms", "low_ms", "high_ms", "usd_per_1000_steps"]
+
+
+@pytest.fixture(scope="module")
+def predictor():
+    return load_artifacts()
+
+
+@pytest.fixture(scope="module")
+def profile():
+    return read_profile("examples/profile_g3s.json")
+
+
+def _table(predictor, profile, **kw):
+    return predictor.predict("g3s.xlarge", profile, **kw).table.set_index(["target", "gpus"])
+
+
+def test_default_answer_is_the_fp32_one_gpu_engine_answer(predictor, profile):
+    """The defaults change no number the table had before (only new columns are added)."""
+    got = predictor.predict("g3s.xlarge", profile)
+    prepared = prepare_profiles(profile, None, "g3s.xlarge")
+    targets = [t for t in predictor.targets("g3s.xlarge") if t != "g3s.xlarge"]
+    sizes = workload_sizes(profile, None, None)
+    raw = run_prediction(
+        predictor,
+        "g3s.xlarge",
+        prepared.ops,
+        prepared.latency_s,
+        predictor.default_method,
+        targets,
+        (),
+        sizes,
+    )
+    pd.testing.assert_frame_equal(got.table[raw.table.columns], raw.table)
+    assert (got.table["precision"] == "fp32").all() and (got.table["gpus"] == 1).all()
+    explicit = predictor.predict("g3s.xlarge", profile, precision="fp32", gpus=1)
+    pd.testing.assert_frame_equal(explicit.table, got.table)
+
+
+def test_amp_speeds_up_tensor_core_gpus_and_not_the_k80(predictor, profile):
+    fp32 = _table(predictor, profile)
+    amp_pred = predictor.predict("g3s.xlarge", profile, precision="amp")
+    amp = amp_pred.table.set_index(["target", "gpus"])
+    k80 = ("p2.xlarge", 1)
+    # No tensor cores: the FP32 time, said in a note, never a made-up gain.
+    assert amp.loc[k80, "batch_latency_ms"] == pytest.approx(fp32.loc[k80, "batch_latency_ms"])
+    assert any("p2.xlarge: no FP16 tensor cores" in w for w in amp_pred.warnings())
+    assert amp.loc[k80, "basis_precision"] == "fp32 time (no tensor cores)"
+    for target in ("p3.2xlarge", "p4d.24xlarge", "p5.48xlarge", "g4dn.xlarge"):
+        gain = fp32.loc[(target, 1), "batch_latency_ms"] / amp.loc[(target, 1), "batch_latency_ms"]
+        assert 1.2 < gain < 5.0, (target, gain)
+        # the interval widens by the AMP model's own uncertainty
+        assert amp.loc[(target, 1), "high_ms"] / amp.loc[(target, 1), "low_ms"] > (
+            fp32.loc[(target, 1), "high_ms"] / fp32.loc[(target, 1), "low_ms"]
+        )
+    assert (amp["precision"] == "amp").all()
+
+
+def test_all_gpus_changes_multi_gpu_instances_only(predictor, profile):
+    one = _table(predictor, profile, batch_size=32)
+    every = _table(predictor, profile, batch_size=32, gpus="all")
+    for target in ("g4dn.xlarge", "p3.2xlarge", "p2.xlarge"):  # one-GPU instances: unchanged
+        assert (
+            every.loc[(target, 1), "batch_latency_ms"] == one.loc[(target, 1), "batch_latency_ms"]
+        )
+    p4d = every.loc[("p4d.24xlarge", 8)]
+    single = one.loc[("p4d.24xlarge", 1)]
+    # a step on 8 GPUs at the same per-GPU batch is no faster than on one, and not 2x slower
+    assert 1.0 <= p4d["batch_latency_ms"] / single["batch_latency_ms"] < 2.0
+    assert p4d["images_per_s"] == pytest.approx(8 * 32 / p4d["batch_latency_ms"] * 1e3)
+    assert p4d["images_per_s"] > 4 * single["images_per_s"]
+    # cost at the whole instance's price
+    assert p4d["usd_per_1000_steps"] == pytest.approx(
+        p4d["batch_latency_ms"] * 1000 / 3.6e6 * p4d["usd_per_hour"]
+    )
+    run = estimate_run(every.reset_index(), 50_000, 32, 10).set_index(["target", "gpus"])
+    assert run.loc[("p4d.24xlarge", 8), "steps"] == np.ceil(50_000 / (8 * 32)) * 10
+
+
+def test_a_list_of_counts_gives_one_row_per_count_a_target_has(predictor, profile):
+    pred = predictor.predict("g3s.xlarge", profile, gpus=[1, 8])
+    t = pred.table
+    assert sorted(t.loc[t["target"] == "p4d.24xlarge", "gpus"]) == [1, 8]
+    assert list(t.loc[t["target"] == "g4dn.xlarge", "gpus"]) == [1]
+    four = predictor.predict("g3s.xlarge", profile, gpus=4)
+    assert set(four.table["target"]) == {"p4d.24xlarge", "p5.48xlarge"}
+    assert any("fewer GPUs than asked for" in w for w in four.warnings())
+
+
+def test_params_size_the_all_reduce(predictor, profile):
+    small = _table(predictor, profile, gpus=8, params=1e6)
+    big = _table(predictor, profile, gpus=8, params=500e6)
+    key = ("p4d.24xlarge", 8)
+    assert big.loc[key, "batch_latency_ms"] > small.loc[key, "batch_latency_ms"] * 1.2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"precision": "fp16"}, "precision 'fp16' is not allowed"),
+        ({"gpus": 0}, "gpus 0 is not allowed"),
+        ({"gpus": True}, "gpus True is not allowed"),
+        ({"gpus": "some"}, "gpus 'some' is not allowed"),
+        ({"params": -1.0}, "params -1.0 is not allowed"),
+        ({"anchor_amp_latency_s": 0.01}, "only used with precision amp"),
+    ],
+    ids=["precision", "zero-gpus", "bool-gpus", "text-gpus", "params", "amp-latency-fp32"],
+)
+def test_bad_options_are_refused(predictor, profile, kwargs, match):
+    with pytest.raises(ProfetValueError, match=match):
+        predictor.predict("g3s.xlarge", profile, **kwargs)
+
+
+def test_a_measured_anchor_amp_step_moves_tensor_core_targets(predictor):
+    prof = read_profile("examples/profile_g3s.json").drop(columns="instance", errors="ignore")
+    kw = {"precision": "amp", "anchor_latency_s": 0.04}
+    base = predictor.predict("p3.2xlarge", prof, **kw).table.set_index("target")
+    told = predictor.predict("p3.2xlarge", prof, anchor_amp_latency_s=0.02, **kw).table
+    told = told.set_index("target")
+    assert told.loc["p4d.24xlarge", "batch_latency_ms"] != pytest.approx(
+        base.loc["p4d.24xlarge", "batch_latency_ms"]
+    )
+    # no tensor cores: the measured AMP step changes nothing there
+    assert told.loc["p2.xlarge", "batch_latency_ms"] == pytest.approx(
+        base.loc["p2.xlarge", "batch_latency_ms"]
+    )
+
+
+@pytest.mark.parametrize("target", ["g3s.xlarge", "p2.xlarge"], ids=["M60", "K80"])
+def test_amp_on_gpus_without_tensor_cores_is_the_fp32_time(predictor, target):
+    prof = read_profile("examples/profile_g3s.json").drop(columns="instance", errors="ignore")
+    fp32 = predictor.predict("p3.2xlarge", prof, anchor_latency_s=0.04).table
+    amp = predictor.predict("p3.2xlarge", prof, anchor_latency_s=0.04, precision="amp")
+    a = amp.table.set_index("target").loc[target]
+    f = fp32.set_index("target").loc[target]
+    assert a["batch_latency_ms"] == f["batch_latency_ms"]
+    assert (a["low_ms"], a["high_ms"]) == pytest.approx((f["low_ms"], f["high_ms"]))
+    assert any(f"{target}" in w and "no FP16 tensor cores" in w for w in amp.warnings())
