@@ -10,8 +10,13 @@ import streamlit as st
 
 import ui
 from profet_core import ProfetError, ProfetValueError, estimate_run, parse_profile
+from profet_core._schema import STEPS_ASSUMED
 
 EXAMPLE, UPLOAD, PASTE = "Built-in example", "Upload a file", "Paste JSON"
+#: Key scope of an upload's fields (the example's and a paste's are scoped by the anchor).
+FILE = "file"
+#: Batch and input size the form starts with when nothing says otherwise.
+DEFAULTS = {"batch": 32, "input": 224}
 
 
 def _one_value(profile: pd.DataFrame, column: str):
@@ -23,7 +28,12 @@ def _one_value(profile: pd.DataFrame, column: str):
 
 def _prefill_from_file() -> None:
     """Copy what an uploaded file says about itself (anchor, sizes, steps, latency) into the
-    form, where it stays editable: a file taken at 128 px must not be predicted as 224 px."""
+    form, where it stays editable: a file taken at 128 px must not be predicted as 224 px.
+
+    The upload's fields are not keyed by the anchor: changing the anchor keeps the file's
+    values (issue 28); only the user's edits or a new file change them. What a new file does not
+    say goes back to the default (and a step count it does not state stays empty: 2 assumed).
+    """
     uploaded = st.session_state.get("profile_file")
     try:
         profile = parse_profile(uploaded.getvalue(), uploaded.name) if uploaded else None
@@ -34,17 +44,16 @@ def _prefill_from_file() -> None:
     state = st.session_state
     if _one_value(profile, "instance") in predictor.all_instances:
         state["anchor"] = str(_one_value(profile, "instance"))
-    anchor = state.get("anchor", predictor.all_instances[0])
     for column, key in (("batch_size", "batch"), ("input_size", "input")):
-        if _one_value(profile, column) is not None:
-            state[f"{key}_{anchor}_{UPLOAD}"] = int(_one_value(profile, column))
-    if _one_value(profile, "steps") is not None:
-        state["steps"] = int(_one_value(profile, "steps"))
+        value = _one_value(profile, column)
+        state[f"{key}_{FILE}_{UPLOAD}"] = int(value) if value is not None else DEFAULTS[key]
+    stated = not profile.attrs.get(STEPS_ASSUMED)  # the parser's 2 is not the file's word
+    steps = _one_value(profile, "steps") if stated else None
+    state["steps"] = None if steps is None else int(steps)
     latency_s = _one_value(profile, "batch_latency_s")
-    if latency_s is not None:
-        state[f"known_{UPLOAD}_{anchor}"] = True
-        state[f"unit_{UPLOAD}_{anchor}"] = "ms"
-        state[f"latency_{UPLOAD}_{anchor}_ms"] = 1000 * float(latency_s)
+    state[f"known_{UPLOAD}_{FILE}"] = latency_s is not None
+    state[f"unit_{UPLOAD}_{FILE}"] = "ms"
+    state[f"latency_{UPLOAD}_{FILE}_ms"] = None if latency_s is None else 1000 * float(latency_s)
 
 
 predictor = ui.predictor_or_stop()
@@ -103,12 +112,13 @@ with left:
         )
 
     use_example = source == EXAMPLE and example is not None
+    scope = FILE if source == UPLOAD else anchor  # an upload's values outlive anchor changes
     # A checkbox, not an empty field, says "no latency": a prefilled number input cannot be
     # cleared in the browser.
     known = st.checkbox(
         "I measured the anchor's batch latency",
         value=use_example,
-        key=f"known_{source}_{anchor}",
+        key=f"known_{source}_{scope}",
         help="One training step's wall time on the anchor. With it PROFET predicts the "
         "target/anchor latency ratio, which is more accurate (see Model accuracy); without "
         "it, it predicts from the profile's device time alone.",
@@ -117,7 +127,7 @@ with left:
     if known:
         lat_col, unit_col = st.columns([3, 1])
         with unit_col:
-            unit = st.selectbox("Unit", list(ui.LATENCY_UNITS), key=f"unit_{source}_{anchor}")
+            unit = st.selectbox("Unit", list(ui.LATENCY_UNITS), key=f"unit_{source}_{scope}")
         with lat_col:
             default_lat = (
                 example["batch_latency_s"] / ui.LATENCY_UNITS[unit] if use_example else None
@@ -126,7 +136,7 @@ with left:
                 "Measured anchor batch latency",
                 value=default_lat,
                 format="%.3f",
-                key=f"latency_{source}_{anchor}_{unit}",
+                key=f"latency_{source}_{scope}_{unit}",
                 placeholder=f"one training step, in {unit}",
             )
     steps = st.number_input(
@@ -136,7 +146,7 @@ with left:
         value=None,
         step=1,
         key="steps",
-        placeholder="2 (PROFET's convention), or the file's own",
+        placeholder="not given: 2 assumed (PROFET's convention)",
         help="How many training steps the profiler traced. PROFET's profiles cover two "
         "consecutive steps; a profile over more steps is rescaled to two. With the anchor "
         "latency, a profile whose device time does not fit its step count is flagged.",
@@ -161,14 +171,14 @@ with right:
     batch_size = st.number_input(
         "Batch size (images per step, as profiled)",
         step=1,
-        key=f"batch_{anchor}_{source}",
-        value=int(example["batch_size"]) if use_example else 32,
+        key=f"batch_{scope}_{source}",
+        value=int(example["batch_size"]) if use_example else DEFAULTS["batch"],
     )
     input_size = st.number_input(
         "Input size (pixels per side, as profiled)",
         step=1,
-        key=f"input_{anchor}_{source}",
-        value=int(example["input_size"]) if use_example else 224,
+        key=f"input_{scope}_{source}",
+        value=int(example["input_size"]) if use_example else DEFAULTS["input"],
         help="Used to judge whether the step fits each GPU's memory, and by the Scaler page.",
     )
     epochs = st.number_input("Epochs", value=10, step=1, key="epochs")

@@ -395,6 +395,54 @@ def test_uploaded_file_prefills_its_sizes_steps_anchor_and_latency(page, predict
     assert (kept.anchor, kept.batch_size, kept.input_size) == (meta["instance"], 32, 160)
 
 
+def _upload_bytes(at, name: str, data: bytes):
+    at.radio(key="source").set_value("Upload a file").run()
+    at.file_uploader(key="profile_file").upload(name, data, "application/json")
+    return at.run()
+
+
+def test_the_files_values_outlive_an_anchor_change(page, predictor):
+    """Issue 28 item 3: picking another anchor after an upload emptied the latency and put the
+    input size back to 224; picking the first anchor again did not restore them."""
+    doc = json.loads((Path(ui.__file__).resolve().parent / "examples/profile_g3s.json").read_text())
+    anchor = doc.pop("instance")
+    at = _upload_bytes(page("anchor").run(), "no_instance.json", json.dumps(doc).encode())
+    at.selectbox(key="anchor").set_value(anchor).run()
+    others = [a for a in predictor.instances if a != anchor]
+    for chosen in (others[0], anchor, others[-1]):
+        at.selectbox(key="anchor").set_value(chosen).run()
+        no_exception(at)
+        assert _known(at).value, chosen
+        assert _latency_input(at).value == pytest.approx(1000 * doc["batch_latency_s"])
+        assert _widget(at.number_input, "Batch size").value == doc["batch_size"] == 32
+        assert _widget(at.number_input, "Input size").value == doc["input_size"] == 128
+        assert at.number_input(key="steps").value == doc["steps"]
+    # The user's edit stays too; a new file replaces what the old one said.
+    _widget(at.number_input, "Input size").set_value(160).run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    assert _widget(at.number_input, "Input size").value == 160
+    bare = json.dumps(doc["ops"]).encode()
+    at.file_uploader(key="profile_file").upload("bare.json", bare, "application/json").run()
+    assert _widget(at.number_input, "Input size").value == 224
+    assert not _known(at).value and at.number_input(key="steps").value is None
+
+
+def test_steps_the_file_does_not_give_are_shown_as_assumed(page, predictor):
+    """Issue 28 item 4: the parser's default of 2 was copied into the Steps box, so the app
+    never said that 2 steps were assumed."""
+    data = (Path(ui.__file__).resolve().parent / "examples/profile_g3s_10steps.json").read_bytes()
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value("g3s.xlarge").run()
+    at = _upload_bytes(at, "profile_g3s_10steps.json", data)
+    steps = at.number_input(key="steps")
+    assert steps.value is None and "2 assumed" in steps.placeholder
+    at.button(key="predict").click().run()
+    no_exception(at)
+    shown = [plain(w.value) for w in at.warning]
+    assert sum("were assumed" in w for w in shown) == 1
+    assert not any("says it covers 2 step" in w for w in shown), shown
+
+
 def test_unknown_fit_shows_a_dash_in_a_header_that_fits(page, predictor):
     """Issue 20: without the anchor latency the "Fits in memory" cells read "None", and the
     header was cut."""
