@@ -24,7 +24,6 @@ from profet_core import (
     latency_seconds,
     load_artifacts,
 )
-from profet_core.inputs._csv import escape_formulas
 
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
 ANCHOR_RESULT = "anchor_result"
@@ -163,11 +162,6 @@ def number_column(shown: pd.DataFrame, col: str, label: str, fmt, **kwargs):
     if callable(fmt) or not pd.api.types.is_numeric_dtype(shown[col]):
         return st.column_config.TextColumn(label, alignment="right", **kwargs)
     return st.column_config.NumberColumn(label, format="%" + fmt[2:-1], **kwargs)
-
-
-def csv_bytes(df: pd.DataFrame) -> bytes:
-    """The table as UTF-8 CSV for a download button (formula-looking text escaped)."""
-    return escape_formulas(df).to_csv(index=False).encode("utf-8")
 
 
 def _mark_picks(fig: go.Figure, picks: dict, cost_col: str) -> None:

@@ -354,8 +354,9 @@ if result:
 
     d1, d2, _ = st.columns([1, 1, 4])
     stem = f"profet_{result.anchor}_{prediction.method}"
-    d1.download_button("Download CSV", ui.csv_bytes(table), f"{stem}.csv", "text/csv")
-    document = replace(prediction, table=table).to_json()
+    whole = replace(prediction, table=table)  # one document: `profet predict --format csv/json`
+    d1.download_button("Download CSV", whole.to_csv(), f"{stem}.csv", "text/csv")
+    document = whole.to_json()
     d2.download_button(
         "Download JSON", json.dumps(document, indent=1), f"{stem}.json", "application/json"
     )

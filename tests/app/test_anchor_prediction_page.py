@@ -443,6 +443,38 @@ def test_steps_the_file_does_not_give_are_shown_as_assumed(page, predictor):
     assert not any("says it covers 2 step" in w for w in shown), shown
 
 
+def test_csv_download_is_the_clis_document(page, predictor, monkeypatch):
+    """Issue 28 item 9: the download had an extra ``anchor`` column, another column order and
+    full precision where ``profet predict --format csv`` rounds to 4 decimals."""
+    import contextlib
+    import io
+
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    from profet_core.cli._main import main
+
+    path = Path(ui.__file__).resolve().parent / "examples" / "profile_g3s.json"
+    run = ["--dataset-images", "50000", "--batch-size", "32", "--epochs", "10"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["predict", "--profile", str(path), *run, "--format", "csv"]) == 0
+    saved = {}
+    real = MemoryMediaFileStorage.load_and_get_id
+
+    def keep(self, data, mimetype, kind, filename=None):
+        saved[filename] = data
+        return real(self, data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", keep)
+    at, _ = _upload_example_file(page)
+    at.number_input(key="dataset_images").set_value(50000)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    csv = next(data for name, data in saved.items() if name and name.endswith(".csv"))
+    assert csv.decode("utf-8") == out.getvalue()
+    assert "anchor" not in out.getvalue().splitlines()[0].split(",")
+
+
 def test_unknown_fit_shows_a_dash_in_a_header_that_fits(page, predictor):
     """Issue 20: without the anchor latency the "Fits in memory" cells read "None", and the
     header was cut."""
