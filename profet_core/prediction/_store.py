@@ -156,7 +156,7 @@ def _read_manifest(path: Path) -> dict:
     if not manifest_path.is_file():
         raise ArtifactError(
             f"no trained artifacts in {str(path)!r} (manifest.json missing); "
-            "run `profet train --data DIR --out DIR` first"
+            "run 'profet train --data DIR --out DIR' first"
         )
     try:
         manifest = json.loads(manifest_path.read_text())

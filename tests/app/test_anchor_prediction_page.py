@@ -4,6 +4,7 @@ and bad input shows an error without an exception."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -473,6 +474,21 @@ def test_csv_download_is_the_clis_document(page, predictor, monkeypatch):
     csv = next(data for name, data in saved.items() if name and name.endswith(".csv"))
     assert csv.decode("utf-8") == out.getvalue()
     assert "anchor" not in out.getvalue().splitlines()[0].split(",")
+
+
+def test_messages_read_as_plain_text(page, predictor):
+    """Issue 28: errors showed literal backticks and ``1.92e+03x``."""
+    at = _predict(page, "g3s.xlarge", latency=0.113)  # seconds typed as milliseconds
+    no_exception(at)
+    text = " ".join(plain(e.value) for e in at.error)
+    assert "seconds given as milliseconds" in text
+    assert "`" not in text and not re.search(r"\de[+-]\d", text), text
+    at = page("anchor").run()
+    at.radio(key="source").set_value("Paste JSON").run()
+    at.text_area(key="profile_text").input(json.dumps({"Host_Conv2D": 5000.0}))
+    at.button(key="predict").click().run()
+    text = " ".join(plain(e.value) for e in at.error)
+    assert "'profet profile'" in text and "`" not in text, text
 
 
 def test_unknown_fit_shows_a_dash_in_a_header_that_fits(page, predictor):
