@@ -15,6 +15,8 @@ from profet_core._schema import STEPS_ASSUMED
 EXAMPLE, UPLOAD, PASTE = "Built-in example", "Upload a file", "Paste JSON"
 #: Key scope of an upload's fields (the example's and a paste's are scoped by the anchor).
 FILE = "file"
+#: Session-state key of the inputs the shown result was predicted from.
+INPUTS = "anchor_inputs"
 #: Batch and input size the form starts with when nothing says otherwise.
 DEFAULTS = {"batch": 32, "input": 224}
 
@@ -183,8 +185,17 @@ with right:
     )
     epochs = st.number_input("Epochs", value=10, step=1, key="epochs")
 
+#: What the shown result was predicted from: a change marks it stale (issue 28).
+inputs = {
+    "anchor": anchor,
+    "profile": (source, getattr(uploaded, "file_id", None), pasted, steps),
+    "anchor latency": (known, latency, unit),
+    "method": method,
+    "sizes or run": (dataset_images, batch_size, input_size, epochs),
+}
 if st.button("Predict", type="primary", key="predict"):
     st.session_state.pop(ui.ANCHOR_RESULT, None)
+    st.session_state[INPUTS] = inputs
     try:
         if known and latency is None:
             raise ProfetValueError(
@@ -234,6 +245,10 @@ if result:
     table: pd.DataFrame = result.table
     run = "run_usd" in table
     st.divider()
+    changed = [k for k, v in st.session_state.get(INPUTS, {}).items() if inputs.get(k) != v]
+    if changed:
+        named = " and ".join(filter(None, (", ".join(changed[:-1]), changed[-1])))
+        st.warning(f"Stale: the {named} changed since this prediction; press Predict again.")
     st.subheader(
         f"Predicted on {table['target'].nunique()} targets from a profile on {result.anchor}"
     )
@@ -284,61 +299,82 @@ if result:
         ", ".join(n for n, best in picks.items() if best is not None and best["target"] == t)
         for t in shown["target"]
     ]
-    # Without the anchor latency the fit is unknown: an em dash, not the grid's "None".
-    display = ui.dashed(shown.assign(note=notes), {"p_fit": "{:.2f}"})
     members = prediction.member_columns
-    columns = [
-        "target",
-        "gpu",
-        "basis",
-        "batch_latency_ms",
-        "low_ms",
-        "high_ms",
-        "p_fit",  # beside the latencies it qualifies, not past the grid's right edge
-        "usd_per_hour",
-        "usd_per_1000_steps",
-    ]
+    # Intervals as one "low–high" cell each; an unknown value (the fit without the anchor
+    # latency, a member the spec model has not) is an em dash, never the grid's "None".
+    ranges = {"latency_range": ("low_ms", "high_ms", "{:.1f}")}
     if run:
-        columns += ["run_hours", "run_usd", "run_usd_low", "run_usd_high"]
-    columns += ["note", "ensemble", *members]
+        ranges["run_range"] = ("run_usd_low", "run_usd_high", "{:.2f}")
+    display = ui.dashed(
+        shown.assign(
+            note=notes,
+            gpu=shown["gpu"].astype(str).str.removeprefix("NVIDIA "),
+            **{
+                key: [
+                    ui.DASH if pd.isna(a) or pd.isna(b) else f"{fmt.format(a)}–{fmt.format(b)}"
+                    for a, b in zip(shown[lo], shown[hi], strict=True)
+                ]
+                for key, (lo, hi, fmt) in ranges.items()
+            },
+        ),
+        {"p_fit": "{:.2f}", **dict.fromkeys(members, "{:.1f}")},
+    )
+    num, text = st.column_config.NumberColumn, st.column_config.TextColumn
+    # Widths that fit the grid at 1440 px (issue 28); each header fits its width.
     config = {
-        "target": st.column_config.TextColumn("Target instance"),
-        "gpu": st.column_config.TextColumn("GPU"),
-        "basis": st.column_config.TextColumn(
+        "target": text("Target", width=95),
+        "gpu": text("GPU (NVIDIA)", width=115),
+        "basis": text(
             "Basis",
+            width=100,
             help="measured: a trained pair; specs only / calibrated / published (n): the "
             "cross-instance spec model (hatched bars), for GPUs the training data never "
             "measured; published (n): its generation's efficiency from n published speed-ups",
         ),
-        "batch_latency_ms": st.column_config.NumberColumn("Batch latency (ms)", format="%.1f"),
-        "low_ms": st.column_config.NumberColumn("Low (ms)", format="%.1f"),
-        "high_ms": st.column_config.NumberColumn("High (ms)", format="%.1f"),
-        "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
-        "usd_per_1000_steps": st.column_config.NumberColumn(
-            "Cost per 1,000 steps (USD)", format="%.4f"
+        "batch_latency_ms": num("Latency (ms)", format="%.1f", width=90),
+        "latency_range": text(
+            "80% range (ms)",
+            width=105,
+            alignment="right",
+            help=f"{prediction.interval_level:.0%} prediction interval of the batch latency",
         ),
-        "run_hours": st.column_config.NumberColumn("Run time (h)", format="%.2f"),
-        "run_usd": st.column_config.NumberColumn("Run cost (USD)", format="%.2f"),
-        "run_usd_low": st.column_config.NumberColumn("Run cost low (USD)", format="%.2f"),
-        "run_usd_high": st.column_config.NumberColumn("Run cost high (USD)", format="%.2f"),
         "p_fit": ui.number_column(
             display,
             "p_fit",
-            "Fits in memory (P)",
+            "Fits (P)",
             "{:.2f}",
-            width=150,  # the whole header: the grid sizes columns to their cells
+            width=60,
             help="Probability that the step fits the target GPU's memory (from the anchor "
             "latency, batch and input size); — where unknown (no anchor latency)",
         ),
-        "note": st.column_config.TextColumn("Note"),
-        "ensemble": st.column_config.TextColumn("Ensemble"),
-        **{
-            m: st.column_config.NumberColumn(f"{m[:-3]} member (ms)", format="%.1f")
-            for m in members
-        },
+        "usd_per_hour": num("USD/h", format="%.3f", width=60),
+        "usd_per_1000_steps": num("USD/1k steps", format="%.4f", width=105),
+        "run_hours": num("Run (h)", format="%.2f", width=60),
+        "run_usd": num("Run (USD)", format="%.2f", width=80),
+        "run_range": text("80% (USD)", width=95, alignment="right"),
+        "note": text("Note", width=105),
+        "ensemble": text("Ensemble"),
+        **{m: ui.number_column(display, m, f"{m[:-3]} member (ms)", "{:.1f}") for m in members},
     }
+    columns = ["target", "gpu", "basis", "batch_latency_ms", "latency_range", "p_fit"]
+    columns += ["usd_per_hour", *(["run_hours", "run_usd", "run_range"] if run else [])]
+    more = [*(["usd_per_1000_steps"] if run else []), "ensemble", *members]
+    if not run:
+        columns.append("usd_per_1000_steps")
+    more = st.multiselect(
+        "More columns",
+        more,
+        format_func=lambda c: config[c]["label"],
+        key="more_columns",
+        placeholder="cost per 1,000 steps, ensemble members…" if run else "ensemble members…",
+    )
     st.dataframe(
-        display[columns], column_config=config, hide_index=True, width="stretch", key="result_table"
+        display,
+        column_order=[*columns, "note", *more],
+        column_config=config,
+        hide_index=True,
+        width="stretch",
+        key="result_table",
     )
 
     cost_label = "Run cost (USD)" if run else "Cost per 1,000 steps (USD)"

@@ -499,8 +499,31 @@ def test_unknown_fit_shows_a_dash_in_a_header_that_fits(page, predictor):
     frame = next(d for d in at.dataframe if "batch_latency_ms" in d.value.columns)
     assert set(frame.value["p_fit"]) == {"—"}  # an em dash, not "None"
     config = json.loads(frame.proto.columns)["p_fit"]
-    assert config["label"] == "Fits in memory (P)"
-    assert config["width"] >= 8 * len(config["label"])
+    assert config["label"] == "Fits (P)"
+    assert config["width"] >= 7 * len(config["label"])
+
+
+def test_no_none_in_any_shown_cell_and_the_result_goes_stale(page, predictor):
+    """Issue 28: spec-model rows showed "None" in the member columns; a result stayed on screen,
+    unmarked, after the anchor or the profile changed."""
+    at = _predict(page, predictor.instances[0])
+    no_exception(at)
+    table = next(d for d in at.dataframe if "batch_latency_ms" in d.value.columns).value
+    members = at.session_state[ui.ANCHOR_RESULT].prediction.member_columns
+    spec = table[table["basis"] != "measured"]
+    assert members and not spec.empty
+    for col in members:
+        assert set(spec[col]) == {"—"}, col  # an em dash, as in the other cells
+    assert not table[["p_fit", "latency_range", *members]].isna().any().any()
+    assert not [w for w in at.warning if "Stale" in w.value]
+    at.selectbox(key="anchor").set_value(predictor.instances[1]).run()
+    stale = [w.value for w in at.warning if w.value.startswith("Stale")]
+    assert len(stale) == 1 and "the anchor, " in stale[0], stale
+    at.button(key="predict").click().run()
+    assert not [w for w in at.warning if "Stale" in w.value]
+    at.radio(key="source").set_value("Paste JSON").run()
+    stale = [w.value for w in at.warning if w.value.startswith("Stale")]
+    assert len(stale) == 1 and stale[0].startswith("Stale: the profile"), stale
 
 
 def test_latency_chart_has_a_spec_model_legend_and_dollar_ticks(page, predictor):

@@ -265,3 +265,30 @@ def test_min_max_latency_sliders_drag():
         assert float(boxes.input_value()) < float(before)
         assert second != first
         assert not page.locator('[data-testid="stException"]').count()
+
+
+def test_result_table_fits_at_1440_px():
+    """Issue 28: the cost and run columns were off the grid's right edge at 1440 px."""
+    _need_browser()
+    from profet_core import load_artifacts
+
+    anchor = load_artifacts().instances[0]
+    with serve_app() as url, chromium_page(width=1440, height=900) as page:
+        page.goto(f"{url}/?anchor={anchor}", wait_until="networkidle")
+        images = page.get_by_label("Dataset size (images per epoch)")
+        images.fill("50000")
+        images.press("Enter")
+        page.wait_for_load_state("networkidle")
+        page.get_by_role("button", name="Predict").click()
+        grid = page.locator('[data-testid="stDataFrame"]').first
+        grid.locator('[role="gridcell"]').first.wait_for(state="attached", timeout=60_000)
+        page.wait_for_load_state("networkidle")
+        time.sleep(1)  # the grid lays its columns out
+        widths = grid.evaluate(
+            "el => { const s = el.querySelector('.dvn-scroller');"
+            " return [s.scrollWidth, s.clientWidth]; }"
+        )
+        assert widths[0] <= widths[1], widths
+        headers = " ".join(grid.locator('[role="columnheader"]').all_text_contents())
+        for label in ("Run (USD)", "80% (USD)", "Note"):
+            assert label in headers, headers
