@@ -162,10 +162,10 @@ def _latency_control(name: str, title: str, size0: int, reference) -> tuple[floa
     if typed is not None and typed > 0:
         top = max(top, _nice_ceil(1.25 * typed))
     step = 10.0 ** np.floor(np.log10(top / 1000))
-    if typed is not None:
-        state[slider] = float(min(max(typed, step), top))
-    elif slider not in state or not step <= state[slider] <= top:
-        state[slider] = float(min(max(round(reference[1][at] / step) * step, step), top))
+    # Set every run: a new range is a new widget, which would start at its minimum. Untouched,
+    # the slider sits at the reference CNN's latency (the number box stays empty).
+    value = typed if typed is not None else round(reference[1][at] / step) * step
+    state[slider] = round(float(min(max(value, step), top)), 6)
     c_slider.slider(
         f"{title} latency (ms), at the {name} {dim['label'].lower()}",
         step,
