@@ -223,6 +223,14 @@ def test_charts_read_right_in_the_browser():
         assert not [t for t in outside if t], outside
 
 
+def _wait_until(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.3)
+
+
 def _wait_change(page, before: str, timeout: float = 30.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -247,7 +255,8 @@ def test_min_max_latency_sliders_drag():
         low = sliders.nth(0).get_by_role("slider")
         low.focus()
         low.press("ArrowRight")  # a keyboard move sets the minimum latency
-        page.wait_for_load_state("networkidle")
+        minimum = page.get_by_label("Min latency (ms)", exact=True)
+        _wait_until(lambda: minimum.input_value() != "")
         high = sliders.nth(1).get_by_role("slider")
         box = high.bounding_box()
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
