@@ -72,6 +72,11 @@ def show_error(exc: Exception, prefix: str = "") -> None:
     st.error(safe(f"{prefix}{exc}"))
 
 
+#: Twelve distinct colours, none light (plotly's Dark24), for the 12 training architectures.
+PALETTE = (
+    "#2E91E5 #E15F99 #1CA71C #FB0D0D #DA16FF #222A2A "
+    "#B68100 #750D86 #EB663B #511CFB #00A08B #6C7C32"
+).split()
 #: Seconds per unit of the anchor latency input.
 LATENCY_UNITS = {"ms": 1e-3, "s": 1.0, "µs": 1e-6}
 #: People-facing names and units of the two scaling dimensions.

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
+import ui_tables
 from profet_core import ProfetError, ProfetValueError, estimate_run, parse_profile
 from profet_core._schema import STEPS_ASSUMED
 
@@ -299,83 +300,7 @@ if result:
         ", ".join(n for n, best in picks.items() if best is not None and best["target"] == t)
         for t in shown["target"]
     ]
-    members = prediction.member_columns
-    # Intervals as one "low–high" cell each; an unknown value (the fit without the anchor
-    # latency, a member the spec model has not) is an em dash, never the grid's "None".
-    ranges = {"latency_range": ("low_ms", "high_ms", "{:.1f}")}
-    if run:
-        ranges["run_range"] = ("run_usd_low", "run_usd_high", "{:.2f}")
-    display = ui.dashed(
-        shown.assign(
-            note=notes,
-            gpu=shown["gpu"].astype(str).str.removeprefix("NVIDIA "),
-            **{
-                key: [
-                    ui.DASH if pd.isna(a) or pd.isna(b) else f"{fmt.format(a)}–{fmt.format(b)}"
-                    for a, b in zip(shown[lo], shown[hi], strict=True)
-                ]
-                for key, (lo, hi, fmt) in ranges.items()
-            },
-        ),
-        {"p_fit": "{:.2f}", **dict.fromkeys(members, "{:.1f}")},
-    )
-    num, text = st.column_config.NumberColumn, st.column_config.TextColumn
-    # Widths that fit the grid at 1440 px (issue 28); each header fits its width.
-    config = {
-        "target": text("Target", width=95),
-        "gpu": text("GPU (NVIDIA)", width=115),
-        "basis": text(
-            "Basis",
-            width=100,
-            help="measured: a trained pair; specs only / calibrated / published (n): the "
-            "cross-instance spec model (hatched bars), for GPUs the training data never "
-            "measured; published (n): its generation's efficiency from n published speed-ups",
-        ),
-        "batch_latency_ms": num("Latency (ms)", format="%.1f", width=90),
-        "latency_range": text(
-            "80% range (ms)",
-            width=105,
-            alignment="right",
-            help=f"{prediction.interval_level:.0%} prediction interval of the batch latency",
-        ),
-        "p_fit": ui.number_column(
-            display,
-            "p_fit",
-            "Fits (P)",
-            "{:.2f}",
-            width=60,
-            help="Probability that the step fits the target GPU's memory (from the anchor "
-            "latency, batch and input size); — where unknown (no anchor latency)",
-        ),
-        "usd_per_hour": num("USD/h", format="%.3f", width=60),
-        "usd_per_1000_steps": num("USD/1k steps", format="%.4f", width=105),
-        "run_hours": num("Run (h)", format="%.2f", width=60),
-        "run_usd": num("Run (USD)", format="%.2f", width=80),
-        "run_range": text("80% (USD)", width=95, alignment="right"),
-        "note": text("Note", width=105),
-        "ensemble": text("Ensemble"),
-        **{m: ui.number_column(display, m, f"{m[:-3]} member (ms)", "{:.1f}") for m in members},
-    }
-    columns = ["target", "gpu", "basis", "batch_latency_ms", "latency_range", "p_fit"]
-    columns += ["usd_per_hour", *(["run_hours", "run_usd", "run_range"] if run else [])]
-    more = [*(["usd_per_1000_steps"] if run else []), "ensemble", *members]
-    if not run:
-        columns.append("usd_per_1000_steps")
-    more = st.multiselect(
-        "More columns",
-        more,
-        format_func=lambda c: config[c]["label"],
-        key="more_columns",
-        placeholder="cost per 1,000 steps, ensemble members…" if run else "ensemble members…",
-    )
-    st.dataframe(
-        display,
-        column_order=[*columns, "note", *more],
-        column_config=config,
-        hide_index=True,
-        width="stretch",
-        key="result_table",
-    )
+    ui_tables.result_table(shown, notes, prediction, run)
 
     cost_label = "Run cost (USD)" if run else "Cost per 1,000 steps (USD)"
     fig = ui.latency_cost_figure(

@@ -10,21 +10,6 @@ import ui
 from profet_core import NOVELTY_WARN
 
 ALL_PAIRS = "All pairs"
-#: Twelve distinct colours, none light (from plotly's Dark24), one per training architecture.
-PALETTE = [
-    "#2E91E5",
-    "#E15F99",
-    "#1CA71C",
-    "#FB0D0D",
-    "#DA16FF",
-    "#222A2A",
-    "#B68100",
-    "#750D86",
-    "#EB663B",
-    "#511CFB",
-    "#00A08B",
-    "#6C7C32",
-]
 
 predictor = ui.predictor_or_stop()
 st.title("Model accuracy")
@@ -148,11 +133,8 @@ else:
             x="measured_ms",
             y="predicted_ms",
             color="architecture",
-            symbol="architecture",
-            # 12 architectures: 12 distinct dark colours (the default has 10 and a near-white),
-            # and a symbol each for who cannot tell colours apart
-            color_discrete_sequence=PALETTE,
-            category_orders={"architecture": sorted(p["architecture"].unique())},
+            symbol="architecture",  # and a colour each: ui.PALETTE (issue 28)
+            color_discrete_sequence=ui.PALETTE,
             log_x=True,
             log_y=True,
             opacity=0.7,
@@ -164,10 +146,8 @@ else:
                 "architecture": "Architecture (left out)",
             },
         )
-        lim = [
-            float(p[["measured_ms", "predicted_ms"]].min().min()),
-            float(p[["measured_ms", "predicted_ms"]].max().max()),
-        ]
+        both = p[["measured_ms", "predicted_ms"]]
+        lim = [float(both.min().min()), float(both.max().max())]
         fig.add_trace(
             go.Scatter(
                 x=lim, y=lim, mode="lines", name="perfect", line={"color": "black", "dash": "dash"}
