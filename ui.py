@@ -24,7 +24,6 @@ from profet_core import (
     latency_seconds,
     load_artifacts,
 )
-from profet_core.inputs._csv import escape_formulas
 
 #: Session-state key of the last anchor prediction (read by the scaler page to prefill it).
 ANCHOR_RESULT = "anchor_result"
@@ -73,6 +72,11 @@ def show_error(exc: Exception, prefix: str = "") -> None:
     st.error(safe(f"{prefix}{exc}"))
 
 
+#: Twelve distinct colours, none light (plotly's Dark24), for the 12 training architectures.
+PALETTE = (
+    "#2E91E5 #E15F99 #1CA71C #FB0D0D #DA16FF #222A2A "
+    "#B68100 #750D86 #EB663B #511CFB #00A08B #6C7C32"
+).split()
 #: Seconds per unit of the anchor latency input.
 LATENCY_UNITS = {"ms": 1e-3, "s": 1.0, "µs": 1e-6}
 #: People-facing names and units of the two scaling dimensions.
@@ -163,11 +167,6 @@ def number_column(shown: pd.DataFrame, col: str, label: str, fmt, **kwargs):
     if callable(fmt) or not pd.api.types.is_numeric_dtype(shown[col]):
         return st.column_config.TextColumn(label, alignment="right", **kwargs)
     return st.column_config.NumberColumn(label, format="%" + fmt[2:-1], **kwargs)
-
-
-def csv_bytes(df: pd.DataFrame) -> bytes:
-    """The table as UTF-8 CSV for a download button (formula-looking text escaped)."""
-    return escape_formulas(df).to_csv(index=False).encode("utf-8")
 
 
 def _mark_picks(fig: go.Figure, picks: dict, cost_col: str) -> None:

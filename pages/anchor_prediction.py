@@ -10,9 +10,17 @@ import streamlit as st
 
 import ui
 import ui_offerings
+import ui_tables
 from profet_core import ProfetError, ProfetValueError, estimate_run, parse_profile
+from profet_core._schema import STEPS_ASSUMED
 
 EXAMPLE, UPLOAD, PASTE = "Built-in example", "Upload a file", "Paste JSON"
+#: Key scope of an upload's fields (the example's and a paste's are scoped by the anchor).
+FILE = "file"
+#: Session-state key of the inputs the shown result was predicted from.
+INPUTS = "anchor_inputs"
+#: Batch and input size the form starts with when nothing says otherwise.
+DEFAULTS = {"batch": 32, "input": 224}
 
 
 def _one_value(profile: pd.DataFrame, column: str):
@@ -24,7 +32,12 @@ def _one_value(profile: pd.DataFrame, column: str):
 
 def _prefill_from_file() -> None:
     """Copy what an uploaded file says about itself (anchor, sizes, steps, latency) into the
-    form, where it stays editable: a file taken at 128 px must not be predicted as 224 px."""
+    form, where it stays editable: a file taken at 128 px must not be predicted as 224 px.
+
+    The upload's fields are not keyed by the anchor: changing the anchor keeps the file's
+    values (issue 28); only the user's edits or a new file change them. What a new file does not
+    say goes back to the default (and a step count it does not state stays empty: 2 assumed).
+    """
     uploaded = st.session_state.get("profile_file")
     try:
         profile = parse_profile(uploaded.getvalue(), uploaded.name) if uploaded else None
@@ -35,17 +48,16 @@ def _prefill_from_file() -> None:
     state = st.session_state
     if _one_value(profile, "instance") in predictor.all_instances:
         state["anchor"] = str(_one_value(profile, "instance"))
-    anchor = state.get("anchor", predictor.all_instances[0])
     for column, key in (("batch_size", "batch"), ("input_size", "input")):
-        if _one_value(profile, column) is not None:
-            state[f"{key}_{anchor}_{UPLOAD}"] = int(_one_value(profile, column))
-    if _one_value(profile, "steps") is not None:
-        state["steps"] = int(_one_value(profile, "steps"))
+        value = _one_value(profile, column)
+        state[f"{key}_{FILE}_{UPLOAD}"] = int(value) if value is not None else DEFAULTS[key]
+    stated = not profile.attrs.get(STEPS_ASSUMED)  # the parser's 2 is not the file's word
+    steps = _one_value(profile, "steps") if stated else None
+    state["steps"] = None if steps is None else int(steps)
     latency_s = _one_value(profile, "batch_latency_s")
-    if latency_s is not None:
-        state[f"known_{UPLOAD}_{anchor}"] = True
-        state[f"unit_{UPLOAD}_{anchor}"] = "ms"
-        state[f"latency_{UPLOAD}_{anchor}_ms"] = 1000 * float(latency_s)
+    state[f"known_{UPLOAD}_{FILE}"] = latency_s is not None
+    state[f"unit_{UPLOAD}_{FILE}"] = "ms"
+    state[f"latency_{UPLOAD}_{FILE}_ms"] = None if latency_s is None else 1000 * float(latency_s)
 
 
 predictor = ui.predictor_or_stop()
@@ -104,12 +116,13 @@ with left:
         )
 
     use_example = source == EXAMPLE and example is not None
+    scope = FILE if source == UPLOAD else anchor  # an upload's values outlive anchor changes
     # A checkbox, not an empty field, says "no latency": a prefilled number input cannot be
     # cleared in the browser.
     known = st.checkbox(
         "I measured the anchor's batch latency",
         value=use_example,
-        key=f"known_{source}_{anchor}",
+        key=f"known_{source}_{scope}",
         help="One training step's wall time on the anchor. With it PROFET predicts the "
         "target/anchor latency ratio, which is more accurate (see Model accuracy); without "
         "it, it predicts from the profile's device time alone.",
@@ -118,7 +131,7 @@ with left:
     if known:
         lat_col, unit_col = st.columns([3, 1])
         with unit_col:
-            unit = st.selectbox("Unit", list(ui.LATENCY_UNITS), key=f"unit_{source}_{anchor}")
+            unit = st.selectbox("Unit", list(ui.LATENCY_UNITS), key=f"unit_{source}_{scope}")
         with lat_col:
             default_lat = (
                 example["batch_latency_s"] / ui.LATENCY_UNITS[unit] if use_example else None
@@ -127,7 +140,7 @@ with left:
                 "Measured anchor batch latency",
                 value=default_lat,
                 format="%.3f",
-                key=f"latency_{source}_{anchor}_{unit}",
+                key=f"latency_{source}_{scope}_{unit}",
                 placeholder=f"one training step, in {unit}",
             )
     steps = st.number_input(
@@ -137,7 +150,7 @@ with left:
         value=None,
         step=1,
         key="steps",
-        placeholder="2 (PROFET's convention), or the file's own",
+        placeholder="not given: 2 assumed (PROFET's convention)",
         help="How many training steps the profiler traced. PROFET's profiles cover two "
         "consecutive steps; a profile over more steps is rescaled to two. With the anchor "
         "latency, a profile whose device time does not fit its step count is flagged.",
@@ -179,21 +192,31 @@ with right:
     batch_size = st.number_input(
         "Batch size (images per step, as profiled)",
         step=1,
-        key=f"batch_{anchor}_{source}",
-        value=int(example["batch_size"]) if use_example else 32,
+        key=f"batch_{scope}_{source}",
+        value=int(example["batch_size"]) if use_example else DEFAULTS["batch"],
     )
     input_size = st.number_input(
         "Input size (pixels per side, as profiled)",
         step=1,
-        key=f"input_{anchor}_{source}",
-        value=int(example["input_size"]) if use_example else 224,
+        key=f"input_{scope}_{source}",
+        value=int(example["input_size"]) if use_example else DEFAULTS["input"],
         help="Used to judge whether the step fits each GPU's memory, and by the Scaler page.",
     )
     epochs = st.number_input("Epochs", value=10, step=1, key="epochs")
 
+#: What the shown result was predicted from: a change marks it stale (issue 28).
+inputs = {
+    "anchor": anchor,
+    "profile": (source, getattr(uploaded, "file_id", None), pasted, steps),
+    "anchor latency": (known, latency, unit),
+    "method": method,
+    "sizes or run": (dataset_images, batch_size, input_size, epochs),
+    "precision or GPUs": (precision, gpus_choice),
+}
 if st.button("Predict", type="primary", key="predict"):
     st.session_state.pop(ui.ANCHOR_RESULT, None)
     st.session_state.pop(ui_offerings.OFFERINGS_RESULT, None)
+    st.session_state[INPUTS] = inputs
     try:
         if known and latency is None:
             raise ProfetValueError(
@@ -258,6 +281,10 @@ if result:
     table: pd.DataFrame = result.table
     run = "run_usd" in table
     st.divider()
+    changed = [k for k, v in st.session_state.get(INPUTS, {}).items() if inputs.get(k) != v]
+    if changed:
+        named = " and ".join(filter(None, (", ".join(changed[:-1]), changed[-1])))
+        st.warning(f"Stale: the {named} changed since this prediction; press Predict again.")
     st.subheader(
         f"Predicted on {table['target'].nunique()} targets from a profile on {result.anchor}"
     )
@@ -308,66 +335,7 @@ if result:
         ", ".join(n for n, best in picks.items() if best is not None and best["target"] == t)
         for t in shown["target"]
     ]
-    # Without the anchor latency the fit is unknown: an em dash, not the grid's "None".
-    display = ui.dashed(shown.assign(note=notes), {"p_fit": "{:.2f}"})
-    members = prediction.member_columns
-    columns = [
-        "target",
-        "gpu",
-        "basis",
-        "batch_latency_ms",
-        "low_ms",
-        "high_ms",
-        "p_fit",  # beside the latencies it qualifies, not past the grid's right edge
-        "usd_per_hour",
-        "usd_per_1000_steps",
-    ]
-    if "basis_precision" in display.columns:  # amp or all GPUs: what that part rests on
-        columns[3:3] = ["basis_precision", "precision", "gpus"]
-    columns.insert(columns.index("usd_per_hour"), "images_per_s")
-    if run:
-        columns += ["run_hours", "run_usd", "run_usd_low", "run_usd_high"]
-    columns += ["note", "ensemble", *members]
-    config = {
-        "target": st.column_config.TextColumn("Target instance"),
-        "gpu": st.column_config.TextColumn("GPU"),
-        "basis": st.column_config.TextColumn(
-            "Basis",
-            help="measured: a trained pair; specs only / calibrated / published (n): the "
-            "cross-instance spec model (hatched bars), for GPUs the training data never "
-            "measured; published (n): its generation's efficiency from n published speed-ups",
-        ),
-        "batch_latency_ms": st.column_config.NumberColumn("Batch latency (ms)", format="%.1f"),
-        "low_ms": st.column_config.NumberColumn("Low (ms)", format="%.1f"),
-        "high_ms": st.column_config.NumberColumn("High (ms)", format="%.1f"),
-        "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
-        "images_per_s": st.column_config.NumberColumn("Images/s (all GPUs used)", format="%.0f"),
-        "usd_per_1000_steps": st.column_config.NumberColumn(
-            "Cost per 1,000 steps (USD)", format="%.4f"
-        ),
-        "run_hours": st.column_config.NumberColumn("Run time (h)", format="%.2f"),
-        "run_usd": st.column_config.NumberColumn("Run cost (USD)", format="%.2f"),
-        "run_usd_low": st.column_config.NumberColumn("Run cost low (USD)", format="%.2f"),
-        "run_usd_high": st.column_config.NumberColumn("Run cost high (USD)", format="%.2f"),
-        "p_fit": ui.number_column(
-            display,
-            "p_fit",
-            "Fits in memory (P)",
-            "{:.2f}",
-            width=150,  # the whole header: the grid sizes columns to their cells
-            help="Probability that the step fits the target GPU's memory (from the anchor "
-            "latency, batch and input size); — where unknown (no anchor latency)",
-        ),
-        "note": st.column_config.TextColumn("Note"),
-        "ensemble": st.column_config.TextColumn("Ensemble"),
-        **{
-            m: st.column_config.NumberColumn(f"{m[:-3]} member (ms)", format="%.1f")
-            for m in members
-        },
-    }
-    st.dataframe(
-        display[columns], column_config=config, hide_index=True, width="stretch", key="result_table"
-    )
+    ui_tables.result_table(shown, notes, prediction, run)
 
     cost_label = "Run cost (USD)" if run else "Cost per 1,000 steps (USD)"
     fig = ui.latency_cost_figure(
@@ -382,8 +350,9 @@ if result:
 
     d1, d2, _ = st.columns([1, 1, 4])
     stem = f"profet_{result.anchor}_{prediction.method}"
-    d1.download_button("Download CSV", ui.csv_bytes(table), f"{stem}.csv", "text/csv")
-    document = replace(prediction, table=table).to_json()
+    whole = replace(prediction, table=table)  # one document: `profet predict --format csv/json`
+    d1.download_button("Download CSV", whole.to_csv(), f"{stem}.csv", "text/csv")
+    document = whole.to_json()
     d2.download_button(
         "Download JSON", json.dumps(document, indent=1), f"{stem}.json", "application/json"
     )

@@ -133,9 +133,11 @@ else:
             x="measured_ms",
             y="predicted_ms",
             color="architecture",
+            symbol="architecture",  # and a colour each: ui.PALETTE (issue 28)
+            color_discrete_sequence=ui.PALETTE,
             log_x=True,
             log_y=True,
-            opacity=0.6,
+            opacity=0.7,
             render_mode="webgl",
             hover_data=["anchor", "target", "batch_size", "input_size"],
             labels={
@@ -144,10 +146,8 @@ else:
                 "architecture": "Architecture (left out)",
             },
         )
-        lim = [
-            float(p[["measured_ms", "predicted_ms"]].min().min()),
-            float(p[["measured_ms", "predicted_ms"]].max().max()),
-        ]
+        both = p[["measured_ms", "predicted_ms"]]
+        lim = [float(both.min().min()), float(both.max().max())]
         fig.add_trace(
             go.Scatter(
                 x=lim, y=lim, mode="lines", name="perfect", line={"color": "black", "dash": "dash"}

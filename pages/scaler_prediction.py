@@ -3,11 +3,13 @@ instance) or from latencies measured at two or three sizes."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import streamlit as st
 
 import ui
-from profet_core import ProfetError
+from profet_core import ProfetError, parse_profile
 
 ONE, POINTS = "one", "points"
 MODES = {
@@ -38,6 +40,7 @@ try:
 except ProfetError as exc:
     ui.show_error(exc)
     st.stop()
+grid = np.arange(lo, hi + 1, dtype=float)
 result: ui.AnchorResult | None = st.session_state.get(ui.ANCHOR_RESULT)
 
 
@@ -104,17 +107,114 @@ def one_point_inputs():
     return target, float(latency), float(size), float(other), profile
 
 
+#: Each latency slider runs up to this many times the upper 80% bound of the reference CNN there.
+HEADROOM = 4.0
+
+
+def _nice_ceil(x: float) -> float:
+    """The smallest 1, 2 or 5 times a power of ten that is >= ``x`` (> 0)."""
+    power = 10.0 ** np.floor(np.log10(x))
+    return float(next(m * power for m in (1, 2, 5, 10) if m * power >= x))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _reference_curve(_predictor, artifacts: int, target: str, by: str):
+    """The first built-in example CNN's latency on ``target`` over the trained range (ms): its
+    measured latency there, or the latency predicted from its anchor, scaled by the one-point
+    curve. Returns ``(label, latency_ms, high_ms)``, one value per size ``lo..hi``."""
+    anchor = _predictor.instances[0]
+    example = _predictor.examples[anchor]
+    profile = parse_profile(json.dumps(example["profile"]), "example.json", steps=2)
+    sizes = {"batch": example["batch_size"], "input": example["input_size"]}
+    latency = 1000 * example["batch_latency_s"]
+    if target != anchor:
+        table = _predictor.predict(
+            anchor, profile, example["batch_latency_s"], batch_size=sizes["batch"]
+        ).table
+        latency = float(table.set_index("target").at[target, "batch_latency_ms"])
+    other = sizes["input" if by == "batch" else "batch"]
+    scaled = _predictor.scale_from_point(target, by, latency, sizes[by], grid, other, profile)
+    high = np.where(np.isfinite(scaled.high_ms), scaled.high_ms, scaled.latency_ms)
+    return example["label"], scaled.latency_ms, np.maximum(high, scaled.latency_ms)
+
+
+def _sync(source: str, dest: str) -> None:
+    """Copy one latency widget's value to its twin (slider <-> number box)."""
+    st.session_state[dest] = st.session_state[source]
+
+
+def _latency_control(name: str, title: str, size0: int, reference) -> tuple[float, float | None]:
+    """One measured point: its size, a latency slider and a number box kept in sync.
+
+    The slider runs from 0 to :data:`HEADROOM` times the reference CNN's upper bound at the
+    chosen size (further when a larger latency is typed). The number box stays empty (no
+    made-up latency) until the user types or drags. Returns ``(size, latency_ms or None)``.
+    """
+    state = st.session_state
+    box, slider = f"lat_{name}_{by}", f"lat_{name}_{by}_slider"
+    c_size, c_slider, c_box = st.columns([1.3, 3, 1.3])
+    size = c_size.number_input(
+        f"{dim['label']} ({dim['unit']}), {name}", lo, hi, size0, 1, key=f"size_{name}_{by}"
+    )
+    at = int(size - lo)
+    typed = state.get(box)
+    top = _nice_ceil(HEADROOM * reference[2][at])
+    if typed is not None and typed > 0:
+        top = max(top, _nice_ceil(1.25 * typed))
+    step = 10.0 ** np.floor(np.log10(top / 1000))
+    # Set every run: a new range is a new widget, which would start at its minimum. Untouched,
+    # the slider sits at the reference CNN's latency (the number box stays empty).
+    value = typed if typed is not None else round(reference[1][at] / step) * step
+    state[slider] = round(float(min(max(value, step), top)), 6)
+    c_slider.slider(
+        f"{title} latency (ms), at the {name} {dim['label'].lower()}",
+        step,
+        top,
+        step=step,
+        format="%.1f ms" if step < 1 else "%.0f ms",
+        key=slider,
+        on_change=_sync,
+        args=(slider, box),
+    )
+    lat = c_box.number_input(
+        f"{title} latency (ms)",
+        value=None,
+        min_value=0.0,
+        format="%.3f",
+        key=box,
+        placeholder="milliseconds",
+        on_change=lambda: None if state.get(box) is None else _sync(box, slider),
+    )
+    return float(size), (None if lat is None else float(lat))
+
+
 def two_point_inputs():
-    """Widgets of the measured-points mode: ``{size: latency_ms}`` (two or three points)."""
+    """Widgets of the measured-points mode: ``{size: latency_ms}`` (two or three points).
+
+    The minimum and maximum latencies (at the first and second size) are sliders with a number
+    box beside each; their ranges come from the instance and the sizes (see
+    :func:`_reference_curve`)."""
+    target = st.selectbox(
+        "Instance the latencies were measured on (sets the sliders' ranges)",
+        predictor.all_instances,
+        key="pts_target",
+        format_func=ui.instance_label(predictor),
+    )
+    try:
+        reference = _reference_curve(predictor, id(predictor), target, by)
+    except ProfetError as exc:
+        ui.show_error(exc)
+        st.stop()
     points = {}
-    cols = st.columns(2, gap="large")
-    for col, name, size0 in ((cols[0], "first", lo), (cols[1], "second", hi)):
-        size = col.number_input(
-            f"{dim['label']} ({dim['unit']}), {name}", lo, hi, size0, 1, key=f"size_{name}_{by}"
-        )
-        lat = _latency_input(col, f"Batch latency at the {name} size (ms)", f"lat_{name}_{by}")
+    for name, title, size0 in (("first", "Min", lo), ("second", "Max", hi)):
+        size, lat = _latency_control(name, title, size0, reference)
         if lat is not None:
-            points[float(size)] = float(lat)
+            points[size] = lat
+    st.caption(
+        f"Drag a slider or type the latency. Each slider runs up to {HEADROOM:g} times the "
+        f"upper 80% bound of {reference[0]} on {target} at that {dim['label'].lower()} "
+        "(further when you type more); the two-point curve itself is the same on every instance."
+    )
     if st.checkbox(f"I measured a third {dim['label'].lower()}", key=f"third_{by}"):
         c3, c4 = st.columns(2, gap="large")
         mid = c3.number_input(
@@ -129,7 +229,6 @@ def two_point_inputs():
     return points
 
 
-grid = np.arange(lo, hi + 1, dtype=float)
 band = None
 if mode == ONE:
     target, latency, size_from, other, profile = one_point_inputs()

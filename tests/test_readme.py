@@ -97,7 +97,7 @@ def _layout_named() -> set[str]:
         else:
             continue
         for name in tokens:
-            if name in ("app.py", "ui.py"):  # the app's entry point and helpers, at the root
+            if name in ("app.py", "ui.py", "ui_tables.py"):  # entry point and helpers, at the root
                 continue
             if name.endswith(".py") and "/" not in name:
                 named.add(base + name)

@@ -24,8 +24,6 @@ _TABLE_COLUMNS = {
     "run_hours": "run_hours",
     "run_usd": "run_usd",
 }
-#: The first columns of `--format csv` (the rest follow in the table's order).
-_CSV_FIRST = ["row", "target", "batch_latency_ms", "low_ms", "high_ms", "novelty"]
 
 
 def add_parser(subparsers) -> None:
@@ -129,8 +127,7 @@ def run(args) -> int:
     for warning in result.warnings():
         warn(warning)
     if args.format == "csv":
-        cols = _CSV_FIRST + [c for c in table.columns if c not in (*_CSV_FIRST, "anchor")]
-        replace(result, table=table).write_csv(sys.stdout, cols)
+        replace(result, table=table).write_csv(sys.stdout)  # the app's download, too
     elif args.format == "json":
         replace(result, table=table).write_json(sys.stdout)
     else:

@@ -142,8 +142,8 @@ def override_notes(base: pd.DataFrame, other: pd.DataFrame, known) -> tuple[str,
     if unknown:
         notes.append(
             f"the catalog lists {len(unknown)} instance(s) the artifacts do not predict, "
-            f"so their lines are unused: {quote_list(unknown)}; `profet instances` lists those "
-            "predicted (a new GPU needs `profet add-instance`)"
+            f"so their lines are unused: {quote_list(unknown)}; 'profet instances' lists those "
+            "predicted (a new GPU needs 'profet add-instance')"
         )
     if kept or lost:
         parts = [f"the artifacts' price is kept for {quote_list(kept)}"] if kept else []

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._format import format_number
 from .._schema import DEFAULT_STEPS, LATENCY_COLUMN, MAX_STEPS, STEPS_COLUMN
 from ._rules import check_latency, check_steps
 
@@ -26,7 +27,7 @@ from ._rules import check_latency, check_steps
 #: Why a profile without device time cannot be predicted from, and what to do.
 NO_GPU = (
     "it was taken without a GPU (e.g. on a CPU), and predictions need a GPU anchor profile; "
-    "run `profet profile` on the anchor GPU instance"
+    "run 'profet profile' on the anchor GPU instance"
 )
 #: Median ratio of a 2-step profile: used to estimate how many steps a profile spans.
 RATIO_TYPICAL = 1.90
@@ -180,7 +181,7 @@ def _convention_findings(profiles: pd.DataFrame, n: int) -> list[Finding]:
     message = (
         f"the profile{_where(rows, n)} was not taken in PROFET's convention ({text[rows[0]]}): "
         "its op times may differ from what the models learned, so the prediction may be off; "
-        "profile the architecture with `profet profile` and give your own measured step "
+        "profile the architecture with 'profet profile' and give your own measured step "
         "latency as the anchor latency"
     )
     return [Finding("warning", "convention_differs", message, rows)]
@@ -232,7 +233,7 @@ def unknown_op_findings(profiles: pd.DataFrame, vocabulary, busy=None, none=None
             f"PROFET's models never saw ({named}); {_likely_cause(top)}. "
         )
         fix = (
-            "Profile the architecture with `profet profile` (PROFET's convention) and give "
+            "Profile the architecture with 'profet profile' (PROFET's convention) and give "
             "your own measured step latency as the anchor latency"
         )
         tail = (
@@ -260,9 +261,9 @@ def _range_findings(busy2, none, device_range_us, n) -> list[Finding]:
             Finding(
                 "warning",
                 "device_time_out_of_range",
-                f"device busy time {v:.3g} us (per 2 steps){_where(rows, n)} is {factor:,.0f}x "
+                f"device busy time {format_number(v)} us (per 2 steps){_where(rows, n)} is {factor:,.0f}x "
                 f"{'above' if word == 'largest' else 'below'} the {word} in the training data "
-                f"({ref:.3g} us): the prediction is an extrapolation and may be far off",
+                f"({format_number(ref)} us): the prediction is an extrapolation and may be far off",
                 rows,
             )
         )
@@ -358,11 +359,11 @@ def _unit_findings(ratio, ratio2, busy, steps, lat, n) -> list[Finding]:
         meant = ms * UNIT_FACTOR if short else ms / UNIT_FACTOR
         what = "seconds given as milliseconds" if short else "milliseconds given as seconds"
         message = (
-            f"anchor latency {ms:.4g} ms per step{_where(rows, n)}: {what}? It is about "
+            f"anchor latency {format_number(ms)} ms per step{_where(rows, n)}: {what}? It is about "
             f"{UNIT_FACTOR:,.0f}x too {'short' if short else 'long'} for this profile "
-            f"({busy[i] / 1e3:.1f} ms of device time over {steps[i]} step(s), {ratio[i]:.3g}x "
-            f"the latency, where training profiles show {per_step} per step); as {meant:.4g} "
-            f"ms it fits. Give that (--anchor-latency-ms {meant:.4g} on the command line, the "
+            f"({busy[i] / 1e3:.1f} ms of device time over {steps[i]} step(s), {format_number(ratio[i])}x "
+            f"the latency, where training profiles show {per_step} per step); as "
+            f"{format_number(meant)} ms it fits. Give that (--anchor-latency-ms {meant:.4g} on the command line, the "
             f"unit 'ms' in the app, or batch_latency_s {meant / 1e3:.4g} in a file)"
         )
         out.append(Finding("error", "latency_units", message, rows))

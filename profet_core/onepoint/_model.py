@@ -118,6 +118,7 @@ class OnePointScaler(Estimator):
             raise ProfetValueError("no latency curve pairs to fit the one-point scaler on")
         self.targets_ = sorted(pairs["target"].unique())
         self.size_range_ = (float(pairs["s0"].min()), float(pairs["s0"].max()))
+        self.sizes_ = sorted(float(v) for v in set(pairs["s0"]) | set(pairs["s1"]))
         self.other_range_ = (float(pairs["other"].min()), float(pairs["other"].max()))
         onehot = (pairs["target"].to_numpy()[:, None] == np.array(self.targets_)).astype(float)
         X = self._design(onehot, *self._columns(pairs))
@@ -161,9 +162,43 @@ class OnePointScaler(Estimator):
         for i in chosen:
             onehot = np.zeros((len(s0), len(self.targets_)))
             onehot[:, i] = 1.0
-            e = self.forest_.predict(self._design(onehot, s0, s1, other, lat, free))
-            preds.append(np.clip(e, 0.0, ELASTICITY_MAX))
+            preds.append(self._smooth_elasticity(onehot, s0, s1, other, lat, free))
         return np.median(preds, axis=0) * POWER[self.by] * np.log(s1 / s0)
+
+    def _knots(self):
+        """The sizes the curves were measured at; None in artifacts from before they were
+        stored (issue 28: retrain to smooth their curves)."""
+        sizes = getattr(self, "sizes_", None)
+        return None if not sizes else np.asarray(sizes, dtype=float)
+
+    def _smooth_elasticity(self, onehot, s0, s1, other, lat, free) -> np.ndarray:
+        """The clipped elasticity at ``s1``: the forest's at the measured sizes, linear in
+        ``log s1`` between them. The forest alone is a step function of ``log(s1 / s0)`` (its
+        random split thresholds fall anywhere between two measured sizes), which drew jumps into
+        the curve between them (e.g. near 203, 209 and 218 px, issue 28)."""
+
+        def forest(rows, sizes):
+            f = None if free is None else free[rows]
+            X = self._design(onehot[rows], s0[rows], sizes, other[rows], lat[rows], f)
+            return np.clip(self.forest_.predict(X), 0.0, ELASTICITY_MAX)
+
+        knots = self._knots()
+        if knots is None:
+            return forest(np.arange(len(s1)), s1)
+        e = np.empty(len(s1))
+        at = np.isin(s1, knots)
+        if at.any():
+            e[at] = forest(np.flatnonzero(at), s1[at])
+        off = np.flatnonzero(~at)
+        if off.size:
+            rows = np.repeat(off, len(knots))
+            ek = forest(rows, np.tile(knots, off.size)).reshape(off.size, len(knots))
+            x, xk = np.log(s1[off]), np.log(knots)
+            j = np.clip(np.searchsorted(xk, x), 1, len(knots) - 1)
+            w = np.clip((x - xk[j - 1]) / (xk[j] - xk[j - 1]), 0.0, 1.0)
+            n = np.arange(off.size)
+            e[off] = (1 - w) * ek[n, j - 1] + w * ek[n, j]
+        return e
 
     def interval(self, target, s0, s1) -> tuple[np.ndarray, np.ndarray]:
         """Log-space bounds ``(lo, hi)`` around :meth:`predict_log_ratio`: validation quantiles
@@ -190,6 +225,7 @@ class OnePointScaler(Estimator):
             "params": self.get_params(),
             "targets": list(self.targets_),
             "size_range": list(self.size_range_),
+            "sizes": list(getattr(self, "sizes_", None) or []),
             "other_range": list(self.other_range_),
             "forest": meta,
             "intervals": {c: iv[c].tolist() for c in INTERVAL_COLUMNS},
@@ -200,6 +236,8 @@ class OnePointScaler(Estimator):
         self = cls(**meta["params"])
         self.targets_ = list(meta["targets"])
         self.size_range_ = tuple(meta["size_range"])
+        # stored from issue 28 on; older artifacts draw the forest's steps (see _knots)
+        self.sizes_ = [float(v) for v in meta.get("sizes", [])]
         self.other_range_ = tuple(meta["other_range"])
         self.forest_ = ForestRegressor.from_state(meta["forest"], arrays)
         self.intervals_ = pd.DataFrame(meta["intervals"], columns=list(INTERVAL_COLUMNS))

@@ -34,6 +34,8 @@ BASE_COLUMNS = (
     "method",
     "ensemble",
 )
+#: The first columns of the CSV document (``profet predict --format csv``, the app's download).
+CSV_FIRST = ("row", "target", "batch_latency_ms", "low_ms", "high_ms", "novelty")
 #: Op names quoted in a warning at most (the rest are counted).
 _MAX_QUOTED = 10
 
@@ -228,16 +230,31 @@ class Prediction:
         records = json.loads(self.table.to_json(orient="records", double_precision=10))
         return {**self.document(), "predictions": records}
 
+    def csv_columns(self) -> list[str]:
+        """Columns of the CSV document: :data:`CSV_FIRST`, then the rest of :attr:`table` in
+        its order, without ``anchor`` (the same in every row; the JSON document names it)."""
+        first = [c for c in CSV_FIRST if c in self.table]
+        return first + [c for c in self.table.columns if c not in (*CSV_FIRST, "anchor")]
+
     def write_csv(self, fp, columns=None, chunk: int = 50_000) -> None:
-        """Stream :attr:`table` (or its ``columns``) as CSV to a text file object.
+        """Stream :attr:`table` as the CSV document (``profet predict --format csv`` and the
+        app's download) to a text file object.
 
         Numbers are rounded to 4 decimals; pyarrow's writer keeps 100,000-profile tables fast.
         Text that a spreadsheet would run as a formula (a catalog's GPU name ``=HYPERLINK(...)``)
         is prefixed with ``'``.
+
+        Parameters
+        ----------
+        fp : text file object
+        columns : list of str, optional
+            Columns to write; default :meth:`csv_columns`.
+        chunk : int
+            Rows formatted at a time.
         """
         from ..inputs._csv import escape_formulas
 
-        table = self.table if columns is None else self.table[list(columns)]
+        table = self.table[list(self.csv_columns() if columns is None else columns)]
         table = escape_formulas(table)
         # UTF-8 bytes go straight to the binary stream under a UTF-8 text stream (stdout):
         # decoding 300 MB of CSV to text only for the stream to encode it again costs ~0.3 s.
@@ -249,6 +266,16 @@ class Prediction:
                 binary.write(data)
             else:
                 fp.write(data.decode("utf-8"))
+
+    def to_csv(self) -> bytes:
+        """The CSV document of :meth:`write_csv` as UTF-8 bytes (the app's download)."""
+        import io
+
+        out = io.BytesIO()
+        with io.TextIOWrapper(out, encoding="utf-8", newline="") as text:
+            self.write_csv(text)
+            text.flush()
+            return out.getvalue()
 
     def write_json(self, fp, chunk: int = 5000) -> None:
         """Stream :meth:`to_json` to a text file object, ``chunk`` records at a time."""

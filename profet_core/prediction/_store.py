@@ -165,7 +165,7 @@ def _read_manifest(path: Path) -> dict:
             )
         raise ArtifactError(
             f"no trained artifacts in {str(path)!r} (manifest.json missing); "
-            "run `profet train --data DIR --out DIR` first"
+            "run 'profet train --data DIR --out DIR' first"
         )
     try:
         manifest = json.loads(manifest_path.read_text())

@@ -4,6 +4,7 @@ and bad input shows an error without an exception."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -395,6 +396,101 @@ def test_uploaded_file_prefills_its_sizes_steps_anchor_and_latency(page, predict
     assert (kept.anchor, kept.batch_size, kept.input_size) == (meta["instance"], 32, 160)
 
 
+def _upload_bytes(at, name: str, data: bytes):
+    at.radio(key="source").set_value("Upload a file").run()
+    at.file_uploader(key="profile_file").upload(name, data, "application/json")
+    return at.run()
+
+
+def test_the_files_values_outlive_an_anchor_change(page, predictor):
+    """Issue 28 item 3: picking another anchor after an upload emptied the latency and put the
+    input size back to 224; picking the first anchor again did not restore them."""
+    doc = json.loads((Path(ui.__file__).resolve().parent / "examples/profile_g3s.json").read_text())
+    anchor = doc.pop("instance")
+    at = _upload_bytes(page("anchor").run(), "no_instance.json", json.dumps(doc).encode())
+    at.selectbox(key="anchor").set_value(anchor).run()
+    others = [a for a in predictor.instances if a != anchor]
+    for chosen in (others[0], anchor, others[-1]):
+        at.selectbox(key="anchor").set_value(chosen).run()
+        no_exception(at)
+        assert _known(at).value, chosen
+        assert _latency_input(at).value == pytest.approx(1000 * doc["batch_latency_s"])
+        assert _widget(at.number_input, "Batch size").value == doc["batch_size"] == 32
+        assert _widget(at.number_input, "Input size").value == doc["input_size"] == 128
+        assert at.number_input(key="steps").value == doc["steps"]
+    # The user's edit stays too; a new file replaces what the old one said.
+    _widget(at.number_input, "Input size").set_value(160).run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    assert _widget(at.number_input, "Input size").value == 160
+    bare = json.dumps(doc["ops"]).encode()
+    at.file_uploader(key="profile_file").upload("bare.json", bare, "application/json").run()
+    assert _widget(at.number_input, "Input size").value == 224
+    assert not _known(at).value and at.number_input(key="steps").value is None
+
+
+def test_steps_the_file_does_not_give_are_shown_as_assumed(page, predictor):
+    """Issue 28 item 4: the parser's default of 2 was copied into the Steps box, so the app
+    never said that 2 steps were assumed."""
+    data = (Path(ui.__file__).resolve().parent / "examples/profile_g3s_10steps.json").read_bytes()
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value("g3s.xlarge").run()
+    at = _upload_bytes(at, "profile_g3s_10steps.json", data)
+    steps = at.number_input(key="steps")
+    assert steps.value is None and "2 assumed" in steps.placeholder
+    at.button(key="predict").click().run()
+    no_exception(at)
+    shown = [plain(w.value) for w in at.warning]
+    assert sum("were assumed" in w for w in shown) == 1
+    assert not any("says it covers 2 step" in w for w in shown), shown
+
+
+def test_csv_download_is_the_clis_document(page, predictor, monkeypatch):
+    """Issue 28 item 9: the download had an extra ``anchor`` column, another column order and
+    full precision where ``profet predict --format csv`` rounds to 4 decimals."""
+    import contextlib
+    import io
+
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    from profet_core.cli._main import main
+
+    path = Path(ui.__file__).resolve().parent / "examples" / "profile_g3s.json"
+    run = ["--dataset-images", "50000", "--batch-size", "32", "--epochs", "10"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["predict", "--profile", str(path), *run, "--format", "csv"]) == 0
+    saved = {}
+    real = MemoryMediaFileStorage.load_and_get_id
+
+    def keep(self, data, mimetype, kind, filename=None):
+        saved[filename] = data
+        return real(self, data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", keep)
+    at, _ = _upload_example_file(page)
+    at.number_input(key="dataset_images").set_value(50000)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    csv = next(data for name, data in saved.items() if name and name.endswith(".csv"))
+    assert csv.decode("utf-8") == out.getvalue()
+    assert "anchor" not in out.getvalue().splitlines()[0].split(",")
+
+
+def test_messages_read_as_plain_text(page, predictor):
+    """Issue 28: errors showed literal backticks and ``1.92e+03x``."""
+    at = _predict(page, "g3s.xlarge", latency=0.113)  # seconds typed as milliseconds
+    no_exception(at)
+    text = " ".join(plain(e.value) for e in at.error)
+    assert "seconds given as milliseconds" in text
+    assert "`" not in text and not re.search(r"\de[+-]\d", text), text
+    at = page("anchor").run()
+    at.radio(key="source").set_value("Paste JSON").run()
+    at.text_area(key="profile_text").input(json.dumps({"Host_Conv2D": 5000.0}))
+    at.button(key="predict").click().run()
+    text = " ".join(plain(e.value) for e in at.error)
+    assert "'profet profile'" in text and "`" not in text, text
+
+
 def test_unknown_fit_shows_a_dash_in_a_header_that_fits(page, predictor):
     """Issue 20: without the anchor latency the "Fits in memory" cells read "None", and the
     header was cut."""
@@ -403,8 +499,31 @@ def test_unknown_fit_shows_a_dash_in_a_header_that_fits(page, predictor):
     frame = next(d for d in at.dataframe if "batch_latency_ms" in d.value.columns)
     assert set(frame.value["p_fit"]) == {"—"}  # an em dash, not "None"
     config = json.loads(frame.proto.columns)["p_fit"]
-    assert config["label"] == "Fits in memory (P)"
-    assert config["width"] >= 8 * len(config["label"])
+    assert config["label"] == "Fits (P)"
+    assert config["width"] >= 7 * len(config["label"])
+
+
+def test_no_none_in_any_shown_cell_and_the_result_goes_stale(page, predictor):
+    """Issue 28: spec-model rows showed "None" in the member columns; a result stayed on screen,
+    unmarked, after the anchor or the profile changed."""
+    at = _predict(page, predictor.instances[0])
+    no_exception(at)
+    table = next(d for d in at.dataframe if "batch_latency_ms" in d.value.columns).value
+    members = at.session_state[ui.ANCHOR_RESULT].prediction.member_columns
+    spec = table[table["basis"] != "measured"]
+    assert members and not spec.empty
+    for col in members:
+        assert set(spec[col]) == {"—"}, col  # an em dash, as in the other cells
+    assert not table[["p_fit", "latency_range", *members]].isna().any().any()
+    assert not [w for w in at.warning if "Stale" in w.value]
+    at.selectbox(key="anchor").set_value(predictor.instances[1]).run()
+    stale = [w.value for w in at.warning if w.value.startswith("Stale")]
+    assert len(stale) == 1 and "the anchor, " in stale[0], stale
+    at.button(key="predict").click().run()
+    assert not [w for w in at.warning if "Stale" in w.value]
+    at.radio(key="source").set_value("Paste JSON").run()
+    stale = [w.value for w in at.warning if w.value.startswith("Stale")]
+    assert len(stale) == 1 and stale[0].startswith("Stale: the profile"), stale
 
 
 def test_latency_chart_has_a_spec_model_legend_and_dollar_ticks(page, predictor):

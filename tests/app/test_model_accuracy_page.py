@@ -196,3 +196,26 @@ def test_no_none_cells_and_headers_that_fit(page, predictor):
     for column in ("coverage",):
         config = json.loads(metrics.proto.columns)[column]
         assert config["width"] >= 7 * len(config["label"]), config
+
+
+def _luminance(color: str) -> float:
+    r, g, b = (int(color.lstrip("#")[i : i + 2], 16) / 255 for i in (0, 2, 4))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_parity_plot_gives_every_architecture_its_own_readable_colour(page, predictor):
+    """Issue 28: 12 architectures on a 10-colour palette (AlexNet and VGG16 shared one, VGG11
+    was nearly white)."""
+    at = page("accuracy").run()
+    no_exception(at)
+    spec = next(
+        s
+        for s in (plotly_spec(at, i) for i in range(len(at.get("plotly_chart"))))
+        if any(d.get("name") == "perfect" for d in s["data"])
+    )
+    points = [d for d in spec["data"] if d.get("name") != "perfect"]
+    names = {d["name"] for d in points}
+    assert len(names) == len(points) >= 12
+    colours = {d["marker"]["color"] for d in points}
+    assert len(colours) == len(points), colours
+    assert max(_luminance(c) for c in colours) < 0.7, colours

@@ -220,3 +220,47 @@ def test_sizes_read_as_words_and_no_zero_width_interval(page, predictor):
     caption = next(plain(c.value) for c in at.caption if c.value.startswith("Predicted"))
     low, high = re.search(r"\((.+?) to (.+?), 80% interval\)", caption).groups()
     assert low != high
+
+
+def test_min_and_max_latency_sliders_drive_the_answer(page, predictor):
+    """Issue 28: the design card's min/max latency sliders; dragging one fills its number box
+    and moves the answer, typing in a box moves its slider."""
+    lo, hi = _range(predictor)
+    at = _points_mode(page("scaler").run())
+    low, high = at.slider(key="lat_first_batch_slider"), at.slider(key="lat_second_batch_slider")
+    assert 0 < low.min < low.max < high.max  # ranges from the sizes: wider at batch 256
+    assert at.number_input(key="lat_first_batch").value is None  # nothing made up yet
+    low.set_value(10.0).run()
+    at.slider(key="lat_second_batch_slider").set_value(120.0).run()
+    no_exception(at)
+    assert at.number_input(key="lat_first_batch").value == pytest.approx(10.0)
+    assert at.number_input(key="lat_second_batch").value == pytest.approx(120.0)
+    at.slider(key="pts_to").set_value(128).run()
+    first = at.metric[0].value
+    assert first == ui.fmt_ms(float(predictor.scale(None, "batch", {lo: 10.0, hi: 120.0}, 128)))
+    at.slider(key="lat_second_batch_slider").set_value(200.0).run()
+    assert at.metric[0].value != first
+    assert at.metric[0].value == ui.fmt_ms(
+        float(predictor.scale(None, "batch", {lo: 10.0, hi: 200.0}, 128))
+    )
+    line = next(d for d in plotly_spec(at)["data"] if d["name"] == "Scaler prediction")
+    assert values(line["y"])[-1] == pytest.approx(200.0)
+    # A typed latency moves the slider, beyond its range when it must.
+    top = at.slider(key="lat_second_batch_slider").max
+    at.number_input(key="lat_second_batch").set_value(3 * top).run()
+    no_exception(at)
+    assert at.slider(key="lat_second_batch_slider").value == pytest.approx(3 * top)
+    assert at.slider(key="lat_second_batch_slider").max >= 3 * top
+
+
+def test_latency_slider_ranges_follow_the_instance(page, predictor):
+    at = _points_mode(page("scaler").run())
+    tops = {}
+    for target in ("p2.xlarge", "p3.2xlarge"):
+        at.selectbox(key="pts_target").set_value(target).run()
+        no_exception(at)
+        high = at.slider(key="lat_second_batch_slider")
+        tops[target] = high.max
+        # untouched, it sits at a typical latency there, not at the new range's minimum
+        assert high.min < high.value < high.max
+    assert tops["p2.xlarge"] > tops["p3.2xlarge"], tops  # a K80 is slower than a V100

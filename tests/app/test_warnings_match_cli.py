@@ -35,3 +35,24 @@ def test_cli_and_page_show_the_same_warnings(page, predictor, tmp_path):
     shown = [plain(w.value) for w in at.warning]
     assert cli and shown == cli
     assert any("left out" in w for w in cli)  # the reference method ignored the novel op
+
+
+def test_a_file_without_steps_warns_as_the_cli_does(page, predictor):
+    """Issue 28 item 4: the app filled in 2 steps, so its warning read "the profile says it
+    covers 2 step(s)" where the CLI said that 2 steps were assumed."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "profile_g3s_10steps.json"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["predict", "--anchor", "g3s.xlarge", "--profile", str(path)])
+    assert code == 0
+    cli = [line.removeprefix("profet: warning: ") for line in err.getvalue().splitlines()]
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value("g3s.xlarge").run()
+    at.radio(key="source").set_value("Upload a file").run()
+    at.file_uploader(key="profile_file").upload(path.name, path.read_bytes(), "application/json")
+    at.run().button(key="predict").click().run()
+    no_exception(at)
+    shown = [plain(w.value) for w in at.warning]
+    assert any("were assumed" in w for w in cli) and shown == cli

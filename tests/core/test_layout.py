@@ -16,6 +16,7 @@ SOURCES = sorted(
         *ROOT.glob("pages/*.py"),
         ROOT / "app.py",
         ROOT / "ui.py",
+        ROOT / "ui_tables.py",
     ]
     if p.is_file()
 )

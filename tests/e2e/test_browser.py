@@ -221,3 +221,83 @@ def test_charts_read_right_in_the_browser():
         )
         assert len(outside) == 6, outside  # both levels of the three second factors
         assert not [t for t in outside if t], outside
+
+
+def _wait_until(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.3)
+
+
+def _wait_change(page, before: str, timeout: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        page.wait_for_load_state("networkidle")
+        shown = page.locator('[data-testid="stMetricValue"]')
+        if shown.count() and shown.first.inner_text() != before:
+            return shown.first.inner_text()
+        time.sleep(0.3)
+    raise AssertionError(f"the answer stayed {before!r}")
+
+
+def test_min_max_latency_sliders_drag():
+    """Issue 28: the Scaler page's minimum and maximum latencies are sliders; dragging one
+    with the mouse and moving one with the arrow keys change the answer."""
+    _need_browser()
+    with serve_app() as url, chromium_page(width=1440) as page:
+        page.goto(f"{url}/scaler_prediction", wait_until="networkidle")
+        page.get_by_text("Two or three measured latencies", exact=True).click()
+        sliders = page.locator('[data-testid="stSlider"]')
+        sliders.nth(1).wait_for(timeout=30_000)  # min and max latency
+        page.wait_for_load_state("networkidle")
+        low = sliders.nth(0).get_by_role("slider")
+        low.focus()
+        low.press("ArrowRight")  # a keyboard move sets the minimum latency
+        minimum = page.get_by_label("Min latency (ms)", exact=True)
+        _wait_until(lambda: minimum.input_value() != "")
+        high = sliders.nth(1).get_by_role("slider")
+        box = high.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + 150, box["y"] + box["height"] / 2, steps=8)  # to the right
+        page.mouse.up()
+        first = _wait_change(page, "")
+        assert re.fullmatch(r"[\d.,]+ m?s", first), first
+        boxes = page.get_by_label("Max latency (ms)", exact=True)
+        assert boxes.input_value(), "the drag did not fill the number box"
+        high.focus()
+        before = boxes.input_value()
+        high.press("PageDown")  # a tenth of the range down
+        second = _wait_change(page, first)
+        assert float(boxes.input_value()) < float(before)
+        assert second != first
+        assert not page.locator('[data-testid="stException"]').count()
+
+
+def test_result_table_fits_at_1440_px():
+    """Issue 28: the cost and run columns were off the grid's right edge at 1440 px."""
+    _need_browser()
+    from profet_core import load_artifacts
+
+    anchor = load_artifacts().instances[0]
+    with serve_app() as url, chromium_page(width=1440, height=900) as page:
+        page.goto(f"{url}/?anchor={anchor}", wait_until="networkidle")
+        images = page.get_by_label("Dataset size (images per epoch)")
+        images.fill("50000")
+        images.press("Enter")
+        page.wait_for_load_state("networkidle")
+        page.get_by_role("button", name="Predict").click()
+        grid = page.locator('[data-testid="stDataFrame"]').first
+        grid.locator('[role="gridcell"]').first.wait_for(state="attached", timeout=60_000)
+        page.wait_for_load_state("networkidle")
+        time.sleep(1)  # the grid lays its columns out
+        widths = grid.evaluate(
+            "el => { const s = el.querySelector('.dvn-scroller');"
+            " return [s.scrollWidth, s.clientWidth]; }"
+        )
+        assert widths[0] <= widths[1], widths
+        headers = " ".join(grid.locator('[role="columnheader"]').all_text_contents())
+        for label in ("Run (USD)", "80% (USD)", "Note"):
+            assert label in headers, headers

@@ -173,3 +173,32 @@ def test_scale_from_point_uses_the_profile_and_says_what_it_rests_on(predictor, 
 def test_an_other_size_outside_training_is_noted(predictor):
     out = predictor.scale_from_point("gpu-a", "input", 5.0, 64, 128, 999)
     assert any("outside the trained 16..64" in n for n in out.notes), out.notes
+
+
+def test_curves_between_measured_sizes_have_no_jumps(fitted, batch_pairs):
+    """Issue 28: the input-size curve jumped near 203, 209 and 218 px, where the forest's
+    random split thresholds on log(s1 / s0) fall. The elasticity is now the forest's at the
+    measured sizes and linear in log size between them: at a measured size nothing changes."""
+    s0, s1, other, lat, free = _args(batch_pairs, slice(0, 1))
+    grid = np.linspace(16, 64, 481)
+    grid = grid[grid != s0.iloc[0]]
+    logr = fitted.predict_log_ratio("gpu-b", float(s0.iloc[0]), grid, other, lat, free[0])
+    elasticity = logr / np.log(grid / s0.iloc[0])
+    assert fitted.sizes_ == [16.0, 32.0, 64.0]
+    for a, b in zip(fitted.sizes_[:-1], fitted.sizes_[1:], strict=True):
+        inside = (grid > a) & (grid < b)
+        e = elasticity[inside]
+        # linear in log size: equal steps in log size give equal steps in elasticity
+        slope = np.diff(e) / np.diff(np.log(grid[inside]))
+        np.testing.assert_allclose(slope, slope[0], atol=1e-6)
+    for size in fitted.sizes_:  # at a measured size: the forest's own, clipped
+        if size == s0.iloc[0]:
+            continue
+        onehot = np.zeros((1, len(fitted.targets_)))
+        onehot[0, fitted.targets_.index("gpu-b")] = 1.0
+        X = fitted._design(
+            onehot, s0.to_numpy(), np.array([size]), other.to_numpy(), lat.to_numpy(), free
+        )
+        want = np.clip(fitted.forest_.predict(X), 0, ELASTICITY_MAX)[0] * np.log(size / s0.iloc[0])
+        got = fitted.predict_log_ratio("gpu-b", s0.iloc[0], size, other, lat, free[0])[0]
+        assert got == pytest.approx(want)

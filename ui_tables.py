@@ -1,0 +1,128 @@
+"""The Anchor page's result table: its cells (an em dash for an unknown value, one "low–high"
+cell per interval) and columns sized to fit the grid at 1440 px (issue 28).
+
+At the top level, beside ``ui.py``, for the reason given there.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from profet_core import Prediction
+
+
+def _ranges(shown: pd.DataFrame, run: bool) -> dict:
+    """One "low–high" text cell per row and interval (an em dash where a bound is unknown)."""
+    ranges = {"latency_range": ("low_ms", "high_ms", "{:.1f}")}
+    if run:
+        ranges["run_range"] = ("run_usd_low", "run_usd_high", "{:.2f}")
+    return {
+        key: [
+            ui.DASH if pd.isna(a) or pd.isna(b) else f"{fmt.format(a)}–{fmt.format(b)}"
+            for a, b in zip(shown[lo], shown[hi], strict=True)
+        ]
+        for key, (lo, hi, fmt) in ranges.items()
+    }
+
+
+def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
+    """Column labels, formats and widths: together they fit the grid at 1440 px, and each
+    header fits its width."""
+    members = prediction.member_columns
+    num, text = st.column_config.NumberColumn, st.column_config.TextColumn
+    return {
+        "target": text("Target", width=95),
+        "gpu": text("GPU (NVIDIA)", width=115),
+        "basis": text(
+            "Basis",
+            width=100,
+            help="measured: a trained pair; specs only / calibrated / published (n): the "
+            "cross-instance spec model (hatched bars), for GPUs the training data never "
+            "measured; published (n): its generation's efficiency from n published speed-ups",
+        ),
+        "batch_latency_ms": num("Latency (ms)", format="%.1f", width=90),
+        "latency_range": text(
+            "80% range (ms)",
+            width=105,
+            alignment="right",
+            help=f"{prediction.interval_level:.0%} prediction interval of the batch latency",
+        ),
+        "p_fit": ui.number_column(
+            display,
+            "p_fit",
+            "Fits (P)",
+            "{:.2f}",
+            width=60,
+            help="Probability that the step fits the target GPU's memory (from the anchor "
+            "latency, batch and input size); — where unknown (no anchor latency)",
+        ),
+        "usd_per_hour": num("USD/h", format="%.3f", width=60),
+        "usd_per_1000_steps": num("USD/1k steps", format="%.4f", width=105),
+        "run_hours": num("Run (h)", format="%.2f", width=60),
+        "run_usd": num("Run (USD)", format="%.2f", width=80),
+        "run_range": text("80% (USD)", width=95, alignment="right"),
+        "note": text("Note", width=105),
+        "gpus": num("GPUs", format="%d", width=50),
+        "images_per_s": num("Images/s", format="%.0f", width=80),
+        "basis_precision": text(
+            "AMP / GPUs basis",
+            help="what the mixed-precision gain and the several-GPU step rest on: published "
+            "(n) pairs or rows of that GPU, or specs only",
+        ),
+        "precision": text("Precision", width=70),
+        "ensemble": text("Ensemble"),
+        **{m: ui.number_column(display, m, f"{m[:-3]} member (ms)", "{:.1f}") for m in members},
+    }
+
+
+def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: bool) -> None:
+    """Draw one profile row's predictions, with a "More columns" chooser for the rest.
+
+    Parameters
+    ----------
+    shown : pandas.DataFrame
+        The prediction table's rows of one profile (plus run columns when ``run``).
+    notes : list of str
+        Per row: "fastest", "cheapest", both or "".
+    prediction : Prediction
+        For its member columns and interval level.
+    run : bool
+        Whether a whole run was described (run time and cost columns).
+    """
+    members = prediction.member_columns
+    # An unknown value (the fit without the anchor latency, a member the spec model has not)
+    # is an em dash, never the grid's "None".
+    display = ui.dashed(
+        shown.assign(
+            note=notes,
+            gpu=shown["gpu"].astype(str).str.removeprefix("NVIDIA "),
+            **_ranges(shown, run),
+        ),
+        {"p_fit": "{:.2f}", **dict.fromkeys(members, "{:.1f}")},
+    )
+    config = _config(display, prediction)
+    columns = ["target", "gpu", "basis", "batch_latency_ms", "latency_range", "p_fit"]
+    columns += ["usd_per_hour", *(["run_hours", "run_usd", "run_range"] if run else [])]
+    more = [*(["usd_per_1000_steps"] if run else []), "ensemble", *members]
+    if "basis_precision" in display.columns:  # amp or several GPUs (issue 25)
+        columns[3:3] = ["gpus"]
+        more[:0] = ["basis_precision", "precision", "images_per_s"]
+    if not run:
+        columns.append("usd_per_1000_steps")
+    more = st.multiselect(
+        "More columns",
+        more,
+        format_func=lambda c: config[c]["label"],
+        key="more_columns",
+        placeholder="cost per 1,000 steps, ensemble members…" if run else "ensemble members…",
+    )
+    st.dataframe(
+        display,
+        column_order=[*columns, "note", *more],
+        column_config=config,
+        hide_index=True,
+        width="stretch",
+        key="result_table",
+    )
