@@ -233,11 +233,9 @@ def render(result) -> None:
             "run_hours": st.column_config.NumberColumn("Run time (h)", format="%.2f"),
         },
     )
-    from ui import csv_bytes
-
     st.download_button(
         "Download offerings CSV",
-        csv_bytes(t),
+        shown.to_csv(),
         "profet_offerings.csv",
         "text/csv",
         key="offerings_csv",

@@ -6,7 +6,8 @@ has, a subfolder it cannot read, or run twice at once.
 
 Each probe sets files up in a scratch folder, runs ``profet`` of ``--repo`` there and compares
 every user file byte for byte afterwards. Outcomes: ``refused`` (exit 2, one ``profet: error:``
-line), ``ok`` (exit 0, user files intact), ``data-loss`` (a user file changed or gone, an
+line), ``ok`` (exit 0, user files intact), ``garbage`` (exit 0 for a spec line that must be
+refused), ``data-loss`` (a user file changed or gone, an
 artifacts folder that no longer loads, a concurrent writer's update lost), ``traceback`` or
 ``hang`` (no answer within 300 s). Nothing under ``--repo`` is written.
 """
@@ -137,7 +138,8 @@ def probes(repo: str, base: Path):
         before = _digest(w / "art")
         proc = _run(repo, add(w, "gpu-d", "--specs", w / "specs.csv"), w)
         lost = _digest(w / "art") != before and not _loads(repo, w / "art")
-        return _outcome(proc, lost)
+        result = _outcome(proc, lost)
+        return "garbage" if result == "ok" else result  # a line that must be refused
 
     def concurrent(w):
         art_copy(w)
@@ -244,7 +246,7 @@ print(sum(c.basis(g).startswith("calibrated") for g in ("gpu-d", "gpu-e")))"""
                 "--steps-per-epoch",
                 "3",
             ],
-            {"model.py": MODEL, "status.csv": "mine", ".convention.json.tmp": "mine"},
+            {"model.py": MODEL, "notes.txt": "mine", ".convention.json.tmp": "mine"},
         ),  # fmt: skip
         "add-instance-bad-name": lambda w: bad_spec(w, "my a100 box"),
         "add-instance-redefines-trained": lambda w: bad_spec(w, "gpu-a"),

@@ -290,7 +290,11 @@ def check_collect_out(out) -> None:
     entries = [] if folder.is_symlink() or not folder.is_dir() else list(walk_entries(folder))
     names = {rel for rel, _ in entries}
     temps = {n for n in names if n.startswith(TEMP_PREFIX)}  # a killed run's: left alone
-    reason = folder_not_ours(folder, {*COLLECT_FILES, *temps}) if entries else None
+    reason = (
+        folder_not_ours(folder, {*COLLECT_FILES, *temps}, None, "not a file collect writes")
+        if entries
+        else None
+    )
     if folder.is_symlink() or not folder.is_dir():
         reason = "it is a link or not a folder"
     elif entries and not names & {"status.csv", _convention.CONVENTION_FILE}:

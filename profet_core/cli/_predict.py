@@ -178,6 +178,8 @@ def _offerings(args, predictor, profiles, lat) -> int:
     if args.format == "table":
         shown = [c for c in _OFFERING_TABLE if c in done.table.columns]
         print(table_text(done.table[shown]))
+    elif args.format == "csv":  # the app's download: one document, one format
+        sys.stdout.write(done.to_csv().decode("utf-8"))
     else:
         write_table(
             done.table,

@@ -57,3 +57,25 @@ class BasisMixin:
         q = self.interval_log_[kind]
         lat = np.asarray(latency_s, dtype=float)
         return lat * np.exp(-q), lat * np.exp(q)
+
+
+def bounded_delta(instance: str, loss, excess) -> float:
+    """The efficiency ``delta`` (log units) minimising ``loss`` within +-3; refused when pinned
+    at that bound, saying ``exp(excess())`` (per pair: log measured / predicted at delta 0)."""
+    from scipy.optimize import minimize_scalar
+
+    delta = float(minimize_scalar(loss, bounds=(-3.0, 3.0), method="bounded").x)
+    if abs(delta) > 2.95:  # pinned at its bound: these runs are not this GPU's
+        raise far_off(instance, excess())
+    return delta
+
+
+def far_off(instance: str, log_excess) -> ProfetValueError:
+    """The refusal of a new instance's runs ``exp(log_excess)`` times (per pair) what its GPU's
+    specs predict, beyond the 20x (``exp(3)``) a calibrated efficiency can explain."""
+    ratio = float(np.exp(np.median(log_excess)))
+    return ProfetValueError(
+        f"the runs of {instance!r} take {ratio:.3g}x what its GPU's specs predict (median over "
+        f"{len(log_excess)} pairs), beyond the {np.exp(3):.0f}x an efficiency can explain; check "
+        "the instance name, its spec line and the latency unit (seconds); nothing was changed"
+    )

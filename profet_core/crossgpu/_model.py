@@ -28,7 +28,7 @@ from ..errors import ProfetValueError
 from ..inputs._dataset import Dataset
 from ..inputs._gpu_specs import spec_matrix, validate_specs
 from ..models._estimators import BoostingRegressor
-from ._basis import BasisMixin
+from ._basis import BasisMixin, bounded_delta
 from ._efficiency import published_eta, published_state, set_published_state
 from ._pairs import FAM_COLS, MODEL_FAMILIES, WORKLOAD, all_pairs, median_table, model_family_times
 
@@ -354,19 +354,8 @@ class CrossInstanceModel(BasisMixin, Estimator):
             r = self._log_ratio(fam, d_spec, d_eta0 + sign * delta) + res - y
             return np.sum(w * r**2) / self.noise_sd**2 + delta**2 / self.prior_sd_efficiency**2
 
-        from scipy.optimize import minimize_scalar
-
-        delta = float(minimize_scalar(loss, bounds=(-3.0, 3.0), method="bounded").x)
-        if abs(delta) > 3.0 - 0.05:  # pinned at its bound: the data are not this GPU's
-            off = sign[:, 0] * (y - self._log_ratio(fam, d_spec, d_eta0) - res)
-            ratio = float(np.exp(np.median(off)))
-            raise ProfetValueError(
-                f"the runs of {instance!r} take {ratio:.3g}x what its GPU's specs predict "
-                f"(median over {len(off)} pairs), beyond the {np.exp(3):.0f}x an efficiency "
-                "can explain; check the instance name, its spec line and the latency unit "
-                "(seconds); nothing was changed"
-            )
-        return delta
+        excess = lambda: sign[:, 0] * (y - self._log_ratio(fam, d_spec, d_eta0) - res)  # noqa: E731
+        return bounded_delta(instance, loss, excess)
 
     def _calibration_free(self, pairs: pd.DataFrame):
         """View of self whose listed instances carry no calibration (others keep theirs)."""

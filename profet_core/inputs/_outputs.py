@@ -99,7 +99,9 @@ def walk_entries(folder: Path):
             yield os.path.relpath(path, folder), os.lstat(path)
 
 
-def folder_not_ours(folder, listed, hashes: dict | None = None) -> str | None:
+def folder_not_ours(
+    folder, listed, hashes: dict | None = None, unlisted: str = "which the manifest does not list"
+) -> str | None:
     """Why ``folder`` is not an output folder of ours (None if it is).
 
     Parameters
@@ -110,6 +112,8 @@ def folder_not_ours(folder, listed, hashes: dict | None = None) -> str | None:
         Relative paths of the files our record lists (the record itself included).
     hashes : dict of str to str, optional
         Their sha256: a listed file whose bytes changed since is the user's.
+    unlisted : str
+        What the message says of a file not in ``listed``.
     """
     folder = Path(folder)
     uid = os.geteuid() if hasattr(os, "geteuid") else None
@@ -126,7 +130,7 @@ def folder_not_ours(folder, listed, hashes: dict | None = None) -> str | None:
             return f"{quote(rel)} is a link or a special file"
         rel = os.path.normpath(rel)
         if rel not in listed:
-            return f"it holds {quote(rel)}, which the manifest does not list"
+            return f"it holds {quote(rel)}, {unlisted}"
         if hashes and rel in hashes and sha256_file(folder / rel) != hashes[rel]:
             return f"{quote(rel)} was changed after PROFET wrote it"
     return None

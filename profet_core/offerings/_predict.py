@@ -89,6 +89,14 @@ class OfferingsResult:
     filter: OfferingFilter = field(default_factory=OfferingFilter)
     time_column: str = "batch_latency_ms"
 
+    def to_csv(self) -> bytes:
+        """The CSV document (``profet predict --offerings --format csv`` and the app's
+        download): every column, numbers to 4 decimals, formula-looking text escaped."""
+        from ..inputs._csv import escape_formulas
+
+        text = escape_formulas(self.table).round(4).to_csv(index=False, lineterminator="\n")
+        return text.encode("utf-8")
+
     def axis_labels(self) -> tuple[str, str]:
         """``(time label, cost label)`` of the front's axes, with units."""
         return _LABELS[self.time_column], _LABELS[self.cost_column]
