@@ -79,3 +79,23 @@ def far_off(instance: str, log_excess) -> ProfetValueError:
         f"{len(log_excess)} pairs), beyond the {np.exp(3):.0f}x an efficiency can explain; check "
         "the instance name, its spec line and the latency unit (seconds); nothing was changed"
     )
+
+
+def spec_positions(model, names) -> np.ndarray:
+    """Row of each instance name in ``model``'s spec sheet (a dict look-up, built once).
+
+    Raises
+    ------
+    ProfetValueError
+        Naming the instances the sheet lacks and those it has.
+    """
+    pos = getattr(model, "_spec_pos_", None)
+    if pos is None:
+        pos = model._spec_pos_ = {n: i for i, n in enumerate(model.spec_index_)}
+    names = list(names)
+    unknown = sorted({n for n in names if n not in pos})
+    if unknown:
+        raise ProfetValueError(
+            f"instance(s) {unknown} not in the spec catalog; known: {list(model.spec_index_)}"
+        )
+    return np.fromiter((pos[n] for n in names), dtype=np.intp, count=len(names))

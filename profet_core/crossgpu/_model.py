@@ -28,7 +28,7 @@ from ..errors import ProfetValueError
 from ..inputs._dataset import Dataset
 from ..inputs._gpu_specs import spec_matrix, validate_specs
 from ..models._estimators import BoostingRegressor
-from ._basis import BasisMixin, bounded_delta
+from ._basis import BasisMixin, bounded_delta, spec_positions
 from ._efficiency import published_eta, published_state, set_published_state
 from ._pairs import FAM_COLS, MODEL_FAMILIES, WORKLOAD, all_pairs, median_table, model_family_times
 
@@ -86,28 +86,14 @@ class CrossInstanceModel(BasisMixin, Estimator):
         self.random_state = random_state
 
     # ----------------------------------------------------------------- physical part
-    def _positions(self, names) -> np.ndarray:
-        """Row of each name in the spec sheet (a dict look-up: predictions ask per target)."""
-        pos = getattr(self, "_spec_pos_", None)
-        if pos is None:
-            pos = self._spec_pos_ = {n: i for i, n in enumerate(self.spec_index_)}
-        names = list(names)
-        unknown = sorted({n for n in names if n not in pos})
-        if unknown:
-            raise ProfetValueError(
-                f"instance(s) {unknown} not in the spec catalog; known: {self.spec_index_}"
-            )
-        return np.fromiter((pos[n] for n in names), dtype=np.intp, count=len(names))
-
     def _spec_rows(self, names) -> np.ndarray:
-        return self.spec_values_[self._positions(names)]
+        return self.spec_values_[spec_positions(self, names)]
 
     def _eta(self, names) -> np.ndarray:
         """(n, 2) generation efficiency plus per-instance calibration, per class."""
-        rows = self._positions(names)
+        rows = spec_positions(self, names)
         gens = self.spec_arch_[rows]
-        index = {g: i for i, g in enumerate(self.generations_)}
-        gi = np.fromiter((index.get(g, -1) for g in gens), dtype=np.intp, count=len(gens))
+        gi = np.array([self.generations_.index(g) if g in self.generations_ else -1 for g in gens])
         eta = np.where(gi[:, None] >= 0, self.eta_[np.maximum(gi, 0)], 0.0)
         eta = eta + published_eta(self, names, gens, gi, rows)
         delta = np.array([self.calibration_.get(n, {"delta": 0.0})["delta"] for n in names])

@@ -187,3 +187,30 @@ def add_front(
         for what, i in chosen:
             pick[i] = f"{pick[i]}, {what}" if pick[i] else what
     return out.assign(pareto=pareto, pick=pick)
+
+
+def catalog_offerings(catalog: pd.DataFrame, predictor) -> pd.DataFrame:
+    """A user's price catalog (``instance, gpu, usd_per_hour``) as offerings of cloud
+    ``catalog``, merged with the snapshot's (an instance predictions reach keeps its GPU)."""
+    specs = shipped_specs().set_index("instance")["gpu"]
+    known = predictor.catalog.set_index("instance")
+    counts = pd.to_numeric(known.get("gpu_count", pd.Series(dtype=float)), errors="coerce")
+    rows = catalog.dropna(subset=["usd_per_hour"])
+    return pd.DataFrame(
+        {
+            "cloud": "catalog",
+            "instance": rows["instance"].to_numpy(),
+            "region": "(your catalog)",
+            "gpu": [specs.get(i, "") for i in rows["instance"]],
+            "accelerator": rows["gpu"].astype(str).to_numpy(),
+            "gpus": [
+                int(counts.get(i, 1)) if pd.notna(counts.get(i, 1)) else 1 for i in rows["instance"]
+            ],
+            "vcpus": np.nan,
+            "memory_gib": np.nan,
+            "usd_per_hour": rows["usd_per_hour"].astype(float).to_numpy(),
+            "spot_usd_per_hour": np.nan,
+            "zones": 0,
+            "note": "your catalog's price",
+        }
+    )

@@ -14,6 +14,7 @@ from ._join import (
     BEST_VALUE,
     NO_SPEC,
     add_front,
+    catalog_offerings,
     join_offerings,
     offer_side,
     shipped_specs,
@@ -190,33 +191,6 @@ def extended(predictor, specs: pd.DataFrame | None = None):
             predictor.bundle, catalog, cache, predictor.catalog_notes
         )
     return predictor._cache[cache_key]
-
-
-def catalog_offerings(catalog: pd.DataFrame, predictor) -> pd.DataFrame:
-    """A user's price catalog (``instance, gpu, usd_per_hour``) as offerings of cloud
-    ``catalog``, merged with the snapshot's (an instance predictions reach keeps its GPU)."""
-    specs = shipped_specs().set_index("instance")["gpu"]
-    known = predictor.catalog.set_index("instance")
-    counts = pd.to_numeric(known.get("gpu_count", pd.Series(dtype=float)), errors="coerce")
-    rows = catalog.dropna(subset=["usd_per_hour"])
-    return pd.DataFrame(
-        {
-            "cloud": "catalog",
-            "instance": rows["instance"].to_numpy(),
-            "region": "(your catalog)",
-            "gpu": [specs.get(i, "") for i in rows["instance"]],
-            "accelerator": rows["gpu"].astype(str).to_numpy(),
-            "gpus": [
-                int(counts.get(i, 1)) if pd.notna(counts.get(i, 1)) else 1 for i in rows["instance"]
-            ],
-            "vcpus": np.nan,
-            "memory_gib": np.nan,
-            "usd_per_hour": rows["usd_per_hour"].astype(float).to_numpy(),
-            "spot_usd_per_hour": np.nan,
-            "zones": 0,
-            "note": "your catalog's price",
-        }
-    )
 
 
 def predict_offerings(
