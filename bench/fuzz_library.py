@@ -167,23 +167,35 @@ def out_of_range(tmp: Path) -> list[tuple]:
         target = tmp / f"{name}.json"
         argv = ["profile", "NoSuchZooNet", *flags, "--out", str(target)]
         out.append((name, argv, "refuse", match))
-    for name, extra in (
-        ("collect-price-1e9", ["--gpu", "T4", "--usd-per-hour", "1e9"]),
-        ("collect-gpu-empty", ["--gpu", "", "--usd-per-hour", "1"]),
-        ("collect-latency-steps-0", ["--latency-steps", "0"]),
+    for name, extra, match in (
+        ("collect-price-1e9", ["--gpu", "T4", "--usd-per-hour", "1e9"], "usd-per-hour"),
+        ("collect-gpu-empty", ["--gpu", "", "--usd-per-hour", "1"], "gpu"),
+        ("collect-latency-steps-0", ["--latency-steps", "0"], "latency-steps"),
     ):
-        out.append((name, _collect(tmp / f"c-{name}", *extra), "refuse", None))
+        out.append((name, _collect(tmp / f"c-{name}", *extra), "refuse", match))
     good = tmp / "good.json"
     base = ["predict", "--anchor", "g3s.xlarge", "--profile", str(good), "--format", "csv"]
-    out.append(("predict-latency-1e5x", [*base, "--anchor-latency-ms", "1e7"], "refuse", None))
+    out.append(("predict-latency-1e5x", [*base, "--anchor-latency-ms", "1e7"], "refuse", "latency"))
     tiny = tmp / "device-5e-324.json"
     tiny.write_text('{"Device_Conv2D": 5e-324, "Host_IDLE": 100.0}')
-    out.append(("predict-device-5e-324", [*base[:4], str(tiny), "--format", "csv"], "refuse", None))
+    argv = [*base[:4], str(tiny), "--format", "csv"]
+    out.append(("predict-device-5e-324", argv, "refuse", "no GPU device time"))
     return out
 
 
-def _status(d: Path, text: str) -> Path:
+def _folder(d: Path) -> Path:
+    """A collect folder of this convention (else any collect refuses it for that)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from profet_core.inputs._convention import CONVENTION, ZOO_VERSION
+
     d.mkdir(parents=True, exist_ok=True)
+    record = {"convention": CONVENTION, "zoo": ZOO_VERSION}
+    (d / "convention.json").write_text(json.dumps(record))
+    return d
+
+
+def _status(d: Path, text: str) -> Path:
+    _folder(d)
     (d / "status.csv").write_text(text)
     return d
 
@@ -200,32 +212,25 @@ def tampered_resume(tmp: Path) -> list[tuple]:
     }
     out = []
     for name, text in cases.items():
-        d = tmp / f"resume-{name}"
-        d.mkdir(parents=True, exist_ok=True)
+        d = _folder(tmp / f"resume-{name}")
         (d / "status.csv").write_text(text, errors="surrogateescape")
-        out.append((name, _collect(d), "refuse", None))
+        out.append((name, _collect(d), "refuse", "status"))
     d = _status(tmp / "resume-corrupt-parquet", head + "exp01,x1,LeNet5,32,16,ok,,\n")
     (d / "profiles.parquet").write_bytes(b"PAR1 not parquet")
-    out.append(("corrupt-profiles-table", _collect(d), "refuse", None))
-    d = tmp / "resume-bad-catalog"
-    d.mkdir()
+    out.append(("corrupt-profiles-table", _collect(d), "refuse", "profiles.parquet"))
+    d = _folder(tmp / "resume-bad-catalog")
     (d / "instances.csv").write_text("instance,gpu\n=cmd,\n")
-    out.append(
-        (
-            "malformed-instances-csv",
-            _collect(d, "--gpu", "T4", "--usd-per-hour", "1"),
-            "refuse",
-            None,
-        )
-    )
+    argv = _collect(d, "--gpu", "T4", "--usd-per-hour", "1")
+    out.append(("malformed-instances-csv", argv, "refuse", "instances.csv"))
     d = tmp / "resume-deep-convention"
     d.mkdir()
     (d / "convention.json").write_text("[" * 100_000 + "]" * 100_000)
-    out.append(("deep-convention-json", _collect(d), "refuse", None))
+    out.append(("deep-convention-json", _collect(d), "refuse", "convention"))
     model = tmp / "exits.py"
     model.write_text("import sys\nsys.exit(0)\n")
     argv = ["profile", str(model), "--batch-size", "8", "--input-size", "16"]
-    out.append(("model-sys-exit-0", [*argv, "--out", str(tmp / "exit.json")], "refuse", None))
+    argv += ["--out", str(tmp / "exit.json")]
+    out.append(("model-sys-exit-0", argv, "refuse", "exit"))
     return out
 
 

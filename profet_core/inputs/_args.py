@@ -15,6 +15,14 @@ from .._messages import quote, show_number
 from ..errors import ProfetValueError
 
 
+def shown(value) -> str:
+    """A wrong value for a message: a number as :func:`show_number` writes it (never 400
+    digits), anything else quoted and cut short."""
+    if isinstance(value, (int, float, np.integer, np.floating, bool, np.bool_)):
+        return show_number(value)
+    return quote(value)
+
+
 def type_name(value) -> str:
     """``int``, ``NoneType``, ``list``...: the type of a wrong value, for a message."""
     return type(value).__name__
@@ -24,11 +32,15 @@ def path_arg(value, what: str) -> Path:
     """A path argument: ``str``, ``bytes`` or ``os.PathLike``; anything else is refused."""
     if isinstance(value, (str, bytes, os.PathLike)):
         try:
-            return Path(os.fsdecode(value))
+            text = os.fsdecode(value)
         except (TypeError, ValueError):  # a PathLike whose __fspath__ returns no path
-            pass
+            text = None
+        if text is not None and "\x00" in text:
+            raise ProfetValueError(f"{what} {quote(text)} holds a NUL character; not a path")
+        if text is not None:
+            return Path(text)
     raise ProfetValueError(
-        f"{what} must be a path (str or os.PathLike); got {type_name(value)} {quote(value)}"
+        f"{what} must be a path (str or os.PathLike); got {type_name(value)} {shown(value)}"
     )
 
 
@@ -36,12 +48,12 @@ def frame_arg(value, what: str) -> pd.DataFrame:
     """A table argument: a ``pandas.DataFrame`` with unique column names."""
     if not isinstance(value, pd.DataFrame):
         raise ProfetValueError(
-            f"{what} must be a pandas DataFrame; got {type_name(value)} {quote(value)}"
+            f"{what} must be a pandas DataFrame; got {type_name(value)} {shown(value)}"
         )
     dup = value.columns[value.columns.duplicated()]
     if len(dup):
         raise ProfetValueError(
-            f"{what} has the column {quote(dup[0])} more than once; column names must be unique"
+            f"{what} has the column {shown(dup[0])} more than once; column names must be unique"
         )
     return value
 
@@ -56,12 +68,12 @@ def names_arg(value, what: str) -> list[str] | None:
     if isinstance(value, (bytes, dict, pd.DataFrame)) or not np.iterable(value):
         raise ProfetValueError(
             f"{what} must be an instance name or a list of them; got {type_name(value)} "
-            f"{quote(value)}"
+            f"{shown(value)}"
         )
     out = list(value)
     bad = [v for v in out if not isinstance(v, str)]
     if bad:
-        raise ProfetValueError(f"{what}: {quote(bad[0])} is not an instance name (text)")
+        raise ProfetValueError(f"{what}: {shown(bad[0])} is not an instance name (text)")
     if not out:
         raise ProfetValueError(f"{what} is empty; give at least one instance name (or None: all)")
     return out
@@ -99,6 +111,7 @@ def numbers_arg(value, what: str, unit: str = "", none_is_nan: bool = False) -> 
         arr = np.array([np.nan if v is None else v for v in arr], dtype=object)
     bad = [v for v in arr if not is_number(v)]
     if bad:
-        shown = show_number(bad[0]) if isinstance(bad[0], (bool, np.bool_)) else quote(bad[0])
-        raise ProfetValueError(f"{what} {shown} is not a number{' of ' + unit if unit else ''}")
+        raise ProfetValueError(
+            f"{what} {shown(bad[0])} is not a number{' of ' + unit if unit else ''}"
+        )
     return np.array([float_or_nan(v) for v in arr], dtype=float)

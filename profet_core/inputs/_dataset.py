@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._messages import quote
 from .._schema import KEY, MAX_OP_TIME_US, PAIR_KEY, op_columns
 from ..errors import ProfetFileNotFoundError, ProfetValueError
-from ._args import frame_arg, path_arg
+from ._args import frame_arg, path_arg, shown
 from ._convention import CONVENTION, ZOO_VERSION, check_same_convention, folder_convention
 from ._rules import check_instance_names
 
@@ -206,7 +205,7 @@ def dataset_arg(value, what: str = "dataset") -> Dataset:
     if not isinstance(value, Dataset):
         raise ProfetValueError(
             f"{what} must be a Dataset (from load_dataset or make_dataset); got "
-            f"{type(value).__name__} {quote(value)}"
+            f"{type(value).__name__} {shown(value)}"
         )
     return value
 
@@ -305,7 +304,7 @@ def make_pairs(dataset: Dataset, anchor: str, target: str) -> pd.DataFrame:
     for name in (anchor, target):
         if not isinstance(name, str) or name not in dataset.instances:
             raise ProfetValueError(
-                f"instance {quote(name)} not in dataset; known: {dataset.instances}"
+                f"instance {shown(name)} not in dataset; known: {dataset.instances}"
             )
     key = list(PAIR_KEY)
     prof = dataset.profiles[dataset.profiles["instance"] == anchor].drop(columns="instance")

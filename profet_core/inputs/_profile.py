@@ -24,6 +24,7 @@ from .._schema import (
     op_columns,
 )
 from ..errors import ProfetValueError
+from ._args import shown
 from ._json import from_json
 from ._rules import check_latency, check_steps
 from ._safe_read import read_bounded
@@ -136,7 +137,7 @@ def parse_profile(
         ``steps`` or latency; more rows than 200,000.
     """
     if not isinstance(name, str):
-        raise ProfetValueError(f"profile name must be text (a file name); got {quote(name)}")
+        raise ProfetValueError(f"profile name must be text (a file name); got {shown(name)}")
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
     if isinstance(data, str):
@@ -144,7 +145,7 @@ def parse_profile(
     if not isinstance(data, bytes):
         raise ProfetValueError(
             f"profile data must be bytes or text (a file's contents; read_profile reads a "
-            f"path); got {type(data).__name__} {quote(data)}"
+            f"path); got {type(data).__name__} {shown(data)}"
         )
     where = f"profile {quote(name)}"
     if len(data) > MAX_PROFILE_BYTES:

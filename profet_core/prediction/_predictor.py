@@ -290,10 +290,13 @@ def load_artifacts(path=None, catalog=None) -> Predictor:
     ArtifactError
         If the folder, its manifest or a file is missing, edited or malformed.
     """
-    if path is not None and not os.fsdecode(path_arg(path, "the artifacts path") and path).strip():
-        raise ProfetValueError(
-            f"the artifacts path {str(path)!r} is empty; give a folder, or None for the default"
-        )
+    if path is not None:
+        checked = path_arg(path, "the artifacts path")
+        if not os.fsdecode(path).strip():
+            raise ProfetValueError(
+                f"the artifacts path {str(path)!r} is empty; give a folder, or None for the default"
+            )
+        path = checked
     if catalog is not None:
         frame_arg(catalog, "the instance catalog")
     bundle = load_bundle(path)

@@ -175,14 +175,20 @@ class TrainedModels:
     def _check_instance(self, name, role: str, measured: bool = False) -> None:
         known = self.instances if measured else self.all_instances
         if not isinstance(name, str) or name not in known:
-            shown = repr(name)[:80]
-            raise ProfetValueError(f"unknown {role} instance {shown}; known: {', '.join(known)}")
+            from ..inputs._args import shown
+
+            raise ProfetValueError(
+                f"unknown {role} instance {shown(name)}; known: {', '.join(known)}"
+            )
 
     def _check_method(self, method) -> str:
-        method = method or self.default_method
-        if method not in self.methods:
+        from ..inputs._args import shown
+
+        if method is None or (isinstance(method, str) and not method):
+            method = self.default_method
+        if not isinstance(method, str) or method not in self.methods:
             raise ProfetValueError(
-                f"unknown method {str(method)[:80]!r}; allowed: {', '.join(self.methods)}"
+                f"unknown method {shown(method)}; allowed: {', '.join(self.methods)}"
             )
         return method
 

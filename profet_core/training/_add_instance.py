@@ -14,9 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._messages import quote
 from ..errors import ProfetValueError
-from ..inputs._args import path_arg
+from ..inputs._args import path_arg, shown
 from ..inputs._convention import CONVENTION, ZOO_VERSION
 from ..inputs._dataset import Dataset
 from ..inputs._gpu_specs import SPEC_COLUMNS, load_specs
@@ -68,7 +67,7 @@ def add_instance(path, instance: str, data, specs=None) -> str:
     if path is not None:  # issue 27: type checks before any reading
         path_arg(path, "the artifacts folder")
     if not isinstance(instance, str):
-        raise ProfetValueError(f"instance must be an instance name (text); got {quote(instance)}")
+        raise ProfetValueError(f"instance must be an instance name (text); got {shown(instance)}")
     artifacts = artifacts_path(path)  # "" refused, never read as the shipped artifacts
     check_instance_names([instance], "--instance")
     if not isinstance(data, Dataset):  # paths and the spec file refused before any reading

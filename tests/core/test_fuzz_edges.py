@@ -281,3 +281,89 @@ def test_novelty_brute_and_kd_tree_equal_the_plain_formula(n):
     Z, ref = score._z(X), score.reference_
     plain = np.sort(np.sqrt(((Z[:, None, :] - ref[None]) ** 2).sum(-1)), axis=1)[:, :3].mean(1)
     np.testing.assert_allclose(score.distance(X), plain, rtol=1e-9, atol=1e-9)
+
+
+# --------------------------------------------------------------- issue 27: library type misuse
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**400), 10**400),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.binary(max_size=8),
+    st.lists(st.one_of(st.integers(), st.text(max_size=5), st.none()), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+    st.just(object()),
+)
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from profet_core import load_artifacts, read_profile
+    from tests._utils import ROOT
+
+    profile = read_profile(ROOT / "examples" / "profile_g3s.json")
+    return load_artifacts(), profile
+
+
+@FUZZ
+@given(
+    arg=st.sampled_from(["anchor_latency_s", "targets", "batch_size", "input_size", "method"]),
+    value=JUNK,
+)
+def test_predict_with_any_argument_raises_only_profet_errors(shipped, arg, value):
+    predictor, profile = shipped
+    try:
+        result = _quiet(predictor.predict, "g3s.xlarge", profile, **{arg: value})
+    except ProfetError as exc:
+        _short(exc)
+        return
+    table = result.table
+    assert np.isfinite(table["batch_latency_ms"]).all() and (table["batch_latency_ms"] > 0).all()
+    p_fit = table["p_fit"].dropna()
+    assert ((p_fit >= 0) & (p_fit <= 1)).all()
+
+
+@FUZZ
+@given(cell=JUNK, column=st.sampled_from(["Device_Conv2D", "batch_latency_s", "steps"]))
+def test_any_cell_in_a_profile_frame_raises_only_profet_errors(shipped, cell, column):
+    predictor, profile = shipped
+    frame = profile.astype(object)
+    frame[column] = [cell]
+    try:
+        result = _quiet(predictor.predict, "g3s.xlarge", frame)
+    except ProfetError as exc:
+        _short(exc)
+        return
+    assert np.isfinite(result.table["batch_latency_ms"]).all()
+
+
+@FUZZ
+@given(
+    func=st.sampled_from(["read_profile", "parse_profile", "load_artifacts", "estimate_run"]),
+    value=JUNK,
+)
+def test_public_functions_with_any_first_argument_raise_only_profet_errors(func, value):
+    import profet_core
+
+    args = (value, 1000, 32, 1) if func == "estimate_run" else (value,)
+    try:
+        getattr(profet_core, func)(*args)
+    except ProfetError as exc:
+        _short(exc)
+
+
+@FUZZ
+@given(factor=st.floats(1e-12, 1e12), busy=st.floats(1e-3, 1e8))
+def test_latency_far_off_the_profile_is_an_error_never_an_interval(factor, busy):
+    # a latency 100,000x off once answered with an interval of 5.5e-10..200,080 ms
+    from profet_core.inputs._sanity import RATIO_HIGH, RATIO_LOW, profile_checks
+
+    profile = pd.DataFrame([{"Device_Conv2D": busy, "Host_IDLE": 10.0}])
+    lat = busy / 1e6 / 1.9 * factor
+    if not 1e-6 <= lat <= 1e6:
+        return
+    findings = profile_checks(profile, lat)
+    ratio = busy / (lat * 1e6)
+    if busy >= 1 and not RATIO_LOW / 1000 <= ratio <= RATIO_HIGH * 1000:
+        assert any(f.level == "error" for f in findings)

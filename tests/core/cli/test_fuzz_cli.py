@@ -195,3 +195,37 @@ def test_json_output_streams_every_row(trained, big_table):
     doc = json.loads(out)
     assert len(doc["predictions"]) == 2 * len(pd.read_csv(big_table))
     assert doc["units"]["latency"] == "ms"
+
+
+# ------------------------------------------------------ issue 27: tampered collect resume files
+STATUS_HEAD = "exp,instance,model,input_size,batch_size,status,error_kind,message\n"
+CELL = st.one_of(
+    st.sampled_from(["abc", "1" + "0" * 400, "2.5", "-1", "", "nan", "maybe", "ok", "failed"]),
+    st.integers(-5, 300).map(str),
+    st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=6),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    cells=st.lists(CELL, min_size=8, max_size=8),
+    head=st.sampled_from([STATUS_HEAD, "a,b\n", ""]),
+)
+def test_collect_over_a_tampered_status_is_refused_before_any_work(tmp_path_factory, cells, head):
+    from profet_core.inputs._convention import write_folder_convention
+
+    d = tmp_path_factory.mktemp("resume")
+    write_folder_convention(d)
+    row = ",".join(json.dumps(c) if "," in c or '"' in c or "\n" in c else c for c in cells)
+    (d / "status.csv").write_text(head + row + "\n")
+    before = sorted((p.name, p.read_bytes()) for p in d.iterdir())
+    # an empty grid (InceptionV3 needs >= 75 px): only the checks run, never a workload
+    code, out, err = run(
+        "collect", "--instance", "x1", "--out", d, "--models", "InceptionV3",
+        "--input-sizes", "32", "--batch-sizes", "16",
+    )  # fmt: skip
+    assert code in (0, 2) and "Traceback" not in err
+    if code == 2:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("profet: error:")
+        assert sorted((p.name, p.read_bytes()) for p in d.iterdir()) == before
