@@ -82,10 +82,32 @@ DIMENSIONS = {
 }
 
 
-@st.cache_resource(show_spinner="Loading the PROFET models…")
+@st.cache_resource(show_spinner="Loading the PROFET models…", max_entries=1)
 def get_predictor() -> Predictor:
     """The trained artifacts (``$PROFET_ARTIFACTS`` or ``artifacts/``), loaded once a process."""
     return load_artifacts()
+
+
+def end_with_the_browser() -> None:
+    """Have the server shut this session down, and release what it holds (uploaded files, the
+    prediction in session state, download data), as soon as its browser disconnects.
+
+    By default Streamlit keeps a disconnected session for a reconnect; a kept session that
+    expires is dropped without being shut down, so its uploaded files and download data stay in
+    the server's memory for good (five sessions with 43 MB profiles grew it by gigabytes). The
+    price: a browser that loses its connection and comes back gets a fresh session (the inputs
+    stay in the browser; the prediction is made again). Called by ``app.py`` on every run; a
+    no-op outside a served app (AppTest, bare mode) or on a Streamlit without the option.
+    """
+    from streamlit import runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None or not runtime.exists():
+        return
+    mark = getattr(runtime.get_instance(), "mark_session_nonresumable", None)
+    if callable(mark):
+        mark(ctx.session_id)
 
 
 def predictor_or_stop() -> Predictor:
