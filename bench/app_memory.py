@@ -108,7 +108,10 @@ async def one_session(
             await page.locator('input[type="file"]').set_input_files(
                 {"name": "profiles.csv", "mimeType": "text/csv", "buffer": data}
             )
+            # The chip shows a spinner until the server has the file.
             await page.locator('[data-testid="stFileChip"]').first.wait_for()
+            spinner = page.locator('[data-testid="stFileChipIconSpinner"]').first
+            await spinner.wait_for(state="detached")
         await _settle(page, timeout_ms)
         t0 = time.perf_counter()
         await page.get_by_role("button", name="Predict").click()

@@ -153,3 +153,13 @@ def settle(page, timeout_ms: float = TIMEOUT_MS) -> None:
     ("Running...") shows while a run is under way and is removed after it."""
     page.wait_for_timeout(500)  # a run a click just requested may not show its status yet
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout_ms)
+
+
+def wait_uploaded(page, timeout_ms: float = TIMEOUT_MS) -> None:
+    """Wait until the file chosen in the page's file uploader is on the server: its chip shows
+    at once, with a spinner until the upload is done (Predict clicked before that finds no file),
+    then the run the new file starts has finished."""
+    page.locator('[data-testid="stFileChip"]').first.wait_for(timeout=timeout_ms)
+    spinner = page.locator('[data-testid="stFileChipIconSpinner"]')
+    spinner.first.wait_for(state="detached", timeout=timeout_ms)
+    settle(page, timeout_ms)

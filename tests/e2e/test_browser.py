@@ -12,7 +12,7 @@ from urllib.parse import quote, urlparse
 
 import pytest
 
-from tests.e2e.browser import CHROMIUM, ROOT, chromium_page, serve_app, settle
+from tests.e2e.browser import CHROMIUM, ROOT, chromium_page, serve_app, settle, wait_uploaded
 
 pytestmark = pytest.mark.browser
 
@@ -87,8 +87,7 @@ def _probe(page, url: str, payload: str) -> None:
         {"name": f"{payload}.bin", "mimeType": "application/octet-stream", "buffer": b"x"}
     )
     # Wait until the server has the file, or Predict would report that none was uploaded.
-    page.locator('[data-testid="stFileChip"]').first.wait_for()
-    settle(page)
+    wait_uploaded(page)
     page.get_by_role("button", name="Predict").click()
     page.get_by_text("has type").first.wait_for()
     settle(page)
@@ -127,8 +126,7 @@ def test_heavy_upload_does_not_block_another_session():
         page.locator('input[type="file"]').set_input_files(
             {"name": "big.json", "mimeType": "application/json", "buffer": heavy}
         )
-        page.locator('[data-testid="stFileChip"]').first.wait_for()
-        settle(page)
+        wait_uploaded(page)
         page.get_by_role("button", name="Predict").click()
         # Meanwhile, in the second session:
         predict_and_time(other, url, anchor, text)
@@ -166,7 +164,7 @@ def test_hostile_doe_results_render_no_link_or_remote_image():
         page.locator('input[type="file"]').set_input_files(
             {"name": "results.csv", "mimeType": "text/csv", "buffer": _hostile_results()}
         )
-        page.locator('[data-testid="stFileChip"]').first.wait_for()
+        wait_uploaded(page)
         page.get_by_text("ordered alphabetically").first.wait_for()
         page.locator(".js-plotly-plot").first.wait_for()
         settle(page)
@@ -250,8 +248,7 @@ def test_a_closed_session_releases_its_upload_and_results():
         page.locator('input[type="file"]').set_input_files(
             {"name": "profiles.csv", "mimeType": "text/csv", "buffer": data}
         )
-        page.locator('[data-testid="stFileChip"]').first.wait_for()
-        settle(page)
+        wait_uploaded(page)
         page.get_by_role("button", name="Predict").click()
         page.get_by_text("from a profile on g3s.xlarge").first.wait_for()
         settle(page)
