@@ -9,7 +9,7 @@ once; each uploads its own valid ``--size-mb`` MB profile CSV (many profile rows
 ``examples/profiles_g3s.csv`` with jitter; under the app's 50 MB upload cap), waits for the
 upload, clicks Predict, waits for the result and closes. Prints the server's resident memory
 (``/proc/PID/status``) at start, its peak and its value ``--settle-s`` seconds after each round,
-and ``--idle-s`` seconds after the last one. Writes nothing.
+and ``--idle-s`` seconds after the last one. Writes nothing but its generated profiles, in a temporary folder it removes.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -93,11 +94,9 @@ async def _settle(page, timeout_ms: float) -> None:
     )
 
 
-async def one_session(
-    browser, url: str, data: bytes | None, timeout_ms: float
-) -> tuple[str, float]:
-    """Upload ``data`` (None: keep the built-in example), click Predict, wait for the result;
-    ``(outcome, seconds)``."""
+async def one_session(browser, url: str, data: Path | None, timeout_ms: float) -> tuple[str, float]:
+    """Upload the file ``data`` (None: keep the built-in example), click Predict, wait for the
+    result; ``(outcome, seconds)``."""
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = await context.new_page()
@@ -105,9 +104,9 @@ async def one_session(
         await page.goto(f"{url}/?anchor={ANCHOR}", wait_until="domcontentloaded")
         if data is not None:
             await page.get_by_text("Upload a file", exact=True).click()
-            await page.locator('input[type="file"]').set_input_files(
-                {"name": "profiles.csv", "mimeType": "text/csv", "buffer": data}
-            )
+            # A path, not a buffer: Chromium reads the file itself (43 MB through the
+            # Playwright driver per session cost minutes of CPU on a loaded machine).
+            await page.locator('input[type="file"]').set_input_files(data)
             # The chip shows a spinner until the server has the file.
             await page.locator('[data-testid="stFileChip"]').first.wait_for()
             spinner = page.locator('[data-testid="stFileChipIconSpinner"]').first
@@ -136,35 +135,40 @@ async def rounds(url: str, pid: int, args) -> tuple[float, float]:
     size = int(args.size_mb * 1e6)
     sampler = PeakSampler(pid)
     print(f"server RSS at start: {rss_mb(pid):.0f} MB", flush=True)
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, timeout=TIMEOUT_MS
-        )
-        # One session on the built-in example loads the models: the warm server's footprint.
-        outcome, _ = await one_session(browser, url, None, args.timeout_s * 1000)
-        await asyncio.sleep(args.settle_s)
-        warm = rss_mb(pid)
-        print(f"server RSS after one built-in example ({outcome}): {warm:.0f} MB", flush=True)
-        sampler.take()
-        for r in range(1, args.rounds + 1):
-            files = [profile_file(header, chunk, size, r * 100 + s) for s in range(args.sessions)]
-            t0 = time.perf_counter()
-            done = await asyncio.gather(
-                *(one_session(browser, url, f, args.timeout_s * 1000) for f in files)
+    with tempfile.TemporaryDirectory(prefix="profet-app-memory-") as scratch:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, timeout=TIMEOUT_MS
             )
-            wall = time.perf_counter() - t0
-            del files
+            # One session on the built-in example loads the models: the warm server's footprint.
+            outcome, _ = await one_session(browser, url, None, args.timeout_s * 1000)
             await asyncio.sleep(args.settle_s)
-            outcomes = {o for o, _ in done}
-            times = ", ".join(f"{t:.1f}" for _, t in done)
-            print(
-                f"round {r}: {args.sessions} sessions x {size / 1e6:.0f} MB in "
-                f"{wall:.0f} s ({'; '.join(sorted(outcomes))}; Predict -> result {times} s); "
-                f"RSS peak {sampler.take():.0f} MB, {args.settle_s:g} s after closing "
-                f"{rss_mb(pid):.0f} MB",
-                flush=True,
-            )
-        await browser.close()
+            warm = rss_mb(pid)
+            print(f"server RSS after one built-in example ({outcome}): {warm:.0f} MB", flush=True)
+            sampler.take()
+            for r in range(1, args.rounds + 1):
+                files = []
+                for s in range(args.sessions):
+                    files.append(Path(scratch) / f"profiles_{r}_{s}.csv")
+                    files[-1].write_bytes(profile_file(header, chunk, size, r * 100 + s))
+                t0 = time.perf_counter()
+                done = await asyncio.gather(
+                    *(one_session(browser, url, f, args.timeout_s * 1000) for f in files)
+                )
+                wall = time.perf_counter() - t0
+                for f in files:
+                    f.unlink()
+                await asyncio.sleep(args.settle_s)
+                outcomes = {o for o, _ in done}
+                times = ", ".join(f"{t:.1f}" for _, t in done)
+                print(
+                    f"round {r}: {args.sessions} sessions x {size / 1e6:g} MB in "
+                    f"{wall:.0f} s ({'; '.join(sorted(outcomes))}; Predict -> result {times} s); "
+                    f"RSS peak {sampler.take():.0f} MB, {args.settle_s:g} s after closing "
+                    f"{rss_mb(pid):.0f} MB",
+                    flush=True,
+                )
+            await browser.close()
     await asyncio.sleep(args.idle_s)
     sampler.stop()
     return warm, rss_mb(pid)
