@@ -351,10 +351,13 @@ if result:
     d1, d2, _ = st.columns([1, 1, 4])
     stem = f"profet_{result.anchor}_{prediction.method}"
     whole = replace(prediction, table=table)  # one document: `profet predict --format csv/json`
-    d1.download_button("Download CSV", whole.to_csv(), f"{stem}.csv", "text/csv")
-    document = whole.to_json()
+    # Made on click (deferred), not on every rerun: a many-row profile's tables run to 100s of MB.
+    d1.download_button("Download CSV", whole.to_csv, f"{stem}.csv", "text/csv")
     d2.download_button(
-        "Download JSON", json.dumps(document, indent=1), f"{stem}.json", "application/json"
+        "Download JSON",
+        lambda: json.dumps(whole.to_json(), indent=1),
+        f"{stem}.json",
+        "application/json",
     )
     st.caption(
         "Open the **Scaler prediction** page to scale these latencies to other batch or "

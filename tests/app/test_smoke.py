@@ -72,3 +72,25 @@ def test_app_does_not_import_tensorflow(predictor):
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == "NO-TF"
+
+
+def _cache_decorators(path: Path):
+    """``(function, keyword names)`` of every ``st.cache_data``/``st.cache_resource`` decorator."""
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for dec in getattr(node, "decorator_list", []):
+            call = dec if isinstance(dec, ast.Call) else None
+            func = call.func if call else dec
+            if isinstance(func, ast.Attribute) and func.attr in ("cache_data", "cache_resource"):
+                yield node.name, {k.arg for k in call.keywords} if call else set()
+
+
+def test_every_app_cache_is_bounded():
+    """Issue 27: a cache shared by every session holds at most a bounded number of entries (or
+    forgets them after a time), so sessions cannot grow the server's memory through it."""
+    files = [ROOT / "app.py", ROOT / "ui.py", *(ROOT / p for p in PAGE_FILES)]
+    found = [(f.name, name, kw) for f in files for name, kw in _cache_decorators(f)]
+    assert found, "no cache found: the check looks in the wrong place"
+    unbounded = [(f, name) for f, name, kw in found if not kw & {"max_entries", "ttl"}]
+    assert not unbounded, unbounded

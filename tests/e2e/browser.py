@@ -29,20 +29,46 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: Milliseconds any one browser step (navigation, click, wait for an element) may take. Generous
+#: for a loaded machine (at a load average of 6 on 2 cores one script run can take tens of
+#: seconds); a wait ends as soon as what it waits for shows, so an idle machine never waits it.
+TIMEOUT_MS = 240_000
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
+def wait_healthy(url: str, proc: subprocess.Popen, log, timeout: float) -> None:
+    """Poll ``/_stcore/health`` until it answers 200; raise with the server's log when the
+    process exits or ``timeout`` seconds pass (health, not the first page, says it is up)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            log.seek(0)
+            raise RuntimeError(f"streamlit did not become healthy:\n{log.read().decode()[-3000:]}")
+        time.sleep(0.5)
+
+
 @contextlib.contextmanager
-def serve_app(timeout: float = 90.0):
-    """Run ``streamlit run app.py`` on a free localhost port; yield its URL; stop it after.
+def serve_app_process(timeout: float = 180.0, root: Path = ROOT):
+    """Run ``streamlit run app.py`` from ``root`` on a free localhost port; yield its URL and
+    process; stop it after.
 
     Parameters
     ----------
     timeout : float
-        Seconds to wait for ``/_stcore/health``.
+        Seconds to wait for ``/_stcore/health`` (generous: a loaded machine starts slowly).
+    root : pathlib.Path
+        The checkout whose ``app.py`` is served.
     """
     port = _free_port()
     log = tempfile.TemporaryFile()
@@ -62,27 +88,14 @@ def serve_app(timeout: float = 90.0):
             "--browser.gatherUsageStats",
             "false",
         ],
-        cwd=ROOT,
+        cwd=root,
         stdout=log,
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                raise RuntimeError(
-                    f"streamlit did not become healthy:\n{log.read().decode()[-3000:]}"
-                )
-            time.sleep(0.5)
-        yield url
+        wait_healthy(url, proc, log, timeout)
+        yield url, proc
     finally:
         proc.terminate()
         try:
@@ -91,6 +104,19 @@ def serve_app(timeout: float = 90.0):
             proc.kill()
             proc.wait()
         log.close()
+
+
+@contextlib.contextmanager
+def serve_app(timeout: float = 180.0):
+    """Run ``streamlit run app.py`` on a free localhost port; yield its URL; stop it after.
+
+    Parameters
+    ----------
+    timeout : float
+        Seconds to wait for ``/_stcore/health``.
+    """
+    with serve_app_process(timeout) as (url, _):
+        yield url
 
 
 @contextlib.contextmanager
@@ -109,10 +135,31 @@ def chromium_page(width: int = 1400, height: int = 1000):
                 args=CHROMIUM_ARGS,
                 viewport={"width": width, "height": height},
                 device_scale_factor=1,
+                timeout=TIMEOUT_MS,  # starting Chromium alone can take a minute under load
             )
+            # Every page of the context (tests open a second one) waits this long by default.
+            context.set_default_timeout(TIMEOUT_MS)
+            context.set_default_navigation_timeout(TIMEOUT_MS)
             try:
                 yield context.pages[0] if context.pages else context.new_page()
             finally:
                 context.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def settle(page, timeout_ms: float = TIMEOUT_MS) -> None:
+    """Wait until Streamlit has finished running the page's script: its status widget
+    ("Running...") shows while a run is under way and is removed after it."""
+    page.wait_for_timeout(500)  # a run a click just requested may not show its status yet
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout_ms)
+
+
+def wait_uploaded(page, timeout_ms: float = TIMEOUT_MS) -> None:
+    """Wait until the file chosen in the page's file uploader is on the server: its chip shows
+    at once, with a spinner until the upload is done (Predict clicked before that finds no file),
+    then the run the new file starts has finished."""
+    page.locator('[data-testid="stFileChip"]').first.wait_for(timeout=timeout_ms)
+    spinner = page.locator('[data-testid="stFileChipIconSpinner"]')
+    spinner.first.wait_for(state="detached", timeout=timeout_ms)
+    settle(page, timeout_ms)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.request
 from pathlib import Path
 from urllib.parse import quote, urlparse
 
 import pytest
 
-from tests.e2e.browser import CHROMIUM, chromium_page, serve_app
+from tests.e2e.browser import CHROMIUM, ROOT, chromium_page, serve_app, settle, wait_uploaded
 
 pytestmark = pytest.mark.browser
 
@@ -29,11 +30,11 @@ def predict_and_time(page, url: str, anchor: str, text: str) -> float:
     area = page.get_by_label("Profile JSON (op name -> total microseconds)")
     area.fill(text)
     area.press("Control+Enter")
-    page.wait_for_load_state("networkidle")
+    settle(page)
     t0 = time.perf_counter()
     page.get_by_role("button", name="Predict").click()
-    page.get_by_text(f"from a profile on {anchor}").wait_for(timeout=60_000)
-    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=30_000)
+    page.get_by_text(f"from a profile on {anchor}").wait_for()
+    page.locator('[data-testid="stDataFrame"]').first.wait_for()
     return time.perf_counter() - t0
 
 
@@ -48,10 +49,10 @@ def test_paste_example_and_predict():
         predict_and_time(page, url, anchor, text)
         assert "Predicted on" in page.get_by_text(f"from a profile on {anchor}").inner_text()
         grid = page.locator('[data-testid="stDataFrame"]').first
-        grid.wait_for(timeout=30_000)
+        grid.wait_for()
         # The grid draws on a canvas; its cells' text is in an accessibility table (hidden).
         cells = grid.locator('[role="gridcell"]')
-        cells.first.wait_for(state="attached", timeout=30_000)
+        cells.first.wait_for(state="attached")
         shown = " ".join(cells.all_text_contents())
         for target in predictor.targets(anchor):
             assert target in shown, f"{target} is not in the result table: {shown[:500]}"
@@ -72,23 +73,24 @@ def _outside(requests: list) -> list:
 def _probe(page, url: str, payload: str) -> None:
     """Send ``payload`` through the query string, an op name and an uploaded file's name."""
     page.goto(f"{url}/?anchor={quote(payload)}", wait_until="networkidle")
-    page.get_by_text("unknown anchor instance").first.wait_for(timeout=30_000)
+    page.get_by_text("unknown anchor instance").first.wait_for()
     page.get_by_text("Paste JSON", exact=True).click()
     area = page.get_by_label("Profile JSON (op name -> total microseconds)")
     area.fill(json.dumps({payload: 5.0}))
     area.press("Control+Enter")
+    settle(page)
     page.get_by_role("button", name="Predict").click()
-    page.get_by_text("is not of the form").first.wait_for(timeout=30_000)
+    page.get_by_text("is not of the form").first.wait_for()
+    settle(page)
     page.get_by_text("Upload a file", exact=True).click()
     page.locator('input[type="file"]').set_input_files(
         {"name": f"{payload}.bin", "mimeType": "application/octet-stream", "buffer": b"x"}
     )
     # Wait until the server has the file, or Predict would report that none was uploaded.
-    page.locator('[data-testid="stFileChip"]').first.wait_for(timeout=30_000)
-    page.wait_for_load_state("networkidle")
+    wait_uploaded(page)
     page.get_by_role("button", name="Predict").click()
-    page.get_by_text("has type").first.wait_for(timeout=30_000)
-    page.wait_for_load_state("networkidle")
+    page.get_by_text("has type").first.wait_for()
+    settle(page)
 
 
 def test_user_strings_never_become_links_or_requests():
@@ -124,17 +126,16 @@ def test_heavy_upload_does_not_block_another_session():
         page.locator('input[type="file"]').set_input_files(
             {"name": "big.json", "mimeType": "application/json", "buffer": heavy}
         )
-        page.locator('[data-testid="stFileChip"]').first.wait_for(timeout=120_000)
-        page.wait_for_load_state("networkidle")
+        wait_uploaded(page)
         page.get_by_role("button", name="Predict").click()
         # Meanwhile, in the second session:
         predict_and_time(other, url, anchor, text)
         cells = other.locator('[data-testid="stDataFrame"]').first.locator('[role="gridcell"]')
-        cells.first.wait_for(state="attached", timeout=60_000)
+        cells.first.wait_for(state="attached")
         shown = " ".join(cells.all_text_contents())
         assert all(t in shown for t in predictor.targets(anchor))
         error = page.locator('[data-testid="stAlertContentError"]').first
-        error.wait_for(timeout=120_000)
+        error.wait_for()
         assert "op name" in error.inner_text() and len(error.inner_text()) < 2000
 
 
@@ -163,10 +164,10 @@ def test_hostile_doe_results_render_no_link_or_remote_image():
         page.locator('input[type="file"]').set_input_files(
             {"name": "results.csv", "mimeType": "text/csv", "buffer": _hostile_results()}
         )
-        page.locator('[data-testid="stFileChip"]').first.wait_for(timeout=30_000)
-        page.get_by_text("ordered alphabetically").first.wait_for(timeout=60_000)
-        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-        page.wait_for_load_state("networkidle")
+        wait_uploaded(page)
+        page.get_by_text("ordered alphabetically").first.wait_for()
+        page.locator(".js-plotly-plot").first.wait_for()
+        settle(page)
         targets = page.eval_on_selector_all(
             "a, img, image",
             "els => els.map(e => e.getAttribute('href') || e.getAttribute('xlink:href')"
@@ -196,7 +197,7 @@ def test_charts_read_right_in_the_browser():
         predict_and_time(page, url, anchor, text)
         page.get_by_text("Which kinds of work get faster").click()
         charts = page.locator(".js-plotly-plot")
-        charts.nth(1).locator(".ytick text").first.wait_for(timeout=30_000)
+        charts.nth(1).locator(".ytick text").first.wait_for()
         latency, breakdown = charts.nth(0), charts.nth(1)
         assert any("spec model (hatched)" in t for t in _chart_texts(latency, ".legendtext"))
         dollars = _chart_texts(latency, ".y2tick text")
@@ -207,8 +208,8 @@ def test_charts_read_right_in_the_browser():
         page.get_by_role("tab", name="Analyze").click()
         page.get_by_text("Synthetic demo of the Design tab", exact=True).click()
         figure = page.locator(".js-plotly-plot:visible").filter(has_text="Two-factor interactions")
-        figure.locator(".legendtext").first.wait_for(timeout=60_000)
-        page.wait_for_load_state("networkidle")
+        figure.locator(".legendtext").first.wait_for()
+        settle(page)
         time.sleep(2)  # the page settles; then figure and legend are measured at one moment
         outside = figure.first.evaluate(
             """el => {
@@ -301,3 +302,45 @@ def test_result_table_fits_at_1440_px():
         headers = " ".join(grid.locator('[role="columnheader"]').all_text_contents())
         for label in ("Run (USD)", "80% (USD)", "Note"):
             assert label in headers, headers
+
+
+def _memory_bytes(url: str) -> dict[str, int]:
+    """The server's ``cache_memory_bytes`` per cache type (``/_stcore/metrics``): uploaded files,
+    session state, download data and caches."""
+    with urllib.request.urlopen(f"{url}/_stcore/metrics", timeout=30) as r:
+        text = r.read().decode()
+    out: dict[str, int] = {}
+    for m in re.finditer(r'^cache_memory_bytes\{cache_type="([^"]*)"[^}]*\} (\S+)$', text, re.M):
+        out[m[1]] = out.get(m[1], 0) + int(float(m[2]))
+    return out
+
+
+def test_a_closed_session_releases_its_upload_and_results():
+    """Issue 27: a closed browser's session was kept for a reconnect and, once expired, dropped
+    without a shutdown, so its uploaded profile and download data stayed in the server's memory
+    for good (five sessions with 43 MB profiles grew it by gigabytes)."""
+    _need_browser()
+    rows = (ROOT / "examples" / "profiles_g3s.csv").read_bytes().split(b"\n", 1)
+    data = rows[0] + b"\n" + (rows[1].rstrip(b"\n") + b"\n") * 150  # ~450 profile rows, 0.3 MB
+    with serve_app() as url, chromium_page() as page:
+        page.goto(f"{url}/?anchor=g3s.xlarge", wait_until="networkidle")
+        page.get_by_text("Upload a file", exact=True).click()
+        page.locator('input[type="file"]').set_input_files(
+            {"name": "profiles.csv", "mimeType": "text/csv", "buffer": data}
+        )
+        wait_uploaded(page)
+        page.get_by_role("button", name="Predict").click()
+        page.get_by_text("from a profile on g3s.xlarge").first.wait_for()
+        settle(page)
+        held = _memory_bytes(url)
+        assert held.get("UploadedFileManager", 0) >= len(data), held  # the probe sees the file
+        page.goto("about:blank")  # the browser leaves: its websocket closes
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            held = _memory_bytes(url)
+            media = held.get("st_memory_media_file_storage", 0)
+            if not held.get("UploadedFileManager") and media < 10_000:
+                break
+            time.sleep(1)
+        assert not held.get("UploadedFileManager"), held  # the uploaded profile
+        assert held.get("st_memory_media_file_storage", 0) < 10_000, held  # download data
