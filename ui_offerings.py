@@ -235,7 +235,7 @@ def render(result) -> None:
     )
     st.download_button(
         "Download offerings CSV",
-        shown.to_csv(),
+        shown.to_csv,  # made on click
         "profet_offerings.csv",
         "text/csv",
         key="offerings_csv",

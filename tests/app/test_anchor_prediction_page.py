@@ -450,7 +450,7 @@ def test_csv_download_is_the_clis_document(page, predictor, monkeypatch):
     import contextlib
     import io
 
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.delta_generator import DeltaGenerator
 
     from profet_core.cli._main import main
 
@@ -460,18 +460,19 @@ def test_csv_download_is_the_clis_document(page, predictor, monkeypatch):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert main(["predict", "--profile", str(path), *run, "--format", "csv"]) == 0
     saved = {}
-    real = MemoryMediaFileStorage.load_and_get_id
+    real = DeltaGenerator.download_button
 
-    def keep(self, data, mimetype, kind, filename=None):
-        saved[filename] = data
-        return real(self, data, mimetype, kind, filename)
+    def keep(self, label, data, file_name=None, *args, **kwargs):
+        # The page defers its documents (made on click): what a click would deliver.
+        saved[file_name] = data() if callable(data) else data
+        return real(self, label, data, file_name, *args, **kwargs)
 
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", keep)
+    monkeypatch.setattr(DeltaGenerator, "download_button", keep)
     at, _ = _upload_example_file(page)
     at.number_input(key="dataset_images").set_value(50000)
     at.button(key="predict").click().run()
     no_exception(at)
-    csv = next(data for name, data in saved.items() if name and name.endswith(".csv"))
+    csv = next(data for name, data in saved.items() if name and name.startswith("profet_g3s"))
     assert csv.decode("utf-8") == out.getvalue()
     assert "anchor" not in out.getvalue().splitlines()[0].split(",")
 
