@@ -107,12 +107,26 @@ class Predictor(TrainedModels):
             self._check_instance(target, "target")
         return breakdown_table(self, anchor, ops, targets)
 
-    def scale_warnings(self, by: str, points: dict) -> list[str]:
+    def scale_warnings(self, by: str, points: dict, target: str | None = None) -> list[str]:
         """Warnings about measured ``{size: latency_ms}`` points (e.g. a latency that falls as
-        the size grows), as the CLI prints and the Scaler page shows them."""
+        the size grows), as the CLI prints and the Scaler page shows them; first, for a
+        ``target`` never measured at several sizes, what its curve rests on."""
         from ._engine import scale_warnings
 
-        return scale_warnings(by, {float(k): float(v) for k, v in points.items()})
+        note = self.scaler_note(target, by)
+        found = scale_warnings(by, {float(k): float(v) for k, v in points.items()})
+        return [note] * (note is not None) + found
+
+    def scale_interval_note(self, target: str | None, by: str) -> str:
+        """Why :meth:`scale` gives no interval, and how far off it was on CNNs left out of
+        training on ``target`` (every measured instance's range for None or an unmeasured
+        one), as the CLI prints it."""
+        from ._engine import two_point_accuracy
+
+        if target is not None:
+            self._check_instance(target, "target")
+        report = self.validation.get("scalers")
+        return two_point_accuracy(report, target, by, self.instances)
 
     def size_range(self, by: str, target: str | None = None) -> tuple[float, float]:
         """The trained size range along ``by``: (16, 256) images or (32, 256) px by default."""
@@ -124,8 +138,9 @@ class Predictor(TrainedModels):
         Parameters
         ----------
         target : str or None
-            Instance the latencies are for (None: the default scaler, the same on every
-            measured instance).
+            Instance the latencies are for, any of :attr:`all_instances` (None, or one never
+            measured at several sizes: the default scaler, the same on every measured
+            instance; :meth:`scale_warnings` says so).
         by : {"batch", "input"}
             Scale by batch size (images) or by input image side length (px).
         points : dict of float to float
