@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._schema import LATENCY_COLUMN, MAX_LATENCY_S, MIN_LATENCY_S
 from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
 from . import _zoo
 
@@ -349,11 +350,31 @@ def _meta(keras_model, differs, **fields) -> ProfileMeta:
     )
 
 
-def write_profile(profile: pd.DataFrame, meta: ProfileMeta, out: str | Path) -> tuple[Path, Path]:
-    """Write PROFET JSON (a list holding one object op -> us) and ``<stem>.meta.json`` next to it.
+def profile_document(profile: pd.DataFrame, meta: ProfileMeta) -> dict:
+    """The profile JSON ``profet profile`` writes: PROFET's object form.
 
-    A profile taken outside the convention is written in the object form with
-    ``convention_differs`` (what differs), which ``profet predict`` warns about.
+    ``{"ops": {op: us}, "steps": ..., "batch_size": ..., "input_size": ..., "batch_latency_s":
+    ..., "instance": ...}``, so that the file itself names the instance it was taken on (the
+    anchor ``profet predict`` then checks it against) and its measured latency;
+    ``convention_differs`` (what differs from PROFET's convention, warned about by
+    ``profet predict``) where the capture recorded something. ``instance`` is left out when
+    none was given, the latency when it is not a usable number of seconds.
+    """
+    doc = {"ops": profile.iloc[0].to_dict(), "steps": int(meta.steps_traced)}
+    doc.update(batch_size=int(meta.batch_size), input_size=int(meta.input_size))
+    lat = meta.batch_latency_s
+    if isinstance(lat, (int, float)) and MIN_LATENCY_S <= lat <= MAX_LATENCY_S:
+        doc[LATENCY_COLUMN] = float(lat)
+    if meta.instance:
+        doc["instance"] = str(meta.instance)
+    differs = meta.convention.get("differs") if meta.convention else None
+    if differs:  # predict warns about it
+        doc["convention_differs"] = "; ".join(differs)
+    return doc
+
+
+def write_profile(profile: pd.DataFrame, meta: ProfileMeta, out: str | Path) -> tuple[Path, Path]:
+    """Write the profile JSON (:func:`profile_document`) and ``<stem>.meta.json`` next to it.
 
     Raises
     ------
@@ -362,10 +383,7 @@ def write_profile(profile: pd.DataFrame, meta: ProfileMeta, out: str | Path) -> 
     """
     out = Path(out)
     meta_path = out.with_name(out.stem + ".meta.json")
-    doc = [profile.iloc[0].to_dict()]
-    differs = meta.convention.get("differs") if meta.convention else None
-    if differs:  # predict warns about it: the object form carries it
-        doc = {"ops": doc[0], "steps": meta.steps_traced, "convention_differs": "; ".join(differs)}
+    doc = profile_document(profile, meta)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         for path, obj in ((out, doc), (meta_path, meta.to_dict())):
