@@ -175,10 +175,13 @@ def _multi_gpu_notes(cat: pd.DataFrame, targets) -> tuple:
     )
 
 
-def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None) -> tuple:
+def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None, arrays=None) -> tuple:
     """Refuse a profile that makes no sense (no device time, a latency in the wrong unit);
     return the warnings' texts: 2 steps assumed, then the sense checks', then the step count the
-    per-step overhead ops suggest (``model["steps_reference"]``, learned in training)."""
+    per-step overhead ops suggest (``model["steps_reference"]``, learned in training), then the
+    instance the op mix of a profile naming none looks taken on, where not the anchor
+    (``model["anchor_signal"]`` and ``arrays``' ``anchor|*``; artifacts without: no check)."""
+    from ..features._anchor import anchor_findings
     from ..inputs._overhead import steps_assumed_note, steps_findings
     from ..inputs._sanity import profile_checks
 
@@ -202,6 +205,9 @@ def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None) -> tuple:
     note = steps_assumed_note(profiles)
     findings = [note] * (note is not None) + findings
     findings += steps_findings(profiles, anchor, model.get("steps_reference"))
+    if arrays is not None:
+        state = {k[len("anchor|") :]: arrays[k] for k in arrays if k.startswith("anchor|")}
+        findings += anchor_findings(profiles, anchor, model.get("anchor_signal"), state)
     return tuple(f.message for f in findings)
 
 

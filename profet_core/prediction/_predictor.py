@@ -66,7 +66,8 @@ class Predictor(TrainedModels):
             self._check_instance(t, "target")
         prepared = prepare_profiles(profiles, anchor_latency_s, anchor)
         ops, lat = prepared.ops, prepared.latency_s
-        checks = sense_checks(self.bundle.model, profiles, anchor_latency_s, anchor)
+        model, arrays = self.bundle.model, self.bundle.arrays
+        checks = sense_checks(model, profiles, anchor_latency_s, anchor, arrays)
         notes = (*self.catalog_notes, *checks)
         targets = [t for t in targets if t != anchor]
         sizes = workload_sizes(profiles, batch_size, input_size)
