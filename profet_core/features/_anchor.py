@@ -63,8 +63,8 @@ SHARE_FLOOR = 1e-4
 #: L2 penalty of the logistic regression (on standardised features).
 PENALTY = 1.0
 #: Warn when the anchor's probability is below ANCHOR_BELOW and another's at least OTHER_FROM.
-ANCHOR_BELOW = 0.001
-OTHER_FROM = 0.99
+ANCHOR_BELOW = 1e-5
+OTHER_FROM = 0.9999
 #: Architectures never fitted on (the published measurements' independent check).
 RESERVED_ARCHITECTURES = ("VGG16", "InceptionV3")
 
@@ -211,8 +211,8 @@ def anchor_findings(profiles: pd.DataFrame, anchor, meta: dict | None, arrays) -
         i, other = rows[0], names[j]
         message = (
             f"the profile{_where(rows, len(profiles))} names no instance and its op mix looks "
-            f"taken on {other} (probability {p_best[i]:.0%}), not on the anchor {anchor} "
-            f"({p_anchor[i]:.1%}): if it was taken on {other}, give that as the anchor "
+            f"taken on {other} (probability {p_best[i]:.4f}), not on the anchor {anchor} "
+            f"({p_anchor[i]:.1e}): if it was taken on {other}, give that as the anchor "
             f"(--anchor {other} on the command line, the anchor instance in the app), or the "
             f"predictions are made from another GPU's op times and may be far off"
         )
