@@ -214,7 +214,8 @@ def anchor_findings(profiles: pd.DataFrame, anchor, meta: dict | None, arrays) -
             f"taken on {other} (probability {p_best[i]:.4f}), not on the anchor {anchor} "
             f"({p_anchor[i]:.1e}): if it was taken on {other}, give that as the anchor "
             f"(--anchor {other} on the command line, the anchor instance in the app), or the "
-            f"predictions are made from another GPU's op times and may be far off"
+            f"predictions are made from another GPU's op times and may be far off (a hint: on "
+            f"CNNs unlike the training ones this check also flags genuine profiles)"
         )
         out.append(Finding("warning", "anchor_mismatch", message, rows))
     return out
