@@ -354,41 +354,6 @@ def pair_interval(table: dict, anchor, target, method, lat, members: dict, novel
     return (lo, hi), rel
 
 
-def two_point_accuracy(scalers, target, by: str, instances) -> str:
-    """Why a two-point answer has no interval, and how far off it was on left-out CNNs.
-
-    Parameters
-    ----------
-    scalers : pandas.DataFrame or None
-        The validation report's ``scalers`` table (``instance, by, variant, mape_pct``).
-    target : str or None
-        The instance asked about; one without its own row (or None) gets the measured range.
-    by : {"batch", "input"}
-    instances : list of str
-        The measured instances.
-
-    Returns
-    -------
-    str
-        ``"no interval: ..."``, with the left-out error (%) where the report has it.
-    """
-    head = "no interval: the two-point scaler is not calibrated"
-    if scalers is None or scalers.empty:
-        return head
-    sel = scalers[(scalers["by"] == by) & (scalers["variant"] == "default")]
-    own = sel[sel["instance"] == target]["mape_pct"]
-    between = "sizes between the two ends"
-    if len(own):
-        return f"{head}; on CNNs left out of training it missed {between} by {own.iloc[0]:.1f}%"
-    mape = sel[sel["instance"].isin(instances)]["mape_pct"]
-    if not len(mape):
-        return head
-    return (
-        f"{head}; on CNNs left out of training it missed {between} by "
-        f"{mape.min():.1f}-{mape.max():.1f}% on the measured instances"
-    )
-
-
 def scale_warnings(by: str, points: dict) -> list[str]:
     """What looks wrong in measured ``{size: latency_ms}`` points (a latency that falls as the
     batch or the image grows: more work per step never takes less time)."""

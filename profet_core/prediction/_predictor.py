@@ -122,8 +122,6 @@ class Predictor(TrainedModels):
         """Why :meth:`scale` gives no interval, and how far off it was on CNNs left out of
         training on ``target`` (every measured instance's range for None or an unmeasured
         one), as the CLI prints it."""
-        from ._engine import two_point_accuracy
-
         if target is not None:
             self._check_instance(target, "target")
         report = self.validation.get("scalers")
@@ -194,6 +192,41 @@ class Predictor(TrainedModels):
         from ..onepoint._scale import scale_one_point
 
         return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
+
+
+def two_point_accuracy(scalers, target, by: str, instances) -> str:
+    """Why a two-point answer has no interval, and how far off it was on left-out CNNs.
+
+    Parameters
+    ----------
+    scalers : pandas.DataFrame or None
+        The validation report's ``scalers`` table (``instance, by, variant, mape_pct``).
+    target : str or None
+        The instance asked about; one without its own row (or None) gets the measured range.
+    by : {"batch", "input"}
+    instances : list of str
+        The measured instances.
+
+    Returns
+    -------
+    str
+        ``"no interval: ..."``, with the left-out error (%) where the report has it.
+    """
+    head = "no interval: the two-point scaler is not calibrated"
+    if scalers is None or scalers.empty:
+        return head
+    sel = scalers[(scalers["by"] == by) & (scalers["variant"] == "default")]
+    own = sel[sel["instance"] == target]["mape_pct"]
+    between = "sizes between the two ends"
+    if len(own):
+        return f"{head}; on CNNs left out of training it missed {between} by {own.iloc[0]:.1f}%"
+    mape = sel[sel["instance"].isin(instances)]["mape_pct"]
+    if not len(mape):
+        return head
+    return (
+        f"{head}; on CNNs left out of training it missed {between} by "
+        f"{mape.min():.1f}-{mape.max():.1f}% on the measured instances"
+    )
 
 
 def load_artifacts(path=None, catalog=None) -> Predictor:
