@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from profet_core.cli._main import main as profet
@@ -41,12 +42,15 @@ def main() -> int:
     ap.add_argument("--data", default="../shared/data/profet")
     ap.add_argument(
         "--out",
-        default="docs/accuracy",
-        help="folder for the CSVs (report copied to docs/accuracy.md)",
+        help="folder for the CSVs, the report copied beside it as accuracy.md (docs/accuracy, "
+        "tracked: only to regenerate the docs); default: a new scratch folder",
     )
     ap.add_argument("--dnn-epochs", type=int, help="cap the reference DNN's epochs")
     ap.add_argument("--onepoint-only", action="store_true", help="see the module docstring")
     args, rest = ap.parse_known_args()
+    if args.out is None:  # a README command never rewrites tracked docs
+        args.out = str(Path(tempfile.mkdtemp(prefix="profet-accuracy-")) / "accuracy")
+        print(f"writing to {args.out} (give --out docs/accuracy to regenerate the docs)")
     if args.onepoint_only:
         _onepoint_only(Path(args.data), Path(args.out))
         shutil.copy(Path(args.out) / "report.md", Path(args.out).parent / "accuracy.md")

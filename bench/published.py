@@ -9,10 +9,10 @@ cross-fitted coverage: ``published`` from one (document, CNN, GPU) group left ou
 GPU keeps its other pairs), ``specs only`` from one whole generation left out (nothing published
 of it: only the shared ``mu``); each row's interval is set on other folds' and other GPUs' rows. Every VGG16 and Inception-v3 row is never fitted and is reported apart. Also the
 specs-only check: each tensor-core generation left out entirely (only the shared ``mu``), its
-A100/H100 predictions against every published CNN. Replaces the published section of
-docs/crossgpu.md and prints it (about 30 s).
+A100/H100 predictions against every published CNN. Prints it (with --out FILE, replaces the
+published section of FILE, e.g. docs/crossgpu.md; about 30 s).
 
-    .venv/bin/python bench/published.py [--data ../shared/data/profet] [--out docs/crossgpu.md]
+    .venv/bin/python bench/published.py [--data ../shared/data/profet] [--out FILE]
 """
 
 from __future__ import annotations
@@ -153,11 +153,16 @@ def report(data: str) -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="../shared/data/profet")
-    ap.add_argument("--out", default="docs/crossgpu.md")
+    ap.add_argument(
+        "--out",
+        help="write the section into this Markdown file (e.g. docs/crossgpu.md, a tracked doc: "
+        "only to regenerate it); default: print only",
+    )
     args = ap.parse_args(argv)
     text = report(args.data)
     print(text)
-    write_section(args.out, "published", text)
+    if args.out:
+        write_section(args.out, "published", text)
 
 
 if __name__ == "__main__":

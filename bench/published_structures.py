@@ -16,7 +16,7 @@ Structures, priors fixed a priori (log units; ``mu`` ~ N(0, 1) shared by every t
 A left-out GPU keeps only what its structure shares (``mu``, its generation's ``u``, ``beta``).
 About 10 s.
 
-    .venv/bin/python bench/published_structures.py [--data ../shared/data/profet] [--out docs/crossgpu.md]
+    .venv/bin/python bench/published_structures.py [--data ../shared/data/profet] [--out FILE]
 """
 
 from __future__ import annotations
@@ -151,7 +151,11 @@ def decide(table: pd.DataFrame) -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="../shared/data/profet")
-    ap.add_argument("--out", default="docs/crossgpu.md")
+    ap.add_argument(
+        "--out",
+        help="write the section into this Markdown file (e.g. docs/crossgpu.md, a tracked doc: "
+        "only to regenerate it); default: print only",
+    )
     args = ap.parse_args(argv)
     table = compare(args.data)
     shown = table.round(1).T.reset_index(names="leave-one-GPU-out")
@@ -177,7 +181,8 @@ def main(argv=None) -> None:
         ]
     )
     print(text)
-    write_section(args.out, "structures", text)
+    if args.out:
+        write_section(args.out, "structures", text)
 
 
 if __name__ == "__main__":

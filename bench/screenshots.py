@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/screenshots.py [--out docs/screenshots]
+    python bench/screenshots.py [--out docs/screenshots]  (default: a scratch folder)
 
 Serves ``app.py`` on a free localhost port, drives ``/usr/bin/chromium`` with Playwright (with a
 fresh profile directory), predicts the first anchor's built-in example, and saves one PNG per
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -72,8 +73,16 @@ def take(out: Path) -> list[Path]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder for the PNGs (docs/screenshots, tracked: only to regenerate the README's "
+        "screenshots); default: a new scratch folder",
+    )
     args = parser.parse_args(argv)
+    if args.out is None:  # a README command never rewrites tracked files
+        args.out = Path(tempfile.mkdtemp(prefix="profet-screenshots-"))
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing: apt-get install -y chromium", file=sys.stderr)
         return 1

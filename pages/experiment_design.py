@@ -240,10 +240,16 @@ def analyze_tab(design: Design | None) -> None:
         format="%.3f",
         key="doe_alpha",
     )
+    # The synthetic demo's levels are the ones the Design tab set (low, high), not a guess.
+    preset = {}
+    if source == SOURCES[1] and design is not None:
+        preset = {f.name: (f.low, f.high) for f in design.factors if f.name in factors}
+        shown = "; ".join(f"{n}: low {lo}, high {hi}" for n, (lo, hi) in preset.items())
+        st.caption(ui.safe(f"Levels as the Design tab set them: {shown}."))
     try:
-        result = analyze(df, response, factors, alpha=alpha)
-        levels = _level_choices(result, source)
-        if levels:
+        result = analyze(df, response, factors, alpha=alpha, levels=preset or None)
+        levels = {**preset, **_level_choices(result, source)}
+        if levels != preset:
             result = analyze(df, response, factors, alpha=alpha, levels=levels)
         kept = st.multiselect(
             "Model terms (drop small ones to pool them into the error)",
@@ -252,7 +258,7 @@ def analyze_tab(design: Design | None) -> None:
             key=f"doe_terms_{source}_{response}_{'|'.join(factors)}",
         )
         if list(kept) != list(result.terms):
-            result = analyze(df, response, factors, alpha=alpha, terms=kept, levels=levels)
+            result = analyze(df, response, factors, alpha=alpha, terms=kept, levels=levels or None)
     except ProfetError as exc:
         ui.show_error(exc)
         return

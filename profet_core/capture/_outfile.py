@@ -1,10 +1,12 @@
-"""The write rule of ``profet profile --out``: the profile and its metadata sidecar."""
+"""What ``profet profile --out`` writes (the profile document) and its write rule: the profile
+and its metadata sidecar."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from .._schema import LATENCY_COLUMN, MAX_LATENCY_S, MIN_LATENCY_S
 from ..errors import ProfetValueError
 from ..inputs._outputs import file_not_ours, read_record, refuse_overlap
 
@@ -41,3 +43,27 @@ def check_profile_out(out, model=None) -> None:
                 f"{str(path)!r} exists and {reason}; give --out a new file name, or move that "
                 "file away (nothing was changed)"
             )
+
+
+def profile_document(profile, meta) -> dict:
+    """The profile JSON ``profet profile`` writes: PROFET's object form, from the one-row op
+    table ``profile`` (us) and its ``ProfileMeta``.
+
+    ``{"ops": {op: us}, "steps": ..., "batch_size": ..., "input_size": ..., "batch_latency_s":
+    ..., "instance": ...}``, so that the file itself names the instance it was taken on (the
+    anchor ``profet predict`` then checks it against) and its measured latency;
+    ``convention_differs`` (what differs from PROFET's convention, warned about by
+    ``profet predict``) where the capture recorded something. ``instance`` is left out when
+    none was given, the latency when it is not a usable number of seconds.
+    """
+    doc = {"ops": profile.iloc[0].to_dict(), "steps": int(meta.steps_traced)}
+    doc.update(batch_size=int(meta.batch_size), input_size=int(meta.input_size))
+    lat = meta.batch_latency_s
+    if isinstance(lat, (int, float)) and MIN_LATENCY_S <= lat <= MAX_LATENCY_S:
+        doc[LATENCY_COLUMN] = float(lat)
+    if meta.instance:
+        doc["instance"] = str(meta.instance)
+    differs = meta.convention.get("differs") if meta.convention else None
+    if differs:  # predict warns about it
+        doc["convention_differs"] = "; ".join(differs)
+    return doc

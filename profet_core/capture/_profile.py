@@ -25,7 +25,7 @@ from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
 from ..inputs._outputs import write_atomic
 from . import _zoo
 from ._check import check_capture_args
-from ._outfile import check_profile_out, meta_path_of
+from ._outfile import check_profile_out, meta_path_of, profile_document
 
 STEPS_TRACED = 2
 WARMUP_STEPS = 5
@@ -377,10 +377,7 @@ def write_profile(
     out = Path(out)
     check_profile_out(out, model)
     meta_path = meta_path_of(out)
-    doc = [profile.iloc[0].to_dict()]
-    differs = meta.convention.get("differs") if meta.convention else None
-    if differs:  # predict warns about it: the object form carries it
-        doc = {"ops": doc[0], "steps": meta.steps_traced, "convention_differs": "; ".join(differs)}
+    doc = profile_document(profile, meta)
     data = (json.dumps(doc, indent=1) + "\n").encode()
     record = {**meta.to_dict(), "profet_files": {out.name: hashlib.sha256(data).hexdigest()}}
     try:

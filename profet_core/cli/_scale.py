@@ -170,8 +170,12 @@ def _scale_two_points(args) -> int:
             )
     points = {a: args.latency_min_ms, b: args.latency_max_ms, **dict(args.point or [])}
     value = predictor.scale(args.target, args.by, points, args.size)
-    for warning in predictor.scale_warnings(args.by, points):
+    for warning in predictor.scale_warnings(args.by, points, args.target):
         warn(warning)
     unit = "images" if args.by == "batch" else "px"
-    print(f"{float(value):.3f} ms per training step at {args.by} size {args.size:g} {unit}")
+    on = args.target or "any instance (the curve is the same on every one)"
+    print(
+        f"{float(value):.3f} ms per training step at {args.by} size {args.size:g} {unit} on "
+        f"{on} ({predictor.scale_interval_note(args.target, args.by)})"
+    )
     return 0

@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._messages import quote, show_number
-from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MAX_LATENCY_S, MIN_LATENCY_S, MS_PER_HOUR
+from .._messages import show_number
+from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MS_PER_HOUR
 from ..errors import ArtifactError, ProfetValueError
 from ..features._profile_features import ProfileFeatures, family_times
-from ..inputs._args import float_or_nan, is_number, numbers_arg
-from ..inputs._rules import whole_sizes
+from ..inputs._args import numbers_arg
 from ..models._intervals import interval_scale, member_spread, novelty_bands
 from ._result import NOVELTY_WARN, Prediction
 
@@ -177,10 +176,13 @@ def _multi_gpu_notes(cat: pd.DataFrame, targets) -> tuple:
     )
 
 
-def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None) -> tuple:
+def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None, arrays=None) -> tuple:
     """Refuse a profile that makes no sense (no device time, a latency in the wrong unit);
     return the warnings' texts: 2 steps assumed, then the sense checks', then the step count the
-    per-step overhead ops suggest (``model["steps_reference"]``, learned in training)."""
+    per-step overhead ops suggest (``model["steps_reference"]``, learned in training), then the
+    instance the op mix of a profile naming none looks taken on, where not the anchor
+    (``model["anchor_signal"]`` and ``arrays``' ``anchor|*``; artifacts without: no check)."""
+    from ..features._anchor import anchor_findings
     from ..inputs._overhead import steps_assumed_note, steps_findings
     from ..inputs._sanity import profile_checks
 
@@ -204,6 +206,9 @@ def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None) -> tuple:
     note = steps_assumed_note(profiles)
     findings = [note] * (note is not None) + findings
     findings += steps_findings(profiles, anchor, model.get("steps_reference"))
+    if arrays is not None:
+        state = {k[len("anchor|") :]: arrays[k] for k in arrays if k.startswith("anchor|")}
+        findings += anchor_findings(profiles, anchor, model.get("anchor_signal"), state)
     return tuple(f.message for f in findings)
 
 
@@ -285,56 +290,6 @@ def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
     return rows.assign(band=band, band_mape_pct=mape)
 
 
-def _positive_ms(name: str, v) -> float:
-    ok = is_number(v)
-    if not (
-        ok and np.isfinite(float_or_nan(v)) and MIN_LATENCY_S * 1e3 <= v <= MAX_LATENCY_S * 1e3
-    ):
-        raise ProfetValueError(
-            f"{name} is {show_number(v) if ok else quote(v)}; it must be a number of "
-            f"milliseconds {MIN_LATENCY_S * 1e3:g}..{MAX_LATENCY_S * 1e3:g}"
-        )
-    return float(v)
-
-
-def scale_latency(scaler, by: str, points, size):
-    """Checked inputs -> ``CurveScaler.predict`` / ``predict_points`` (see ``Predictor.scale``).
-
-    ``points`` is ``{size: latency_ms}`` with two or more sizes; the smallest and the largest
-    are the curve's ends, any between them bend it.
-    """
-    lo, hi = scaler.size_range_
-    if not isinstance(points, dict) or len(points) < 2:
-        raise ProfetValueError(
-            f"scaling needs latencies at two or more {by} sizes as {{size: ms}}; got "
-            f"{quote(points)}"
-        )
-    checked = {}
-    for k, v in points.items():
-        ok = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, bool)
-        if not (ok and np.isfinite(float_or_nan(k)) and lo <= k <= hi):
-            shown = show_number(k) if ok else quote(k)
-            raise ProfetValueError(
-                f"measured {by} size {shown} is outside the trained {by} range {lo:g}..{hi:g}"
-            )
-        whole_sizes([k], f"measured {by} size", lo, hi)
-        checked[float(k)] = _positive_ms(f"latency at {by} size {float(k):g}", v)
-    if len(checked) < len(points):
-        raise ProfetValueError(f"{by} sizes {sorted(points)} repeat a size; give each size once")
-    try:
-        size_arr = np.asarray(size, dtype=float)
-    except (TypeError, ValueError):
-        raise ProfetValueError(f"size {str(size)[:40]!r} must be a number") from None
-    if not np.all(np.isfinite(size_arr)) or np.any(size_arr < lo) or np.any(size_arr > hi):
-        shown = show_number(size_arr.ravel()[0]) if size_arr.size == 1 else size_arr.tolist()[:5]
-        raise ProfetValueError(f"size {shown} is outside the trained {by} range {lo:g}..{hi:g}")
-    whole_sizes(size_arr, f"{by} size", lo, hi)
-    sizes = sorted(checked)
-    if len(sizes) == 2:
-        return scaler.predict(checked[sizes[0]], checked[sizes[1]], size_arr, *sizes)
-    return scaler.predict_points(sizes, [checked[k] for k in sizes], size_arr)
-
-
 def pair_interval(table: dict, anchor, target, method, lat, members: dict, novelty=None):
     """Log-space bounds per row and each row's relative novelty (NaN where uncalibrated).
 
@@ -367,22 +322,6 @@ def pair_interval(table: dict, anchor, target, method, lat, members: dict, novel
         scale = interval_scale(s, eps, nov, n_ref)
         lo[rows], hi[rows] = cal["q_lo"] * scale, cal["q_hi"] * scale
     return (lo, hi), rel
-
-
-def scale_warnings(by: str, points: dict) -> list[str]:
-    """What looks wrong in measured ``{size: latency_ms}`` points (a latency that falls as the
-    batch or the image grows: more work per step never takes less time)."""
-    unit = "images" if by == "batch" else "px"
-    sizes = sorted(points)
-    out = []
-    for small, large in zip(sizes[:-1], sizes[1:], strict=True):
-        if points[large] < points[small]:
-            out.append(
-                f"the latency at {by} size {large:g} {unit} ({points[large]:g} ms) is below the "
-                f"one at {small:g} {unit} ({points[small]:g} ms): a training step with more work "
-                "takes longer, so check the two measurements (same model, one step each)"
-            )
-    return out
 
 
 def breakdown_table(predictor, anchor: str, ops: pd.DataFrame, targets) -> pd.DataFrame:

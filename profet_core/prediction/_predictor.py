@@ -83,7 +83,8 @@ class Predictor(TrainedModels):
         targets = self._target_list(anchor, targets)
         prepared = prepare_profiles(profiles, anchor_latency_s, anchor)
         ops, lat = prepared.ops, prepared.latency_s
-        checks = sense_checks(self.bundle.model, profiles, anchor_latency_s, anchor)
+        model, arrays = self.bundle.model, self.bundle.arrays
+        checks = sense_checks(model, profiles, anchor_latency_s, anchor, arrays)
         notes = (*self.catalog_notes, *checks)
         sizes = workload_sizes(profiles, batch_size, input_size)
         pred = run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
@@ -181,10 +182,11 @@ class Predictor(TrainedModels):
         ops = prepare_profiles(profile, anchor=anchor).ops
         return breakdown_table(self, anchor, ops, targets)
 
-    def scale_warnings(self, by: str, points: dict) -> list[str]:
+    def scale_warnings(self, by: str, points: dict, target: str | None = None) -> list[str]:
         """Warnings about measured ``{size: latency_ms}`` points (e.g. a latency that falls as
-        the size grows), as the CLI prints and the Scaler page shows them."""
-        from ._engine import scale_warnings
+        the size grows), as the CLI prints and the Scaler page shows them; first, for a
+        ``target`` never measured at several sizes, what its curve rests on."""
+        from ._two_point import scale_warnings
 
         if not isinstance(points, dict):
             raise ProfetValueError(
@@ -193,7 +195,20 @@ class Predictor(TrainedModels):
             )
         sizes = numbers_arg(list(points), f"measured {by} size")
         ms = numbers_arg(list(points.values()), "latency", "milliseconds")
-        return scale_warnings(by, dict(zip(sizes, ms, strict=True)))
+        note = self.scaler_note(target, by)
+        found = scale_warnings(by, dict(zip(sizes, ms, strict=True)))
+        return [note] * (note is not None) + found
+
+    def scale_interval_note(self, target: str | None, by: str) -> str:
+        """Why :meth:`scale` gives no interval, and how far off it was on CNNs left out of
+        training on ``target`` (every measured instance's range for None or an unmeasured
+        one), as the CLI prints it."""
+        if target is not None:
+            self._check_instance(target, "target")
+        report = self.validation.get("scalers")
+        from ._two_point import two_point_accuracy
+
+        return two_point_accuracy(report, target, by, self.instances)
 
     def size_range(self, by: str, target: str | None = None) -> tuple[float, float]:
         """The trained size range along ``by``: (16, 256) images or (32, 256) px by default."""
@@ -205,8 +220,9 @@ class Predictor(TrainedModels):
         Parameters
         ----------
         target : str or None
-            Instance the latencies are for (None: the default scaler, the same on every
-            measured instance).
+            Instance the latencies are for, any of :attr:`all_instances` (None, or one never
+            measured at several sizes: the default scaler, the same on every measured
+            instance; :meth:`scale_warnings` says so).
         by : {"batch", "input"}
             Scale by batch size (images) or by input image side length (px).
         points : dict of float to float
@@ -221,7 +237,7 @@ class Predictor(TrainedModels):
         ndarray
             Predicted latency in ms, same shape as ``size``.
         """
-        from ._engine import scale_latency
+        from ._two_point import scale_latency
 
         return scale_latency(self.scaler(target, by), by, points, size)
 

@@ -236,18 +236,34 @@ class TrainedModels:
         """The fitted :class:`CurveScaler` of ``target`` along ``by`` (``"batch"``/``"input"``).
 
         The default scaler is linear in the work and the same for every instance: ``target``
-        None takes the first measured instance's.
+        None, or an instance never measured at several sizes (one of the spec catalog's), takes
+        the first measured instance's (:meth:`scaler_note` says so).
         """
         from ..models._curve_scaler import CurveScaler
 
-        target = self.instances[0] if target is None else target
-        self._check_instance(target, "target", measured=True)
+        if target is not None:
+            self._check_instance(target, "target")
+        if target is None or target not in self.instances:
+            target = self.instances[0]
         _check_by(by)
         meta = self.bundle.model.get("scalers", {}).get(f"{target}|{by}")
         if meta is None:
             raise ProfetValueError(f"the artifacts hold no {by} scaler for {target}")
         arrays = sub_arrays(self.bundle.arrays, f"scaler|{target}|{by}|")
         return self._cached(("scaler", target, by), lambda: CurveScaler.from_state(meta, arrays))
+
+    def scaler_note(self, target: str | None, by: str) -> str | None:
+        """What the two-point scaler of ``target`` rests on, where it is not the instance's own
+        curve: a note for an instance never measured at several sizes (else None)."""
+        if target is None or target in self.instances:
+            return None
+        self._check_instance(target, "target")
+        what = "batch sizes" if by == "batch" else "input sizes"
+        return (
+            f"{target} was never measured at several {what}: its latency is scaled through the "
+            f"given points linearly in the work, as on every measured instance "
+            f"({', '.join(self.instances)})"
+        )
 
     def one_point_scaler(self, by: str, use_profile: bool = True):
         """The fitted :class:`~profet_core.onepoint.OnePointScaler` along ``by``, with or

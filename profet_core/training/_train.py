@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfetValueError
+from ..features._anchor import fit_anchor_classifier
 from ..features._clustering import OpClusterer
 from ..inputs._args import frame_arg, path_arg
 from ..inputs._catalog import validate_catalog
@@ -127,6 +128,9 @@ def _fit_everything(dataset, threshold, factories, progress) -> tuple[dict, dict
     arrays.update(a)
     scaler_meta, a = _train_scalers(dataset)
     arrays.update(a)
+    # Which instance a profile was taken on, from its op mix: a profile naming none is checked.
+    anchor_meta, a = fit_anchor_classifier(dataset.profiles)
+    arrays.update({f"anchor|{k}": v for k, v in a.items()})
     model = {
         "format": FORMAT_VERSION,
         "instances": dataset.instances,
@@ -138,6 +142,7 @@ def _fit_everything(dataset, threshold, factories, progress) -> tuple[dict, dict
         "device_busy_range_us": _busy_range(dataset),
         # Per-step overhead references: a profile over more steps than it says is flagged.
         "steps_reference": learn_step_reference(dataset.profiles),
+        "anchor_signal": anchor_meta,
     }
     return model, arrays
 

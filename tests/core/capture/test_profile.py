@@ -30,8 +30,9 @@ def profiled(tmp_path_factory):
 
 def test_profile_keys_and_metadata(profiled, capsys):
     data = json.loads(profiled.read_text())
-    assert isinstance(data, list) and len(data) == 1
-    ops = data[0]
+    # The object form: the file itself names its instance, steps, sizes and latency.
+    assert (data["instance"], data["steps"], data["batch_size"]) == ("cpu-box", 2, 8)
+    ops = data["ops"]
     assert ops and all(k.startswith(("Host_", "Device_")) and v >= 0 for k, v in ops.items())
     meta = json.loads(profiled.with_name("p.meta.json").read_text())
     assert meta["steps_traced"] == 2 and meta["traced_steps"] == [9, 10]
@@ -51,7 +52,7 @@ def test_profile_keys_and_metadata(profiled, capsys):
 
 
 def test_profile_totals_match_two_measured_steps(profiled):
-    ops = json.loads(profiled.read_text())[0]
+    ops = json.loads(profiled.read_text())["ops"]
     meta = json.loads(profiled.with_name("p.meta.json").read_text())
     busy = sum(v for k, v in ops.items() if not k.endswith("_IDLE")) / 1e6
     # On a CPU the host runs the ops, several at once on the intra-op threads, and the trace

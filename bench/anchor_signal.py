@@ -1,0 +1,121 @@
+"""Tell the instance a profile was taken on from its op mix, leave-one-architecture-out (issue 28).
+
+The PROFET data holds the same workloads profiled on four instances. For each of the 12 CNNs,
+the classifier ``profet train`` learns (:func:`profet_core.features._anchor.fit_anchor_classifier`,
+scale-free op-mix features, multinomial logistic regression) is fitted on the other 11 and asked
+about every profile of the one left out (here every CNN is left out in turn, VGG16 and
+InceptionV3 included: this is a check of the signal, not of the published measurements). Printed:
+the confusion matrix, accuracy per instance and per architecture, and the warning that
+``profet predict`` gives (:func:`~profet_core.features._anchor.anchor_findings`): its false-alarm
+rate (a profile given its own instance as the anchor) and its catch rate (given each other
+instance), and the verdict on the example profiles.
+
+    python bench/anchor_signal.py --data ../shared/data/profet [--examples examples]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from profet_core import read_profile
+from profet_core.features import _anchor
+from profet_core.features._anchor import anchor_findings, anchor_probabilities
+
+
+def leave_one_architecture_out(prof: pd.DataFrame):
+    """Probabilities (n, k) for every profile from a classifier that never saw its CNN."""
+    names = sorted(prof["instance"].unique())
+    P = np.full((len(prof), len(names)), np.nan)
+    for arch in sorted(prof["model"].unique()):
+        test = (prof["model"] == arch).to_numpy()
+        meta, arrays = _anchor.fit_anchor_classifier(prof[~test])
+        assert meta["instances"] == names
+        P[test] = anchor_probabilities(prof[test], arrays)
+        print(f"  fitted without {arch}", flush=True)
+    return names, P, meta
+
+
+def alarm_rates(prof, names, P, meta) -> pd.DataFrame:
+    """Share flagged per true instance: given as its own anchor (false alarm) and as another."""
+    best = np.nanargmax(np.nan_to_num(P, nan=-1.0), axis=1)
+    p_best = P[np.arange(len(P)), best]
+    truth = prof["instance"].to_numpy()
+    rows = []
+    for j, true in enumerate(names):
+        mine = truth == true
+        for k, anchor in enumerate(names):
+            flag = (P[mine, k] < meta["anchor_below"]) & (p_best[mine] >= meta["other_from"])
+            named = flag & (best[mine] == j)
+            rows.append(
+                {
+                    "taken on": true,
+                    "given as": anchor,
+                    "flagged %": 100 * flag.mean(),
+                    "naming the true one %": 100 * named.mean(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def main(argv=None) -> None:
+    """Run the validation and print the tables."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, required=True, help="folder with profiles.parquet")
+    ap.add_argument("--examples", type=Path, help="folder of JSON profiles to judge")
+    args = ap.parse_args(argv)
+    prof = pd.read_parquet(args.data / "profiles.parquet")
+    # Every CNN left out in turn: the reserved ones too (fit_anchor_classifier skips them in
+    # training, so none is reserved here).
+    _anchor.RESERVED_ARCHITECTURES = ()
+    print(f"{len(prof)} profiles, {prof['model'].nunique()} CNNs, leave-one-architecture-out")
+    names, P, meta = leave_one_architecture_out(prof)
+    pred = np.array(names)[np.nanargmax(np.nan_to_num(P, nan=-1.0), axis=1)]
+    truth = prof["instance"].to_numpy()
+    print("\nConfusion matrix (rows: taken on, columns: told)")
+    print(pd.crosstab(pd.Series(truth, name="taken on"), pd.Series(pred, name="told")).to_string())
+    ok = pd.Series(pred == truth)
+    print(f"\naccuracy {100 * ok.mean():.1f}% over {len(ok)} profiles")
+    print(
+        "per instance: "
+        + ", ".join(f"{k} {100 * v:.1f}%" for k, v in ok.groupby(truth).mean().items())
+    )
+    print(
+        "per CNN: "
+        + ", ".join(
+            f"{k} {100 * v:.0f}%" for k, v in ok.groupby(prof["model"].to_numpy()).mean().items()
+        )
+    )
+    rates = alarm_rates(prof, names, P, meta)
+    print(
+        f"\nWarning rule: anchor probability < {meta['anchor_below']:g} and another's >= "
+        f"{meta['other_from']:g} (percent of profiles)"
+    )
+    print(rates.round(1).to_string(index=False))
+    own = rates[rates["taken on"] == rates["given as"]]
+    other = rates[rates["taken on"] != rates["given as"]]
+    print(
+        f"false alarms (own instance as anchor): {own['flagged %'].mean():.2f}% mean, "
+        f"{own['flagged %'].max():.2f}% worst instance; caught when given as another: "
+        f"{other['naming the true one %'].mean():.1f}% (naming the true instance)"
+    )
+    if args.examples:
+        _anchor.RESERVED_ARCHITECTURES = ("VGG16", "InceptionV3")
+        meta, arrays = _anchor.fit_anchor_classifier(prof)
+        print(f"\nExamples in {args.examples} (classifier fitted as `profet train` does):")
+        for path in sorted(Path(args.examples).glob("profile*.json")):
+            profile = read_profile(path).drop(columns="instance", errors="ignore")
+            p = anchor_probabilities(profile, arrays)[0]
+            found = anchor_findings(profile, "p3.2xlarge", meta, arrays)
+            print(
+                f"  {path.name:30s} "
+                + " ".join(f"{n} {v:.3f}" for n, v in zip(names, p, strict=True))
+                + f"; given as p3.2xlarge: {'flagged' if found else 'not flagged'}"
+            )
+
+
+if __name__ == "__main__":
+    main()

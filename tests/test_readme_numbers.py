@@ -1,0 +1,36 @@
+"""The README's GPU numbers are those the committed docs/crossgpu.md says (issue 28, item 6): a
+number rewritten in one and not the other fails here."""
+
+import re
+
+import pytest
+
+from tests._utils import ROOT
+
+SECTION = re.compile(r"## GPUs the data never measured\n(.*?)\n## ", re.S)
+#: A percentage or an interval factor as the README writes them: 13.1%, x0.83.
+NUMBER = re.compile(r"(?:(\d+(?:\.\d+)?)%)|(?:x(\d+\.\d+))")
+
+
+def _readme_numbers() -> list[str]:
+    text = SECTION.search((ROOT / "README.md").read_text()).group(1)
+    return [a or b for a, b in NUMBER.findall(text)]
+
+
+def _doc_numbers() -> list[float]:
+    doc = (ROOT / "docs" / "crossgpu.md").read_text()
+    return [float(v) for v in re.findall(r"\d+(?:\.\d+)?", doc)]
+
+
+def test_the_readme_section_has_its_numbers():
+    found = _readme_numbers()
+    assert len(found) >= 15 and "13.1" in found and "0.83" in found, found
+
+
+@pytest.mark.parametrize("shown", _readme_numbers())
+def test_each_readme_number_is_in_the_committed_doc(shown):
+    places = len(shown.split(".")[1]) if "." in shown else 0
+    doc = _doc_numbers()
+    assert any(round(v, places) == float(shown) for v in doc), (
+        f"README says {shown} in its GPUs section; docs/crossgpu.md has no number that rounds to it"
+    )
