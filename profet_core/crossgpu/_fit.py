@@ -178,3 +178,56 @@ def validate_fit(medians: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(out)
+
+
+def fit_probability(predictor, anchor, targets, lat, sizes, n) -> tuple[np.ndarray, tuple]:
+    """P(the step fits the target's memory) per (row, target), NaN without sizes or latency or
+    beyond the workloads trained on; and a note naming the rows left without one.
+
+    Parameters
+    ----------
+    predictor : Predictor
+        Its ``fits`` (:class:`FitModel` or None) and ``cross.specs_`` are used.
+    anchor : str
+    targets : list of str
+    lat : ndarray of shape (n,) or None
+        Anchor latency per row (s).
+    sizes : (ndarray, ndarray) or None
+        Batch and input sizes per row.
+    n : int
+        Rows.
+
+    Returns
+    -------
+    (ndarray of shape (n * len(targets),), tuple of str)
+    """
+    fits = predictor.fits
+    out = np.full(n * len(targets), np.nan)
+    if fits is None or sizes is None or lat is None:
+        return out, ()
+    specs = predictor.cross.specs_
+    known = [t for t in targets if t in set(specs["instance"])]
+    if anchor not in set(specs["instance"]) or not known:
+        return out, ()
+    rows = pd.DataFrame(
+        {
+            "anchor": anchor,
+            "target": np.tile(targets, n),
+            "batch_size": np.repeat(sizes[0], len(targets)),
+            "input_size": np.repeat(sizes[1], len(targets)),
+            "anchor_latency_s": np.repeat(lat, len(targets)),
+        }
+    )
+    ok = rows["target"].isin(known).to_numpy() & np.isfinite(rows["anchor_latency_s"].to_numpy())
+    if ok.any():
+        out[ok] = fits.predict_proba_table(rows[ok], specs)
+    far = ok & np.isnan(out)
+    if not far.any():
+        return out, ()
+    i = int(np.flatnonzero(far)[0]) // len(targets)
+    where = "" if n == 1 else f" (row {i} and any like it)"
+    return out, (
+        f"no P(fits) for batch {sizes[0][i]:,.0f} at {sizes[1][i]:,.0f} px with "
+        f"{lat[i] * 1e3:.4g} ms per step{where}: the workload is far beyond those the memory "
+        "model was trained on (batch 16-256, 32-256 px), where it can say nothing",
+    )

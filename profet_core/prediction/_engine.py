@@ -7,6 +7,7 @@ import pandas as pd
 
 from .._messages import show_number
 from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MS_PER_HOUR
+from ..crossgpu._fit import fit_probability
 from ..errors import ArtifactError, ProfetValueError
 from ..features._profile_features import ProfileFeatures, family_times
 from ..inputs._args import numbers_arg
@@ -114,7 +115,7 @@ def run_prediction(
             "ensemble": per_target([b["ensemble"] for b in blocks]),
         }
     )
-    table["p_fit"], fit_note = _fit_probability(predictor, anchor, targets, lat, sizes, n)
+    table["p_fit"], fit_note = fit_probability(predictor, anchor, targets, lat, sizes, n)
     notes = (*notes, *fit_note)
     names = list(dict.fromkeys(m for b in blocks for m in b["members"]))
     nan = np.full(n, np.nan)
@@ -239,41 +240,6 @@ def workload_sizes(profiles, batch_size, input_size):
             )
         out.append(value)
     return None if any(v is None for v in out) else tuple(out)
-
-
-def _fit_probability(predictor, anchor, targets, lat, sizes, n) -> tuple[np.ndarray, tuple]:
-    """P(the step fits the target's memory) per (row, target), NaN without sizes or latency or
-    beyond the workloads trained on; and a note naming the rows left without one."""
-    fits = predictor.fits
-    out = np.full(n * len(targets), np.nan)
-    if fits is None or sizes is None or lat is None:
-        return out, ()
-    specs = predictor.cross.specs_
-    known = [t for t in targets if t in set(specs["instance"])]
-    if anchor not in set(specs["instance"]) or not known:
-        return out, ()
-    rows = pd.DataFrame(
-        {
-            "anchor": anchor,
-            "target": np.tile(targets, n),
-            "batch_size": np.repeat(sizes[0], len(targets)),
-            "input_size": np.repeat(sizes[1], len(targets)),
-            "anchor_latency_s": np.repeat(lat, len(targets)),
-        }
-    )
-    ok = rows["target"].isin(known).to_numpy() & np.isfinite(rows["anchor_latency_s"].to_numpy())
-    if ok.any():
-        out[ok] = fits.predict_proba_table(rows[ok], specs)
-    far = ok & np.isnan(out)
-    if not far.any():
-        return out, ()
-    i = int(np.flatnonzero(far)[0]) // len(targets)
-    where = "" if n == 1 else f" (row {i} and any like it)"
-    return out, (
-        f"no P(fits) for batch {sizes[0][i]:,.0f} at {sizes[1][i]:,.0f} px with "
-        f"{lat[i] * 1e3:.4g} ms per step{where}: the workload is far beyond those the memory "
-        "model was trained on (batch 16-256, 32-256 px), where it can say nothing",
-    )
 
 
 def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
