@@ -85,19 +85,9 @@ def _basis_kind(basis: str) -> str:
     )
 
 
-def front_figure(
-    table: pd.DataFrame,
-    cost_col: str,
-    cost_label: str,
-    time_col: str = "batch_latency_ms",
-    time_label: str = "Step time (ms)",
-) -> go.Figure:
-    """Step time against cost, one point per offering, coloured by cloud, marked by basis, the
-    Pareto front drawn and the fastest / cheapest / best-value offerings named.
-
-    Built as one figure from plain dicts: adding traces and annotations one by one costs the
-    page several tenths of a second in Plotly's validation."""
-    t = table[np.isfinite(table[time_col]) & np.isfinite(table[cost_col])]
+def _cloud_traces(t: pd.DataFrame, cost_col: str, time_col: str, units: str) -> list[dict]:
+    """One marker trace per cloud, each marker shaped by the offering's basis; the hover text
+    names the offering and its two numbers with their ``units``."""
     palette = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#9D755D"]
     data = []
     for i, (cloud, g) in enumerate(t.groupby("cloud", sort=True)):
@@ -119,10 +109,27 @@ def front_figure(
                 .astype(str)
                 .to_numpy(),
                 "hovertemplate": "%{customdata[0]} (%{customdata[1]}, %{customdata[2]})<br>"
-                "%{customdata[4]}<br>%{y:.3g} ms, %{x:.3g} USD<br>%{customdata[3]}"
+                f"%{{customdata[4]}}<br>%{{y:.3g}}, %{{x:.3g}} ({units})<br>%{{customdata[3]}}"
                 "<extra></extra>",
             }
         )
+    return data
+
+
+def front_figure(
+    table: pd.DataFrame,
+    cost_col: str,
+    cost_label: str,
+    time_col: str = "batch_latency_ms",
+    time_label: str = "Step time (ms)",
+) -> go.Figure:
+    """Step time against cost, one point per offering, coloured by cloud, marked by basis, the
+    Pareto front drawn and the fastest / cheapest / best-value offerings named.
+
+    Built as one figure from plain dicts: adding traces and annotations one by one costs the
+    page several tenths of a second in Plotly's validation."""
+    t = table[np.isfinite(table[time_col]) & np.isfinite(table[cost_col])]
+    data = _cloud_traces(t, cost_col, time_col, f"{time_label}, {cost_label}")
     front = t[t["pareto"]].sort_values(cost_col)
     data.append(
         {

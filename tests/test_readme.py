@@ -16,6 +16,8 @@ import pytest
 from tests._utils import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The app's helper modules at the top level, beside app.py.
+ROOT_UI = ("ui.py", "ui_tables.py", "ui_offerings.py", "ui_session.py")
 README = (ROOT / "README.md").read_text()
 
 
@@ -97,7 +99,7 @@ def _layout_named() -> set[str]:
         else:
             continue
         for name in tokens:
-            if name in ("app.py", "ui.py", "ui_tables.py"):  # entry point and helpers, at the root
+            if name in ("app.py", *ROOT_UI):  # entry point and helpers, at the root
                 continue
             if name.endswith(".py") and "/" not in name:
                 named.add(base + name)

@@ -15,8 +15,7 @@ SOURCES = sorted(
         *ROOT.glob("profet_core/**/*.py"),
         *ROOT.glob("pages/*.py"),
         ROOT / "app.py",
-        ROOT / "ui.py",
-        ROOT / "ui_tables.py",
+        *ROOT.glob("ui*.py"),
     ]
     if p.is_file()
 )

@@ -1,0 +1,95 @@
+"""A session's end: the server shuts a session down when its browser leaves, and hands the
+memory it freed back to the system (issue 27). At the top level, beside ``ui.py``."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import gc
+import threading
+
+import streamlit as st
+
+
+def release_freed_memory() -> None:
+    """Collect garbage and hand the memory the C allocator keeps free back to the system.
+
+    glibc keeps what a finished session freed (the parsed profile, its tables) in its arenas:
+    without a trim the server's resident memory stays at its peak after every session is gone.
+    A no-op where the C library has no ``malloc_trim`` (macOS, musl).
+    """
+    gc.collect()
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
+
+
+#: glibc's mallopt parameters: the size from which a block gets its own mapping (returned to the
+#: system when freed) and the number of arenas threads share.
+_M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8
+
+
+@functools.cache  # once a process
+def _tune_allocator() -> None:
+    """Give every block of 256 KiB or more (a column of a parsed profile or prediction table)
+    its own mapping, which ``free`` returns to the system, and let threads share 2 arenas.
+
+    glibc's default raises the mapping threshold after each freed block up to 32 MiB: the
+    tables of one session then land in arenas that stay fragmented after it ends.
+    """
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, 256 * 1024)
+    mallopt(_M_ARENA_MAX, 2)
+
+
+def _release_later(_session_id: str) -> None:
+    # Runs as the session disconnects, before Streamlit shuts it down and drops its state.
+    timer = threading.Timer(RELEASE_DELAY_S, release_freed_memory)
+    timer.daemon = True
+    timer.start()
+
+
+#: Seconds between a session's disconnect and the trim (its shutdown frees its state first).
+RELEASE_DELAY_S = 5.0
+
+
+def _session_marker(session_id: str) -> str:
+    return session_id
+
+
+try:  # a session-scoped resource: released (and _release_later called) when the session ends
+    _session_marker = st.cache_resource(
+        scope="session", max_entries=1, on_release=_release_later, show_spinner=False
+    )(_session_marker)
+except TypeError:  # a Streamlit before session-scoped caches: no trim at the session's end
+    pass
+
+
+def end_with_the_browser() -> None:
+    """Have the server shut this session down, and release what it holds (uploaded files, the
+    prediction in session state, download data), as soon as its browser disconnects.
+
+    By default Streamlit keeps a disconnected session for a reconnect; a kept session that
+    expires is dropped without being shut down, so its uploaded files and download data stay in
+    the server's memory for good (five sessions with 43 MB profiles grew it by gigabytes). The
+    price: a browser that loses its connection and comes back gets a fresh session (the inputs
+    stay in the browser; the prediction is made again). After the session has gone, the memory
+    it freed is handed back to the system (:func:`release_freed_memory`). Called by ``app.py``
+    on every run; a no-op outside a served app (bare mode) or on a Streamlit without the option.
+    """
+    from streamlit import runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None or not runtime.exists():
+        return
+    mark = getattr(runtime.get_instance(), "mark_session_nonresumable", None)
+    if callable(mark):
+        mark(ctx.session_id)
+    _tune_allocator()
+    _session_marker(ctx.session_id)
