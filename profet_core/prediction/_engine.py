@@ -33,26 +33,31 @@ def _measured(predictor, anchor, target, method, ops, lat, features, used) -> di
     }
 
 
-def _cross(predictor, anchor, target, fam, lat) -> dict:
-    """A pair no model was trained on: the cross-instance spec model's block (ms), from the
-    anchor's device time per model family ``fam`` (computed once for every such target)."""
+def _cross(predictor, anchor, targets, fam, lat) -> dict:
+    """Pairs no model was trained on: the cross-instance spec model's block (ms) per target,
+    from the anchor's device time per model family ``fam`` (computed once for every such
+    target; the targets' residuals in one pass)."""
     cross = predictor.cross
-    latency_s, _ = cross.predict_families(anchor, target, fam, lat)
-    basis = cross.pair_basis(anchor, target)
-    p = 1000 * latency_s
-    lo = hi = np.full(len(p), np.nan)
-    if basis.split(" (")[0] in cross.interval_log_:
-        lo, hi = cross.interval(p, basis)
-    return {
-        "p": p,
-        "lo": lo,
-        "hi": hi,
-        "novelty": np.full(len(p), np.nan),
-        "members": {},
-        "ensemble": "cross-instance spec model (op families scaled by spec ratios)",
-        "basis": basis,
-        "ignored": (),
-    }
+    blocks = {}
+    for target, (latency_s, _) in zip(
+        targets, cross.predict_targets(anchor, targets, fam, lat), strict=True
+    ):
+        basis = cross.pair_basis(anchor, target)
+        p = 1000 * latency_s
+        lo = hi = np.full(len(p), np.nan)
+        if basis.split(" (")[0] in cross.interval_log_:
+            lo, hi = cross.interval(p, basis)
+        blocks[target] = {
+            "p": p,
+            "lo": lo,
+            "hi": hi,
+            "novelty": np.full(len(p), np.nan),
+            "members": {},
+            "ensemble": "cross-instance spec model (op families scaled by spec ratios)",
+            "basis": basis,
+            "ignored": (),
+        }
+    return blocks
 
 
 def _blocks(predictor, anchor, ops, lat, method, targets, used) -> list[dict]:
@@ -61,14 +66,16 @@ def _blocks(predictor, anchor, ops, lat, method, targets, used) -> list[dict]:
     # The features do not depend on the target: computed once for every target.
     features = ProfileFeatures.from_ops(ops)
     measured = {t: predictor.has_pair(anchor, t, method) for t in targets}
+    crossed = {}
     if not all(measured.values()):
         from ..crossgpu._pairs import model_families
 
         fam = model_families(features.device_families)
+        crossed = _cross(predictor, anchor, [t for t in targets if not measured[t]], fam, lat)
     return [
         _measured(predictor, anchor, t, method, ops, lat, features, used)
         if measured[t]
-        else _cross(predictor, anchor, t, fam, lat)
+        else crossed[t]
         for t in targets
     ]
 
