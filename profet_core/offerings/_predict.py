@@ -245,7 +245,8 @@ def predict_offerings(
     key = spec_key_of_gpu()
     wanted = sorted(set(off["target"]) - {""})
     wide = _with_counts(extended(predictor), off)
-    targets = [t for t in wanted if t != anchor and t in wide.all_instances]
+    reach = set(wide.all_instances)
+    targets = [t for t in wanted if t != anchor and t in reach]
     wide._check_instance(anchor, "anchor")
     counts = sorted({int(n) for n in off["gpus_used"]}) or [1]
     options = {
