@@ -263,9 +263,9 @@ def _fit_probability(predictor, anchor, targets, lat, sizes, n) -> tuple[np.ndar
             "anchor_latency_s": np.repeat(lat, len(targets)),
         }
     )
-    ok = rows["target"].isin(known).to_numpy() & np.isfinite(rows["anchor_latency_s"].to_numpy())
+    ok = np.isin(np.tile(targets, n), known) & np.isfinite(np.repeat(lat, len(targets)))
     if ok.any():
-        out[ok] = fits.predict_proba_table(rows[ok], specs)
+        out[ok] = fits.predict_proba_table(rows if ok.all() else rows[ok], specs)
     far = ok & np.isnan(out)
     if not far.any():
         return out, ()
@@ -280,9 +280,12 @@ def _fit_probability(predictor, anchor, targets, lat, sizes, n) -> tuple[np.ndar
 
 def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
     """Per input row: the largest novelty over targets and its validation band."""
-    nov = table.groupby("row", sort=True)["novelty"].max()
-    has = np.zeros(len(nov), dtype=bool) if lat is None else ~np.isnan(lat)
-    rows = pd.DataFrame({"row": nov.index, "novelty": nov.to_numpy(), "with_latency": has})
+    # The table is row-major (each input row on every target): the largest novelty of each
+    # row, NaN ignored (NaN where every target's is), as a group-by would give.
+    n = int(table["row"].iat[-1]) + 1 if len(table) else 0
+    nov = np.fmax.reduce(table["novelty"].to_numpy(dtype=float).reshape(n, -1), axis=1)
+    has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
+    rows = pd.DataFrame({"row": np.arange(n), "novelty": nov, "with_latency": has})
     values = rows["novelty"].to_numpy(dtype=float)
     # Bands are shown only where a warning may be (novelty >= NOVELTY_WARN)
     with np.errstate(invalid="ignore"):
