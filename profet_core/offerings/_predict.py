@@ -261,10 +261,17 @@ def predict_offerings(
     own = _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted)
     if len(own):  # the anchor's own GPU: its measured latency, moved to the same options
         own = wide.configure(anchor, profiles, anchor_latency_s, own, batch_size, **options)
-    pred = pd.concat([prediction.table, own], ignore_index=True)
+    # Only the columns an offering shows travel through the join (the members, novelty and
+    # ensemble names stay on the prediction).
+    pred = pd.concat([_shown(prediction.table), _shown(own)], ignore_index=True)
     out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
     notes = _notes(out, f, gpus, prediction)
     return OfferingsResult(out, prediction, notes, cost, f, time)
+
+
+def _shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The prediction columns the offerings table keeps (and ``gpus``, a join key)."""
+    return table[[c for c in table.columns if c in OFFERING_COLUMNS]]
 
 
 def _with_counts(predictor, off: pd.DataFrame):
