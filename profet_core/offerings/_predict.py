@@ -165,7 +165,10 @@ class OfferingsResult:
 def extended(predictor, specs: pd.DataFrame | None = None):
     """The predictor whose cross-instance model also knows the spec lines it was not trained
     with (new GPUs predicted from their specs without retraining), cached on it."""
-    specs = shipped_specs() if specs is None else specs
+    if specs is None:  # the shipped sheet: the same wider predictor on every call
+        if ("offerings-shipped",) not in predictor._cache:
+            predictor._cache[("offerings-shipped",)] = extended(predictor, shipped_specs())
+        return predictor._cache[("offerings-shipped",)]
     cross = predictor.cross
     if cross is None:
         return predictor
@@ -277,6 +280,8 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
 def _with_counts(predictor, off: pd.DataFrame):
     """The predictor whose catalog lets each spec line have as many GPUs as its offerings rent
     (a GPU line is a GPU, not an instance: its count is the offering's)."""
+    if (off["gpus_used"].to_numpy() <= 1).all():  # one GPU everywhere: nothing to widen
+        return predictor
     most = off[off["target"] != ""].groupby("target")["gpus_used"].max()
     if most.empty or (most <= 1).all():
         return predictor

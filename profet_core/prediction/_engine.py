@@ -96,7 +96,8 @@ def run_prediction(
         c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
     }
     _check_latencies(predictor, flat["p"])
-    price = np.tile([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets], n)
+    usd, gpu = cat["usd_per_hour"], cat["gpu"]  # each column looked up once
+    price = np.tile([float(usd.get(t, np.nan)) for t in targets], n)
     notes = (*notes, *_multi_gpu_notes(cat, targets))
 
     def per_target(values) -> pd.Categorical:
@@ -110,7 +111,7 @@ def run_prediction(
             "row": np.repeat(np.arange(n), k),
             "anchor": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [anchor]),
             "target": per_target(targets),
-            "gpu": per_target([str(cat["gpu"].get(t, "")) for t in targets]),
+            "gpu": per_target([str(gpu.get(t, "")) for t in targets]),
             "basis": per_target([b["basis"] for b in blocks]),
             "batch_latency_ms": flat["p"],
             "low_ms": flat["lo"],
