@@ -252,8 +252,9 @@ def _fit_probability(predictor, anchor, targets, lat, sizes, n) -> tuple[np.ndar
     if fits is None or sizes is None or lat is None:
         return out, ()
     specs = predictor.cross.specs_
-    known = [t for t in targets if t in set(specs["instance"])]
-    if anchor not in set(specs["instance"]) or not known:
+    names = set(specs["instance"])
+    known = [t for t in targets if t in names]
+    if anchor not in names or not known:
         return out, ()
     rows = pd.DataFrame(
         {
