@@ -106,29 +106,31 @@ def run_prediction(
         codes = np.tile([uniq.index(v) for v in values], n)
         return pd.Categorical.from_codes(codes, categories=uniq)
 
-    table = pd.DataFrame(
-        {
-            "row": np.repeat(np.arange(n), k),
-            "anchor": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [anchor]),
-            "target": per_target(targets),
-            "gpu": per_target([str(gpu.get(t, "")) for t in targets]),
-            "basis": per_target([b["basis"] for b in blocks]),
-            "batch_latency_ms": flat["p"],
-            "low_ms": flat["lo"],
-            "high_ms": flat["hi"],
-            "novelty": flat["novelty"],
-            "usd_per_hour": price,
-            "usd_per_1000_steps": flat["p"] * 1000 / MS_PER_HOUR * price,
-            "method": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [method]),
-            "ensemble": per_target([b["ensemble"] for b in blocks]),
-        }
-    )
-    table["p_fit"], fit_note = _fit_probability(predictor, anchor, targets, lat, sizes, n)
+    p_fit, fit_note = _fit_probability(predictor, anchor, targets, lat, sizes, n)
+    columns = {
+        "row": np.repeat(np.arange(n), k),
+        "anchor": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [anchor]),
+        "target": per_target(targets),
+        "gpu": per_target([str(gpu.get(t, "")) for t in targets]),
+        "basis": per_target([b["basis"] for b in blocks]),
+        "batch_latency_ms": flat["p"],
+        "low_ms": flat["lo"],
+        "high_ms": flat["hi"],
+        "novelty": flat["novelty"],
+        "usd_per_hour": price,
+        "usd_per_1000_steps": flat["p"] * 1000 / MS_PER_HOUR * price,
+        "method": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [method]),
+        "ensemble": per_target([b["ensemble"] for b in blocks]),
+        "p_fit": p_fit,
+    }
     notes = (*notes, *fit_note)
     names = list(dict.fromkeys(m for b in blocks for m in b["members"]))
     nan = np.full(n, np.nan)
-    for name in names:
-        table[f"{name}_ms"] = np.column_stack([b["members"].get(name, nan) for b in blocks]).ravel()
+    for name in names:  # one frame built once, member columns included
+        columns[f"{name}_ms"] = np.column_stack(
+            [b["members"].get(name, nan) for b in blocks]
+        ).ravel()
+    table = pd.DataFrame(columns)
     ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())
     rows = _row_summary(predictor, table, lat, method)
     level = predictor.interval_level
