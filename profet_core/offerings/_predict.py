@@ -166,9 +166,12 @@ def extended(predictor, specs: pd.DataFrame | None = None):
     """The predictor whose cross-instance model also knows the spec lines it was not trained
     with (new GPUs predicted from their specs without retraining), cached on it."""
     if specs is None:  # the shipped sheet: the same wider predictor on every call
-        if ("offerings-shipped",) not in predictor._cache:
-            predictor._cache[("offerings-shipped",)] = extended(predictor, shipped_specs())
-        return predictor._cache[("offerings-shipped",)]
+        # Kept with the catalog it was built from (predictors of other catalogs share caches).
+        catalog, wide = predictor._cache.get(("offerings-shipped",), (None, None))
+        if catalog is not predictor.catalog:
+            wide = extended(predictor, shipped_specs())
+            predictor._cache[("offerings-shipped",)] = (predictor.catalog, wide)
+        return wide
     cross = predictor.cross
     if cross is None:
         return predictor
@@ -176,7 +179,9 @@ def extended(predictor, specs: pd.DataFrame | None = None):
     if new.empty:
         return predictor
     cache_key = ("offerings-specs", tuple(new["instance"]))
-    if cache_key not in predictor._cache:
+    # Kept with the catalog it was built from: predictors of other catalogs (a user's
+    # prices, ``with_catalog``) share this cache and must not get another's.
+    if predictor._cache.get(cache_key, (None,))[0] is not predictor.catalog:
         import copy
 
         from ..inputs._catalog import merge_catalogs
@@ -188,12 +193,13 @@ def extended(predictor, specs: pd.DataFrame | None = None):
         catalog = merge_catalogs(
             predictor.catalog, new[["instance", "gpu", "gpu_count", "usd_per_hour"]], "base"
         )
-        cache = {k: v for k, v in predictor._cache.items() if k[0] != "offerings-specs"}
+        cache = {
+            k: v for k, v in predictor._cache.items() if not str(k[0]).startswith("offerings-")
+        }
         cache[("cross",)] = wider
-        predictor._cache[cache_key] = type(predictor)(
-            predictor.bundle, catalog, cache, predictor.catalog_notes
-        )
-    return predictor._cache[cache_key]
+        wide = type(predictor)(predictor.bundle, catalog, cache, predictor.catalog_notes)
+        predictor._cache[cache_key] = (predictor.catalog, wide)
+    return predictor._cache[cache_key][1]
 
 
 def predict_offerings(

@@ -114,3 +114,21 @@ def test_offerings_table_is_the_same_on_every_call(wide, profiles, kwargs):
     predict_offerings(wide, ANCHOR, profiles.iloc[[1]].reset_index(drop=True), **kwargs)
     again = predict_offerings(wide, ANCHOR, profiles, **kwargs).table
     pd.testing.assert_frame_equal(first, again, check_exact=True)
+
+
+def test_wider_predictor_is_cached_per_catalog():
+    """Predictors of other catalogs share one cache: each gets the wider predictor of its own
+    catalog (a user's prices), and the same one again on the next call."""
+    base = load_artifacts()
+    first = extended(base)
+    assert extended(base) is first
+    user = base.catalog[["instance", "gpu", "usd_per_hour"]].head(1)
+    user = user.assign(usd_per_hour=user["usd_per_hour"] * 2 + 1)
+    other = base.with_catalog(user)
+    assert other._cache is base._cache
+    mine = extended(other)
+    price = mine.catalog.set_index("instance")["usd_per_hour"]
+    assert price[user["instance"].iloc[0]] == user["usd_per_hour"].iloc[0]
+    assert extended(other) is mine
+    again = extended(base).catalog.set_index("instance")["usd_per_hour"]
+    assert again[user["instance"].iloc[0]] != user["usd_per_hour"].iloc[0]
