@@ -31,6 +31,7 @@ from ..models._estimators import BoostingRegressor
 from ._basis import BasisMixin, bounded_delta, spec_positions
 from ._efficiency import published_eta, published_state, set_published_state
 from ._pairs import FAM_COLS, MODEL_FAMILIES, WORKLOAD, all_pairs, median_table, model_family_times
+from ._targets import predict_targets
 
 COMPUTE = ("conv", "matmul")
 FIXED = ("transfer", "idle")
@@ -242,57 +243,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         """:meth:`predict_families` for several targets at once: ``[(latency_s, members)]`` in
         ``targets`` order, each as one target's call returns it (the residual learner walks
         every target's rows in one pass; the numbers are the same)."""
-        check_is_fitted(self, "theta_")
-        fam = np.asarray(fam, dtype=float)
-        n, targets = len(fam), list(targets)
-        lat = (
-            np.full(n, np.nan)
-            if anchor_latency_s is None
-            else np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,))
-        )
-        base = np.where(np.isnan(lat), fam.sum(axis=1) * self.latency_per_us_, lat)
-        d_specs = self._spec_rows([anchor]) - self._spec_rows(targets)  # (k, specs)
-        d_etas = self._eta(targets) - self._eta([anchor])
-        fp32 = self.specs_["fp32_tflops"].to_numpy(dtype=float)[spec_positions(self, targets)]
-        res = self._residuals(fam, d_specs)
-        tot = np.maximum(fam.sum(axis=1), 1e-9)
-        s_c = fam[:, CLASS == 0].sum(axis=1) / tot
-        s_m = fam[:, (CLASS == 1) & (SCALES > 0)].sum(axis=1) / tot
-        a_fp32 = self._spec_value(anchor, "fp32_tflops")
-        out = []
-        for j in range(len(targets)):
-            d_spec = d_specs[j : j + 1]
-            # Every row has the same spec and efficiency gaps: their exponents are computed once
-            # (one row, broadcast) instead of once per profile row.
-            phys = base * np.exp(self._log_ratio(fam, d_spec, d_etas[j : j + 1]))
-            cross = phys if res is None else phys * np.exp(res[j])
-            peak, bw = np.exp(d_spec[:, 0]), np.exp(d_spec[:, 1])  # anchor / target
-            members = {
-                "physical": phys,
-                "cross": cross,
-                "fp32-ratio": base * a_fp32 / float(fp32[j]),
-                "bandwidth-ratio": base * bw,
-                "roofline": base * (s_c * peak + s_m * bw + (1 - s_c - s_m)),
-            }
-            out.append((cross, members))
-        return out
-
-    def _residuals(self, fam, d_specs) -> list | None:
-        """The residual learner's log correction per target (None without one): the targets'
-        rows in one walk of the trees, in blocks the per-target walk would take alike."""
-        n, k = len(fam), len(d_specs)
-        if self.residual_model_ is None or not n:
-            return None
-        from ..models._trees import _COMPILED_MIN_ROWS
-
-        # Below the compiled walk's row count a block is summed as each target's rows would be.
-        per = max(1, (_COMPILED_MIN_ROWS - 1) // n) if n < _COMPILED_MIN_ROWS else 1
-        out = []
-        for s in range(0, k, per):
-            block = d_specs[s : s + per]
-            x = np.concatenate([self._res_features(fam, np.repeat(d[None], n, 0)) for d in block])
-            out.extend(np.split(self.residual_model_.predict(x), len(block)))
-        return out
+        return predict_targets(self, anchor, targets, fam, anchor_latency_s, CLASS, SCALES)
 
     def with_specs(self, specs: pd.DataFrame):
         """Copy that predicts with another spec catalog (it must list the trained instances)."""

@@ -33,33 +33,6 @@ def _measured(predictor, anchor, target, method, ops, lat, features, used) -> di
     }
 
 
-def _cross(predictor, anchor, targets, fam, lat) -> dict:
-    """Pairs no model was trained on: the cross-instance spec model's block (ms) per target,
-    from the anchor's device time per model family ``fam`` (computed once for every such
-    target; the targets' residuals in one pass)."""
-    cross = predictor.cross
-    blocks = {}
-    for target, (latency_s, _) in zip(
-        targets, cross.predict_targets(anchor, targets, fam, lat), strict=True
-    ):
-        basis = cross.pair_basis(anchor, target)
-        p = 1000 * latency_s
-        lo = hi = np.full(len(p), np.nan)
-        if basis.split(" (")[0] in cross.interval_log_:
-            lo, hi = cross.interval(p, basis)
-        blocks[target] = {
-            "p": p,
-            "lo": lo,
-            "hi": hi,
-            "novelty": np.full(len(p), np.nan),
-            "members": {},
-            "ensemble": "cross-instance spec model (op families scaled by spec ratios)",
-            "basis": basis,
-            "ignored": (),
-        }
-    return blocks
-
-
 def _blocks(predictor, anchor, ops, lat, method, targets, used) -> list[dict]:
     """Each target's block (:func:`_measured` or :func:`_cross`), in ``targets`` order;
     ``used``: the op columns with time in some row."""
@@ -69,9 +42,12 @@ def _blocks(predictor, anchor, ops, lat, method, targets, used) -> list[dict]:
     crossed = {}
     if not all(measured.values()):
         from ..crossgpu._pairs import model_families
+        from ..crossgpu._targets import target_blocks
 
         fam = model_families(features.device_families)
-        crossed = _cross(predictor, anchor, [t for t in targets if not measured[t]], fam, lat)
+        crossed = target_blocks(
+            predictor.cross, anchor, [t for t in targets if not measured[t]], fam, lat
+        )
     return [
         _measured(predictor, anchor, t, method, ops, lat, features, used)
         if measured[t]
