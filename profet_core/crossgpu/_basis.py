@@ -25,10 +25,10 @@ class BasisMixin:
             return "measured"
         if instance in self.calibration_:
             return f"calibrated ({self.calibration_[instance]['runs']} runs)"
-        row = self.spec_index_.get_loc(instance)
+        row = spec_positions(self, [instance])[0]
         n = getattr(self, "published_n_", {})
         # Terms are keyed by GPU; by generation where they were fitted per generation.
-        for key in (self.specs_["gpu"].iloc[row], self.spec_arch_[row]):
+        for key in (self.specs_["gpu"].iat[row], self.spec_arch_[row]):
             if key in n:
                 return f"published ({n[key]})"
         return "specs only"

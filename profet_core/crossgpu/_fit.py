@@ -49,10 +49,14 @@ def fit_features(anchor, target, batch_size, input_size, anchor_latency_s, specs
     n = len(np.atleast_1d(anchor_latency_s))
     a = np.broadcast_to(np.asarray(anchor, dtype=object), (n,))
     t = np.broadcast_to(np.asarray(target, dtype=object), (n,))
-    work = np.asarray(anchor_latency_s, dtype=float) * rate.loc[a].to_numpy()
+    work = np.asarray(anchor_latency_s, dtype=float) * rate.to_numpy()[rate.index.get_indexer(a)]
     pixels = np.asarray(batch_size, dtype=float) * np.asarray(input_size, dtype=float) ** 2
     return np.column_stack(
-        [np.log(work), np.broadcast_to(np.log(pixels), (n,)), np.log(mem.loc[t].to_numpy())]
+        [
+            np.log(work),
+            np.broadcast_to(np.log(pixels), (n,)),
+            np.log(mem.to_numpy()[mem.index.get_indexer(t)]),
+        ]
     )
 
 

@@ -31,6 +31,7 @@ from ..models._estimators import BoostingRegressor
 from ._basis import BasisMixin, bounded_delta, spec_positions
 from ._efficiency import published_eta, published_state, set_published_state
 from ._pairs import FAM_COLS, MODEL_FAMILIES, WORKLOAD, all_pairs, median_table, model_family_times
+from ._targets import predict_targets
 
 COMPUTE = ("conv", "matmul")
 FIXED = ("transfer", "idle")
@@ -236,38 +237,13 @@ class CrossInstanceModel(BasisMixin, Estimator):
     def predict_families(self, anchor: str, target: str, fam: np.ndarray, anchor_latency_s=None):
         """:meth:`predict` from anchor device times per family, shape (n, 10) in :data:`FAM_COLS`
         order (us)."""
-        check_is_fitted(self, "theta_")
-        fam = np.asarray(fam, dtype=float)
-        n = len(fam)
-        lat = (
-            np.full(n, np.nan)
-            if anchor_latency_s is None
-            else np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,))
-        )
-        base = np.where(np.isnan(lat), fam.sum(axis=1) * self.latency_per_us_, lat)
-        d_spec = np.repeat(self._spec_rows([anchor]) - self._spec_rows([target]), n, axis=0)
-        d_eta = np.repeat(self._eta([target]) - self._eta([anchor]), n, axis=0)
-        # Every row has the same spec and efficiency gaps: their exponents are computed once
-        # (one row, broadcast) instead of once per profile row.
-        phys = base * np.exp(self._log_ratio(fam, d_spec[:1], d_eta[:1]))
-        cross = phys
-        if self.residual_model_ is not None and n:
-            cross = phys * np.exp(self.residual_model_.predict(self._res_features(fam, d_spec)))
-        peak = np.exp(d_spec[:, 0])  # anchor / target effective TFLOPS
-        bw = np.exp(d_spec[:, 1])
-        tot = np.maximum(fam.sum(axis=1), 1e-9)
-        s_c = fam[:, CLASS == 0].sum(axis=1) / tot
-        s_m = fam[:, (CLASS == 1) & (SCALES > 0)].sum(axis=1) / tot
-        members = {
-            "physical": phys,
-            "cross": cross,
-            "fp32-ratio": base
-            * self._spec_value(anchor, "fp32_tflops")
-            / self._spec_value(target, "fp32_tflops"),
-            "bandwidth-ratio": base * bw,
-            "roofline": base * (s_c * peak + s_m * bw + (1 - s_c - s_m)),
-        }
-        return cross, members
+        return self.predict_targets(anchor, [target], fam, anchor_latency_s)[0]
+
+    def predict_targets(self, anchor: str, targets, fam: np.ndarray, anchor_latency_s=None):
+        """:meth:`predict_families` for several targets at once: ``[(latency_s, members)]`` in
+        ``targets`` order, each as one target's call returns it (the residual learner walks
+        every target's rows in one pass; the numbers are the same)."""
+        return predict_targets(self, anchor, targets, fam, anchor_latency_s, CLASS, SCALES)
 
     def with_specs(self, specs: pd.DataFrame):
         """Copy that predicts with another spec catalog (it must list the trained instances)."""

@@ -76,10 +76,11 @@ def _numeric(profiles: pd.DataFrame) -> pd.DataFrame:
     if LATENCY_COLUMN in profiles.columns:
         names.append(LATENCY_COLUMN)
     out = {}
+    kinds = dict(zip(profiles.columns, profiles.dtypes, strict=True))
     for name in names:
-        col = profiles[name]
-        if col.dtype.kind in "iuf":
+        if kinds[name].kind in "iuf":
             continue
+        col = profiles[name]
         values = col.to_numpy(dtype=object)
         ok = [is_number(v) or (v is None or v is pd.NA) for v in values]
         if not all(ok):

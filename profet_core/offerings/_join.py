@@ -169,7 +169,7 @@ def add_front(
     keys = ["row", *(["precision"] if "precision" in out else [])]
     groups = (
         [np.arange(len(out))]
-        if out[keys].nunique().max() <= 1
+        if all(out[k].nunique() <= 1 for k in keys)
         else list(out.groupby(keys, sort=False).indices.values())
     )
     for idx in groups:

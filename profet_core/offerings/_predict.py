@@ -165,7 +165,13 @@ class OfferingsResult:
 def extended(predictor, specs: pd.DataFrame | None = None):
     """The predictor whose cross-instance model also knows the spec lines it was not trained
     with (new GPUs predicted from their specs without retraining), cached on it."""
-    specs = shipped_specs() if specs is None else specs
+    if specs is None:  # the shipped sheet: the same wider predictor on every call
+        # Kept with the catalog it was built from (predictors of other catalogs share caches).
+        catalog, wide = predictor._cache.get(("offerings-shipped",), (None, None))
+        if catalog is not predictor.catalog:
+            wide = extended(predictor, shipped_specs())
+            predictor._cache[("offerings-shipped",)] = (predictor.catalog, wide)
+        return wide
     cross = predictor.cross
     if cross is None:
         return predictor
@@ -173,7 +179,9 @@ def extended(predictor, specs: pd.DataFrame | None = None):
     if new.empty:
         return predictor
     cache_key = ("offerings-specs", tuple(new["instance"]))
-    if cache_key not in predictor._cache:
+    # Kept with the catalog it was built from: predictors of other catalogs (a user's
+    # prices, ``with_catalog``) share this cache and must not get another's.
+    if predictor._cache.get(cache_key, (None,))[0] is not predictor.catalog:
         import copy
 
         from ..inputs._catalog import merge_catalogs
@@ -185,12 +193,13 @@ def extended(predictor, specs: pd.DataFrame | None = None):
         catalog = merge_catalogs(
             predictor.catalog, new[["instance", "gpu", "gpu_count", "usd_per_hour"]], "base"
         )
-        cache = {k: v for k, v in predictor._cache.items() if k[0] != "offerings-specs"}
+        cache = {
+            k: v for k, v in predictor._cache.items() if not str(k[0]).startswith("offerings-")
+        }
         cache[("cross",)] = wider
-        predictor._cache[cache_key] = type(predictor)(
-            predictor.bundle, catalog, cache, predictor.catalog_notes
-        )
-    return predictor._cache[cache_key]
+        wide = type(predictor)(predictor.bundle, catalog, cache, predictor.catalog_notes)
+        predictor._cache[cache_key] = (predictor.catalog, wide)
+    return predictor._cache[cache_key][1]
 
 
 def predict_offerings(
@@ -245,7 +254,8 @@ def predict_offerings(
     key = spec_key_of_gpu()
     wanted = sorted(set(off["target"]) - {""})
     wide = _with_counts(extended(predictor), off)
-    targets = [t for t in wanted if t != anchor and t in wide.all_instances]
+    reach = set(wide.all_instances)
+    targets = [t for t in wanted if t != anchor and t in reach]
     wide._check_instance(anchor, "anchor")
     counts = sorted({int(n) for n in off["gpus_used"]}) or [1]
     options = {
@@ -260,15 +270,24 @@ def predict_offerings(
     own = _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted)
     if len(own):  # the anchor's own GPU: its measured latency, moved to the same options
         own = wide.configure(anchor, profiles, anchor_latency_s, own, batch_size, **options)
-    pred = pd.concat([prediction.table, own], ignore_index=True)
+    # Only the columns an offering shows travel through the join (the members, novelty and
+    # ensemble names stay on the prediction).
+    pred = pd.concat([_shown(prediction.table), _shown(own)], ignore_index=True)
     out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
     notes = _notes(out, f, gpus, prediction)
     return OfferingsResult(out, prediction, notes, cost, f, time)
 
 
+def _shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The prediction columns the offerings table keeps (and ``gpus``, a join key)."""
+    return table[[c for c in table.columns if c in OFFERING_COLUMNS]]
+
+
 def _with_counts(predictor, off: pd.DataFrame):
     """The predictor whose catalog lets each spec line have as many GPUs as its offerings rent
     (a GPU line is a GPU, not an instance: its count is the offering's)."""
+    if (off["gpus_used"].to_numpy() <= 1).all():  # one GPU everywhere: nothing to widen
+        return predictor
     most = off[off["target"] != ""].groupby("target")["gpus_used"].max()
     if most.empty or (most <= 1).all():
         return predictor

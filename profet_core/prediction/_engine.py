@@ -33,42 +33,25 @@ def _measured(predictor, anchor, target, method, ops, lat, features, used) -> di
     }
 
 
-def _cross(predictor, anchor, target, fam, lat) -> dict:
-    """A pair no model was trained on: the cross-instance spec model's block (ms), from the
-    anchor's device time per model family ``fam`` (computed once for every such target)."""
-    cross = predictor.cross
-    latency_s, _ = cross.predict_families(anchor, target, fam, lat)
-    basis = cross.pair_basis(anchor, target)
-    p = 1000 * latency_s
-    lo = hi = np.full(len(p), np.nan)
-    if basis.split(" (")[0] in cross.interval_log_:
-        lo, hi = cross.interval(p, basis)
-    return {
-        "p": p,
-        "lo": lo,
-        "hi": hi,
-        "novelty": np.full(len(p), np.nan),
-        "members": {},
-        "ensemble": "cross-instance spec model (op families scaled by spec ratios)",
-        "basis": basis,
-        "ignored": (),
-    }
-
-
 def _blocks(predictor, anchor, ops, lat, method, targets, used) -> list[dict]:
     """Each target's block (:func:`_measured` or :func:`_cross`), in ``targets`` order;
     ``used``: the op columns with time in some row."""
     # The features do not depend on the target: computed once for every target.
     features = ProfileFeatures.from_ops(ops)
     measured = {t: predictor.has_pair(anchor, t, method) for t in targets}
+    crossed = {}
     if not all(measured.values()):
         from ..crossgpu._pairs import model_families
+        from ..crossgpu._targets import target_blocks
 
         fam = model_families(features.device_families)
+        crossed = target_blocks(
+            predictor.cross, anchor, [t for t in targets if not measured[t]], fam, lat
+        )
     return [
         _measured(predictor, anchor, t, method, ops, lat, features, used)
         if measured[t]
-        else _cross(predictor, anchor, t, fam, lat)
+        else crossed[t]
         for t in targets
     ]
 
@@ -89,7 +72,8 @@ def run_prediction(
         c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
     }
     _check_latencies(predictor, flat["p"])
-    price = np.tile([float(cat["usd_per_hour"].get(t, np.nan)) for t in targets], n)
+    usd, gpu = cat["usd_per_hour"], cat["gpu"]  # each column looked up once
+    price = np.tile([float(usd.get(t, np.nan)) for t in targets], n)
     notes = (*notes, *_multi_gpu_notes(cat, targets))
 
     def per_target(values) -> pd.Categorical:
@@ -98,29 +82,31 @@ def run_prediction(
         codes = np.tile([uniq.index(v) for v in values], n)
         return pd.Categorical.from_codes(codes, categories=uniq)
 
-    table = pd.DataFrame(
-        {
-            "row": np.repeat(np.arange(n), k),
-            "anchor": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [anchor]),
-            "target": per_target(targets),
-            "gpu": per_target([str(cat["gpu"].get(t, "")) for t in targets]),
-            "basis": per_target([b["basis"] for b in blocks]),
-            "batch_latency_ms": flat["p"],
-            "low_ms": flat["lo"],
-            "high_ms": flat["hi"],
-            "novelty": flat["novelty"],
-            "usd_per_hour": price,
-            "usd_per_1000_steps": flat["p"] * 1000 / MS_PER_HOUR * price,
-            "method": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [method]),
-            "ensemble": per_target([b["ensemble"] for b in blocks]),
-        }
-    )
-    table["p_fit"], fit_note = fit_probability(predictor, anchor, targets, lat, sizes, n)
+    p_fit, fit_note = fit_probability(predictor, anchor, targets, lat, sizes, n)
+    columns = {
+        "row": np.repeat(np.arange(n), k),
+        "anchor": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [anchor]),
+        "target": per_target(targets),
+        "gpu": per_target([str(gpu.get(t, "")) for t in targets]),
+        "basis": per_target([b["basis"] for b in blocks]),
+        "batch_latency_ms": flat["p"],
+        "low_ms": flat["lo"],
+        "high_ms": flat["hi"],
+        "novelty": flat["novelty"],
+        "usd_per_hour": price,
+        "usd_per_1000_steps": flat["p"] * 1000 / MS_PER_HOUR * price,
+        "method": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [method]),
+        "ensemble": per_target([b["ensemble"] for b in blocks]),
+        "p_fit": p_fit,
+    }
     notes = (*notes, *fit_note)
     names = list(dict.fromkeys(m for b in blocks for m in b["members"]))
     nan = np.full(n, np.nan)
-    for name in names:
-        table[f"{name}_ms"] = np.column_stack([b["members"].get(name, nan) for b in blocks]).ravel()
+    for name in names:  # one frame built once, member columns included
+        columns[f"{name}_ms"] = np.column_stack(
+            [b["members"].get(name, nan) for b in blocks]
+        ).ravel()
+    table = pd.DataFrame(columns)
     ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())
     rows = _row_summary(predictor, table, lat, method)
     level = predictor.interval_level
@@ -244,9 +230,12 @@ def workload_sizes(profiles, batch_size, input_size):
 
 def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
     """Per input row: the largest novelty over targets and its validation band."""
-    nov = table.groupby("row", sort=True)["novelty"].max()
-    has = np.zeros(len(nov), dtype=bool) if lat is None else ~np.isnan(lat)
-    rows = pd.DataFrame({"row": nov.index, "novelty": nov.to_numpy(), "with_latency": has})
+    # The table is row-major (each input row on every target): the largest novelty of each
+    # row, NaN ignored (NaN where every target's is), as a group-by would give.
+    n = int(table["row"].iat[-1]) + 1 if len(table) else 0
+    nov = np.fmax.reduce(table["novelty"].to_numpy(dtype=float).reshape(n, -1), axis=1)
+    has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
+    rows = pd.DataFrame({"row": np.arange(n), "novelty": nov, "with_latency": has})
     values = rows["novelty"].to_numpy(dtype=float)
     # Bands are shown only where a warning may be (novelty >= NOVELTY_WARN)
     with np.errstate(invalid="ignore"):

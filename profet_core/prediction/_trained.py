@@ -62,12 +62,10 @@ class TrainedModels:
     def all_instances(self) -> list[str]:
         """Every instance predictions reach: the measured ones, then those of the spec catalog
         (predicted by the cross-instance model, basis "specs only" or "calibrated")."""
-        extra = (
-            []
-            if self.cross is None
-            else [i for i in self.cross.spec_index_ if i not in self.instances]
-        )
-        return [*self.instances, *extra]
+        names = self.instances
+        have = set(names)
+        extra = [] if self.cross is None else [i for i in self.cross.spec_index_ if i not in have]
+        return [*names, *extra]
 
     @property
     def cross(self):

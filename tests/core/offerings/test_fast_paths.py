@@ -1,0 +1,134 @@
+"""Pricing a profile on every offering takes its fast paths (issue 26's speed goal: every
+target's residual in one tree walk, look-ups by position, no per-row pandas work) and gives
+the numbers the plain one-target-at-a-time paths give, digit for digit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profet_core import load_artifacts, read_profile
+from profet_core.crossgpu._pairs import FAM_COLS
+from profet_core.inputs._profile import normalise_steps
+from profet_core.offerings import OfferingFilter, predict_offerings
+from profet_core.offerings._predict import extended
+
+PROFILE = "examples/profile_g3s.json"
+ANCHOR = "g3s.xlarge"
+
+
+@pytest.fixture(scope="module")
+def wide():
+    return extended(load_artifacts())
+
+
+@pytest.fixture(scope="module")
+def profiles():
+    """Two rows: the example, and the same ops over 4 steps without a latency."""
+    one = read_profile(PROFILE)
+    return pd.concat([one, one.assign(batch_latency_s=np.nan, steps=4)], ignore_index=True)
+
+
+def _one_target(cross, anchor, target, fam, lat):
+    """The cross-instance formula for one target, written out plainly (the reference)."""
+    n = len(fam)
+    base = np.where(np.isnan(lat), fam.sum(axis=1) * cross.latency_per_us_, lat)
+    d_spec = np.repeat(cross._spec_rows([anchor]) - cross._spec_rows([target]), n, axis=0)
+    d_eta = np.repeat(cross._eta([target]) - cross._eta([anchor]), n, axis=0)
+    phys = base * np.exp(cross._log_ratio(fam, d_spec[:1], d_eta[:1]))
+    res = cross.residual_model_.predict(cross._res_features(fam, d_spec))
+    return phys * np.exp(res), phys
+
+
+@pytest.mark.parametrize("n", [1, 3, 40], ids=["one-row", "three-rows", "blocks-of-rows"])
+def test_every_target_in_one_pass_equals_one_target_at_a_time(wide, n):
+    cross = wide.cross
+    rng = np.random.default_rng(n)
+    fam = rng.gamma(2.0, 3000.0, size=(n, len(FAM_COLS)))
+    lat = np.where(rng.random(n) < 0.3, np.nan, rng.uniform(0.05, 0.5, n))
+    targets = [t for t in cross.spec_index_ if t != ANCHOR]
+    assert len(targets) >= 25  # every spec line of the shipped sheet, new GPUs included
+    many = cross.predict_targets(ANCHOR, targets, fam, lat)
+    for target, (latency_s, members) in zip(targets, many, strict=True):
+        cross_s, phys = _one_target(cross, ANCHOR, target, fam, lat)
+        np.testing.assert_array_equal(latency_s, cross_s, err_msg=target)
+        np.testing.assert_array_equal(members["physical"], phys, err_msg=target)
+        single = cross.predict_families(ANCHOR, target, fam, lat)
+        np.testing.assert_array_equal(single[0], latency_s, err_msg=target)
+
+
+def test_offerings_prediction_equals_each_target_predicted_alone(wide, profiles):
+    priced = predict_offerings(wide, ANCHOR, profiles)
+    table = priced.prediction.table
+    cols = ["batch_latency_ms", "low_ms", "high_ms", "p_fit", "novelty"]
+    assert table["target"].nunique() >= 25
+    for target in table["target"].unique():
+        alone = wide.predict(ANCHOR, profiles, targets=[target], gpus=[1]).table
+        got = table[table["target"] == target].reset_index(drop=True)
+        np.testing.assert_array_equal(got[cols].to_numpy(), alone[cols].to_numpy(), target)
+        assert list(got["basis"]) == list(alone["basis"])
+    # Every offering of a spec line carries that line's prediction and its own price.
+    offers = priced.table.dropna(subset=["batch_latency_ms"])
+    offers = offers[offers["target"] != ANCHOR]
+    merged = offers.merge(table, on=["row", "target"], suffixes=("", "_pred"))
+    assert len(merged) == len(offers) >= 20
+    np.testing.assert_array_equal(merged["batch_latency_ms"], merged["batch_latency_ms_pred"])
+    np.testing.assert_allclose(
+        merged["usd_per_1000_steps"],
+        merged["batch_latency_ms"] / 3600 * merged["usd_per_hour"],
+        rtol=1e-12,
+    )
+
+
+def test_row_summary_is_the_largest_novelty_of_each_row(wide, profiles):
+    pred = wide.predict(ANCHOR, profiles)
+    expect = pred.table.groupby("row", sort=True)["novelty"].max()
+    assert list(pred.rows["row"]) == list(expect.index)
+    np.testing.assert_array_equal(pred.rows["novelty"].to_numpy(), expect.to_numpy())
+
+
+@pytest.mark.parametrize(
+    ("steps", "dtype"),
+    [(2, float), (2, int), (4, float), (1, int)],
+    ids=["2-steps-float", "2-steps-int", "4-steps", "1-step-int"],
+)
+def test_steps_normalised_as_by_the_factor(steps, dtype):
+    ops = pd.DataFrame({"Host_A": [10, 20], "Device_B": [3, 7]}).astype(dtype)
+    profiles = ops.assign(steps=steps, batch_latency_s=0.1)
+    out = normalise_steps(profiles)
+    expect = ops.to_numpy(dtype=float) * (2 / steps)
+    assert list(out.columns) == ["Host_A", "Device_B", "batch_latency_s"]
+    assert (out[["Host_A", "Device_B"]].dtypes == np.float64).all()
+    np.testing.assert_array_equal(out[["Host_A", "Device_B"]].to_numpy(), expect)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"gpus": "all"}, {"precision": "amp"}, {"filter": OfferingFilter(spot=True)}],
+    ids=["default", "all-gpus", "amp", "spot"],
+)
+def test_offerings_table_is_the_same_on_every_call(wide, profiles, kwargs):
+    """Nothing cached between calls leaks into the next answer (a second profile in between)."""
+    first = predict_offerings(wide, ANCHOR, profiles, **kwargs).table
+    predict_offerings(wide, ANCHOR, profiles.iloc[[1]].reset_index(drop=True), **kwargs)
+    again = predict_offerings(wide, ANCHOR, profiles, **kwargs).table
+    pd.testing.assert_frame_equal(first, again, check_exact=True)
+
+
+def test_wider_predictor_is_cached_per_catalog():
+    """Predictors of other catalogs share one cache: each gets the wider predictor of its own
+    catalog (a user's prices), and the same one again on the next call."""
+    base = load_artifacts()
+    first = extended(base)
+    assert extended(base) is first
+    user = base.catalog[["instance", "gpu", "usd_per_hour"]].head(1)
+    user = user.assign(usd_per_hour=user["usd_per_hour"] * 2 + 1)
+    other = base.with_catalog(user)
+    assert other._cache is base._cache
+    mine = extended(other)
+    price = mine.catalog.set_index("instance")["usd_per_hour"]
+    assert price[user["instance"].iloc[0]] == user["usd_per_hour"].iloc[0]
+    assert extended(other) is mine
+    again = extended(base).catalog.set_index("instance")["usd_per_hour"]
+    assert again[user["instance"].iloc[0]] != user["usd_per_hour"].iloc[0]
