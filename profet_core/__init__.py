@@ -47,6 +47,7 @@ _LAZY = {
     "predict_offerings": ".offerings",
     "price_source": ".offerings",
     "refresh_offerings": ".offerings",
+    "write_offerings": ".offerings",
     "list_offerings": ".offerings",
     "offerings_changes_text": ".offerings",
 }
@@ -85,6 +86,7 @@ __all__ = [
     "summarize",
     "train",
     "validate",
+    "write_offerings",
 ]
 
 

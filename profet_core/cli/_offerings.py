@@ -107,7 +107,12 @@ def run(args) -> int:
     """Derive the snapshot; print what changed against the shipped one and the odd rows."""
     from .. import offerings_changes_text, refresh_offerings
 
-    done = refresh_offerings(args.catalog, args.out)
+    out = None
+    if args.out:  # the write rule, before any work: a new folder, or one this command wrote
+        from ..training._swap import check_command_out
+
+        out = check_command_out(args.out, "offerings refresh", [args.catalog])
+    done = refresh_offerings(args.catalog)
     meta, report = done["meta"], done["report"]
     print(f"{meta['offerings']} offerings from {', '.join(meta['clouds'])}")
     for cloud, info in meta["clouds"].items():
@@ -122,6 +127,11 @@ def run(args) -> int:
             + ", ".join(f"{k} {v}" for k, v in meta["odd_rows"].items())
         )
         print(table_text(report.groupby(["cloud", "kind"]).size().rename("rows").reset_index()))
-    if args.out:
+    if out is not None:
+        from .. import write_offerings
+        from ..training._swap import written_beside
+
+        with written_beside(out, "offerings refresh") as tmp:
+            write_offerings(done, tmp)
         print(f"wrote {args.out}/offerings.csv and offerings_meta.json")
     return 0

@@ -2,7 +2,7 @@
 and predictions joined to them once per GPU configuration.
 
 ``load_offerings()`` is the shipped snapshot (``profet_core/data/offerings.csv``, metadata in
-``offerings_meta.json``); ``refresh(folder, out)`` derives it from a SkyPilot catalog folder;
+``offerings_meta.json``); ``refresh(folder)`` derives it from a SkyPilot catalog folder (``write_offerings`` writes it);
 ``predict_offerings(...)`` prices a profile on every offering a filter keeps.
 """
 
@@ -29,6 +29,7 @@ from ._snapshot import (
     offerings_meta,
     price_source,
     refresh,
+    write_offerings,
 )
 
 refresh_offerings = refresh
@@ -64,6 +65,7 @@ __all__ = [
     "price_source",
     "read_catalog",
     "refresh",
+    "write_offerings",
     "refresh_offerings",
     "spec_gpu",
 ]

@@ -125,3 +125,25 @@ def choose_lines(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
         rows = order.drop_duplicates(["cloud", "instance"]).sort_index()
     rows = rows.drop_duplicates(["cloud", "instance", "region"])
     return rows[list(table.columns)].reset_index(drop=True)
+
+
+def check_offering_args(predictor, filter=None, catalog=None, offerings=None) -> None:
+    """Type checks shared by :func:`list_offerings` and :func:`predict_offerings`.
+
+    Raises
+    ------
+    ProfetValueError
+        Naming the argument and what it must be.
+    """
+    from ..inputs._args import frame_arg
+    from ..prediction._predictor import Predictor
+
+    if not isinstance(predictor, Predictor):
+        raise ProfetValueError(
+            f"predictor must be a Predictor (load_artifacts()); got {type(predictor).__name__}"
+        )
+    if filter is not None and not isinstance(filter, OfferingFilter):
+        raise ProfetValueError(f"filter must be an OfferingFilter; got {type(filter).__name__}")
+    for name, value in (("catalog", catalog), ("offerings", offerings)):
+        if value is not None:
+            frame_arg(value, name)

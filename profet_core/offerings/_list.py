@@ -57,8 +57,9 @@ def list_offerings(predictor, filter: OfferingFilter | None = None, catalog=None
     notes : tuple of str
         The prices' source and date, the region view, spot.
     """
-    from ._filter import choose_lines
+    from ._filter import check_offering_args, choose_lines
 
+    check_offering_args(predictor, filter, catalog, offerings)
     f = OfferingFilter(spot=None) if filter is None else filter
     table = load_offerings() if offerings is None else offerings
     if catalog is not None:

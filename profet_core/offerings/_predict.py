@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter, choose
+from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter, check_offering_args, choose
 from ._join import (
     BEST_VALUE,
     NO_SPEC,
@@ -243,6 +243,7 @@ def predict_offerings(
     -------
     OfferingsResult
     """
+    check_offering_args(predictor, filter, catalog, offerings)
     f = OfferingFilter() if filter is None else filter
     if offerings is None and catalog is None:
         off = _shipped_side(f, gpus)

@@ -7,12 +7,12 @@ import datetime as dt
 import functools
 import json
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import ProfetValueError
+from ..inputs._args import frame_arg, path_arg
 from ._gpus import INSTANCE_NOTES, VARIANT_NOTES, spec_gpu
 from ._read import catalog_files, read_catalog, source_of
 
@@ -80,16 +80,14 @@ def derive_offerings(rows: pd.DataFrame) -> pd.DataFrame:
     return out[list(SNAPSHOT_COLUMNS)]
 
 
-def refresh(folder, out=None, previous: pd.DataFrame | None = None) -> dict:
-    """Derive the snapshot from a catalog folder, and say what changed.
+def refresh(folder, previous: pd.DataFrame | None = None) -> dict:
+    """Derive the snapshot from a catalog folder, and say what changed (writes nothing: see
+    :func:`write_offerings`).
 
     Parameters
     ----------
     folder : path-like
         A SkyPilot catalog folder (see :func:`~profet_core.offerings._read.catalog_files`).
-    out : path-like, optional
-        Folder to write ``offerings.csv`` and ``offerings_meta.json`` into (created); None
-        writes nothing.
     previous : pandas.DataFrame, optional
         The snapshot to compare with (default: the shipped one).
 
@@ -98,7 +96,15 @@ def refresh(folder, out=None, previous: pd.DataFrame | None = None) -> dict:
     dict
         ``table`` (the snapshot), ``meta`` (sources, dates, counts, odd rows per kind),
         ``report`` (the odd rows) and ``changes`` (:func:`compare`).
+
+    Raises
+    ------
+    ProfetValueError
+        ``folder`` is not a path, or ``previous`` not a table.
     """
+    folder = path_arg(folder, "the catalog folder")
+    if previous is not None:
+        frame_arg(previous, "the previous snapshot")
     rows, report = read_catalog(folder)
     table = derive_offerings(rows)
     sources = {cloud: source_of(path) for cloud, path in catalog_files(folder).items()}
@@ -114,12 +120,33 @@ def refresh(folder, out=None, previous: pd.DataFrame | None = None) -> dict:
     }
     prev = load_offerings() if previous is None else previous
     changes = compare(prev, table)
-    if out is not None:
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        write_snapshot(table, out / SNAPSHOT_FILE)
-        (out / META_FILE).write_text(json.dumps(meta, indent=1) + "\n")
     return {"table": table, "meta": meta, "report": report, "changes": changes}
+
+
+def write_offerings(done: dict, folder) -> None:
+    """Write :func:`refresh`'s snapshot and metadata (``offerings.csv``,
+    ``offerings_meta.json``) into ``folder``, which must be new or empty: a file of the user's
+    is never replaced (``profet offerings refresh --out`` writes beside and swaps in, as every
+    command that writes does).
+
+    Raises
+    ------
+    ProfetValueError
+        ``folder`` exists and is not an empty folder; nothing was changed.
+    """
+    if not isinstance(done, dict) or not {"table", "meta"} <= set(done):
+        raise ProfetValueError(
+            f"write_offerings takes the dict refresh() returns; got {type(done).__name__}"
+        )
+    folder = path_arg(folder, "the output folder")
+    if folder.is_symlink() or (folder.exists() and (not folder.is_dir() or any(folder.iterdir()))):
+        raise ProfetValueError(
+            f"output folder {str(folder)!r} exists and is not empty; give a new folder "
+            "(nothing was changed)"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    write_snapshot(done["table"], folder / SNAPSHOT_FILE)
+    (folder / META_FILE).write_text(json.dumps(done["meta"], indent=1) + "\n")
 
 
 def write_snapshot(table: pd.DataFrame, path) -> None:
@@ -156,6 +183,12 @@ def compare(old: pd.DataFrame, new: pd.DataFrame) -> dict:
 
 def changes_text(changes: dict) -> str:
     """:func:`compare`'s answer in a few lines for people."""
+    keys = ("added", "removed", "usd_per_hour_changed", "spot_usd_per_hour_changed", "by_cloud")
+    if not isinstance(changes, dict) or any(k not in changes for k in keys):
+        raise ProfetValueError(
+            f"changes must be the dict compare() returns (keys {', '.join(keys)}); got "
+            f"{type(changes).__name__}"
+        )
     lines = [
         f"{changes['added']} line(s) added, {changes['removed']} removed; on-demand price "
         f"changed in {changes['usd_per_hour_changed']}, spot in "
@@ -188,7 +221,12 @@ def load_offerings(path=None) -> pd.DataFrame:
     """
     if path is None:
         return _shipped().copy()
-    df = pd.read_csv(path, dtype={"gpu": str, "note": str, "region": str, "instance": str})
+    from ..inputs._csv import read_csv_file
+
+    df = read_csv_file(path_arg(path, "the offerings table"), 64 * 2**20, "offerings table")
+    for col in ("gpu", "note", "region", "instance"):
+        if col in df.columns:
+            df[col] = df[col].where(df[col].isna(), df[col].astype(str))
     missing = [c for c in SNAPSHOT_COLUMNS if c not in df.columns]
     if missing:
         raise ProfetValueError(f"offerings table {str(path)!r} lacks column(s) {missing}")
@@ -206,6 +244,11 @@ def offerings_meta() -> dict:
 def price_source(meta: dict | None = None) -> str:
     """One line for people: where the prices come from and how old they are."""
     meta = offerings_meta() if meta is None else meta
+    clouds = meta.get("clouds") if isinstance(meta, dict) else None
+    if not isinstance(clouds, dict) or not all(isinstance(v, dict) for v in clouds.values()):
+        raise ProfetValueError(
+            f"offerings metadata must be a dict with a 'clouds' dict; got {type(meta).__name__}"
+        )
     parts = [
         f"{cloud} {info.get('schema', '')} @{info.get('commit', 'unknown')[:8]}".replace("  ", " ")
         for cloud, info in meta["clouds"].items()
@@ -214,6 +257,6 @@ def price_source(meta: dict | None = None) -> str:
     when = f"catalog copied {copied[-1]}" if copied else "copy date unknown"
     return (
         f"Prices: SkyPilot's catalog (github.com/skypilot-org/skypilot-catalog; {', '.join(parts)}; "
-        f"{when}, snapshot derived {meta['derived']}). The catalog files carry no date: prices "
+        f"{when}, snapshot derived {meta.get('derived', 'date unknown')}). The catalog files carry no date: prices "
         "change often, check the cloud's own page before renting."
     )

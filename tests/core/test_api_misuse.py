@@ -39,6 +39,8 @@ FUNCTIONS = [
     if callable(getattr(profet_core, name))
     and not inspect.isclass(getattr(profet_core, name))
     and name not in ("format_number", "latency_seconds")  # accept anything by design
+    # a function of no parameters cannot be given a wrong value
+    and inspect.signature(getattr(profet_core, name)).parameters
 ]
 
 

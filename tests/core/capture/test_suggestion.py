@@ -27,7 +27,7 @@ def fake_profiler(monkeypatch, tmp_path):
         meta = SimpleNamespace(steps_traced=2, batch_latency_s=0.113)
         monkeypatch.setattr(_profile, "profile_model", lambda *a, **k: (profile, meta))
 
-        def write(profile, meta, out):
+        def write(profile, meta, out, model=None):
             out = tmp_path / "p.json"
             out.write_text(json.dumps([ops]))
             return out, tmp_path / "p.meta.json"

@@ -119,7 +119,9 @@ def test_empty_artifacts_path_is_refused(command, tmp_path):
     else:
         profile = ROOT / "examples" / "profile_g3s.json"
         proc = cli(command, "--profile", profile, "--artifacts", "")
-    assert proc.returncode == 2 and "artifacts folder path is empty" in proc.stderr
+    # the CLI's own check or the library's type check: either names the empty artifacts path
+    assert proc.returncode == 2
+    assert re.search(r"artifacts (folder )?path('')? (''|is) ", proc.stderr), proc.stderr
     assert snapshot(ROOT / "artifacts") == shipped
 
 
