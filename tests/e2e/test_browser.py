@@ -38,6 +38,15 @@ def predict_and_time(page, url: str, anchor: str, text: str) -> float:
     return time.perf_counter() - t0
 
 
+def _assert_targets_shown(page, targets, anchor, shown: str) -> None:
+    """The heading counts every target; the grid draws only the rows in view (its accessible
+    cells too), so the first rows' targets, not all of the 30-odd, are in its cells."""
+    heading = page.get_by_text(f"from a profile on {anchor}").first.inner_text()
+    assert f"Predicted on {len(targets)} targets" in heading, heading
+    seen = [t for t in targets if t in shown]
+    assert len(seen) >= min(len(targets), 8), f"targets in the grid: {seen}; {shown[:300]}"
+
+
 def test_paste_example_and_predict():
     _need_browser()
     from profet_core import load_artifacts
@@ -54,8 +63,7 @@ def test_paste_example_and_predict():
         cells = grid.locator('[role="gridcell"]')
         cells.first.wait_for(state="attached")
         shown = " ".join(cells.all_text_contents())
-        for target in predictor.targets(anchor):
-            assert target in shown, f"{target} is not in the result table: {shown[:500]}"
+        _assert_targets_shown(page, predictor.targets(anchor), anchor, shown)
         assert not page.locator('[data-testid="stException"]').count()
 
 
@@ -133,7 +141,7 @@ def test_heavy_upload_does_not_block_another_session():
         cells = other.locator('[data-testid="stDataFrame"]').first.locator('[role="gridcell"]')
         cells.first.wait_for(state="attached")
         shown = " ".join(cells.all_text_contents())
-        assert all(t in shown for t in predictor.targets(anchor))
+        _assert_targets_shown(other, predictor.targets(anchor), anchor, shown)
         error = page.locator('[data-testid="stAlertContentError"]').first
         error.wait_for()
         assert "op name" in error.inner_text() and len(error.inner_text()) < 2000
