@@ -105,22 +105,22 @@ def run(args) -> int:
     predictor = load_predictor(args.artifacts, args.catalog)
     profiles = read_profile(args.profile, steps=args.steps)
     lat = latency_seconds(args.anchor_latency_ms, "ms", "--anchor-latency-ms")
-    if args.offerings or filters_given(args):
-        return _offerings(args, predictor, profiles, lat)
-    result = predictor.predict(
-        args.anchor or profile_instance(profiles),
-        profiles,
-        anchor_latency_s=lat,
-        method=args.method,
-        batch_size=args.batch_size,
-        input_size=args.input_size,
-        precision=args.precision,
-        gpus=_gpus(args.gpus),
-        anchor_amp_latency_s=latency_seconds(
+    anchor = args.anchor or profile_instance(profiles)
+    options = {  # what predict and predict_offerings both take
+        "anchor_latency_s": lat,
+        "method": args.method,
+        "batch_size": args.batch_size,
+        "input_size": args.input_size,
+        "precision": args.precision,
+        "gpus": _gpus(args.gpus),
+        "anchor_amp_latency_s": latency_seconds(
             args.anchor_amp_latency_ms, "ms", "--anchor-amp-latency-ms"
         ),
-        params=args.params,
-    )
+        "params": args.params,
+    }
+    if args.offerings or filters_given(args):
+        return _offerings(args, predictor, anchor, profiles, options)
+    result = predictor.predict(anchor, profiles, **options)
     table = result.table
     if args.dataset_images is not None:
         table = estimate_run(table, args.dataset_images, args.batch_size, args.epochs)
@@ -135,10 +135,9 @@ def run(args) -> int:
     return 0
 
 
-def _offerings(args, predictor, profiles, lat) -> int:
+def _offerings(args, predictor, anchor, profiles, options) -> int:
     """``--offerings`` (or a filter): every chosen offering priced, the front named."""
-    from .. import latency_seconds, load_catalog, offerings_meta, predict_offerings
-    from ..inputs._profile import profile_instance
+    from .. import load_catalog, offerings_meta, predict_offerings
 
     run = None
     if args.dataset_images is not None:
@@ -150,21 +149,12 @@ def _offerings(args, predictor, profiles, lat) -> int:
     given = load_catalog(args.catalog, missing_price_ok=True) if args.catalog else None
     done = predict_offerings(
         predictor,
-        args.anchor or profile_instance(profiles),
+        anchor,
         profiles,
-        anchor_latency_s=lat,
-        method=args.method,
-        batch_size=args.batch_size,
-        input_size=args.input_size,
         filter=offering_filter(args, False),
-        gpus=_gpus(args.gpus),
         run=run,
         catalog=given,
-        precision=args.precision,
-        anchor_amp_latency_s=latency_seconds(
-            args.anchor_amp_latency_ms, "ms", "--anchor-amp-latency-ms"
-        ),
-        params=args.params,
+        **options,
     )
     for warning in done.warnings():
         warn(warning)

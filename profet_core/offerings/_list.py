@@ -8,7 +8,7 @@ import pandas as pd
 from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter
 from ._join import NO_SPEC, spec_key_of_gpu
 from ._predict import catalog_offerings, extended
-from ._snapshot import load_offerings, price_source
+from ._snapshot import SNAPSHOT_COLUMNS, load_offerings, price_source
 
 
 def basis_of(predictor, gpu: pd.Series, instance: pd.Series) -> list[str]:
@@ -66,20 +66,8 @@ def list_offerings(predictor, filter: OfferingFilter | None = None, catalog=None
         table = pd.concat([table, catalog_offerings(catalog, predictor)], ignore_index=True)
     lines = choose_lines(table, f)
     lines["basis"] = basis_of(predictor, lines["gpu"], lines["instance"])
-    cols = [
-        "cloud",
-        "instance",
-        "region",
-        "gpu",
-        "accelerator",
-        "gpus",
-        "vcpus",
-        "memory_gib",
-        "usd_per_hour",
-        "spot_usd_per_hour",
-        "basis",
-        "note",
-    ]
+    # The snapshot's columns (zones aside), with the basis before the note.
+    cols = [c for c in SNAPSHOT_COLUMNS if c not in ("zones", "note")] + ["basis", "note"]
     notes = [price_source()]
     if not (f.all_regions or f.regions):
         notes.append(CHEAPEST_NOTE)
