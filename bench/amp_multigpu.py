@@ -30,6 +30,9 @@ import pandas as pd
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
 from profet_core.crossgpu._amp import amp_logo, amp_state_from
+from profet_core.crossgpu._amp_validate import ape as _ape
+from profet_core.crossgpu._amp_validate import held_out_errors as held_out_check
+from profet_core.crossgpu._amp_validate import summarize_logo as summarize
 from profet_core.crossgpu._dataparallel import dp_logo, fit_dataparallel, scaling_rows
 from profet_core.crossgpu._gpuref import gpu_table
 from profet_core.crossgpu._pairs import FAM_COLS
@@ -46,48 +49,6 @@ def _md(df: pd.DataFrame) -> str:
             "| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r) + " |"
         )
     return "\n".join(lines)
-
-
-def _ape(pred, true) -> np.ndarray:
-    return np.abs(np.asarray(pred, float) / np.asarray(true, float) - 1) * 100
-
-
-def _coverage(oof: pd.DataFrame, by: str, truth: str) -> pd.Series:
-    """Cross-fitted 80% coverage per group: half-width from the other groups' errors."""
-    err = np.abs(np.log(oof["pred"] / oof[truth]))
-    out = {}
-    for g in sorted(set(oof[by])):
-        hw = np.quantile(err[oof[by] != g], 0.8)
-        out[g] = float(np.mean(err[oof[by] == g] <= hw) * 100)
-    cov = pd.Series(out)
-    cov["all"] = float(
-        np.mean(
-            [e <= np.quantile(err[oof[by] != g], 0.8) for e, g in zip(err, oof[by], strict=True)]
-        )
-        * 100
-    )
-    return cov
-
-
-def summarize(oof, by, truth, baselines) -> pd.DataFrame:
-    fit = oof[~oof["held_out"]].copy()
-    fit["mape"] = _ape(fit["pred"], fit[truth])
-    for b in baselines:
-        fit[f"mape_{b}"] = _ape(fit[b], fit[truth])
-    cols = ["mape", *[f"mape_{b}" for b in baselines]]
-    g = fit.groupby(by)[cols].mean()
-    g.insert(0, "rows", fit.groupby(by).size())
-    g.loc["all"] = [len(fit), *fit[cols].mean().to_numpy()]
-    g["coverage_pct"] = _coverage(fit, by, truth)
-    return g.reset_index().rename(columns={"index": by})
-
-
-def held_out_check(oof, truth, baselines) -> pd.DataFrame:
-    h = oof[oof["held_out"]].copy()
-    h["ape"] = _ape(h["pred"], h[truth])
-    for b in baselines:
-        h[f"ape_{b}"] = _ape(h[b], h[truth])
-    return h.groupby(["model"])[["ape", *[f"ape_{b}" for b in baselines]]].mean().reset_index()
 
 
 def anchor_amp_gain(oof: pd.DataFrame) -> pd.DataFrame:

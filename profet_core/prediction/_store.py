@@ -47,6 +47,8 @@ VALIDATION_TABLES = (
     "onepoint",
     "published",
     "published_pairs",
+    "amp_gain",
+    "gpu_scaling",
 )
 #: Largest artifact file read (bytes): the shipped folder is ~31 MB.
 MAX_ARTIFACT_BYTES = 512 * 1024 * 1024

@@ -152,6 +152,7 @@ def _fit_cross(dataset: Dataset, specs, intervals: bool):
     ``intervals``) and of the will-it-fit model, and their validation tables (leave-one-GPU-out x
     leave-one-architecture-out; will-it-fit leave-one-architecture-out); Nones without specs."""
     from ..crossgpu import CrossInstanceModel, median_table
+    from ..crossgpu._amp_validate import amp_dp_reports
     from ..crossgpu._fit import FitModel, fit_table, validate_fit
     from ..crossgpu._gpu_holdout import learn_published
     from ..crossgpu._validate import cross_validate_gpus, interval_log_quantiles, summarize_gpus
@@ -173,8 +174,8 @@ def _fit_cross(dataset: Dataset, specs, intervals: bool):
         report = summarize_gpus(oof), fit_report
     # Tensor-core GPUs: efficiencies from published speed-ups (VGG16/Inception-v3 never fitted).
     model, published = learn_published(model, medians, specs, quantiles)
-    if report is not None:
-        report = (*report, published)
+    if report is not None:  # AMP gains and N-GPU scaling against their baselines
+        report = (*report, published | amp_dp_reports(model, medians))
     return model.to_state(), fits, report
 
 
@@ -298,7 +299,8 @@ def train(
         else:
             quantiles = pd.DataFrame(columns=INTERVAL_COLUMNS)
         for name, table in reports.items():
-            table.to_csv(tmp / "validation" / name, index=False)
+            if len(table.columns):  # an empty report (no column) is no readable CSV: left out
+                table.to_csv(tmp / "validation" / name, index=False)
         _write_artifacts(tmp, dataset, catalog, quantiles, model, arrays)
         _write_manifest(tmp, dataset, calibrated, settings)
         with folder_lock(out_dir):  # another writer's swap (add-instance's rewrite) waits
