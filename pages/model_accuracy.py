@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import ui
+import ui_accuracy
 from profet_core import NOVELTY_WARN
 
 ALL_PAIRS = "All pairs"
@@ -281,115 +282,11 @@ else:
         "percentile, sizes at most 2x away: validation/onepoint.csv)."
     )
 
-cross = val.get("crossgpu")
-st.subheader("GPUs never measured (leave-one-GPU-out)")
-if cross is None or cross.empty:
-    st.info("The artifacts hold no cross-instance validation.")
-else:
-    show = cross[cross["direction"].isin(["both"])].copy()
-    show["k"] = show["k"].map(lambda k: "all GPUs trained" if k < 0 else f"{k} run(s)")
-    cols = [
-        "basis",
-        "k",
-        "left_out",
-        "mape_cross",
-        "max_pair_cross",
-        "mape_fp32-ratio",
-        "mape_bandwidth-ratio",
-        "mape_roofline",
-        "r2_cross",
-        "coverage_pct",
-    ]
-    st.dataframe(
-        show[cols],
-        hide_index=True,
-        key="crossgpu_table",
-        column_config={
-            "basis": "Basis",
-            "k": "Runs of the left-out GPU",
-            "left_out": "Left-out GPU",
-            "mape_cross": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
-            "max_pair_cross": st.column_config.NumberColumn("Worst pair (%)", format="%.1f"),
-            "mape_fp32-ratio": st.column_config.NumberColumn("FP32-ratio (%)", format="%.1f"),
-            "mape_bandwidth-ratio": st.column_config.NumberColumn(
-                "Bandwidth-ratio (%)", format="%.1f"
-            ),
-            "mape_roofline": st.column_config.NumberColumn("Roofline mix (%)", format="%.1f"),
-            "r2_cross": st.column_config.NumberColumn("R2", format="%.3f"),
-            "coverage_pct": st.column_config.NumberColumn(
-                "80% coverage (%)", format="%.1f", width=130
-            ),
-        },
-    )
-    st.caption(
-        "Each GPU removed as anchor and target and each CNN left out, the spec model predicts "
-        "every pair involving the removed GPU from specs only or calibrated on 1 or 3 CNNs "
-        "measured on it (MAPE per pair, mean over pairs; baselines scale the anchor latency by "
-        "spec ratios): what to expect for basis 'specs only' or 'calibrated'."
-    )
-
-pub = val.get("published_pairs")
-if pub is not None and "fold" in pub:  # the other folds set the intervals; the plot is per GPU
-    pub = pub[pub["fold"] == "gpu"]
-if pub is not None and not pub.empty:
-    st.subheader("Tensor-core GPUs against published speed-ups (leave-one-GPU-out)")
-    shown = ["cross", "fp32-ratio", "bandwidth-ratio"]
-    long = pub.melt(["left_out", "model", "speedup", "held_out"], shown, "predictor", "predicted")
-    fig = px.scatter(
-        long,
-        x="speedup",
-        y="predicted",
-        color="predictor",
-        symbol="held_out",
-        facet_col="left_out",
-        hover_data=["model"],
-        log_x=True,
-        log_y=True,
-        labels={"speedup": "published speed-up over V100 (x)", "predicted": "predicted (x)"},
-    )
-    st.plotly_chart(fig, width="stretch", key="published_chart")
-    summary = val.get("published")
-    if summary is not None:
-        table = summary[summary["scope"] != "source"]
-        floats = table.select_dtypes("float").columns
-        st.dataframe(
-            ui.dashed(table, dict.fromkeys(floats, "{:.3g}")),
-            hide_index=True,
-            key="published_table",
-        )
-    st.caption(
-        "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "
-        "predicted (cross: the model; FP32-peak and bandwidth ratios to compare; the diagonal "
-        "is perfect); MAPE in %. held_out True: VGG16 / Inception-v3, never fitted. basis: 80% "
-        "interval (log half-width) and coverage, one CNN or one generation left out."
-    )
-
-fits = val.get("fits")
-if fits is not None and not fits.empty:
-    st.subheader("Will it fit in the target's memory?")
-    # a GPU where every workload fitted has no non-fitting one to catch: a dash, not "None"
-    fits = ui.dashed(fits, {"recall_not_fit_pct": "{:.0f}"})
-    st.dataframe(
-        fits,
-        hide_index=True,
-        key="fits_table",
-        column_config={
-            "target": "Target",
-            "rows": st.column_config.NumberColumn("Workloads", format="%d"),
-            "not_fit": st.column_config.NumberColumn("Did not fit", format="%d"),
-            "accuracy_pct": st.column_config.NumberColumn("Accuracy (%)", format="%.1f"),
-            "brier": st.column_config.NumberColumn("Brier score", format="%.4f"),
-            "brier_base_rate": st.column_config.NumberColumn("Brier, base rate", format="%.4f"),
-            "recall_not_fit_pct": ui.number_column(
-                fits, "recall_not_fit_pct", "Non-fitting caught (%)", "{:.0f}", width=160
-            ),
-        },
-    )
-    st.caption(
-        "Leave-one-architecture-out: the probability that a workload fits (from the anchor "
-        "latency, sizes and the target's memory) against what ran; a workload missing on a GPU "
-        "did not fit. Lower Brier than the base rate = informative."
-    )
+ui_accuracy.cross_instance(val)
+ui_accuracy.published_speedups(val)
+ui_accuracy.model_vs_baselines(val, ui_accuracy.AMP)
+ui_accuracy.model_vs_baselines(val, ui_accuracy.SCALING)
+ui_accuracy.will_it_fit(val)
 
 meta = predictor.metadata
 st.caption(

@@ -219,3 +219,117 @@ def test_parity_plot_gives_every_architecture_its_own_readable_colour(page, pred
     colours = {d["marker"]["color"] for d in points}
     assert len(colours) == len(points), colours
     assert max(_luminance(c) for c in colours) < 0.7, colours
+
+
+#: The AMP and N-GPU validation files (issue 25) and their tables' names in ``validation``.
+AMP_DP = {"amp_gain": "amp_gain.csv", "gpu_scaling": "gpu_scaling.csv"}
+
+
+def _with_validation_files(src, dst, files: dict) -> None:
+    """A copy of the artifacts ``src`` at ``dst`` whose validation/ holds ``files`` ({name:
+    DataFrame or None to drop}), the manifest's checksums updated."""
+    from profet_core.prediction._store import sha256
+
+    shutil.copytree(src, dst)
+    manifest = json.loads((dst / "manifest.json").read_text())
+    for name, table in files.items():
+        path = dst / "validation" / name
+        manifest["files"].pop(f"validation/{name}", None)
+        path.unlink(missing_ok=True)
+        if table is not None:
+            table.to_csv(path, index=False)
+            manifest["files"][f"validation/{name}"] = sha256(path)
+    (dst / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.fixture(scope="module")
+def amp_dp_tables():
+    """The AMP gain and N-GPU scaling validation of the published table (each CNN's op mix from
+    a small p3.2xlarge median table), as train() writes it."""
+    import pandas as pd
+
+    from profet_core.crossgpu._amp_validate import amp_dp_validation
+    from profet_core.crossgpu._gpuref import gpu_table
+    from profet_core.crossgpu._model import PRIOR
+    from profet_core.crossgpu._pairs import FAM_COLS
+    from profet_core.crossgpu._published import load_published
+    from profet_core.inputs._gpu_specs import load_specs
+
+    times = np.array([60.0, 5, 0, 10, 3, 8, 6, 4, 2, 2])
+    rows = [
+        {"instance": "p3.2xlarge", "model": m, "input_size": 224, "batch_size": 64}
+        | dict(zip(FAM_COLS, times * (1 + i / 10), strict=True))
+        for i, m in enumerate(("ResNet50", "InceptionResNetV2", "AlexNet", "VGG16"))
+    ]
+    medians = pd.DataFrame(rows)
+    return amp_dp_validation(load_published(), gpu_table(load_specs()), medians, PRIOR)
+
+
+def _shown(at, column):
+    """The shown table that has ``column``."""
+    return next(d.value for d in at.dataframe if column in d.value.columns).reset_index(drop=True)
+
+
+def test_amp_and_gpu_scaling_tables_equal_validation(
+    page, predictor, tmp_path, use_artifacts, amp_dp_tables
+):
+    """Issue 25: leave-one-GPU-out and leave-one-source-out MAPE of the AMP gain and of N-GPU
+    scaling against their baselines, with coverage, as train() wrote them; units on all."""
+    copy = tmp_path / "artifacts"
+    _with_validation_files(predictor.path, copy, amp_dp_tables)
+    use_artifacts(copy)
+    at = page("accuracy").run()
+    no_exception(at)
+    amp, sc = amp_dp_tables["amp_gain.csv"], amp_dp_tables["gpu_scaling.csv"]
+    fold = at.radio(key="amp_gain_fold")
+    assert fold.value == "gpu" and fold.options == [
+        "One GPU left out",
+        "One source left out",
+        "VGG16, Inception-v3 (never fitted)",
+    ]
+    assert at.radio(key="gpu_scaling_fold").options[2] == "Per GPU count (one GPU left out)"
+    for value in ("gpu", "source", "held-out"):
+        at.radio(key="amp_gain_fold").set_value(value).run()
+        no_exception(at)
+        want = amp[amp["fold"] == value].reset_index(drop=True)
+        shown = _shown(at, "mape_constant_pct")
+        assert list(shown["group"]) == list(want["group"])
+        np.testing.assert_allclose(shown["mape_pct"].astype(float), want["mape_pct"])
+        # no "None" cells: a baseline with nothing to go on is a dash
+        assert not shown.isna().any().any()
+        headers = next(d for d in at.dataframe if "mape_constant_pct" in d.value).proto.columns
+        headers = json.loads(headers)
+        assert all("%" in headers[c]["label"] for c in headers if "pct" in c), headers
+    src = _shown(at.radio(key="amp_gain_fold").set_value("source").run(), "mape_constant_pct")
+    assert set(src["mape_constant_source_pct"]) == {"—"}
+    labels = [m.label for m in at.metric]
+    assert {"MAPE, model", "Constant factor", "Tensor-peak ratio", "Linear scaling"} <= set(labels)
+    all_src = amp[(amp["fold"] == "source") & (amp["group"] == "all")].iloc[0]
+    assert f"{all_src['mape_pct']:.1f} %" in [m.value for m in at.metric]
+    at.radio(key="gpu_scaling_fold").set_value("gpu count").run()
+    no_exception(at)
+    want = sc[sc["fold"] == "gpu count"].reset_index(drop=True)
+    shown = _shown(at, "mape_linear_pct")
+    np.testing.assert_allclose(shown["mape_linear_pct"].astype(float), want["mape_linear_pct"])
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    bars = [
+        c for c in charts if c["layout"].get("yaxis", {}).get("title", {}).get("text") == "MAPE (%)"
+    ]
+    assert len(bars) == 2  # one chart per model: the model and each baseline per left-out group
+    scaling = bars[1]["data"]
+    assert [t["name"] for t in scaling] == ["Model", "Linear scaling"]
+    np.testing.assert_allclose(values(scaling[0]["y"]), want["mape_pct"][want["group"] != "all"])
+
+
+def test_artifacts_without_amp_and_gpu_scaling_say_how_to_get_them(
+    page, predictor, tmp_path, use_artifacts
+):
+    """Artifacts trained before the AMP / N-GPU validation: the page says so, never fails."""
+    copy = tmp_path / "artifacts"
+    _with_validation_files(predictor.path, copy, dict.fromkeys(AMP_DP.values()))
+    use_artifacts(copy)
+    at = page("accuracy").run()
+    no_exception(at)
+    notes = [i.value for i in at.info if "not in these artifacts" in i.value]
+    assert len(notes) == 2 and all("retrain with `profet train" in n for n in notes), notes
+    assert not [d for d in at.dataframe if "mape_constant_pct" in d.value.columns]

@@ -1,0 +1,259 @@
+"""The Model accuracy page's sections on GPUs beyond the data: the cross-instance model left one
+GPU out, tensor-core GPUs against published speed-ups, mixed precision (AMP) gains and N-GPU
+scaling against their baselines, and will-it-fit.
+
+At the top level, beside ``ui.py``, for the reason given there. Every number comes from the
+artifacts' validation tables; nothing is computed here but their selection.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+import ui
+
+#: Folds of the AMP and N-GPU validation tables, as the radio names them.
+FOLDS = {
+    "gpu": "One GPU left out",
+    "source": "One source left out",
+    "gpu count": "Per GPU count (one GPU left out)",
+    "held-out": "VGG16, Inception-v3 (never fitted)",
+}
+#: What to run where a table is missing (artifacts trained before it).
+RETRAIN = (
+    "retrain with `profet train --data DIR --out DIR` (validation on, the default) to see it here"
+)
+#: The two models judged against published measurements: their validation table (name in
+#: ``Predictor.validation``), headings, baselines (column: label) and what the page says.
+AMP = {
+    "name": "amp_gain",
+    "title": "Mixed precision (AMP) gain against published measurements",
+    "what": "The AMP gain validation",
+    "baselines": {
+        "mape_constant_pct": "Constant factor",
+        "mape_constant_source_pct": "Constant, same source",
+        "mape_tensor_peak_pct": "Tensor-peak ratio",
+    },
+    "caption": (
+        "AMP gain = FP32 step time / AMP step time on one GPU, from published pairs (same "
+        "repository, framework, GPU and CNN). The model is refitted without the left-out GPU "
+        "(or source) and predicts its pairs; baselines: the median gain of the other pairs "
+        "(constant), of the other pairs of the same source, and the GPU's FP16 tensor over "
+        "FP32 peak ratio. MAPE and coverage in %; coverage: published gains inside the 80% "
+        "interval set on the other groups' errors (never-fitted CNNs: the interval a "
+        "prediction uses). — where a baseline has nothing to go on (a left-out source)."
+    ),
+}
+SCALING = {
+    "name": "gpu_scaling",
+    "title": "Several GPUs (data-parallel) against published measurements",
+    "what": "The N-GPU scaling validation",
+    "baselines": {"mape_linear_pct": "Linear scaling"},
+    "caption": (
+        "Scaling = N-GPU images/s over N x one-GPU images/s of the same GPU, source, CNN and "
+        "precision (2, 4 and 8 GPUs). The model (compute plus the all-reduce not hidden by "
+        "it) is refitted without the left-out GPU (or source) and predicts its rows; linear "
+        "scaling predicts 1. MAPE and coverage in %, as above."
+    ),
+}
+
+
+def _headline(part: pd.DataFrame, spec: dict) -> None:
+    """Mean MAPE (%) of the model and each baseline over the fold, and its coverage."""
+    total = part[part["group"] == "all"]
+    row = total.iloc[0] if len(total) else part.mean(numeric_only=True)
+    cols = st.columns(len(spec["baselines"]) + 2)
+    cols[0].metric("MAPE, model", f"{row['mape_pct']:.1f} %")
+    for col, (key, label) in zip(cols[1:], spec["baselines"].items(), strict=False):
+        col.metric(label, ui.DASH if pd.isna(row[key]) else f"{row[key]:.1f} %")
+    cov = row["coverage_pct"]
+    cols[-1].metric("80% coverage", ui.DASH if pd.isna(cov) else f"{cov:.0f} %")
+
+
+def _table(part: pd.DataFrame, spec: dict) -> None:
+    cols = ["group", "rows", "mape_pct", *spec["baselines"], "coverage_pct"]
+    formats = {c: "{:.1f}" for c in cols[2:]}
+    shown = ui.dashed(part[cols], formats)
+    config = {
+        "group": "Left out",
+        "rows": st.column_config.NumberColumn("Rows (n)", format="%d"),
+        "mape_pct": ui.number_column(shown, "mape_pct", "MAPE (%)", formats["mape_pct"]),
+        **{
+            c: ui.number_column(shown, c, f"{label} (%)", formats[c], width=7 * len(label) + 30)
+            for c, label in spec["baselines"].items()
+        },
+        "coverage_pct": ui.number_column(
+            shown, "coverage_pct", "80% coverage (%)", "{:.1f}", width=130
+        ),
+    }
+    st.dataframe(
+        shown, hide_index=True, width="stretch", key=f"{spec['name']}_table", column_config=config
+    )
+
+
+def _chart(part: pd.DataFrame, spec: dict) -> None:
+    """Grouped bars: MAPE (%) of the model and each baseline per left-out group."""
+    groups = part[part["group"] != "all"]
+    if groups.empty:
+        return
+    fig = go.Figure()
+    for col, label in {"mape_pct": "Model", **spec["baselines"]}.items():
+        fig.add_trace(
+            go.Bar(
+                x=groups["group"],
+                y=groups[col],
+                name=label,
+                hovertemplate="%{x}<br>%{y:.1f} %<extra>" + label + "</extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        yaxis_title="MAPE (%)",
+        xaxis_title="Left out",
+        legend={"orientation": "h", "y": 1.12},
+        height=380,
+        margin={"t": 40},
+    )
+    st.plotly_chart(fig, width="stretch", key=f"{spec['name']}_chart")
+
+
+def model_vs_baselines(val: dict, spec: dict) -> None:
+    """One validation table (:data:`AMP` or :data:`SCALING`) with a fold picker, headline
+    metrics, the table and a chart; a note where the artifacts lack it."""
+    st.subheader(spec["title"])
+    table = val.get(spec["name"])
+    if table is None or table.empty:
+        st.info(f"{spec['what']} is not in these artifacts; {RETRAIN}.")
+        return
+    present = set(table["fold"])
+    folds = [f for f in FOLDS if f in present]
+    fold = st.radio(
+        "Left out", folds, format_func=FOLDS.get, horizontal=True, key=f"{spec['name']}_fold"
+    )
+    part = table[table["fold"] == fold]
+    _headline(part, spec)
+    _table(part, spec)
+    _chart(part, spec)
+    st.caption(spec["caption"])
+
+
+def cross_instance(val: dict) -> None:
+    """The cross-instance model, each measured GPU left out (``crossgpu.csv``)."""
+    cross = val.get("crossgpu")
+    st.subheader("GPUs never measured (leave-one-GPU-out)")
+    if cross is None or cross.empty:
+        st.info("The artifacts hold no cross-instance validation.")
+        return
+    show = cross[cross["direction"].isin(["both"])].copy()
+    show["k"] = show["k"].map(lambda k: "all GPUs trained" if k < 0 else f"{k} run(s)")
+    cols = [
+        "basis",
+        "k",
+        "left_out",
+        "mape_cross",
+        "max_pair_cross",
+        "mape_fp32-ratio",
+        "mape_bandwidth-ratio",
+        "mape_roofline",
+        "r2_cross",
+        "coverage_pct",
+    ]
+    num = st.column_config.NumberColumn
+    st.dataframe(
+        show[cols],
+        hide_index=True,
+        key="crossgpu_table",
+        column_config={
+            "basis": "Basis",
+            "k": "Runs of the left-out GPU",
+            "left_out": "Left-out GPU",
+            "mape_cross": num("MAPE (%)", format="%.1f"),
+            "max_pair_cross": num("Worst pair (%)", format="%.1f"),
+            "mape_fp32-ratio": num("FP32-ratio (%)", format="%.1f"),
+            "mape_bandwidth-ratio": num("Bandwidth-ratio (%)", format="%.1f"),
+            "mape_roofline": num("Roofline mix (%)", format="%.1f"),
+            "r2_cross": num("R2", format="%.3f"),
+            "coverage_pct": num("80% coverage (%)", format="%.1f", width=130),
+        },
+    )
+    st.caption(
+        "Each GPU removed as anchor and target and each CNN left out, the spec model predicts "
+        "every pair involving the removed GPU from specs only or calibrated on 1 or 3 CNNs "
+        "measured on it (MAPE per pair, mean over pairs; baselines scale the anchor latency by "
+        "spec ratios): what to expect for basis 'specs only' or 'calibrated'."
+    )
+
+
+def published_speedups(val: dict) -> None:
+    """Tensor-core GPUs' FP32 speed-ups, each GPU left out (``published*.csv``)."""
+    pub = val.get("published_pairs")
+    if pub is not None and "fold" in pub:  # the other folds set the intervals; plot per GPU
+        pub = pub[pub["fold"] == "gpu"]
+    if pub is None or pub.empty:
+        return
+    st.subheader("Tensor-core GPUs against published speed-ups (leave-one-GPU-out)")
+    shown = ["cross", "fp32-ratio", "bandwidth-ratio"]
+    long = pub.melt(["left_out", "model", "speedup", "held_out"], shown, "predictor", "predicted")
+    fig = px.scatter(
+        long,
+        x="speedup",
+        y="predicted",
+        color="predictor",
+        symbol="held_out",
+        facet_col="left_out",
+        hover_data=["model"],
+        log_x=True,
+        log_y=True,
+        labels={"speedup": "published speed-up over V100 (x)", "predicted": "predicted (x)"},
+    )
+    st.plotly_chart(fig, width="stretch", key="published_chart")
+    summary = val.get("published")
+    if summary is not None:
+        table = summary[summary["scope"] != "source"]
+        floats = table.select_dtypes("float").columns
+        st.dataframe(
+            ui.dashed(table, dict.fromkeys(floats, "{:.3g}")),
+            hide_index=True,
+            key="published_table",
+        )
+    st.caption(
+        "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "
+        "predicted (cross: the model; FP32-peak and bandwidth ratios to compare; the diagonal "
+        "is perfect); MAPE in %. held_out True: VGG16 / Inception-v3, never fitted. basis: 80% "
+        "interval (log half-width) and coverage, one CNN or one generation left out."
+    )
+
+
+def will_it_fit(val: dict) -> None:
+    """The will-it-fit model, each CNN left out (``fits.csv``)."""
+    fits = val.get("fits")
+    if fits is None or fits.empty:
+        return
+    st.subheader("Will it fit in the target's memory?")
+    # a GPU where every workload fitted has no non-fitting one to catch: a dash, not "None"
+    fits = ui.dashed(fits, {"recall_not_fit_pct": "{:.0f}"})
+    num = st.column_config.NumberColumn
+    st.dataframe(
+        fits,
+        hide_index=True,
+        key="fits_table",
+        column_config={
+            "target": "Target",
+            "rows": num("Workloads", format="%d"),
+            "not_fit": num("Did not fit", format="%d"),
+            "accuracy_pct": num("Accuracy (%)", format="%.1f"),
+            "brier": num("Brier score", format="%.4f"),
+            "brier_base_rate": num("Brier, base rate", format="%.4f"),
+            "recall_not_fit_pct": ui.number_column(
+                fits, "recall_not_fit_pct", "Non-fitting caught (%)", "{:.0f}", width=160
+            ),
+        },
+    )
+    st.caption(
+        "Leave-one-architecture-out: the probability that a workload fits (from the anchor "
+        "latency, sizes and the target's memory) against what ran; a workload missing on a GPU "
+        "did not fit. Lower Brier than the base rate = informative."
+    )
