@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from profet_core import (
     Prediction,
@@ -169,136 +168,9 @@ def number_column(shown: pd.DataFrame, col: str, label: str, fmt, **kwargs):
     return st.column_config.NumberColumn(label, format="%" + fmt[2:-1], **kwargs)
 
 
-def _mark_picks(fig: go.Figure, picks: dict, cost_col: str) -> None:
-    """Arrows at the fastest bar and the cheapest marker (``Prediction.picks``)."""
-    marks = (
-        ("fastest", "batch_latency_ms", "y", -45, -35, None),
-        ("cheapest", cost_col, "y2", 45, -55, {"color": "#F58518"}),
-    )
-    for text, col, yref, ax, ay, font in marks:
-        best = picks.get(text)
-        if best is None:
-            continue
-        fig.add_annotation(
-            x=best["target"],
-            y=best[col],
-            text=text,
-            showarrow=True,
-            arrowhead=2,
-            ax=ax,
-            ay=ay,
-            yref=yref,
-            font=font,
-        )
-
-
 def error_bars(value, low, high) -> dict:
     """Plotly error bars from ``value`` down to ``low`` and up to ``high``."""
     return {"type": "data", "symmetric": False, "array": high - value, "arrayminus": value - low}
-
-
-#: Bar colours and patterns: solid for a trained pair, lighter and hatched for the spec model.
-_MEASURED = {"color": "#4C78A8", "pattern": {"shape": ""}}
-_SPEC = {"color": "#9ECAE9", "pattern": {"shape": "/"}}
-
-
-def _legend_bar(name: str, marker: dict) -> go.Bar:  # the latency bars mix two looks
-    return go.Bar(x=[None], y=[None], name=name, marker=marker, offsetgroup="latency")
-
-
-def _latency_bars(t: pd.DataFrame) -> list[go.Bar]:
-    """The latency bars (one trace, error bars from the interval) and their legend entries."""
-    basis = t["basis"].tolist() if "basis" in t else ["measured"] * len(t)
-    lat = t["batch_latency_ms"].to_numpy(dtype=float)
-    error_y = None
-    if t[["low_ms", "high_ms"]].notna().any().any():
-        error_y = error_bars(lat, t["low_ms"].to_numpy(float), t["high_ms"].to_numpy(float))
-    looks = [_MEASURED if b == "measured" else _SPEC for b in basis]
-    bars = go.Bar(
-        x=t["target"],
-        y=lat,
-        name="Batch latency (ms)",
-        showlegend=False,
-        offsetgroup="latency",
-        error_y=error_y,
-        marker={
-            "color": [m["color"] for m in looks],
-            "pattern": {"shape": [m["pattern"]["shape"] for m in looks]},
-        },
-        customdata=basis,
-        hovertemplate="%{x}<br>%{y:.3g} ms (%{customdata})<extra></extra>",
-    )
-    legend = [_legend_bar("Batch latency (ms), measured pair", _MEASURED)]
-    if any(b != "measured" for b in basis):
-        legend.append(_legend_bar("Batch latency (ms), GPU spec model (hatched)", _SPEC))
-    return [bars, *legend]
-
-
-def latency_cost_figure(
-    table: pd.DataFrame,
-    picks: dict,
-    cost_col: str,
-    cost_label: str,
-    cost_low: str | None = None,
-    cost_high: str | None = None,
-) -> go.Figure:
-    """Bars of predicted latency (left axis) and markers of cost (right axis) per target.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        One row per target: ``target``, ``batch_latency_ms``, ``low_ms``, ``high_ms`` and
-        ``cost_col``.
-    picks : dict
-        ``Prediction.picks``: the fastest and the cheapest row, marked with arrows.
-    cost_col, cost_label : str
-        Column and axis title (with unit) of the cost.
-    cost_low, cost_high : str, optional
-        Columns of the cost's interval.
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-        ``data[0]`` the latency bars, then their legend entries, then the cost markers.
-    """
-    t = table.reset_index(drop=True)
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    for trace in _latency_bars(t):
-        fig.add_trace(trace, secondary_y=False)
-    cost = t[cost_col].to_numpy(dtype=float)
-    cost_err = None
-    if cost_low and cost_high and t[[cost_low, cost_high]].notna().all().all():
-        cost_err = error_bars(cost, t[cost_low].to_numpy(float), t[cost_high].to_numpy(float))
-    fig.add_trace(
-        go.Scatter(
-            x=t["target"],
-            y=cost,
-            name=cost_label,
-            mode="markers",
-            marker={"size": 14, "symbol": "diamond", "color": "#F58518"},
-            error_y=cost_err,
-            hovertemplate="%{x}<br>$%{y:.3g}<extra></extra>",
-        ),
-        secondary_y=True,
-    )
-    _mark_picks(fig, picks, cost_col)
-    fig.update_xaxes(title_text="Target instance")
-    fig.update_yaxes(
-        title_text="Predicted batch latency (ms)", secondary_y=False, rangemode="tozero"
-    )
-    # Its own round ticks ($0.02, $0.04), not ones synced to the latency axis' grid (0.0201).
-    fig.update_yaxes(
-        title_text=cost_label,
-        secondary_y=True,
-        rangemode="tozero",
-        showgrid=False,
-        tickmode="auto",
-        tickformat="$,.3~g",
-    )
-    fig.update_layout(
-        barmode="group", legend={"orientation": "h", "y": 1.12}, margin={"t": 60}, height=430
-    )
-    return fig
 
 
 def _ratio_ticks(ratios: np.ndarray) -> tuple[list[float], list[str]]:

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
+import ui_chart
 import ui_offerings
 import ui_tables
 from profet_core import ProfetError, ProfetValueError, estimate_run, parse_profile
@@ -337,16 +338,7 @@ if result:
     ]
     ui_tables.result_table(shown, notes, prediction, run)
 
-    cost_label = "Run cost (USD)" if run else "Cost per 1,000 steps (USD)"
-    fig = ui.latency_cost_figure(
-        shown,
-        picks,
-        cost_col,
-        cost_label,
-        "run_usd_low" if run else None,
-        "run_usd_high" if run else None,
-    )
-    st.plotly_chart(fig, width="stretch", key="result_chart")
+    ui_chart.render(prediction, table, shown, row)
 
     d1, d2, _ = st.columns([1, 1, 4])
     stem = f"profet_{result.anchor}_{prediction.method}"

@@ -17,7 +17,14 @@ from tests._utils import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The app's helper modules at the top level, beside app.py.
-ROOT_UI = ("ui.py", "ui_tables.py", "ui_offerings.py", "ui_session.py", "ui_accuracy.py")
+ROOT_UI = (
+    "ui.py",
+    "ui_tables.py",
+    "ui_offerings.py",
+    "ui_session.py",
+    "ui_accuracy.py",
+    "ui_chart.py",
+)
 README = (ROOT / "README.md").read_text()
 
 

@@ -595,3 +595,67 @@ def test_precision_and_gpus_controls_equal_core(page, predictor):
     shown = _shown_table(at)
     _assert_same(shown, expected, ("batch_latency_ms", "low_ms", "high_ms", "images_per_s"))
     assert list(shown["gpus"]) == list(expected["gpus"]) and (shown["precision"] == "amp").all()
+
+
+def test_chart_shows_images_per_s_and_whole_instance_cost(page, predictor):
+    """Issue 25: the chart's bars can show the images/s of the GPUs used on each instance (all
+    of them here) and its markers the whole instance's cost per 1,000 steps or of the run, each
+    as the core predicts it, with units on the axes."""
+    anchor = "p3.2xlarge" if "p3.2xlarge" in predictor.instances else predictor.instances[0]
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    at.radio(key="gpus").set_value("all")
+    at.number_input(key="dataset_images").set_value(50_000)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    example = predictor.examples[anchor]
+    batch = int(example["batch_size"])
+    expected = predictor.predict(
+        anchor,
+        example_profile(predictor, anchor),
+        example["batch_latency_s"],
+        batch_size=batch,
+        input_size=int(example["input_size"]),
+        gpus="all",
+    ).table
+    expected = estimate_run(expected[expected["row"] == 0], 50_000, batch, 10)
+    expected = expected.reset_index(drop=True)
+    assert (expected["gpus"] > 1).any()  # whole multi-GPU instances are among the targets
+    # By default: step time bars, run cost markers (a run is described).
+    spec = plotly_spec(at)
+    np.testing.assert_allclose(values(spec["data"][0]["y"]), expected["batch_latency_ms"])
+    assert spec["layout"]["yaxis"]["title"]["text"] == "Predicted batch latency (ms)"
+    assert spec["layout"]["yaxis2"]["title"]["text"] == "Run cost, whole instance (USD)"
+    cost = next(d for d in spec["data"] if d.get("mode") == "markers")
+    np.testing.assert_allclose(values(cost["y"]), expected["run_usd"], rtol=1e-9)
+
+    at.radio(key="chart_bars").set_value("Images/s (instance)").run()
+    at.radio(key="chart_cost_True").set_value("Cost per 1,000 steps").run()
+    no_exception(at)
+    spec = plotly_spec(at)
+    bars = spec["data"][0]
+    ips = expected["images_per_s"].to_numpy(float)
+    np.testing.assert_allclose(values(bars["y"]), ips, rtol=1e-9)
+    # images/s = GPUs x batch / step time: an 8-GPU instance counts all eight
+    lat = expected["batch_latency_ms"].to_numpy(float)
+    np.testing.assert_allclose(ips, expected["gpus"] * batch / lat * 1e3, rtol=1e-9)
+    # its interval is the step time's turned over: the slowest step, the fewest images/s
+    low = ips - values(bars["error_y"]["arrayminus"])
+    np.testing.assert_allclose(low, ips * lat / expected["high_ms"], rtol=1e-9)
+    assert "images/s" in spec["layout"]["yaxis"]["title"]["text"]
+    assert "every GPU" in spec["layout"]["yaxis"]["title"]["text"]
+    assert spec["layout"]["yaxis2"]["title"]["text"] == "Cost per 1,000 steps, whole instance (USD)"
+    cost = next(d for d in spec["data"] if d.get("mode") == "markers")
+    np.testing.assert_allclose(values(cost["y"]), expected["usd_per_1000_steps"], rtol=1e-9)
+    marks = {a["text"]: a["x"] for a in spec["layout"]["annotations"]}
+    assert marks["most images/s"] == expected.loc[expected["images_per_s"].idxmax(), "target"]
+    cheapest = expected.loc[expected["usd_per_1000_steps"].idxmin(), "target"]
+    assert marks["cheapest"] == cheapest
+
+
+def test_chart_without_a_run_offers_the_cost_per_1000_steps_only(page, predictor):
+    at = _predict(page, predictor.instances[0])
+    no_exception(at)
+    assert at.radio(key="chart_cost_False").options == ["Cost per 1,000 steps"]
+    spec = plotly_spec(at)
+    assert spec["layout"]["yaxis2"]["title"]["text"] == "Cost per 1,000 steps, whole instance (USD)"
