@@ -211,12 +211,15 @@ def render(prediction: Prediction, table: pd.DataFrame, shown: pd.DataFrame, row
         "the run cost needs the dataset size above.",
     )
     col, (lo, hi) = COSTS[cost][0], COSTS[cost][1] or (None, None)
-    where = "every GPU of each instance" if all_gpus else "one GPU of each instance"
-    cost_label = f"{cost}, whole instance (USD)"
+    # Axis titles fit the chart's height (about 36 characters).
+    cost_label = {
+        "usd_per_1000_steps": "USD per 1,000 steps, whole instance",
+        "run_usd": "Run cost, whole instance (USD)",
+    }[col]
     bars_col = BARS[bars][0]
     bars_label = "Predicted batch latency (ms)"
     if bars_col == "images_per_s":
-        bars_label = f"Predicted images/s ({where})"
+        bars_label = f"Images/s, {'every' if all_gpus else 'one'} GPU of the instance"
     fig = latency_cost_figure(
         shown,
         prediction.picks(row, col, table),
