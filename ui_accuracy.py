@@ -128,6 +128,11 @@ def model_vs_baselines(val: dict, spec: dict) -> None:
     if table is None or table.empty:
         st.info(f"{spec['what']} is not in these artifacts; {RETRAIN}.")
         return
+    lacking = sorted({"fold", "group", "rows", "mape_pct", "coverage_pct", *spec["baselines"]})
+    lacking = [c for c in lacking if c not in table.columns]
+    if lacking:
+        st.info(f"{spec['what']} in these artifacts lacks {', '.join(lacking)}; {RETRAIN}.")
+        return
     present = set(table["fold"])
     folds = [f for f in FOLDS if f in present]
     fold = st.radio(

@@ -322,9 +322,10 @@ def test_amp_and_gpu_scaling_tables_equal_validation(
 
 
 def test_artifacts_without_amp_and_gpu_scaling_say_how_to_get_them(
-    page, predictor, tmp_path, use_artifacts
+    page, predictor, tmp_path, use_artifacts, amp_dp_tables
 ):
-    """Artifacts trained before the AMP / N-GPU validation: the page says so, never fails."""
+    """Artifacts trained before the AMP / N-GPU validation (or with a table of another
+    format): the page says so, never fails."""
     copy = tmp_path / "artifacts"
     _with_validation_files(predictor.path, copy, dict.fromkeys(AMP_DP.values()))
     use_artifacts(copy)
@@ -333,3 +334,10 @@ def test_artifacts_without_amp_and_gpu_scaling_say_how_to_get_them(
     notes = [i.value for i in at.info if "not in these artifacts" in i.value]
     assert len(notes) == 2 and all("retrain with `profet train" in n for n in notes), notes
     assert not [d for d in at.dataframe if "mape_constant_pct" in d.value.columns]
+    other = tmp_path / "other"
+    odd = amp_dp_tables["gpu_scaling.csv"].drop(columns="mape_linear_pct")
+    _with_validation_files(predictor.path, other, {"gpu_scaling.csv": odd})
+    use_artifacts(other)
+    at = page("accuracy").run()
+    no_exception(at)
+    assert any("lacks mape_linear_pct; retrain with" in i.value for i in at.info)
