@@ -64,7 +64,11 @@ SCALING = {
 def _headline(part: pd.DataFrame, spec: dict) -> None:
     """Mean MAPE (%) of the model and each baseline over the fold, and its coverage."""
     total = part[part["group"] == "all"]
-    row = total.iloc[0] if len(total) else part.mean(numeric_only=True)
+    if len(total):
+        row = total.iloc[0]
+    else:  # the never-fitted CNNs: every row weighs the same, as in an "all" row
+        w = part["rows"] / part["rows"].sum()
+        row = part.select_dtypes("number").mul(w, axis=0).sum(min_count=1)
     cols = st.columns(len(spec["baselines"]) + 2)
     cols[0].metric("MAPE, model", f"{row['mape_pct']:.1f} %")
     for col, (key, label) in zip(cols[1:], spec["baselines"].items(), strict=False):

@@ -300,6 +300,9 @@ def test_amp_and_gpu_scaling_tables_equal_validation(
         headers = next(d for d in at.dataframe if "mape_constant_pct" in d.value).proto.columns
         headers = json.loads(headers)
         assert all("%" in headers[c]["label"] for c in headers if "pct" in c), headers
+    held = amp[amp["fold"] == "held-out"]  # no "all" row: the headline weighs rows alike
+    mean = (held["mape_pct"] * held["rows"]).sum() / held["rows"].sum()
+    assert f"{mean:.1f} %" == next(m.value for m in at.metric if m.label == "MAPE, model")
     src = _shown(at.radio(key="amp_gain_fold").set_value("source").run(), "mape_constant_pct")
     assert set(src["mape_constant_source_pct"]) == {"—"}
     labels = [m.label for m in at.metric]
