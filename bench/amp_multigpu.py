@@ -5,8 +5,9 @@ time / AMP time, one GPU) against a constant AMP factor (the median gain of the 
 pairs of the same source)
 and the tensor-peak ratio (FP16 tensor TFLOPS / the rate FP32 training used); of the N-GPU
 scaling (N-GPU images/s over N x one-GPU images/s) against linear scaling. 80% interval
-coverage cross-fitted (each left-out GPU's rows judged with a half-width set on the other GPUs'
-out-of-fold errors). Every VGG16 and Inception-v3 row is never fitted and is reported apart.
+coverage cross-fitted (each left-out GPU's rows judged with a split-conformal half-width set on
+the other GPUs' out-of-fold errors; AMP's per source, Mondrian, where the source has 8 or more rows
+there). Every VGG16 and Inception-v3 row is never fitted and is reported apart.
 Also: what a measured AMP step on the anchor buys (a GPU of the same source and CNN as the
 anchor), and how well the profile's optimizer time estimates the parameter count on the data's
 CNNs (``--params-json``, default ``bench/zoo_params.json``: ``{"Model|input_size": count}``,
@@ -29,7 +30,12 @@ import pandas as pd
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._amp import amp_logo, amp_state_from
+from profet_core.crossgpu._amp import (
+    amp_logo,
+    amp_state_from,
+    conformal_half_width,
+    crossfit_amp_coverage,
+)
 from profet_core.crossgpu._dataparallel import dp_logo, fit_dataparallel, scaling_rows
 from profet_core.crossgpu._gpuref import gpu_table
 from profet_core.crossgpu._pairs import FAM_COLS
@@ -53,19 +59,19 @@ def _ape(pred, true) -> np.ndarray:
 
 
 def _coverage(oof: pd.DataFrame, by: str, truth: str) -> pd.Series:
-    """Cross-fitted 80% coverage per group: half-width from the other groups' errors."""
-    err = np.abs(np.log(oof["pred"] / oof[truth]))
-    out = {}
-    for g in sorted(set(oof[by])):
-        hw = np.quantile(err[oof[by] != g], 0.8)
-        out[g] = float(np.mean(err[oof[by] == g] <= hw) * 100)
-    cov = pd.Series(out)
-    cov["all"] = float(
-        np.mean(
-            [e <= np.quantile(err[oof[by] != g], 0.8) for e, g in zip(err, oof[by], strict=True)]
-        )
-        * 100
-    )
+    """Cross-fitted 80% coverage per group: a split-conformal half-width from the other groups'
+    out-of-fold errors (AMP: per source where it has enough rows there,
+    ``crossfit_amp_coverage``)."""
+    if truth == "gain":
+        inside = crossfit_amp_coverage(oof, by)
+    else:
+        err = np.abs(np.log(oof["pred"] / oof[truth])).to_numpy(float)
+        inside = pd.Series(np.nan, index=oof.index)
+        for g in set(oof[by]):
+            test = (oof[by] == g).to_numpy()
+            inside[test] = (err[test] <= conformal_half_width(err[~test])).astype(float)
+    cov = (inside.groupby(oof[by]).mean() * 100).astype(float)
+    cov["all"] = float(inside.mean() * 100)
     return cov
 
 
