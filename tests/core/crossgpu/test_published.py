@@ -275,3 +275,23 @@ def test_unreadable_published_files_are_profet_errors(tmp_path, data):
 
 def test_the_shipped_table_has_no_duplicates_and_reads():
     assert len(load_published()) > 10
+
+
+@pytest.mark.parametrize(
+    ("published", "catalog"),
+    [
+        ("A100 40GB PCIe", "NVIDIA A100 PCIe 40GB"),
+        ("A100 80GB PCIe", "NVIDIA A100 PCIe 80GB"),
+        ("A100 80GB SXM4", "NVIDIA A100 SXM4 80GB"),
+        ("A100 80GB (DGX A100)", "NVIDIA A100 SXM4 80GB"),
+        ("H100 80GB PCIe Gen5", "NVIDIA H100 PCIe 80GB"),
+    ],
+    ids=["a100-pcie-40", "a100-pcie-80", "a100-sxm4-80", "dgx-a100-80", "h100-pcie"],
+)
+def test_a_published_gpu_the_catalog_rents_is_that_gpu_at_every_precision(published, catalog):
+    # FP32/TF32 rows stood in for the catalog's A100 SXM4 40GB (other bandwidth and power) before
+    # the catalog rented these variants; AMP and multi-GPU rows already named them
+    t = load_published()
+    rows = t[t["gpu_published"].str.contains(published, regex=False)]
+    assert len(rows) and set(rows["catalog_gpu"]) == {catalog}
+    assert set(rows["precision"]) - {"AMP"}
