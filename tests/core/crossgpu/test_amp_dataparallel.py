@@ -198,3 +198,16 @@ def test_geforce_without_peer_to_peer_gets_half_its_link_whichever_sheet(sheet):
     # PCIe gen4 x16 (24 GB/s), each byte through host memory crossing it twice
     assert gbs.tolist() == [-12.0, -12.0]
     assert link_gbs(g.loc[["NVIDIA RTX A6000"]]).tolist() == [24.0]
+
+
+def test_trained_amp_interval_is_conformal_on_gpus_left_out_and_per_source(model, medians):
+    from profet_core.crossgpu._amp import amp_half_widths, amp_logo
+    from profet_core.crossgpu._gpu_holdout import learn_amp_dp
+
+    table = load_published()
+    amp, _ = learn_amp_dp(model, table, medians)
+    gpus = gpu_table(model.specs_)
+    _, pairs, shares = amp_state_from(table, gpus, medians, model.theta_)
+    pooled, per = amp_half_widths(amp_logo(pairs, gpus, shares))
+    assert amp["half_width"] == pytest.approx(pooled)
+    assert amp["source_half_width"] == pytest.approx(per) and len(per) >= 2
