@@ -93,7 +93,7 @@ def make_fit(structure: str, z_of):
 def _patch_eta(tensor, z_of, gpu_of):
     """Prediction with the per-GPU terms and ``beta`` of :func:`make_fit`'s models."""
 
-    def eta(model, names, gens, gi):
+    def eta(model, names, gens, gi, rows=None):
         out = np.zeros((len(gi), 2))
         if model.tensor_eta_ is None:
             return out

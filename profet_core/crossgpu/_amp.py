@@ -176,8 +176,9 @@ def fit_amp(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray) -> dict
     Returns
     -------
     dict
-        ``a``, ``b``, ``beta``, ``pairs`` ({GPU: pairs}) and ``half_width`` (0.2 until
-        cross-fitted by :func:`amp_logo`).
+        ``a``, ``b``, ``beta``, ``pairs`` ({GPU: pairs}), ``half_width`` and
+        ``source_half_width`` ({source: half-width}) (the defaults until cross-fitted:
+        :func:`amp_half_widths` of :func:`amp_logo`).
     """
     if pairs["held_out"].any():
         raise ProfetValueError(
@@ -211,6 +212,7 @@ def fit_amp(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray) -> dict
         "source_offset": {k: float(v) for k, v in zip(repos, sol.x[4:], strict=True)},
         "pairs": {k: int(v) for k, v in counts.items()},
         "half_width": DEFAULT_STATE["half_width"],
+        "source_half_width": {},
     }
 
 
@@ -257,6 +259,51 @@ def amp_logo(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray, by="ca
             value = np.median(pairs.loc[same, "gain"]) if same.any() else np.nan
             out.loc[test & (pairs["repo"] == repo).to_numpy(), "constant_source"] = value
     return out
+
+
+#: Fewest out-of-fold rows of one source that set its own interval (else all sources' rows).
+MIN_SOURCE_ROWS = 8
+
+
+def conformal_half_width(err, level: float = 0.8) -> float:
+    """Split-conformal log half-width: the ``ceil((n + 1) * level)``-th smallest of ``n``
+    out-of-fold |log errors| (an interval that covers a new exchangeable row with probability
+    at least ``level``; the plain ``level`` quantile of ``n`` rows covers less)."""
+    e = np.sort(np.asarray(err, float))
+    if e.size == 0:
+        raise ProfetValueError("no out-of-fold errors to set an interval on")
+    k = int(np.ceil((e.size + 1) * level))
+    return float(e[min(k, e.size) - 1])
+
+
+def amp_half_widths(oof: pd.DataFrame, level: float = 0.8) -> tuple[float, dict]:
+    """80% log half-widths of the AMP gain from out-of-fold rows (:func:`amp_logo`, held-out
+    rows not used): all sources together (a user's own training, which is none of them) and per
+    published source with at least :data:`MIN_SOURCE_ROWS` rows (Mondrian conformal: each
+    source's spread, e.g. tf_cnn_benchmarks' AlexNet rows, sets its own interval)."""
+    fit = oof[~oof["held_out"]]
+    err = np.abs(np.log(fit["pred"] / fit["gain"])).to_numpy(float)
+    per = {
+        str(k): conformal_half_width(err[(fit["repo"] == k).to_numpy()], level)
+        for k, n in fit["repo"].value_counts().items()
+        if n >= MIN_SOURCE_ROWS
+    }
+    return conformal_half_width(err, level), per
+
+
+def crossfit_amp_coverage(oof: pd.DataFrame, by: str = "catalog_gpu", level: float = 0.8):
+    """Whether (1.0/0.0) each non-held-out row's gain lies in the 80% interval set by
+    :func:`amp_half_widths` on the other groups' rows (its source's where it has enough there,
+    else all of them), so no group sets its own interval."""
+    fit = oof[~oof["held_out"]]
+    err = np.abs(np.log(fit["pred"] / fit["gain"])).to_numpy(float)
+    inside = pd.Series(np.nan, index=fit.index)
+    for key in set(fit[by]):
+        test = (fit[by] == key).to_numpy()
+        pooled, per = amp_half_widths(fit[~test], level)
+        hw = fit.loc[test, "repo"].map(per).fillna(pooled).to_numpy(float)
+        inside[test] = (err[test] <= hw).astype(float)
+    return inside
 
 
 def amp_state_from(table, gpus, medians, theta, anchor_gpu="NVIDIA V100 SXM2 16GB"):

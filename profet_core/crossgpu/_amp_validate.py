@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ._amp import amp_half_widths, conformal_half_width, crossfit_amp_coverage
+
 #: Validation files ``train()`` writes (the Model accuracy page reads them).
 AMP_FILE, SCALING_FILE = "amp_gain.csv", "gpu_scaling.csv"
 #: Baselines of each model (columns of :func:`amp_logo` / :func:`dp_logo`).
@@ -34,18 +36,20 @@ def ape(pred, true) -> np.ndarray:
 
 def group_coverage(oof: pd.DataFrame, by: str, truth: str, level: float = LEVEL) -> pd.Series:
     """Cross-fitted interval coverage (%) per group of ``by`` and over all rows (``all``): each
-    row inside a half-width set on the other groups' |log errors| (their ``level`` quantile)."""
-    err = np.abs(np.log(oof["pred"] / oof[truth]))
-    groups = oof[by]
-    cov = pd.Series(
-        {
-            g: float(np.mean(err[groups == g] <= np.quantile(err[groups != g], level)) * 100)
-            for g in sorted(set(groups))
-        },
-        dtype=float,
-    )
-    inside = [e <= np.quantile(err[groups != g], level) for e, g in zip(err, groups, strict=True)]
-    cov["all"] = float(np.mean(inside) * 100)
+    row judged against the split-conformal half-width the product would set without its group
+    (the AMP gain: its source's width where the source has enough rows there,
+    :func:`~profet_core.crossgpu._amp.crossfit_amp_coverage`; the N-GPU scaling: the pooled
+    width of the other groups' |log errors|)."""
+    if truth == "gain":
+        inside = crossfit_amp_coverage(oof, by, level)
+    else:
+        err = np.abs(np.log(oof["pred"] / oof[truth])).to_numpy(float)
+        inside = pd.Series(np.nan, index=oof.index)
+        for g in set(oof[by]):
+            test = (oof[by] == g).to_numpy()
+            inside[test] = (err[test] <= conformal_half_width(err[~test], level)).astype(float)
+    cov = (inside.groupby(oof[by]).mean() * 100).astype(float)
+    cov["all"] = float(inside.mean() * 100)
     return cov
 
 
@@ -93,11 +97,16 @@ def held_out_errors(oof: pd.DataFrame, truth: str, baselines) -> pd.DataFrame:
 
 def _held_out_rows(oof: pd.DataFrame, truth: str, baselines, level: float) -> pd.DataFrame:
     """:func:`held_out_errors` as rows of the long table, with the coverage of the interval a
-    prediction uses (the ``level`` quantile of every fitted row's out-of-fold |log error|)."""
+    prediction uses (the split-conformal half-width of the fitted rows' out-of-fold |log errors|,
+    per source for the AMP gain)."""
     fit, held = oof[~oof["held_out"]], oof[oof["held_out"]]
     if held.empty or fit.empty:
         return pd.DataFrame()
-    hw = np.quantile(np.abs(np.log(fit["pred"] / fit[truth])), level)
+    if truth == "gain":
+        pooled, per = amp_half_widths(fit, level)
+        hw = held["repo"].map(per).fillna(pooled).to_numpy(float)
+    else:
+        hw = conformal_half_width(np.abs(np.log(fit["pred"] / fit[truth])), level)
     err = np.abs(np.log(held["pred"] / held[truth]))
     out = held_out_errors(oof, truth, baselines).rename(columns={"model": "group"})
     out = out.rename(columns={c: "m" + c for c in out.columns if c.startswith("ape")})

@@ -75,12 +75,15 @@ def allreduce_s(params, n_gpus, gbs) -> np.ndarray:
 
 def link_gbs(gpus: pd.DataFrame, bridge=None) -> np.ndarray:
     """Per-GPU all-reduce bandwidth of GPU table rows (an NVLink bridge's where ``bridge`` and
-    the card has one; negative: no peer-to-peer, staged through host memory)."""
+    the card has one; negative: no peer-to-peer, staged through host memory at half the
+    ``interconnect_gbs`` link speed)."""
     gbs = gpus["interconnect_gbs"].to_numpy(float)
     if bridge is not None:
         b = gpus["nvlink_bridge_gbs"].to_numpy(float)
         gbs = np.where(np.asarray(bridge) & (b > 0), b, gbs)
-    return np.where(gpus["p2p"].to_numpy(float) == 0, -gbs, gbs)
+    # Without peer-to-peer each gradient byte crosses the PCIe link twice (GPU to host memory,
+    # host memory to GPU): half the link's bandwidth, whatever sheet the link speed came from.
+    return np.where(gpus["p2p"].to_numpy(float) == 0, -gbs / 2.0, gbs)
 
 
 def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:

@@ -6,13 +6,17 @@ GPU is in the data (:func:`profet_core.crossgpu._published.published_pairs`) set
 CNN training really gets: per published GPU ``k`` a log-time efficiency per class (compute,
 memory)
 
-    eta[k] = mu + v[k],   mu ~ N(0, prior_sd_tensor),   v[k] ~ N(0, prior_sd_efficiency)
+    eta[k] = mu + beta * z[k] + v[k],   mu ~ N(0, prior_sd_tensor),   beta ~ N(0, 0.5),
+    v[k] ~ N(0, prior_sd_efficiency)
 
 on top of the data-trained model (its exponents, its data generations and residual learner stay
 as they are). ``mu`` is shared by every tensor-core GPU, so one nobody published yet starts from
-it. The terms are per GPU, not per generation: one generation's GPUs differ too much (A10G's
-GDDR6 vs A100's HBM2) to share one, and over all published GPUs left out one at a time the
-per-GPU structure predicts better (``bench/published_structures.py``). Each (document, CNN, GPU) group weighs 1 in total (vendors' repeats of one table
+it. ``z[k]`` is log(memory bandwidth / the peak FP32 training uses) of the GPU, centred on the
+catalog's tensor-core GPUs: a GPU with fewer bytes per tensor FLOP (GDDR6 A10G, L40S) gets less
+of its peak, so a GPU nobody published starts from ``mu + beta * z``. The terms are per GPU, not
+per generation: one generation's GPUs differ too much (A10G's GDDR6 vs A100's HBM2) to share
+one; over all published GPUs left out one at a time the bandwidth structure predicts best and
+is the one the rule fixed in ``bench/published_structures.py`` picks. Each (document, CNN, GPU) group weighs 1 in total (vendors' repeats of one table
 count once), with a looser noise than the data's: frameworks, batches and XLA differ from
 PROFET's convention. Held-out rows (VGG16, Inception-v3) are refused.
 """
@@ -32,6 +36,29 @@ from ._pairs import FAM_COLS
 NOISE_SD = 0.2
 #: Prior sd of the shared tensor-core efficiency ``mu`` (log units; weak).
 PRIOR_SD_TENSOR = 1.0
+#: Prior sd of ``beta``, the efficiency's slope in log(bandwidth / peak).
+PRIOR_SD_BETA = 0.5
+
+
+def _log_bytes_per_flop(model, rows) -> np.ndarray:
+    """log(memory bandwidth / the peak FP32 training uses) of spec rows ``rows``."""
+    s = model.specs_
+    tensor = model.spec_tensor_[rows]
+    peak = np.where(
+        tensor,
+        s["tensor_tflops_fp32_training"].to_numpy(float)[rows],
+        s["fp32_tflops"].to_numpy(float)[rows],
+    )
+    return np.log(s["mem_bandwidth_gbs"].to_numpy(float)[rows] / peak)
+
+
+def bandwidth_z(model, rows) -> np.ndarray:
+    """Centred log bytes per peak FLOP of spec rows (0 where the model has no centre: artifacts
+    made before the bandwidth term)."""
+    centre = getattr(model, "bw_centre_", None)
+    if centre is None:
+        return np.zeros(len(rows))
+    return _log_bytes_per_flop(model, np.asarray(rows)) - centre
 
 
 def _offsets(model, pairs: pd.DataFrame):
@@ -72,6 +99,7 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
         )
     new = copy.deepcopy(model)
     new.tensor_eta_, new.published_eta_, new.published_n_ = None, {}, {}
+    new.tensor_beta_, new.bw_centre_ = np.zeros(2), None
     if pairs.empty:
         return new
     gens = model.spec_arch_[model.spec_index_.get_indexer(pairs["target"])]
@@ -81,20 +109,23 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
     keys = gens if by == "generation" else pairs[by].to_numpy(dtype=object)
     names = sorted(set(keys))
     gi = pd.Index(names).get_indexer(keys)
+    new.bw_centre_ = float(np.mean(_log_bytes_per_flop(model, np.flatnonzero(model.spec_tensor_))))
+    z = bandwidth_z(new, model.spec_index_.get_indexer(pairs["target"]))
     fam, d_spec, res, eta_a = _offsets(model, pairs)
     y = -np.log(pairs["speedup"].to_numpy(dtype=float))
     grp = pairs.groupby(["document", "model", "target_gpu"]).ngroup().to_numpy()
     w = np.sqrt(1.0 / np.bincount(grp)[grp]) / NOISE_SD
 
     def resid(p):
-        mu, u = p[:2], p[2:].reshape(-1, 2)
-        r = (model._log_ratio(fam, d_spec, mu + u[gi] - eta_a) + res - y) * w
-        return np.concatenate([r, mu / PRIOR_SD_TENSOR, p[2:] / model.prior_sd_efficiency])
+        mu, beta, u = p[:2], p[2:4], p[4:].reshape(-1, 2)
+        r = (model._log_ratio(fam, d_spec, mu + u[gi] + np.outer(z, beta) - eta_a) + res - y) * w
+        prior = [mu / PRIOR_SD_TENSOR, beta / PRIOR_SD_BETA, p[4:] / model.prior_sd_efficiency]
+        return np.concatenate([r, *prior])
 
     from scipy.optimize import least_squares
 
-    sol = least_squares(resid, np.zeros(2 + 2 * len(names)), method="trf")
-    mu, u = sol.x[:2], sol.x[2:].reshape(-1, 2)
+    sol = least_squares(resid, np.zeros(4 + 2 * len(names)), method="trf")
+    mu, new.tensor_beta_, u = sol.x[:2], sol.x[2:4], sol.x[4:].reshape(-1, 2)
     new.tensor_eta_ = mu
     new.published_eta_ = {g: mu + u[i] for i, g in enumerate(names)}
     new.published_n_ = {g: int(np.sum(gi == i)) for i, g in enumerate(names)}
@@ -102,13 +133,20 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
 
 
 def tensor_share(model) -> pd.DataFrame:
-    """Per published GPU: compute/memory efficiency (log time) and the share of the
-    spec-sheet peak (FP32-training TFLOPS, bandwidth) it implies, ``exp(-eta)``."""
+    """Per published GPU: compute/memory efficiency (log time, its bandwidth term included) and
+    the share of the spec-sheet peak (FP32-training TFLOPS, bandwidth) it implies,
+    ``exp(-eta)``; ``unseen (mu)``: a GPU at the catalog's centre bandwidth per peak FLOP."""
     check_is_fitted(model, "theta_")
-    rows = [
-        {"gpu": g, "pairs": model.published_n_[g], "eta_compute": e[0], "eta_memory": e[1]}
-        for g, e in getattr(model, "published_eta_", {}).items()
-    ]
+    beta = getattr(model, "tensor_beta_", np.zeros(2))
+    first = pd.Series(np.arange(len(model.specs_)), index=model.specs_["gpu"])
+    first = first[~first.index.duplicated()]
+    rows = []
+    for g, e in getattr(model, "published_eta_", {}).items():
+        z = bandwidth_z(model, [first[g]])[0] if g in first.index else 0.0
+        e = np.asarray(e) + beta * z
+        rows.append(
+            {"gpu": g, "pairs": model.published_n_[g], "eta_compute": e[0], "eta_memory": e[1]}
+        )
     if getattr(model, "tensor_eta_", None) is not None:
         mu = model.tensor_eta_
         rows.append({"gpu": "unseen (mu)", "pairs": 0, "eta_compute": mu[0], "eta_memory": mu[1]})
@@ -134,8 +172,9 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
     """(n, 2) tensor-core efficiency of instances outside the data's generations (``gi < 0``):
     their GPU's from published pairs (or their generation's, where the terms were fitted per
     generation: ``fit_published(by="generation")``, which bench/published_structures.py compares),
-    else the shared ``mu`` where the GPU has TF32 cores, else 0. ``rows``: the names' rows in
-    the spec sheet, when the caller has them."""
+    else the shared ``mu`` where the GPU has TF32 cores, else 0; plus ``beta * z`` (its
+    bandwidth per peak FLOP) where either applies. ``rows``: the names' rows in the spec sheet,
+    when the caller has them."""
     out = np.zeros((len(gi), 2))
     mu = getattr(model, "tensor_eta_", None)
     if mu is None:
@@ -145,18 +184,23 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
     if rows is None:
         rows = model.spec_index_.get_indexer(pd.Index(names))
     tensor, gpus = model.spec_tensor_[rows], model.specs_["gpu"].to_numpy(dtype=object)[rows]
+    slope = np.outer(bandwidth_z(model, rows), getattr(model, "tensor_beta_", np.zeros(2)))
     for i, g in enumerate(gens):
         if gi[i] < 0:
             own = model.published_eta_.get(gpus[i], model.published_eta_.get(g))
-            out[i] = own if own is not None else (mu if tensor[i] else (0.0, 0.0))
+            if own is not None or tensor[i]:
+                out[i] = (own if own is not None else mu) + slope[i]
     return out
 
 
 def published_state(model) -> dict:
     """JSON-able ``tensor_eta_``, ``published_eta_`` and ``published_n_``."""
     mu = getattr(model, "tensor_eta_", None)
+    centre = getattr(model, "bw_centre_", None)
     return {
         "tensor_eta": None if mu is None else [float(v) for v in mu],
+        "tensor_beta": [float(v) for v in getattr(model, "tensor_beta_", np.zeros(2))],
+        "bw_centre": None if centre is None else float(centre),
         "eta": {g: [float(v) for v in e] for g, e in getattr(model, "published_eta_", {}).items()},
         "pairs": {g: int(n) for g, n in getattr(model, "published_n_", {}).items()},
     }
@@ -167,5 +211,9 @@ def set_published_state(model, state: dict | None) -> None:
     state = state or {}
     mu = state.get("tensor_eta")
     model.tensor_eta_ = None if mu is None else np.asarray(mu, dtype=float)
+    # artifacts made before the bandwidth term: no slope, the efficiencies as they were fitted
+    model.tensor_beta_ = np.asarray(state.get("tensor_beta", [0.0, 0.0]), dtype=float)
+    centre = state.get("bw_centre")
+    model.bw_centre_ = None if centre is None else float(centre)
     model.published_eta_ = {g: np.asarray(e, float) for g, e in state.get("eta", {}).items()}
     model.published_n_ = {g: int(n) for g, n in state.get("pairs", {}).items()}

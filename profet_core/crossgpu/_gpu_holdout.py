@@ -212,8 +212,9 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
 
 def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dict, dict]:
     """The AMP and data-parallel models' states, fitted on a published table (held-out rows
-    dropped before each fit) and cross-fitted 80% log half-widths (leave-one-GPU-out)."""
-    from ._amp import amp_logo, amp_pairs, amp_state_from
+    dropped before each fit) and cross-fitted 80% log half-widths (split-conformal on
+    leave-one-GPU-out errors; AMP's also per source)."""
+    from ._amp import amp_half_widths, amp_logo, amp_pairs, amp_state_from, conformal_half_width
     from ._dataparallel import dp_logo, fit_dataparallel, scaling_rows
     from ._gpuref import gpu_table
 
@@ -228,14 +229,12 @@ def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dic
             # Set on whole GPUs left out (a specs-only GPU's setting; bench/amp_multigpu.py
             # also reports sources left out, which a user's own training resembles).
             oof = amp_logo(pairs, gpus, shares)
-            keep = ~oof["held_out"]
-            err = np.abs(np.log(oof.loc[keep, "pred"] / oof.loc[keep, "gain"]))
-            amp["half_width"] = float(np.quantile(err, 0.8))
+            amp["half_width"], amp["source_half_width"] = amp_half_widths(oof)
     rows = scaling_rows(table, gpus)
     if rows.loc[~rows["held_out"], "catalog_gpu"].nunique() >= 2:
         dp = fit_dataparallel(rows[~rows["held_out"]])
         oof = dp_logo(rows)
         keep = ~oof["held_out"]
         err = np.abs(np.log(oof.loc[keep, "pred"] / oof.loc[keep, "scaling"]))
-        dp["half_width"] = float(np.quantile(err, 0.8))
+        dp["half_width"] = conformal_half_width(err)
     return amp, dp

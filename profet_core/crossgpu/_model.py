@@ -194,6 +194,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         self.residual_model_ = self._fit_residual(fam, d_spec, y - phys) if self.residual else None
         self.interval_log_ = {}
         self.tensor_eta_, self.published_eta_, self.published_n_ = None, {}, {}
+        self.tensor_beta_, self.bw_centre_ = np.zeros(2), None
         return self
 
     def _fit_residual(self, fam, d_spec, residual) -> BoostingRegressor:

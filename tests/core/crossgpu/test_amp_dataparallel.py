@@ -146,3 +146,68 @@ def test_a_gpu_the_sheets_lack_gets_no_made_up_gain():
     g = gpu_table(specs)
     assert amp_dtype(g.loc["Some New GPU"]) == "unknown"
     assert np.isnan(g.loc["Some New GPU", "interconnect_gbs"])
+
+
+@pytest.mark.parametrize(
+    ("err", "width"),
+    [([0.1, 0.2, 0.3, 0.4], 0.4), (list(np.arange(1, 10) / 10), 0.8)],
+    ids=["four-rows", "nine-rows"],
+)
+def test_the_amp_interval_is_split_conformal(err, width):
+    # the ceil((n+1) 0.8)-th smallest error, never the plain 80% quantile (which covers less)
+    assert _amp.conformal_half_width(err) == pytest.approx(width)
+    assert _amp.conformal_half_width(err) >= np.quantile(err, 0.8)
+
+
+def test_conformal_half_width_refuses_no_errors():
+    with pytest.raises(ProfetValueError, match="no out-of-fold errors"):
+        _amp.conformal_half_width([])
+
+
+def _oof(spread: dict) -> pd.DataFrame:
+    rows = []
+    for repo, s in spread.items():
+        for g in range(4):
+            for k in range(4):
+                err = s * (k + 1) / 4
+                rows.append(
+                    {"repo": repo, "catalog_gpu": f"gpu{g}", "held_out": False}
+                    | {"gain": 2.0, "pred": 2.0 * np.exp(err)}
+                )
+    return pd.DataFrame(rows)
+
+
+def test_each_source_sets_its_own_interval_where_it_has_the_rows():
+    oof = _oof({"tight": 0.02, "wide": 0.4})
+    pooled, per = _amp.amp_half_widths(oof)
+    assert per["tight"] == pytest.approx(0.02) and per["wide"] == pytest.approx(0.4)
+    assert pooled == pytest.approx(0.3)  # the pooled width would miss every 0.4 wide row
+    inside = _amp.crossfit_amp_coverage(oof)
+    assert inside[oof["repo"] == "tight"].mean() == 1.0
+    assert inside[oof["repo"] == "wide"].mean() == 1.0
+    few = _oof({"tight": 0.02}).head(6).assign(catalog_gpu=["a", "a", "b", "b", "c", "c"])
+    assert _amp.amp_half_widths(few)[1] == {}  # too few rows: all sources' width
+
+
+@pytest.mark.parametrize("sheet", ["catalog", "reference"], ids=["catalog", "reference"])
+def test_geforce_without_peer_to_peer_gets_half_its_link_whichever_sheet(sheet):
+    from profet_core.crossgpu._dataparallel import link_gbs
+
+    g = gpu_table(load_specs() if sheet == "catalog" else None)
+    gbs = link_gbs(g.loc[["NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 4090"]])
+    # PCIe gen4 x16 (24 GB/s), each byte through host memory crossing it twice
+    assert gbs.tolist() == [-12.0, -12.0]
+    assert link_gbs(g.loc[["NVIDIA RTX A6000"]]).tolist() == [24.0]
+
+
+def test_trained_amp_interval_is_conformal_on_gpus_left_out_and_per_source(model, medians):
+    from profet_core.crossgpu._amp import amp_half_widths, amp_logo
+    from profet_core.crossgpu._gpu_holdout import learn_amp_dp
+
+    table = load_published()
+    amp, _ = learn_amp_dp(model, table, medians)
+    gpus = gpu_table(model.specs_)
+    _, pairs, shares = amp_state_from(table, gpus, medians, model.theta_)
+    pooled, per = amp_half_widths(amp_logo(pairs, gpus, shares))
+    assert amp["half_width"] == pytest.approx(pooled)
+    assert amp["source_half_width"] == pytest.approx(per) and len(per) >= 2

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._efficiency import fit_published, predict_speedups
+from profet_core.crossgpu._efficiency import bandwidth_z, fit_published, predict_speedups
 from profet_core.crossgpu._gpu_holdout import learn_published, published_logo
 from profet_core.crossgpu._gpuref import gpu_table
 from profet_core.crossgpu._published import (
@@ -169,17 +169,49 @@ def test_efficiency_is_learned_and_held_out_rows_never_fitted(setup):
     assert np.abs(np.log(after)).mean() < np.abs(np.log(before)).mean() / 2
 
 
+def _pos(specs, instance):
+    return int(np.flatnonzero(specs["instance"].to_numpy() == instance)[0])
+
+
+@pytest.mark.parametrize("unseen", ["gpu-u", "gpu-t3"], ids=["hbm-like", "gddr-like"])
+def test_an_unseen_tensor_gpu_moves_with_its_bandwidth_per_peak_flop(setup, unseen):
+    base, medians, specs = setup
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    assert np.any(fitted.tensor_beta_ != 0)
+    # centred on the catalog's tensor-core GPUs: their mean z is 0
+    tensor = np.flatnonzero(fitted.spec_tensor_)
+    assert abs(np.mean(bandwidth_z(fitted, tensor))) < 1e-9
+    z = bandwidth_z(fitted, [_pos(specs, unseen)])[0]
+    np.testing.assert_allclose(
+        fitted._eta([unseen])[0], fitted.tensor_eta_ + fitted.tensor_beta_ * z
+    )
+    back = CrossInstanceModel.from_state(*fitted.to_state())
+    np.testing.assert_allclose(back._eta([unseen])[0], fitted._eta([unseen])[0])
+    # artifacts made before the bandwidth term: the shared mu, no slope
+    meta, arrays = fitted.to_state()
+    meta["published"] = {
+        k: v for k, v in meta["published"].items() if k in ("tensor_eta", "eta", "pairs")
+    }
+    np.testing.assert_allclose(
+        CrossInstanceModel.from_state(meta, arrays)._eta([unseen])[0], fitted.tensor_eta_
+    )
+
+
 def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
     base, medians, specs = setup
     fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
     assert fitted.basis("gpu-t") == "published (4)"
     assert fitted.pair_basis("gpu-a", "gpu-t2") == "published (4)"
     # Per GPU, not per generation: GenT's two published GPUs differ (2.0x vs 0.9x) and a third
-    # GenT GPU with nothing published starts from the shared mu, like another generation's.
+    # GenT GPU with nothing published starts from the shared mu at its bandwidth per peak FLOP,
+    # like another generation's.
     assert not np.allclose(fitted._eta(["gpu-t"]), fitted._eta(["gpu-t2"]), atol=0.05)
     for unseen in ("gpu-u", "gpu-t3"):
         assert fitted.basis(unseen) == "specs only"
-        np.testing.assert_allclose(fitted._eta([unseen])[0], fitted.tensor_eta_)
+        np.testing.assert_allclose(
+            fitted._eta([unseen])[0],
+            fitted.tensor_eta_ + fitted.tensor_beta_ * bandwidth_z(fitted, [_pos(specs, unseen)]),
+        )
     np.testing.assert_allclose(base._eta(["gpu-u"])[0], 0.0)
     back = CrossInstanceModel.from_state(*fitted.to_state())
     fam = np.abs(np.random.default_rng(0).normal(size=(3, 10))) * 100
@@ -275,3 +307,23 @@ def test_unreadable_published_files_are_profet_errors(tmp_path, data):
 
 def test_the_shipped_table_has_no_duplicates_and_reads():
     assert len(load_published()) > 10
+
+
+@pytest.mark.parametrize(
+    ("published", "catalog"),
+    [
+        ("A100 40GB PCIe", "NVIDIA A100 PCIe 40GB"),
+        ("A100 80GB PCIe", "NVIDIA A100 PCIe 80GB"),
+        ("A100 80GB SXM4", "NVIDIA A100 SXM4 80GB"),
+        ("A100 80GB (DGX A100)", "NVIDIA A100 SXM4 80GB"),
+        ("H100 80GB PCIe Gen5", "NVIDIA H100 PCIe 80GB"),
+    ],
+    ids=["a100-pcie-40", "a100-pcie-80", "a100-sxm4-80", "dgx-a100-80", "h100-pcie"],
+)
+def test_a_published_gpu_the_catalog_rents_is_that_gpu_at_every_precision(published, catalog):
+    # FP32/TF32 rows stood in for the catalog's A100 SXM4 40GB (other bandwidth and power) before
+    # the catalog rented these variants; AMP and multi-GPU rows already named them
+    t = load_published()
+    rows = t[t["gpu_published"].str.contains(published, regex=False)]
+    assert len(rows) and set(rows["catalog_gpu"]) == {catalog}
+    assert set(rows["precision"]) - {"AMP"}
