@@ -103,15 +103,16 @@ def test_scaling_table_per_gpu_source_count_and_held_out(tables):
     assert set(sc.loc[sc["fold"] == "held-out", "group"]) == {"inception3", "vgg16"}
 
 
-def test_coverage_is_cross_fitted_per_group():
-    # Group a's errors are judged by group b's 80% quantile and the reverse.
-    gain = np.ones(6)
+@pytest.mark.parametrize("truth", ["gain", "scaling"], ids=["amp-gain", "gpu-scaling"])
+def test_coverage_is_cross_fitted_per_group(truth):
+    # Group a's errors are judged by the split-conformal width of group b's errors and the
+    # reverse: with 3 rows the ceil(4 * 0.8) = 4th smallest is capped at the largest.
     pred = np.exp([0.1, 0.2, 0.3, 0.01, 0.02, 0.5])
-    oof = pd.DataFrame({"g": list("aaabbb"), "pred": pred, "gain": gain})
-    cov = group_coverage(oof, "g", "gain")
-    q_b = np.quantile([0.01, 0.02, 0.5], 0.8)  # 0.308: a's 0.1, 0.2, 0.3 inside
-    q_a = np.quantile([0.1, 0.2, 0.3], 0.8)  # 0.26: b's 0.5 outside
-    assert q_b > 0.3 and q_a < 0.5
+    oof = pd.DataFrame(
+        {"g": list("aaabbb"), "pred": pred, truth: np.ones(6), "repo": "r", "held_out": False}
+    )
+    cov = group_coverage(oof, "g", truth)
+    # a's 0.1..0.3 inside b's width 0.5; b's 0.5 outside a's width 0.3
     assert cov["a"] == pytest.approx(100) and cov["b"] == pytest.approx(200 / 3)
     assert cov["all"] == pytest.approx(500 / 6)
 
