@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..prediction._scaling import check_options
 from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter, check_offering_args, choose
 from ._join import (
     BEST_VALUE,
@@ -259,18 +260,13 @@ def predict_offerings(
     targets = [t for t in wanted if t != anchor and t in reach]
     wide._check_instance(anchor, "anchor")
     counts = sorted({int(n) for n in off["gpus_used"]}) or [1]
-    options = {
-        "precision": precision,
-        "gpus": 1 if counts == [1] else counts,
-        "anchor_amp_latency_s": anchor_amp_latency_s,
-        "params": params,
-    }
-    prediction = wide.predict(
-        anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size, **options
-    )
+    gpu_option = 1 if counts == [1] else counts
+    options = check_options(precision, gpu_option, anchor_amp_latency_s, params)
+    args = (anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size)
+    prediction, prepared = wide._predict(*args, options)
     own = _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted)
     if len(own):  # the anchor's own GPU: its measured latency, moved to the same options
-        own = wide.configure(anchor, profiles, anchor_latency_s, own, batch_size, **options)
+        own = wide._configure(anchor, profiles, prepared, own, batch_size, options)
     # Only the columns an offering shows travel through the join (the members, novelty and
     # ensemble names stay on the prediction).
     pred = pd.concat([_shown(prediction.table), _shown(own)], ignore_index=True)

@@ -193,7 +193,8 @@ def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None, arrays=No
     note = steps_assumed_note(profiles)
     findings = [note] * (note is not None) + findings
     findings += steps_findings(profiles, anchor, model.get("steps_reference"))
-    if arrays is not None:
+    named = "instance" in profiles.columns and profiles["instance"].notna().all()
+    if arrays is not None and not named:  # rows naming their instance are never flagged
         state = {k[len("anchor|") :]: arrays[k] for k in arrays if k.startswith("anchor|")}
         findings += anchor_findings(profiles, anchor, model.get("anchor_signal"), state)
     return tuple(f.message for f in findings)
