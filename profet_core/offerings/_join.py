@@ -110,17 +110,10 @@ def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None, of
         raise ProfetValueError(
             "this prediction is for one GPU; predicting several GPUs needs the multi-GPU model"
         )
-    has_spec = off["target"].to_numpy() != ""
-    spec = off[has_spec].merge(pred, on=on, how="inner")
-    runs = pred["row"].unique() if len(pred) else np.array([0])
-    none = off[~has_spec]
-    none = (
-        none.assign(row=runs[0], basis=NO_SPEC)
-        if len(runs) == 1
-        else pd.concat([none.assign(row=r, basis=NO_SPEC) for r in runs], ignore_index=True)
-    )
-    out = pd.concat([spec, none], ignore_index=True)
-    out["row"] = out["row"].astype(int)
+    if _plain(pred, on):
+        out = _joined_arrays(off, pred, on)
+    else:  # other columns (categories, flags...): pandas' own merge keeps their types
+        out = _joined_frames(off, pred, on)
     basis = out["basis"].to_numpy(dtype=object)
     inst, target = out["instance"].to_numpy(dtype=object), out["target"].to_numpy(dtype=object)
     notes = out["note"].tolist()
@@ -133,6 +126,73 @@ def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None, of
     out["basis"], out["note"] = basis, notes
     out["usd_per_1000_steps"] = out["batch_latency_ms"] * (1000 / MS_PER_HOUR) * out["usd_per_hour"]
     return out
+
+
+def _joined_frames(off: pd.DataFrame, pred: pd.DataFrame, on: list) -> pd.DataFrame:
+    """The join by pandas' merge (any prediction columns): offerings with a spec line take each
+    of its predictions, those without one are repeated once per input row, basis NO_SPEC."""
+    has_spec = off["target"].to_numpy() != ""
+    spec = off[has_spec].merge(pred, on=on, how="inner")
+    runs = pred["row"].unique() if len(pred) else np.array([0])
+    none = off[~has_spec]
+    none = (
+        none.assign(row=runs[0], basis=NO_SPEC)
+        if len(runs) == 1
+        else pd.concat([none.assign(row=r, basis=NO_SPEC) for r in runs], ignore_index=True)
+    )
+    out = pd.concat([spec, none], ignore_index=True)
+    out["row"] = out["row"].astype(int)
+    return out
+
+
+def _plain(pred: pd.DataFrame, on: list) -> bool:
+    """Whether :func:`_joined_arrays` gives what :func:`_joined_frames` does: an integer
+    ``row``, and every other prediction column float or text (``str``)."""
+    if "row" not in pred or pred.dtypes["row"].kind not in "iu" or "basis" not in pred:
+        return False
+    return all(
+        c in ("row", "basis", *on) or t == np.float64 or t == "str" for c, t in pred.dtypes.items()
+    )
+
+
+def _joined_arrays(off: pd.DataFrame, pred: pd.DataFrame, on: list) -> pd.DataFrame:
+    """:func:`_joined_frames` by positions (the same rows, order, columns and types): each
+    offering row takes its prediction rows in their order; one frame built once."""
+    target = off["target"].to_numpy(dtype=object)
+    keys = list(zip(*(off[c].tolist() for c in on), strict=True))
+    found: dict = {}
+    for j, k in enumerate(zip(*(pred[c].tolist() for c in on), strict=True)):
+        found.setdefault(k, []).append(j)
+    left, right = [], []
+    for i in np.flatnonzero(target != ""):
+        for j in found.get(keys[i], ()):
+            left.append(i)
+            right.append(j)
+    runs = pred["row"].unique() if len(pred) else np.array([0])
+    none = np.flatnonzero(target == "")
+    k, m = len(left), len(none) * len(runs)
+    rows = np.concatenate([np.asarray(left, dtype=np.intp), np.tile(none, len(runs))])
+    right = np.asarray(right, dtype=np.intp)
+    index = pd.RangeIndex(k + m)
+    cols = {c: off[c].array.take(rows) for c in off.columns}
+    if pred.dtypes["target"] != "str":  # merged with categories or objects: objects
+        cols["target"] = pd.Series(np.asarray(cols["target"], dtype=object), index, object)
+    for c in pred.columns:
+        if c in on:
+            continue
+        values = pred[c].to_numpy()
+        if c == "row":
+            cols[c] = np.concatenate([values[right], np.repeat(runs, len(none))]).astype(int)
+        elif c == "basis":
+            cols[c] = np.concatenate([values.astype(object)[right], np.full(m, NO_SPEC, object)])
+        elif values.dtype == np.float64:
+            cols[c] = np.concatenate([values[right], np.full(m, np.nan)])
+        else:  # text: missing for offerings without a spec line
+            cols[c] = pd.array(
+                np.concatenate([values.astype(object)[right], np.full(m, np.nan, object)]),
+                dtype=pred.dtypes[c],
+            )
+    return pd.DataFrame(cols, index=index, copy=False)
 
 
 def _cat(a: str, b: str) -> str:
