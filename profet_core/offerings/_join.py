@@ -222,6 +222,13 @@ def add_front(
     cheaper on a tie), cheapest (least cost, the faster on a tie) and best value
     (:data:`BEST_VALUE`)."""
     out = out.reset_index(drop=True)
+    pareto, pick = front_columns(out, cost_column, time_column)
+    return out.assign(pareto=pareto, pick=pick)
+
+
+def front_columns(out: pd.DataFrame, cost_column: str, time_column: str) -> tuple:
+    """``(pareto, pick)`` of :func:`add_front`, as a bool array and a list of str, in the rows'
+    order."""
     t_all = out[time_column].to_numpy(float)
     c_all = out[cost_column].to_numpy(float)
     pareto = np.zeros(len(out), dtype=bool)
@@ -246,7 +253,7 @@ def add_front(
         )
         for what, i in chosen:
             pick[i] = f"{pick[i]}, {what}" if pick[i] else what
-    return out.assign(pareto=pareto, pick=pick)
+    return pareto, pick
 
 
 def catalog_offerings(catalog: pd.DataFrame, predictor) -> pd.DataFrame:

@@ -16,6 +16,7 @@ from ._join import (
     NO_SPEC,
     add_front,
     catalog_offerings,
+    front_columns,
     join_offerings,
     offer_side,
     shipped_specs,
@@ -306,7 +307,8 @@ _LABELS = {
 
 
 def _costed(out: pd.DataFrame, run: dict | None) -> tuple[pd.DataFrame, str, str]:
-    """The whole run's time and cost (with ``run``), the front and picks, sorted by cost.
+    """The whole run's time and cost (with ``run``), the front and picks, sorted by cost
+    (``out``, the join's own frame, gains columns in place).
 
     Offerings that use different GPU counts are compared on the same work: with a run, its
     time and cost (steps at the global batch); without, per per-GPU batch (a step of N GPUs
@@ -317,16 +319,16 @@ def _costed(out: pd.DataFrame, run: dict | None) -> tuple[pd.DataFrame, str, str
 
         out = estimate_run(out, run["dataset_images"], run["batch_size"], run["epochs"])
         time, cost = "run_hours", "run_usd"
-    elif len(out) and out["gpus_used"].nunique() > 1:
-        out = out.assign(
-            ms_per_batch=out["batch_latency_ms"] / out["gpus_used"],
-            usd_per_1000_batches=out["usd_per_1000_steps"] / out["gpus_used"],
-        )
+    elif len(out) and out["gpus_used"].nunique() > 1:  # the join's own frame: in place
+        out["ms_per_batch"] = out["batch_latency_ms"] / out["gpus_used"]
+        out["usd_per_1000_batches"] = out["usd_per_1000_steps"] / out["gpus_used"]
         time, cost = "ms_per_batch", "usd_per_1000_batches"
-    out = add_front(out, cost, time)
-    out = out.sort_values(["row", cost, time], kind="stable", na_position="last")
-    cols = [c for c in OFFERING_COLUMNS if c in out.columns]
-    return out[cols].reset_index(drop=True), cost, time
+    out["pareto"], out["pick"] = front_columns(out, cost, time)
+    # By row, cost, time (stable, NaN last: numpy's order, as sort_values'), in one take.
+    keys = [out[c].to_numpy() for c in (time, cost, "row")]
+    cols = [out.columns.get_loc(c) for c in OFFERING_COLUMNS if c in out.columns]
+    out = out.iloc[np.lexsort(keys), cols]
+    return out.set_axis(pd.RangeIndex(len(out))), cost, time
 
 
 @functools.lru_cache(maxsize=16)
