@@ -270,7 +270,9 @@ def predict_offerings(
         own = wide._configure(anchor, profiles, prepared, own, batch_size, options)
     # Only the columns an offering shows travel through the join (the members, novelty and
     # ensemble names stay on the prediction).
-    pred = pd.concat([_shown(prediction.table), _shown(own)], ignore_index=True)
+    pred = _shown(prediction.table)
+    if len(own):
+        pred = pd.concat([pred, _shown(own)], ignore_index=True)
     out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
     notes = _notes(out, f, gpus, prediction)
     return OfferingsResult(out, prediction, notes, cost, f, time)

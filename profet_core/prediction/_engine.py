@@ -66,13 +66,15 @@ def run_prediction(
     # took for a known op by their spelling.
     used = ops.columns[ops.to_numpy().any(axis=0)]
     blocks = _blocks(predictor, anchor, ops, lat, method, targets, used)
-    cat = predictor.catalog.set_index("instance")
+    cat = predictor.catalog  # instances are unique: plain dicts look each one up
+    names = cat["instance"].tolist()
     # Row-major: input row 0 on every target, then row 1, ... (targets sorted).
     flat = {
         c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
     }
     _check_latencies(predictor, flat["p"])
-    usd, gpu = cat["usd_per_hour"], cat["gpu"]  # each column looked up once
+    usd = dict(zip(names, cat["usd_per_hour"].tolist(), strict=True))
+    gpu = dict(zip(names, cat["gpu"].tolist(), strict=True))
     price = np.tile([float(usd.get(t, np.nan)) for t in targets], n)
     notes = (*notes, *_multi_gpu_notes(cat, targets))
 
@@ -152,7 +154,8 @@ def _multi_gpu_notes(cat: pd.DataFrame, targets) -> tuple:
     the whole instance's (no smaller configuration can be rented)."""
     if "gpu_count" not in cat:
         return ()
-    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
+    values = pd.to_numeric(cat["gpu_count"], errors="coerce").tolist()
+    counts = dict(zip(cat["instance"].tolist(), values, strict=True))
     multi = [f"{t} ({int(counts[t])} GPUs)" for t in targets if t in counts and counts[t] > 1]
     if not multi:
         return ()
