@@ -18,6 +18,7 @@ from ._join import (
     catalog_offerings,
     front_columns,
     join_offerings,
+    join_plan,
     offer_side,
     shipped_specs,
     spec_key_of_gpu,
@@ -273,7 +274,11 @@ def predict_offerings(
     pred = _shown(prediction.table)
     if len(own):
         pred = pd.concat([pred, _shown(own)], ignore_index=True)
-    out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
+    plan = join_plan(pred, off, gpus) if run is None else None
+    if plan is not None:  # by positions: each column taken once, in the final order
+        out, cost, time = plan.front_table(OFFERING_COLUMNS)
+    else:
+        out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
     notes = _notes(out, f, gpus, prediction)
     return OfferingsResult(out, prediction, notes, cost, f, time)
 

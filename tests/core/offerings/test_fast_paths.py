@@ -157,8 +157,9 @@ T4 = "g4dn.xlarge"
 @pytest.mark.parametrize("rows", [1, 2], ids=["one-row", "two-rows"])
 @pytest.mark.parametrize("name", list(_OPTIONS), ids=list(_OPTIONS))
 def test_offerings_table_by_positions_equals_pandas_merge(wide, profiles, name, rows):
-    """The join by positions gives pandas' merge's table, every column, type, order and
-    digit, the notes and the front too; and predict_offerings takes it."""
+    """The join by positions (sorted and taken once) gives pandas' merge, add_front and
+    sort_values' table, every column, type, order and digit, the notes and the front too;
+    and predict_offerings takes it."""
     from unittest import mock
 
     from profet_core import load_catalog
@@ -169,7 +170,7 @@ def test_offerings_table_by_positions_equals_pandas_merge(wide, profiles, name, 
         kwargs["catalog"] = load_catalog(kwargs["catalog"])
     anchor = kwargs.pop("anchor", ANCHOR)
     prof = profiles.iloc[:rows].drop(columns=["instance"] * (anchor != ANCHOR))
-    with mock.patch.object(_join, "_joined_arrays", wraps=_join._joined_arrays) as fast:
+    with mock.patch.object(_join, "JoinPlan", wraps=_join.JoinPlan) as fast:
         got = predict_offerings(wide, anchor, prof, **kwargs)
     assert fast.called
     with mock.patch.object(_join, "_plain", return_value=False):
@@ -204,3 +205,19 @@ def test_anchor_offerings_equal_the_public_configure(wide, profiles):
         assert len(want) == 1
         for c in ("batch_latency_ms", "low_ms", "high_ms", "images_per_s"):
             np.testing.assert_array_equal(r[c], want[c].iloc[0], err_msg=c)
+
+
+@pytest.mark.parametrize("gpus", [1, "all"], ids=["one-gpu", "all-gpus"])
+def test_join_offerings_by_positions_equals_pandas_merge(wide, profiles, gpus):
+    from unittest import mock
+
+    from profet_core.offerings import _join
+    from profet_core.offerings._predict import _shipped_side, _shown
+
+    pred = _shown(predict_offerings(wide, ANCHOR, profiles, gpus=gpus).prediction.table)
+    off = _shipped_side(OfferingFilter(), gpus)
+    got = _join.join_offerings(pred, None, gpus, off=off)
+    with mock.patch.object(_join, "_plain", return_value=False):
+        ref = _join.join_offerings(pred, None, gpus, off=off)
+    assert len(got) > len(off)  # two input rows: every priced offering twice
+    pd.testing.assert_frame_equal(got, ref, check_exact=True)
