@@ -41,21 +41,25 @@ def fit_table(medians: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
 
 def fit_features(anchor, target, batch_size, input_size, anchor_latency_s, specs) -> np.ndarray:
     """(n, 3) log work proxy, log pixels per batch, log target memory (GB)."""
-    rate = effective_tflops(specs)
-    mem = pd.Series(specs["gpu_memory_gb"].to_numpy(), index=specs["instance"].to_numpy())
+    # Instances are unique in a spec sheet: positions by a dict, the first of a name as
+    # ``get_indexer`` would find it.
+    names = specs["instance"].tolist()
+    where = {name: i for i, name in reversed(list(enumerate(names)))}
     for name in set(np.atleast_1d(anchor)) | set(np.atleast_1d(target)):
-        if name not in rate.index:
+        if name not in where:
             raise ProfetValueError(f"instance {name!r} not in the spec catalog")
+    rate = effective_tflops(specs).to_numpy()
+    mem = specs["gpu_memory_gb"].to_numpy()
     n = len(np.atleast_1d(anchor_latency_s))
     a = np.broadcast_to(np.asarray(anchor, dtype=object), (n,))
     t = np.broadcast_to(np.asarray(target, dtype=object), (n,))
-    work = np.asarray(anchor_latency_s, dtype=float) * rate.to_numpy()[rate.index.get_indexer(a)]
+    work = np.asarray(anchor_latency_s, dtype=float) * rate[[where[x] for x in a]]
     pixels = np.asarray(batch_size, dtype=float) * np.asarray(input_size, dtype=float) ** 2
     return np.column_stack(
         [
             np.log(work),
             np.broadcast_to(np.log(pixels), (n,)),
-            np.log(mem.to_numpy()[mem.index.get_indexer(t)]),
+            np.log(mem[[where[x] for x in t]]),
         ]
     )
 

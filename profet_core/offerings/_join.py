@@ -33,8 +33,14 @@ def shipped_specs() -> pd.DataFrame:
 def spec_key_of_gpu(specs: pd.DataFrame | None = None) -> dict:
     """``{spec gpu string: spec line key}``: the line (instance) each offering's GPU is
     predicted as (the first line of a GPU, e.g. the measured g4dn.xlarge for the T4)."""
-    specs = shipped_specs() if specs is None else specs
-    return dict(reversed(list(zip(specs["gpu"], specs["instance"], strict=True))))
+    if specs is None:  # the shipped sheet: its key once per process
+        return dict(_shipped_key())
+    return dict(reversed(list(zip(specs["gpu"].tolist(), specs["instance"].tolist(), strict=True))))
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_key() -> dict:
+    return spec_key_of_gpu(shipped_specs())
 
 
 def gpus_used(offered: pd.Series, gpus) -> pd.Series:
