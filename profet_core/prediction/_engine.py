@@ -239,14 +239,13 @@ def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
     n = int(table["row"].iat[-1]) + 1 if len(table) else 0
     nov = np.fmax.reduce(table["novelty"].to_numpy(dtype=float).reshape(n, -1), axis=1)
     has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
-    rows = pd.DataFrame({"row": np.arange(n), "novelty": nov, "with_latency": has})
-    values = rows["novelty"].to_numpy(dtype=float)
     # Bands are shown only where a warning may be (novelty >= NOVELTY_WARN)
     with np.errstate(invalid="ignore"):
-        values = np.where(values >= NOVELTY_WARN, values, np.nan)
+        values = np.where(nov >= NOVELTY_WARN, nov, np.nan)
     bands = predictor.validation.get("novelty")
     band, mape = novelty_bands(bands, values, has, method or predictor.default_method)
-    return rows.assign(band=band, band_mape_pct=mape)
+    columns = {"row": np.arange(n), "novelty": nov, "with_latency": has}
+    return pd.DataFrame({**columns, "band": band, "band_mape_pct": mape})
 
 
 def pair_interval(table: dict, anchor, target, method, lat, members: dict, novelty=None):
