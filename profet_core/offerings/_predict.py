@@ -374,28 +374,29 @@ def _notes(out: pd.DataFrame, f: OfferingFilter, gpus, prediction) -> tuple:
     if out.empty:
         notes.append("no offering matches the filters given")
         return tuple(notes)
-    if (out["market"] == "spot").any():
+    basis = out["basis"].to_numpy(dtype=object)  # plain arrays: each column read once
+    used, latency = out["gpus_used"].to_numpy(), out["batch_latency_ms"].to_numpy()
+    if (out["market"].to_numpy(dtype=object) == "spot").any():
         notes.append(f"spot prices: {SPOT_NOTE}")
     if not (f.all_regions or f.regions):
         notes.append(CHEAPEST_NOTE)
-    none = out.loc[out["basis"] == NO_SPEC, "accelerator"].unique()
+    none = pd.unique(out["accelerator"].to_numpy(dtype=object)[basis == NO_SPEC])
     if len(none):
         notes.append(
             f"{len(none)} GPU(s) have no spec model, so their offerings are listed unpredicted: "
             + ", ".join(sorted(map(str, none)))
         )
-    if ((out["gpus"] > out["gpus_used"]) & out["batch_latency_ms"].notna()).any():
+    if ((out["gpus"].to_numpy() > used) & ~np.isnan(latency)).any():
         notes.append(
             "on multi-GPU offerings the step time is for the GPUs used and the price is the "
             "whole instance's"
         )
-    if out["gpus_used"].nunique() > 1:
+    if len(np.unique(used[~np.isnan(used)])) > 1:
         notes.append(
             "offerings use different GPU counts: they are compared per per-GPU batch of work "
             "(step time / GPUs used), or by the whole run's time and cost where a run is given"
         )
-    if (out["basis"] == "anchor (your measured latency)").any() and out.loc[
-        out["basis"] == "anchor (your measured latency)", "batch_latency_ms"
-    ].isna().any():
+    own = basis == "anchor (your measured latency)"
+    if own.any() and np.isnan(latency[own]).any():
         notes.append("offerings of the anchor's own GPU need the anchor latency to be priced")
     return tuple(notes)

@@ -221,3 +221,18 @@ def test_join_offerings_by_positions_equals_pandas_merge(wide, profiles, gpus):
         ref = _join.join_offerings(pred, None, gpus, off=off)
     assert len(got) > len(off)  # two input rows: every priced offering twice
     pd.testing.assert_frame_equal(got, ref, check_exact=True)
+
+
+def test_notes_of_a_t4_anchor_without_latency(wide, profiles):
+    """The offerings' notes, read from plain arrays: the anchor's own GPU unpriced without
+    its latency, GPUs without a spec model named, several GPU counts compared per batch."""
+    prof = profiles.drop(columns=["instance", "batch_latency_s"]).iloc[:1]
+    got = predict_offerings(wide, T4, prof, gpus="all")
+    t = got.table
+    own = t["basis"] == "anchor (your measured latency)"
+    assert own.any() and t.loc[own, "batch_latency_ms"].isna().all()
+    text = " | ".join(got.notes)
+    assert "offerings of the anchor's own GPU need the anchor latency to be priced" in text
+    assert "offerings use different GPU counts" in text
+    none = sorted(map(str, t.loc[t["basis"] == "no spec model", "accelerator"].unique()))
+    assert f"{len(none)} GPU(s) have no spec model" in text and ", ".join(none) in text
