@@ -1,9 +1,12 @@
 """How fast one profile is priced on every offering of the shipped snapshot (issue 26).
 
 Prints the process time of ``profet predict --offerings`` against ``python -c "import pandas"``
-(the floor of any pandas command; the target is within 1.5x of it), and the in-process time of
+(the floor of any pandas command; the target is within 1.5x of it), with Python's bytecode
+cached as any installed or once-run copy has it (and, where ``PYTHONDONTWRITEBYTECODE`` is set,
+also as run here, profet's modules compiled on every run), and the in-process time of
 ``predict_offerings`` over the whole snapshot (target: under 20 ms), split into the per-GPU
-prediction and the join. Writes nothing.
+prediction and the join. Writes nothing in the repository (cached bytecode goes to a temporary
+folder, removed at the end).
 
     python bench/offerings.py [--repeats 7]
 """
@@ -12,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,21 +28,38 @@ sys.path.insert(0, str(ROOT))
 PROFILE = str(ROOT / "examples" / "profile_g3s.json")
 
 
-def _process(argv, repeats):
+def _processes(commands: dict, repeats: int, cached: bool) -> dict:
+    """Median seconds of each command (run in turn, ``repeats`` rounds, so that a change in
+    the machine's load hits every command alike). ``cached``: Python's bytecode kept between
+    runs (as after ``pip install`` or any first run), in a temporary folder, so nothing is
+    written in the repository; else the environment as given (``PYTHONDONTWRITEBYTECODE=1``
+    there means every profet module is compiled again on every run)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        subprocess.run(
-            argv,
-            check=True,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd=ROOT,
-        )
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    with tempfile.TemporaryDirectory() as tmp:
+        if cached:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = tmp
+            for argv in commands.values():  # the first run writes the bytecode
+                _run(argv, env)
+        times = {name: [] for name in commands}
+        for _ in range(repeats):
+            for name, argv in commands.items():
+                times[name].append(_run(argv, env))
+    return {
+        name: tuple(statistics.median(x) for x in zip(*t, strict=True)) for name, t in times.items()
+    }
+
+
+def _run(argv, env) -> tuple[float, float]:
+    """(wall s, CPU s: user + system of the child) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(
+        argv, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT
+    )
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _in_process(fn, repeats):
@@ -91,30 +113,41 @@ def main() -> None:
     from profet_core import load_artifacts, predict_offerings, read_profile
     from profet_core.offerings import OfferingFilter
     from profet_core.offerings._join import join_offerings
-    from profet_core.offerings._predict import _shipped_side, extended
+    from profet_core.offerings._predict import _shipped_side, _shown, extended
 
     predictor = load_artifacts()
     profile = read_profile(PROFILE)
     done = predict_offerings(predictor, "g3s.xlarge", profile)
     off = _shipped_side(OfferingFilter(), 1)
-    pandas = _process([sys.executable, "-c", "import pandas"], n)
     cli = [sys.executable, "-m", "profet_core", "predict", "--profile", PROFILE, "--offerings"]
-    proc = _process([*cli, "--format", "csv"], n)
-    plain = _process([*cli[:-1], "--format", "csv"], n)
+    commands = {
+        "pandas": [sys.executable, "-c", "import pandas"],
+        "offerings": [*cli, "--format", "csv"],
+        "plain": [*cli[:-1], "--format", "csv"],
+    }
+    modes = [("bytecode cached", True)]
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        modes.append(("PYTHONDONTWRITEBYTECODE set here: profet compiled on every run", False))
+    process = [(label, _processes(commands, n, cached)) for label, cached in modes]
     whole = _in_process(lambda: predict_offerings(predictor, "g3s.xlarge", profile), n)
     wide, targets = extended(predictor), list(done.prediction.table["target"])
     pred = _in_process(lambda: wide.predict("g3s.xlarge", profile, targets=targets), n)
-    join = _in_process(lambda: join_offerings(done.prediction.table, None, off=off), n)
+    shown = _shown(done.prediction.table)  # the columns predict_offerings joins
+    join = _in_process(lambda: join_offerings(shown, None, off=off), n)
     print(f"load average {os.getloadavg()[0]:.1f}, median of {n}")
     print(
         f"offerings priced: {done.table['usd_per_1000_steps'].notna().sum()} of "
         f"{len(done.table)} shown ({len(done.prediction.table)} GPU predictions)"
     )
-    print(
-        f"process: profet predict --offerings {proc:.2f} s; python -c 'import pandas' "
-        f"{pandas:.2f} s; ratio {proc / pandas:.2f} (target <= 1.5); plain profet predict "
-        f"(every spec line, no offerings) {plain:.2f} s, ratio {plain / pandas:.2f}"
-    )
+    for label, t in process:
+        for i, kind in enumerate(("wall", "CPU")):
+            off, pandas, plain = t["offerings"][i], t["pandas"][i], t["plain"][i]
+            print(
+                f"process, {kind} ({label}): profet predict --offerings {off:.2f} s; python -c "
+                f"'import pandas' {pandas:.2f} s; ratio {off / pandas:.2f} (target <= 1.5); "
+                f"plain profet predict (every spec line, no offerings) {plain:.2f} s, ratio "
+                f"{plain / pandas:.2f}"
+            )
     print(
         f"in process: predict_offerings {whole:.1f} ms (target < 20); of it the per-GPU "
         f"prediction {pred:.1f} ms, the join {join:.1f} ms"

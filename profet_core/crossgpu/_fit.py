@@ -41,21 +41,25 @@ def fit_table(medians: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
 
 def fit_features(anchor, target, batch_size, input_size, anchor_latency_s, specs) -> np.ndarray:
     """(n, 3) log work proxy, log pixels per batch, log target memory (GB)."""
-    rate = effective_tflops(specs)
-    mem = pd.Series(specs["gpu_memory_gb"].to_numpy(), index=specs["instance"].to_numpy())
+    # Instances are unique in a spec sheet: positions by a dict, the first of a name as
+    # ``get_indexer`` would find it.
+    names = specs["instance"].tolist()
+    where = {name: i for i, name in reversed(list(enumerate(names)))}
     for name in set(np.atleast_1d(anchor)) | set(np.atleast_1d(target)):
-        if name not in rate.index:
+        if name not in where:
             raise ProfetValueError(f"instance {name!r} not in the spec catalog")
+    rate = effective_tflops(specs).to_numpy()
+    mem = specs["gpu_memory_gb"].to_numpy()
     n = len(np.atleast_1d(anchor_latency_s))
     a = np.broadcast_to(np.asarray(anchor, dtype=object), (n,))
     t = np.broadcast_to(np.asarray(target, dtype=object), (n,))
-    work = np.asarray(anchor_latency_s, dtype=float) * rate.to_numpy()[rate.index.get_indexer(a)]
+    work = np.asarray(anchor_latency_s, dtype=float) * rate[[where[x] for x in a]]
     pixels = np.asarray(batch_size, dtype=float) * np.asarray(input_size, dtype=float) ** 2
     return np.column_stack(
         [
             np.log(work),
             np.broadcast_to(np.log(pixels), (n,)),
-            np.log(mem.to_numpy()[mem.index.get_indexer(t)]),
+            np.log(mem[[where[x] for x in t]]),
         ]
     )
 
@@ -96,8 +100,8 @@ class FitModel(Estimator):
     @staticmethod
     def _X(table, specs):
         return fit_features(
-            table["anchor"].to_numpy(),
-            table["target"].to_numpy(),
+            np.asarray(table["anchor"]),
+            np.asarray(table["target"]),
             table["batch_size"],
             table["input_size"],
             table["anchor_latency_s"],
@@ -120,8 +124,10 @@ class FitModel(Estimator):
         return ok.all(axis=1)
 
     def predict_proba_table(self, table: pd.DataFrame, specs: pd.DataFrame) -> np.ndarray:
-        """P(fits) per row of a :func:`fit_table`-like frame, shape (n,); NaN for workloads
-        beyond the trained range (:meth:`in_range`), where the logistic curve says nothing."""
+        """P(fits) per row of a :func:`fit_table`-like frame (or a dict of its ``anchor``,
+        ``target``, ``batch_size``, ``input_size``, ``anchor_latency_s`` arrays), shape (n,);
+        NaN for workloads beyond the trained range (:meth:`in_range`), where the logistic curve
+        says nothing."""
         check_is_fitted(self, "coef_")
         X = self._X(table, specs)
         z = ((X - self.mean_) / self.scale_) @ self.coef_ + self.intercept_
@@ -210,21 +216,22 @@ def fit_probability(predictor, anchor, targets, lat, sizes, n) -> tuple[np.ndarr
     if fits is None or sizes is None or lat is None:
         return out, ()
     specs = predictor.cross.specs_
-    known = [t for t in targets if t in set(specs["instance"])]
-    if anchor not in set(specs["instance"]) or not known:
+    have = set(specs["instance"].tolist())
+    known = [t for t in targets if t in have]
+    if anchor not in have or not known:
         return out, ()
-    rows = pd.DataFrame(
-        {
-            "anchor": anchor,
-            "target": np.tile(targets, n),
-            "batch_size": np.repeat(sizes[0], len(targets)),
-            "input_size": np.repeat(sizes[1], len(targets)),
-            "anchor_latency_s": np.repeat(lat, len(targets)),
-        }
-    )
-    ok = rows["target"].isin(known).to_numpy() & np.isfinite(rows["anchor_latency_s"].to_numpy())
+    # Plain arrays, not a frame: the model reads these columns only.
+    lat_rows = np.repeat(np.asarray(lat, dtype=float), len(targets))
+    ok = np.tile([t in have for t in targets], n) & np.isfinite(lat_rows)
     if ok.any():
-        out[ok] = fits.predict_proba_table(rows[ok], specs)
+        rows = {
+            "anchor": np.full(int(ok.sum()), anchor, dtype=object),
+            "target": np.tile(np.asarray(targets, dtype=object), n)[ok],
+            "batch_size": np.repeat(sizes[0], len(targets))[ok],
+            "input_size": np.repeat(sizes[1], len(targets))[ok],
+            "anchor_latency_s": lat_rows[ok],
+        }
+        out[ok] = fits.predict_proba_table(rows, specs)
     far = ok & np.isnan(out)
     if not far.any():
         return out, ()

@@ -197,10 +197,12 @@ def anchor_findings(profiles: pd.DataFrame, anchor, meta: dict | None, arrays) -
     names = list((meta or {}).get("instances") or ())
     if anchor not in names or not arrays or not len(profiles):
         return []
-    P = anchor_probabilities(profiles, arrays)
     unnamed = np.ones(len(profiles), dtype=bool)
     if "instance" in profiles.columns:
         unnamed = profiles["instance"].isna().to_numpy()
+    if not unnamed.any():  # every row names its instance: nothing to flag
+        return []
+    P = anchor_probabilities(profiles, arrays)
     best = np.nanargmax(np.nan_to_num(P, nan=-1.0), axis=1)
     p_anchor, p_best = P[:, names.index(anchor)], P[np.arange(len(P)), best]
     with np.errstate(invalid="ignore"):

@@ -106,7 +106,11 @@ def merge_catalogs(base: pd.DataFrame, other: pd.DataFrame, prefer: str = "other
         o = o[~o.index.isin(b.index)]
     order = [*b.index, *(i for i in o.index if i not in b.index)]
     columns = [*b.columns, *(c for c in o.columns if c not in b.columns)]
-    merged = o.combine_first(b).reindex(index=order, columns=columns)
+    if prefer == "base":  # only new lines: base's as they are, then other's (what
+        # combine_first gives here, without its per-cell alignment)
+        merged = pd.concat([b, o], axis=0).reindex(columns=columns)
+    else:
+        merged = o.combine_first(b).reindex(index=order, columns=columns)
     return validate_catalog(merged.rename_axis("instance").reset_index(), missing_price_ok=True)
 
 

@@ -86,6 +86,11 @@ def validate_specs(df: pd.DataFrame) -> pd.DataFrame:
         raise ProfetValueError("spec catalog has no rows; needs one line per instance")
     df = df.copy()
     for c in TEXT:
+        values = df[c].tolist()
+        if all(isinstance(v, str) and v and v == v.strip() for v in values):
+            if df[c].dtype != "str":  # already clean text: only its type changes
+                df[c] = values
+            continue
         text = df[c].astype("string").str.strip()
         empty = text.isna() | (text == "")
         if empty.any():

@@ -245,9 +245,9 @@ def novelty_bands(bands, novelty, with_latency, method: str) -> tuple[np.ndarray
     with_latency = np.asarray(with_latency, dtype=bool)
     band = np.full(len(novelty), None, dtype=object)
     mape = np.full(len(novelty), np.nan)
-    if bands is None or bands.empty:
-        return band, mape
     todo = np.isfinite(novelty)
+    if bands is None or bands.empty or not todo.any():
+        return band, mape
     for row in bands[bands["estimator"] == method].itertuples(index=False):
         with np.errstate(invalid="ignore"):
             hit = todo & (with_latency == bool(row.with_latency))

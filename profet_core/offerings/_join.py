@@ -33,8 +33,14 @@ def shipped_specs() -> pd.DataFrame:
 def spec_key_of_gpu(specs: pd.DataFrame | None = None) -> dict:
     """``{spec gpu string: spec line key}``: the line (instance) each offering's GPU is
     predicted as (the first line of a GPU, e.g. the measured g4dn.xlarge for the T4)."""
-    specs = shipped_specs() if specs is None else specs
-    return dict(reversed(list(zip(specs["gpu"], specs["instance"], strict=True))))
+    if specs is None:  # the shipped sheet: its key once per process
+        return dict(_shipped_key())
+    return dict(reversed(list(zip(specs["gpu"].tolist(), specs["instance"].tolist(), strict=True))))
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_key() -> dict:
+    return spec_key_of_gpu(shipped_specs())
 
 
 def gpus_used(offered: pd.Series, gpus) -> pd.Series:
@@ -101,6 +107,19 @@ def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None, of
         basis "no spec model"; offerings with fewer GPUs than asked are left out.
     """
     off = offer_side(rows, gpus, key) if off is None else off
+    plan = join_plan(table, off, gpus)
+    if plan is not None:
+        return pd.DataFrame(plan.columns(np.arange(plan.n)), index=pd.RangeIndex(plan.n))
+    pred, on = _prediction_side(table, gpus)  # other columns (categories, flags...): pandas'
+    out = _joined_frames(off, pred, on)  # own merge keeps their types
+    basis, notes = _fixed(out["basis"], out["instance"], out["target"], out["note"].tolist())
+    out["basis"], out["note"] = basis, notes
+    out["usd_per_1000_steps"] = out["batch_latency_ms"] * (1000 / MS_PER_HOUR) * out["usd_per_hour"]
+    return out
+
+
+def _prediction_side(table: pd.DataFrame, gpus) -> tuple[pd.DataFrame, list]:
+    """The prediction's columns the join takes (``gpus`` renamed ``gpus_used``) and the keys."""
     pred = table.drop(columns=["gpu", "usd_per_hour", "usd_per_1000_steps"], errors="ignore")
     on = ["target"]
     if "gpus" in pred:
@@ -110,6 +129,25 @@ def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None, of
         raise ProfetValueError(
             "this prediction is for one GPU; predicting several GPUs needs the multi-GPU model"
         )
+    return pred, on
+
+
+def _fixed(basis, inst, target, notes: list) -> tuple[np.ndarray, list]:
+    """Basis and notes of offerings of a measured GPU on another instance type (another host)."""
+    basis = np.asarray(basis, dtype=object).copy()
+    inst, target = np.asarray(inst, dtype=object), np.asarray(target, dtype=object)
+    for i in np.flatnonzero((basis == "measured") & (inst != target)):
+        basis[i] = f"measured on {target[i]}"
+        notes[i] = _cat(
+            f"the GPU measured on {target[i]}, on another host (CPU, PCIe and clocks may differ)",
+            notes[i],
+        )
+    return basis, notes
+
+
+def _joined_frames(off: pd.DataFrame, pred: pd.DataFrame, on: list) -> pd.DataFrame:
+    """The join by pandas' merge (any prediction columns): offerings with a spec line take each
+    of its predictions, those without one are repeated once per input row, basis NO_SPEC."""
     has_spec = off["target"].to_numpy() != ""
     spec = off[has_spec].merge(pred, on=on, how="inner")
     runs = pred["row"].unique() if len(pred) else np.array([0])
@@ -121,18 +159,130 @@ def join_offerings(table: pd.DataFrame, rows: pd.DataFrame, gpus=1, key=None, of
     )
     out = pd.concat([spec, none], ignore_index=True)
     out["row"] = out["row"].astype(int)
-    basis = out["basis"].to_numpy(dtype=object)
-    inst, target = out["instance"].to_numpy(dtype=object), out["target"].to_numpy(dtype=object)
-    notes = out["note"].tolist()
-    for i in np.flatnonzero((basis == "measured") & (inst != target)):
-        basis[i] = f"measured on {target[i]}"
-        notes[i] = _cat(
-            f"the GPU measured on {target[i]}, on another host (CPU, PCIe and clocks may differ)",
-            notes[i],
-        )
-    out["basis"], out["note"] = basis, notes
-    out["usd_per_1000_steps"] = out["batch_latency_ms"] * (1000 / MS_PER_HOUR) * out["usd_per_hour"]
     return out
+
+
+def _plain(pred: pd.DataFrame, on: list) -> bool:
+    """Whether :func:`_joined_arrays` gives what :func:`_joined_frames` does: an integer
+    ``row``, and every other prediction column float or text (``str``)."""
+    if "row" not in pred or pred.dtypes["row"].kind not in "iu" or "basis" not in pred:
+        return False
+    return all(
+        c in ("row", "basis", *on) or t == np.float64 or t == "str" for c, t in pred.dtypes.items()
+    )
+
+
+def join_plan(table: pd.DataFrame, off: pd.DataFrame, gpus=1):
+    """:func:`join_offerings` by positions (:class:`JoinPlan`), or None where the prediction
+    has columns of other types than float and text, which pandas' merge joins."""
+    pred, on = _prediction_side(table, gpus)
+    return JoinPlan(off, pred, on) if _plain(pred, on) else None
+
+
+class JoinPlan:
+    """The join of offerings to predictions by positions: each offering row takes its
+    prediction rows in their order, offerings without a spec line follow once per input row
+    (as pandas' inner merge and concat order them). Columns are taken once, in the order the
+    caller asks for (:meth:`columns`): the same rows, columns and types as the merge gives.
+
+    Attributes
+    ----------
+    n : int
+        Rows of the join.
+    values : dict of str to ndarray
+        In join order: ``row``, ``batch_latency_ms``, ``usd_per_hour``, ``gpus_used``,
+        ``usd_per_1000_steps`` and, where predicted, ``precision``.
+    """
+
+    def __init__(self, off: pd.DataFrame, pred: pd.DataFrame, on: list):
+        target = off["target"].to_numpy(dtype=object)
+        keys = list(zip(*(off[c].tolist() for c in on), strict=True))
+        found: dict = {}
+        for j, k in enumerate(zip(*(pred[c].tolist() for c in on), strict=True)):
+            found.setdefault(k, []).append(j)
+        left, right = [], []
+        for i in np.flatnonzero(target != ""):
+            for j in found.get(keys[i], ()):
+                left.append(i)
+                right.append(j)
+        runs = pred["row"].unique() if len(pred) else np.array([0])
+        none = np.flatnonzero(target == "")
+        m = len(none) * len(runs)
+        self.n = len(left) + m
+        self.rows = np.concatenate([np.asarray(left, dtype=np.intp), np.tile(none, len(runs))])
+        right = np.asarray(right, dtype=np.intp)
+        self._off, self._on, self._pred = off, on, {}
+        self._text_target = pred.dtypes["target"] == "str"
+        for c in pred.columns:
+            if c in on:
+                continue
+            values = pred[c].to_numpy()
+            if c == "row":
+                got = np.concatenate([values[right], np.repeat(runs, len(none))]).astype(int)
+            elif c == "basis":
+                got = np.concatenate([values.astype(object)[right], np.full(m, NO_SPEC, object)])
+            elif values.dtype == np.float64:
+                got = np.concatenate([values[right], np.full(m, np.nan)])
+            else:  # text: missing for offerings without a spec line
+                got = (np.concatenate([values.astype(object)[right], np.full(m, np.nan, object)]),)
+                got += (pred.dtypes[c],)
+            self._pred[c] = got
+        notes = off["note"].to_numpy(dtype=object)[self.rows].tolist()
+        self._basis, self._notes = _fixed(
+            self._pred["basis"],
+            off["instance"].to_numpy(dtype=object)[self.rows],
+            target[self.rows],
+            notes,
+        )
+        self.values = {
+            c: self._pred[c] if c in self._pred else off[c].to_numpy()[self.rows]
+            for c in ("row", "batch_latency_ms", "usd_per_hour", "gpus_used")
+        }
+        self.values["usd_per_1000_steps"] = (
+            self.values["batch_latency_ms"] * (1000 / MS_PER_HOUR) * self.values["usd_per_hour"]
+        )
+        if "precision" in self._pred:
+            self.values["precision"] = pd.array(*self._pred["precision"])
+
+    def columns(self, order: np.ndarray) -> dict:
+        """The join's columns with its rows in ``order`` (positions), for one frame."""
+        rows, index = self.rows[order], pd.RangeIndex(len(order))
+        cols = {c: self._off[c].array.take(rows) for c in self._off.columns if c != "note"}
+        if not self._text_target:  # merged with categories or objects: objects
+            target = self._off["target"].to_numpy(dtype=object)[rows]
+            cols["target"] = pd.Series(target, index, object)
+        cols["note"] = [self._notes[i] for i in order]
+        cols = {c: cols[c] for c in self._off.columns}  # the offerings' column order
+        for c, got in self._pred.items():
+            if c == "basis":
+                cols[c] = self._basis[order]
+            elif isinstance(got, tuple):
+                cols[c] = pd.array(got[0][order], dtype=got[1])
+            else:
+                cols[c] = got[order]
+        cols["usd_per_1000_steps"] = self.values["usd_per_1000_steps"][order]
+        return cols
+
+    def front_table(self, columns) -> tuple[pd.DataFrame, str, str]:
+        """The joined table without a run, with the front and picks, sorted by row, cost and
+        time, ``columns`` kept in their order: what ``add_front`` and a stable
+        ``sort_values`` (NaN last) of :func:`join_offerings`' table give; and the cost and
+        time columns (per per-GPU batch where offerings use different GPU counts)."""
+        v, extra = self.values, {}
+        time, cost = "batch_latency_ms", "usd_per_1000_steps"
+        if self.n and pd.Series(v["gpus_used"]).nunique() > 1:
+            extra["ms_per_batch"] = v["batch_latency_ms"] / v["gpus_used"]
+            extra["usd_per_1000_batches"] = v["usd_per_1000_steps"] / v["gpus_used"]
+            time, cost = "ms_per_batch", "usd_per_1000_batches"
+        t, c = {**v, **extra}[time], {**v, **extra}[cost]
+        keys = {k: v[k] for k in ("row", "precision") if k in v}
+        pareto, pick = front_columns(pd.DataFrame({**keys, cost: c, time: t}), cost, time)
+        order = np.lexsort((t, c, v["row"]))
+        cols = self.columns(order)
+        cols.update({k: a[order] for k, a in extra.items()})
+        cols["pareto"], cols["pick"] = pareto[order], [pick[i] for i in order]
+        table = {k: cols[k] for k in columns if k in cols}
+        return pd.DataFrame(table, index=pd.RangeIndex(self.n)), cost, time
 
 
 def _cat(a: str, b: str) -> str:
@@ -162,6 +312,13 @@ def add_front(
     cheaper on a tie), cheapest (least cost, the faster on a tie) and best value
     (:data:`BEST_VALUE`)."""
     out = out.reset_index(drop=True)
+    pareto, pick = front_columns(out, cost_column, time_column)
+    return out.assign(pareto=pareto, pick=pick)
+
+
+def front_columns(out: pd.DataFrame, cost_column: str, time_column: str) -> tuple:
+    """``(pareto, pick)`` of :func:`add_front`, as a bool array and a list of str, in the rows'
+    order."""
     t_all = out[time_column].to_numpy(float)
     c_all = out[cost_column].to_numpy(float)
     pareto = np.zeros(len(out), dtype=bool)
@@ -186,7 +343,7 @@ def add_front(
         )
         for what, i in chosen:
             pick[i] = f"{pick[i]}, {what}" if pick[i] else what
-    return out.assign(pareto=pareto, pick=pick)
+    return pareto, pick
 
 
 def catalog_offerings(catalog: pd.DataFrame, predictor) -> pd.DataFrame:

@@ -9,13 +9,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..prediction._scaling import check_options
 from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter, check_offering_args, choose
 from ._join import (
     BEST_VALUE,
     NO_SPEC,
     add_front,
     catalog_offerings,
+    front_columns,
     join_offerings,
+    join_plan,
     offer_side,
     shipped_specs,
     spec_key_of_gpu,
@@ -259,22 +262,23 @@ def predict_offerings(
     targets = [t for t in wanted if t != anchor and t in reach]
     wide._check_instance(anchor, "anchor")
     counts = sorted({int(n) for n in off["gpus_used"]}) or [1]
-    options = {
-        "precision": precision,
-        "gpus": 1 if counts == [1] else counts,
-        "anchor_amp_latency_s": anchor_amp_latency_s,
-        "params": params,
-    }
-    prediction = wide.predict(
-        anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size, **options
-    )
+    gpu_option = 1 if counts == [1] else counts
+    options = check_options(precision, gpu_option, anchor_amp_latency_s, params)
+    args = (anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size)
+    prediction, prepared = wide._predict(*args, options)
     own = _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted)
     if len(own):  # the anchor's own GPU: its measured latency, moved to the same options
-        own = wide.configure(anchor, profiles, anchor_latency_s, own, batch_size, **options)
+        own = wide._configure(anchor, profiles, prepared, own, batch_size, options)
     # Only the columns an offering shows travel through the join (the members, novelty and
     # ensemble names stay on the prediction).
-    pred = pd.concat([_shown(prediction.table), _shown(own)], ignore_index=True)
-    out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
+    pred = _shown(prediction.table)
+    if len(own):
+        pred = pd.concat([pred, _shown(own)], ignore_index=True)
+    plan = join_plan(pred, off, gpus) if run is None else None
+    if plan is not None:  # by positions: each column taken once, in the final order
+        out, cost, time = plan.front_table(OFFERING_COLUMNS)
+    else:
+        out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
     notes = _notes(out, f, gpus, prediction)
     return OfferingsResult(out, prediction, notes, cost, f, time)
 
@@ -310,7 +314,8 @@ _LABELS = {
 
 
 def _costed(out: pd.DataFrame, run: dict | None) -> tuple[pd.DataFrame, str, str]:
-    """The whole run's time and cost (with ``run``), the front and picks, sorted by cost.
+    """The whole run's time and cost (with ``run``), the front and picks, sorted by cost
+    (``out``, the join's own frame, gains columns in place).
 
     Offerings that use different GPU counts are compared on the same work: with a run, its
     time and cost (steps at the global batch); without, per per-GPU batch (a step of N GPUs
@@ -321,16 +326,16 @@ def _costed(out: pd.DataFrame, run: dict | None) -> tuple[pd.DataFrame, str, str
 
         out = estimate_run(out, run["dataset_images"], run["batch_size"], run["epochs"])
         time, cost = "run_hours", "run_usd"
-    elif len(out) and out["gpus_used"].nunique() > 1:
-        out = out.assign(
-            ms_per_batch=out["batch_latency_ms"] / out["gpus_used"],
-            usd_per_1000_batches=out["usd_per_1000_steps"] / out["gpus_used"],
-        )
+    elif len(out) and out["gpus_used"].nunique() > 1:  # the join's own frame: in place
+        out["ms_per_batch"] = out["batch_latency_ms"] / out["gpus_used"]
+        out["usd_per_1000_batches"] = out["usd_per_1000_steps"] / out["gpus_used"]
         time, cost = "ms_per_batch", "usd_per_1000_batches"
-    out = add_front(out, cost, time)
-    out = out.sort_values(["row", cost, time], kind="stable", na_position="last")
-    cols = [c for c in OFFERING_COLUMNS if c in out.columns]
-    return out[cols].reset_index(drop=True), cost, time
+    out["pareto"], out["pick"] = front_columns(out, cost, time)
+    # By row, cost, time (stable, NaN last: numpy's order, as sort_values'), in one take.
+    keys = [out[c].to_numpy() for c in (time, cost, "row")]
+    cols = [out.columns.get_loc(c) for c in OFFERING_COLUMNS if c in out.columns]
+    out = out.iloc[np.lexsort(keys), cols]
+    return out.set_axis(pd.RangeIndex(len(out))), cost, time
 
 
 @functools.lru_cache(maxsize=16)
@@ -369,28 +374,29 @@ def _notes(out: pd.DataFrame, f: OfferingFilter, gpus, prediction) -> tuple:
     if out.empty:
         notes.append("no offering matches the filters given")
         return tuple(notes)
-    if (out["market"] == "spot").any():
+    basis = out["basis"].to_numpy(dtype=object)  # plain arrays: each column read once
+    used, latency = out["gpus_used"].to_numpy(), out["batch_latency_ms"].to_numpy()
+    if (out["market"].to_numpy(dtype=object) == "spot").any():
         notes.append(f"spot prices: {SPOT_NOTE}")
     if not (f.all_regions or f.regions):
         notes.append(CHEAPEST_NOTE)
-    none = out.loc[out["basis"] == NO_SPEC, "accelerator"].unique()
+    none = pd.unique(out["accelerator"].to_numpy(dtype=object)[basis == NO_SPEC])
     if len(none):
         notes.append(
             f"{len(none)} GPU(s) have no spec model, so their offerings are listed unpredicted: "
             + ", ".join(sorted(map(str, none)))
         )
-    if ((out["gpus"] > out["gpus_used"]) & out["batch_latency_ms"].notna()).any():
+    if ((out["gpus"].to_numpy() > used) & ~np.isnan(latency)).any():
         notes.append(
             "on multi-GPU offerings the step time is for the GPUs used and the price is the "
             "whole instance's"
         )
-    if out["gpus_used"].nunique() > 1:
+    if len(np.unique(used[~np.isnan(used)])) > 1:
         notes.append(
             "offerings use different GPU counts: they are compared per per-GPU batch of work "
             "(step time / GPUs used), or by the whole run's time and cost where a run is given"
         )
-    if (out["basis"] == "anchor (your measured latency)").any() and out.loc[
-        out["basis"] == "anchor (your measured latency)", "batch_latency_ms"
-    ].isna().any():
+    own = basis == "anchor (your measured latency)"
+    if own.any() and np.isnan(latency[own]).any():
         notes.append("offerings of the anchor's own GPU need the anchor latency to be priced")
     return tuple(notes)

@@ -66,13 +66,15 @@ def run_prediction(
     # took for a known op by their spelling.
     used = ops.columns[ops.to_numpy().any(axis=0)]
     blocks = _blocks(predictor, anchor, ops, lat, method, targets, used)
-    cat = predictor.catalog.set_index("instance")
+    cat = predictor.catalog  # instances are unique: plain dicts look each one up
+    names = cat["instance"].tolist()
     # Row-major: input row 0 on every target, then row 1, ... (targets sorted).
     flat = {
         c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
     }
     _check_latencies(predictor, flat["p"])
-    usd, gpu = cat["usd_per_hour"], cat["gpu"]  # each column looked up once
+    usd = dict(zip(names, cat["usd_per_hour"].tolist(), strict=True))
+    gpu = dict(zip(names, cat["gpu"].tolist(), strict=True))
     price = np.tile([float(usd.get(t, np.nan)) for t in targets], n)
     notes = (*notes, *_multi_gpu_notes(cat, targets))
 
@@ -152,7 +154,8 @@ def _multi_gpu_notes(cat: pd.DataFrame, targets) -> tuple:
     the whole instance's (no smaller configuration can be rented)."""
     if "gpu_count" not in cat:
         return ()
-    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
+    values = pd.to_numeric(cat["gpu_count"], errors="coerce").tolist()
+    counts = dict(zip(cat["instance"].tolist(), values, strict=True))
     multi = [f"{t} ({int(counts[t])} GPUs)" for t in targets if t in counts and counts[t] > 1]
     if not multi:
         return ()
@@ -193,7 +196,8 @@ def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None, arrays=No
     note = steps_assumed_note(profiles)
     findings = [note] * (note is not None) + findings
     findings += steps_findings(profiles, anchor, model.get("steps_reference"))
-    if arrays is not None:
+    named = "instance" in profiles.columns and profiles["instance"].notna().all()
+    if arrays is not None and not named:  # rows naming their instance are never flagged
         state = {k[len("anchor|") :]: arrays[k] for k in arrays if k.startswith("anchor|")}
         findings += anchor_findings(profiles, anchor, model.get("anchor_signal"), state)
     return tuple(f.message for f in findings)
@@ -235,14 +239,13 @@ def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
     n = int(table["row"].iat[-1]) + 1 if len(table) else 0
     nov = np.fmax.reduce(table["novelty"].to_numpy(dtype=float).reshape(n, -1), axis=1)
     has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
-    rows = pd.DataFrame({"row": np.arange(n), "novelty": nov, "with_latency": has})
-    values = rows["novelty"].to_numpy(dtype=float)
     # Bands are shown only where a warning may be (novelty >= NOVELTY_WARN)
     with np.errstate(invalid="ignore"):
-        values = np.where(values >= NOVELTY_WARN, values, np.nan)
+        values = np.where(nov >= NOVELTY_WARN, nov, np.nan)
     bands = predictor.validation.get("novelty")
     band, mape = novelty_bands(bands, values, has, method or predictor.default_method)
-    return rows.assign(band=band, band_mape_pct=mape)
+    columns = {"row": np.arange(n), "novelty": nov, "with_latency": has}
+    return pd.DataFrame({**columns, "band": band, "band_mape_pct": mape})
 
 
 def pair_interval(table: dict, anchor, target, method, lat, members: dict, novelty=None):

@@ -74,10 +74,20 @@ class Predictor(TrainedModels):
         -------
         Prediction
         """
-        from ._engine import run_prediction
-        from ._scaling import apply_options, check_options
+        from ._scaling import check_options
 
         options = check_options(precision, gpus, anchor_amp_latency_s, params)
+        args = (anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size)
+        return self._predict(*args, options)[0]
+
+    def _predict(
+        self, anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size, options
+    ):
+        """:meth:`predict` with checked ``options``; also the prepared profiles (op times at 2
+        steps, latency), which :meth:`_configure` takes instead of preparing them again."""
+        from ._engine import run_prediction
+        from ._scaling import apply_options
+
         self._check_instance(anchor, "anchor")
         method = self._check_method(method)
         targets = self._target_list(anchor, targets)
@@ -89,7 +99,7 @@ class Predictor(TrainedModels):
         sizes = workload_sizes(profiles, batch_size, input_size)
         pred = run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
         batch = _batch(profiles, batch_size)
-        return apply_options(self, pred, anchor, ops, lat, options, batch)
+        return apply_options(self, pred, anchor, ops, lat, options, batch), prepared
 
     def configure(
         self,
@@ -120,10 +130,17 @@ class Predictor(TrainedModels):
         pandas.DataFrame
             ``table`` with ``precision``, ``gpus`` and ``images_per_s`` (one row per GPU count).
         """
-        from ._scaling import apply_options, check_options
+        from ._scaling import check_options
 
         options = check_options(precision, gpus, anchor_amp_latency_s, params)
         prepared = prepare_profiles(profiles, anchor_latency_s, anchor)
+        return self._configure(anchor, profiles, prepared, table, batch_size, options)
+
+    def _configure(self, anchor, profiles, prepared, table, batch_size, options):
+        """:meth:`configure` of profiles already prepared (:meth:`_predict`) with checked
+        ``options``."""
+        from ._scaling import apply_options
+
         if "usd_per_hour" not in table:
             table = table.assign(usd_per_hour=float("nan"))
         pred = Prediction(table, (), "", self.interval_level, anchor)

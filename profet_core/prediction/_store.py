@@ -134,25 +134,52 @@ class Bundle:
     validation_files: dict = field(default_factory=dict)
     ignored_files: tuple = ()
 
-    def read_validation(self) -> dict:
-        """The validation tables (``metrics``, ``noise``, ... and ``predictions``) by name.
+    def read_validation(self) -> Mapping:
+        """The validation tables (``metrics``, ``noise``, ... and ``predictions``) by name,
+        each parsed when first asked for (a prediction reads ``novelty`` only).
 
         Raises
         ------
         ArtifactError
-            A listed validation file that is not a readable table.
+            On reading a listed validation file that is not a readable table.
         """
-        out = {}
-        for name in VALIDATION_TABLES:
-            if f"validation/{name}.csv" in self.validation_files:
-                out[name] = _csv(self.validation_files, f"validation/{name}.csv", ())
-        blob = self.validation_files.get("validation/predictions.csv.gz")
-        if blob is not None:
-            try:
-                out["predictions"] = pd.read_csv(io.BytesIO(blob), compression="gzip")
-            except (ValueError, OSError, EOFError) as exc:
-                raise ArtifactError(f"validation/predictions.csv.gz is unreadable: {exc}") from None
-        return out
+        return ValidationTables(self.validation_files)
+
+
+class ValidationTables(Mapping):
+    """The validation tables of an artifacts folder by name, each parsed from its verified
+    bytes on first use and kept (``metrics``, ``noise``, ..., then ``predictions``)."""
+
+    def __init__(self, files: dict):
+        self._files = files
+        names = [n for n in VALIDATION_TABLES if f"validation/{n}.csv" in files]
+        self._names = names + ["predictions"] * ("validation/predictions.csv.gz" in files)
+        self._parsed: dict = {}
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __contains__(self, name) -> bool:
+        return name in self._names
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._names:
+            raise KeyError(name)
+        if name not in self._parsed:
+            self._parsed[name] = self._parse(name)
+        return self._parsed[name]
+
+    def _parse(self, name: str) -> pd.DataFrame:
+        if name != "predictions":
+            return _csv(self._files, f"validation/{name}.csv", ())
+        blob = self._files["validation/predictions.csv.gz"]
+        try:
+            return pd.read_csv(io.BytesIO(blob), compression="gzip")
+        except (ValueError, OSError, EOFError) as exc:
+            raise ArtifactError(f"validation/predictions.csv.gz is unreadable: {exc}") from None
 
 
 def _read_manifest(path: Path) -> dict:

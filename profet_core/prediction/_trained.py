@@ -118,8 +118,9 @@ class TrainedModels:
         return self.bundle.intervals
 
     @property
-    def validation(self) -> dict:
-        """The validation report's tables (parsed on first use: predictions do not need them)."""
+    def validation(self):
+        """The validation report's tables by name, a read-only mapping (each parsed on first
+        use: a prediction needs only ``novelty``)."""
         return self._cached(("validation",), self.bundle.read_validation)
 
     @property

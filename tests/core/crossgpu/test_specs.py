@@ -71,3 +71,24 @@ def test_shipped_prices_are_what_renting_the_instance_costs():
     assert specs["price_date"].str.match(r"^\d{4}").all()
     unverified = specs[~specs["price_source"].str.contains("PROFET demo")]
     assert unverified["price_source"].str.contains("as published in").all()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {},
+        {"gpu": lambda s: " " + s["gpu"] + "\t"},
+        {"price_date": 2024},
+        {"arch": lambda s: s["arch"].astype(object)},
+    ],
+    ids=["clean-text", "padded-text", "a-number-as-text", "object-column"],
+)
+def test_text_columns_stripped_as_text(change):
+    """Clean text is kept as it is (no per-column string pass, issue 26); padded text, a
+    number or an object column gives what stripping every value as text gives."""
+    raw = pd.read_csv("profet_core/data/gpu_specs.csv").assign(**change)
+    got = validate_specs(raw)
+    for c in ("instance", "gpu", "arch", "price_source", "price_date", "spec_source"):
+        want = raw[c].astype("string").str.strip().astype(str)
+        pd.testing.assert_series_equal(got[c], want.reset_index(drop=True), check_exact=True)
+    assert (got["gpu"] == got["gpu"].str.strip()).all()

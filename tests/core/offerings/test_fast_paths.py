@@ -132,3 +132,107 @@ def test_wider_predictor_is_cached_per_catalog():
     assert extended(other) is mine
     again = extended(base).catalog.set_index("instance")["usd_per_hour"]
     assert again[user["instance"].iloc[0]] != user["usd_per_hour"].iloc[0]
+
+
+#: Options of the fast path's full-output check (issue 26: every number stays the same).
+_OPTIONS = {
+    "default": {},
+    "amp": {"precision": "amp"},
+    "amp-measured": {"precision": "amp", "anchor_amp_latency_s": 0.05},
+    "all-gpus": {"gpus": "all"},
+    "two-gpus": {"gpus": 2},
+    "amp-all-gpus": {"precision": "amp", "gpus": "all"},
+    "spot": {"filter": OfferingFilter(spot=True)},
+    "gcp": {"filter": OfferingFilter(clouds=("gcp",))},
+    "all-regions": {"filter": OfferingFilter(all_regions=True)},
+    "catalog": {"catalog": "examples/prices.csv"},
+    "run": {"run": {"dataset_images": 50_000, "batch_size": 32, "epochs": 3}},
+    "latency-given": {"anchor_latency_s": 0.2},
+    # The T4 is rented by many clouds: its offerings take the anchor's own latency.
+    "t4-anchor": {"anchor": "g4dn.xlarge", "gpus": "all", "precision": "amp"},
+}
+T4 = "g4dn.xlarge"
+
+
+@pytest.mark.parametrize("rows", [1, 2], ids=["one-row", "two-rows"])
+@pytest.mark.parametrize("name", list(_OPTIONS), ids=list(_OPTIONS))
+def test_offerings_table_by_positions_equals_pandas_merge(wide, profiles, name, rows):
+    """The join by positions (sorted and taken once) gives pandas' merge, add_front and
+    sort_values' table, every column, type, order and digit, the notes and the front too;
+    and predict_offerings takes it."""
+    from unittest import mock
+
+    from profet_core import load_catalog
+    from profet_core.offerings import _join
+
+    kwargs = dict(_OPTIONS[name])
+    if "catalog" in kwargs:
+        kwargs["catalog"] = load_catalog(kwargs["catalog"])
+    anchor = kwargs.pop("anchor", ANCHOR)
+    prof = profiles.iloc[:rows].drop(columns=["instance"] * (anchor != ANCHOR))
+    with mock.patch.object(_join, "JoinPlan", wraps=_join.JoinPlan) as fast:
+        got = predict_offerings(wide, anchor, prof, **kwargs)
+    assert fast.called
+    with mock.patch.object(_join, "_plain", return_value=False):
+        ref = predict_offerings(wide, anchor, prof, **kwargs)
+    pd.testing.assert_frame_equal(got.table, ref.table, check_exact=True)
+    assert list(got.table.dtypes) == list(ref.table.dtypes)
+    assert got.table["usd_per_1000_steps"].notna().sum() >= 1
+    assert (got.notes, got.cost_column, got.time_column) == (
+        ref.notes,
+        ref.cost_column,
+        ref.time_column,
+    )
+    assert got.to_csv() == ref.to_csv()
+    assert got.front_text() == ref.front_text() and got.warnings() == ref.warnings()
+
+
+def test_anchor_offerings_equal_the_public_configure(wide, profiles):
+    """The anchor's own GPU, configured from the profile prepared once, gets what the public
+    ``configure`` gives from the profile itself."""
+    from profet_core.offerings._predict import _anchor_rows, _shipped_side, _with_counts
+
+    prof = profiles.drop(columns=["instance"])
+    counted = _with_counts(wide, _shipped_side(OfferingFilter(), "all"))
+    got = predict_offerings(wide, T4, prof, precision="amp", gpus="all")
+    mine = got.table[got.table["basis"] == "anchor (your measured latency)"]
+    own = _anchor_rows(got.prediction, prof, None, T4, [T4])
+    counts = sorted({int(g) for g in mine["gpus_used"]})
+    ref = counted.configure(T4, prof, None, own, precision="amp", gpus=counts)
+    assert len(mine) >= 2 and set(mine["row"]) == {0, 1}
+    for _, r in mine.iterrows():
+        want = ref[(ref["row"] == r["row"]) & (ref["gpus"] == r["gpus_used"])]
+        assert len(want) == 1
+        for c in ("batch_latency_ms", "low_ms", "high_ms", "images_per_s"):
+            np.testing.assert_array_equal(r[c], want[c].iloc[0], err_msg=c)
+
+
+@pytest.mark.parametrize("gpus", [1, "all"], ids=["one-gpu", "all-gpus"])
+def test_join_offerings_by_positions_equals_pandas_merge(wide, profiles, gpus):
+    from unittest import mock
+
+    from profet_core.offerings import _join
+    from profet_core.offerings._predict import _shipped_side, _shown
+
+    pred = _shown(predict_offerings(wide, ANCHOR, profiles, gpus=gpus).prediction.table)
+    off = _shipped_side(OfferingFilter(), gpus)
+    got = _join.join_offerings(pred, None, gpus, off=off)
+    with mock.patch.object(_join, "_plain", return_value=False):
+        ref = _join.join_offerings(pred, None, gpus, off=off)
+    assert len(got) > len(off)  # two input rows: every priced offering twice
+    pd.testing.assert_frame_equal(got, ref, check_exact=True)
+
+
+def test_notes_of_a_t4_anchor_without_latency(wide, profiles):
+    """The offerings' notes, read from plain arrays: the anchor's own GPU unpriced without
+    its latency, GPUs without a spec model named, several GPU counts compared per batch."""
+    prof = profiles.drop(columns=["instance", "batch_latency_s"]).iloc[:1]
+    got = predict_offerings(wide, T4, prof, gpus="all")
+    t = got.table
+    own = t["basis"] == "anchor (your measured latency)"
+    assert own.any() and t.loc[own, "batch_latency_ms"].isna().all()
+    text = " | ".join(got.notes)
+    assert "offerings of the anchor's own GPU need the anchor latency to be priced" in text
+    assert "offerings use different GPU counts" in text
+    none = sorted(map(str, t.loc[t["basis"] == "no spec model", "accelerator"].unique()))
+    assert f"{len(none)} GPU(s) have no spec model" in text and ", ".join(none) in text

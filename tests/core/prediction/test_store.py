@@ -103,3 +103,29 @@ def test_unlisted_files_are_ignored_and_said(copy):
     (copy / "extra.json").write_text("{}")
     p = load_artifacts(copy)
     assert p.bundle.ignored_files == ("extra.json",)
+
+
+def test_validation_tables_parsed_one_by_one_on_first_use():
+    """A prediction reads the novelty bands only (issue 26: the first predict of a process
+    parsed every table); a table that cannot be read is refused when it is asked for."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from profet_core.prediction._store import Bundle
+
+    files = {
+        "validation/novelty.csv": b"estimator,with_latency,novelty_lo,novelty_hi\nhybrid,True,0,1\n",
+        "validation/metrics.csv": b"\xff\xfe not a table",
+        "validation/predictions.csv.gz": b"not gzip",
+    }
+    empty = pd.DataFrame()
+    bundle = Bundle(Path("."), {}, {}, {}, empty, empty, validation_files=files)
+    tables = bundle.read_validation()
+    assert list(tables) == ["metrics", "novelty", "predictions"] and "fits" not in tables
+    assert tables["novelty"]["with_latency"].tolist() == [True]
+    assert tables["novelty"] is tables["novelty"]  # parsed once
+    with pytest.raises(ArtifactError, match="predictions.csv.gz is unreadable"):
+        tables["predictions"]
+    with pytest.raises(KeyError):
+        tables["fits"]
