@@ -58,8 +58,26 @@ def tune_allocator() -> None:
     mallopt(_M_ARENA_MAX, 2)
 
 
-def _release_later(_session_id: str) -> None:
-    # Runs as the session disconnects, before Streamlit shuts it down and drops its state.
+def clear_session_state(state) -> None:
+    """Drop what an ended session holds in its ``state`` (the parsed profile, the prediction and
+    offerings tables: ~400 MB for a 43 MB upload).
+
+    Streamlit's runtime loop keeps the last session it looked at in a local variable until it
+    looks at another, so a shut-down session's state outlived it when it was the last one; and
+    its ``clear`` keeps the widgets' callbacks, whose page globals hold the page's last results.
+    """
+    clear = getattr(state, "clear", None)
+    if callable(clear):
+        clear()
+    # The widgets' callbacks stay (a page's functions, whose globals hold its last results).
+    metadata = getattr(getattr(state, "_new_widget_state", None), "widget_metadata", None)
+    if isinstance(metadata, dict):
+        metadata.clear()
+
+
+def _release_later(marker: tuple) -> None:
+    # Runs as the session shuts down (its cached marker released): its state goes first.
+    clear_session_state(marker[1])
     timer = threading.Timer(RELEASE_DELAY_S, release_freed_memory)
     timer.daemon = True
     timer.start()
@@ -69,8 +87,12 @@ def _release_later(_session_id: str) -> None:
 RELEASE_DELAY_S = 5.0
 
 
-def _session_marker(session_id: str) -> str:
-    return session_id
+def _session_marker(session_id: str) -> tuple:
+    """The session's id and its state (``SessionState``), for :func:`_release_later`."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return session_id, getattr(getattr(ctx, "session_state", None), "_state", None)
 
 
 try:  # a session-scoped resource: released (and _release_later called) when the session ends
