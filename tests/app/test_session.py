@@ -41,3 +41,22 @@ def test_no_glibc_is_no_error(restored_pool, monkeypatch):
     monkeypatch.setattr(ctypes, "CDLL", no_library)
     ui_session.tune_allocator.__wrapped__()
     assert pyarrow.default_memory_pool().backend_name == "system"
+
+
+def test_an_ended_session_state_is_cleared_with_its_widgets_callbacks(monkeypatch):
+    # Streamlit's runtime loop keeps the last shut-down session alive; its state held the page's
+    # tables (~400 MB for a 43 MB upload), and a widget's callback the page's globals.
+    from streamlit.runtime.state.common import WidgetMetadata
+    from streamlit.runtime.state.session_state import SessionState
+
+    page_globals = {"result": object()}
+    callback = eval("lambda: None", page_globals)  # a page function: its globals are the page's
+    state = SessionState()
+    state["anchor_result"] = object()
+    state._new_widget_state.set_widget_metadata(
+        WidgetMetadata("profile_file", lambda v: v, lambda v: v, "int_value", callback=callback)
+    )
+    monkeypatch.setattr(ui_session, "release_freed_memory", lambda: None)
+    ui_session._release_later(("session-id", state))
+    assert "anchor_result" not in state
+    assert state._new_widget_state.widget_metadata == {}
