@@ -8,6 +8,8 @@ is pressed); the widgets only narrow its table (:meth:`OfferingsResult.where`). 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -56,13 +58,19 @@ _GRID = {
 def price(
     predictor, anchor, profile, latency_s, method, batch_size, input_size, run=None, **options
 ):
-    """Every offering priced (both markets, each type at its cheapest region), or None with
-    the error shown; ``options``: ``precision`` and ``gpus`` as for ``predict_offerings``."""
+    """Every offering priced (both markets, each type at its cheapest region) for the profile's
+    first row, or None with the error shown; ``options``: ``precision`` and ``gpus`` as for
+    ``predict_offerings``.
+
+    Only the first row: the table holds a row per profile row and offering, so a many-row file
+    (a 43 MB upload has ~95,000 rows) would take tens of GB per session (issue 27).
+    """
+    rows = len(profile)
     try:
-        return predict_offerings(
+        result = predict_offerings(
             predictor,
             anchor,
-            profile,
+            profile.iloc[:1],
             latency_s,
             method,
             batch_size,
@@ -74,6 +82,10 @@ def price(
     except ProfetError as exc:
         st.error(f"Offerings could not be priced: {exc}")
         return None
+    if rows > 1:
+        note = f"Offerings are priced for profile row 0 only (the file holds {rows} rows)."
+        result = dataclasses.replace(result, notes=(*result.notes, note))
+    return result
 
 
 def _basis_kind(basis: str) -> str:

@@ -32,23 +32,52 @@ _M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8
 
 
 @functools.cache  # once a process
-def _tune_allocator() -> None:
-    """Give every block of 256 KiB or more (a column of a parsed profile or prediction table)
-    its own mapping, which ``free`` returns to the system, and let threads share 2 arenas.
+def tune_allocator() -> None:
+    """Have the memory a finished session freed go back to the system (issue 27).
 
-    glibc's default raises the mapping threshold after each freed block up to 32 MiB: the
-    tables of one session then land in arenas that stay fragmented after it ends.
+    - pyarrow (pandas' string columns) allocates from the C library, not its default mimalloc
+      pool, which keeps what it freed (200 MB after three rounds of five 43 MB uploads).
+    - glibc gives every block of 256 KiB or more (a column of a parsed profile or prediction
+      table) its own mapping, which ``free`` returns to the system; its default raises that
+      threshold after each freed block up to 32 MiB, and the tables of one session then land in
+      arenas that stay fragmented after it ends. Threads (one per session) share 2 arenas.
+
+    Called once a process, from the first session's run (the app's earliest code).
     """
     try:
+        import pyarrow
+
+        pyarrow.set_memory_pool(pyarrow.system_memory_pool())
+    except ImportError:  # pandas without pyarrow: nothing to switch
+        pass
+    try:
         mallopt = ctypes.CDLL("libc.so.6").mallopt
-    except (OSError, AttributeError):
+    except (OSError, AttributeError):  # not glibc (macOS, musl)
         return
     mallopt(_M_MMAP_THRESHOLD, 256 * 1024)
     mallopt(_M_ARENA_MAX, 2)
 
 
-def _release_later(_session_id: str) -> None:
-    # Runs as the session disconnects, before Streamlit shuts it down and drops its state.
+def clear_session_state(state) -> None:
+    """Drop what an ended session holds in its ``state`` (the parsed profile, the prediction and
+    offerings tables: ~400 MB for a 43 MB upload).
+
+    Streamlit's runtime loop keeps the last session it looked at in a local variable until it
+    looks at another, so a shut-down session's state outlived it when it was the last one; and
+    its ``clear`` keeps the widgets' callbacks, whose page globals hold the page's last results.
+    """
+    clear = getattr(state, "clear", None)
+    if callable(clear):
+        clear()
+    # The widgets' callbacks stay (a page's functions, whose globals hold its last results).
+    metadata = getattr(getattr(state, "_new_widget_state", None), "widget_metadata", None)
+    if isinstance(metadata, dict):
+        metadata.clear()
+
+
+def _release_later(marker: tuple) -> None:
+    # Runs as the session shuts down (its cached marker released): its state goes first.
+    clear_session_state(marker[1])
     timer = threading.Timer(RELEASE_DELAY_S, release_freed_memory)
     timer.daemon = True
     timer.start()
@@ -58,8 +87,12 @@ def _release_later(_session_id: str) -> None:
 RELEASE_DELAY_S = 5.0
 
 
-def _session_marker(session_id: str) -> str:
-    return session_id
+def _session_marker(session_id: str) -> tuple:
+    """The session's id and its state (``SessionState``), for :func:`_release_later`."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return session_id, getattr(getattr(ctx, "session_state", None), "_state", None)
 
 
 try:  # a session-scoped resource: released (and _release_later called) when the session ends
@@ -91,5 +124,5 @@ def end_with_the_browser() -> None:
     mark = getattr(runtime.get_instance(), "mark_session_nonresumable", None)
     if callable(mark):
         mark(ctx.session_id)
-    _tune_allocator()
+    tune_allocator()
     _session_marker(ctx.session_id)
