@@ -7,16 +7,29 @@ same way.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ._schema import QUOTE_CHARS
+
+# A run of 20+ digits is no float's repr (17 significant digits at most): an integer a user typed,
+# shown as its magnitude (a list holding 10**29 no longer echoes 30 digits).
+_LONG_DIGITS = re.compile(r"\d{20,}")
+
+
+def _magnitude(match: re.Match) -> str:
+    digits = match.group()
+    return f"{digits[0]}.{digits[1:3]}e+{len(digits) - 1} (a {len(digits):,}-digit number)"
 
 
 def quote(value, limit: int = QUOTE_CHARS) -> str:
     """``repr`` of a user value, cut to about ``limit`` characters with an ellipsis."""
     if isinstance(value, str) and len(value) > limit:
-        return repr(value[:limit]) + f"... ({len(value):,} characters)"
-    text = repr(value)
+        return (
+            _LONG_DIGITS.sub(_magnitude, repr(value[:limit])) + f"... ({len(value):,} characters)"
+        )
+    text = _LONG_DIGITS.sub(_magnitude, repr(value))
     return text if len(text) <= limit else text[:limit] + "..."
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from profet_core import ProfetError, estimate_run, latency_seconds, make_dataset, parse_profile
-from profet_core._messages import show_number
+from profet_core._messages import quote, show_number
 from profet_core.cli._main import main
 from profet_core.inputs._catalog import load_catalog, validate_catalog
 from tests._utils import make_synthetic, synthetic_catalog
@@ -142,6 +142,21 @@ def test_catalog_prices_at_the_edges_are_refused(tmp_path, price, word):
     with pytest.raises(ProfetError, match="prices are 0 or") as exc:
         load_catalog(path)
     assert word in str(exc.value) and len(str(exc.value)) < 300
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ([10**29], "[1.00e+29 (a 30-digit number)]"),
+        ("1" + "0" * 25, "'1.00e+25 (a 26-digit number)'"),
+        ([0.12345678901234568], "[0.12345678901234568]"),  # a float's repr stays as it is
+    ],
+    ids=["int-in-list", "digits-in-text", "float-repr"],
+)
+def test_quote_never_echoes_a_long_digit_run(value, shown):
+    # Hypothesis found `profiles: steps [100000000000000000000000000000] at row 0 ...`
+    assert quote(value) == shown
+    assert show_number(value) == shown
 
 
 def test_show_number_abbreviates():
