@@ -10,10 +10,9 @@ import numpy as np
 import pandas as pd
 
 from ..prediction._scaling import check_options
-from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter, check_offering_args, choose
+from ._filter import OfferingFilter, check_offering_args, choose
 from ._join import (
     BEST_VALUE,
-    NO_SPEC,
     add_front,
     catalog_offerings,
     front_columns,
@@ -23,7 +22,8 @@ from ._join import (
     shipped_specs,
     spec_key_of_gpu,
 )
-from ._snapshot import load_offerings, price_source
+from ._notes import offering_notes
+from ._snapshot import load_offerings
 
 #: Columns of the offerings table, in display order (run columns where a run is given).
 OFFERING_COLUMNS = (
@@ -279,7 +279,7 @@ def predict_offerings(
         out, cost, time = plan.front_table(OFFERING_COLUMNS)
     else:
         out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
-    notes = _notes(out, f, gpus, prediction)
+    notes = offering_notes(out, f)
     return OfferingsResult(out, prediction, notes, cost, f, time)
 
 
@@ -367,36 +367,3 @@ def _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted) -> pd.D
             "p_fit": np.nan,
         }
     )
-
-
-def _notes(out: pd.DataFrame, f: OfferingFilter, gpus, prediction) -> tuple:
-    notes = [price_source()]
-    if out.empty:
-        notes.append("no offering matches the filters given")
-        return tuple(notes)
-    basis = out["basis"].to_numpy(dtype=object)  # plain arrays: each column read once
-    used, latency = out["gpus_used"].to_numpy(), out["batch_latency_ms"].to_numpy()
-    if (out["market"].to_numpy(dtype=object) == "spot").any():
-        notes.append(f"spot prices: {SPOT_NOTE}")
-    if not (f.all_regions or f.regions):
-        notes.append(CHEAPEST_NOTE)
-    none = pd.unique(out["accelerator"].to_numpy(dtype=object)[basis == NO_SPEC])
-    if len(none):
-        notes.append(
-            f"{len(none)} GPU(s) have no spec model, so their offerings are listed unpredicted: "
-            + ", ".join(sorted(map(str, none)))
-        )
-    if ((out["gpus"].to_numpy() > used) & ~np.isnan(latency)).any():
-        notes.append(
-            "on multi-GPU offerings the step time is for the GPUs used and the price is the "
-            "whole instance's"
-        )
-    if len(np.unique(used[~np.isnan(used)])) > 1:
-        notes.append(
-            "offerings use different GPU counts: they are compared per per-GPU batch of work "
-            "(step time / GPUs used), or by the whole run's time and cost where a run is given"
-        )
-    own = basis == "anchor (your measured latency)"
-    if own.any() and np.isnan(latency[own]).any():
-        notes.append("offerings of the anchor's own GPU need the anchor latency to be priced")
-    return tuple(notes)

@@ -166,7 +166,7 @@ def test_npz_members_are_checked_before_decompressing(art):
 
 
 def test_npz_decompressed_total_is_bounded(art, monkeypatch):
-    import profet_core.prediction._store as store
+    import profet_core.prediction._readers as store
 
     size = sum(i.file_size for i in zipfile.ZipFile(art / "arrays.npz").infolist())
     monkeypatch.setattr(store, "MAX_ARRAY_BYTES", size - 1, raising=False)

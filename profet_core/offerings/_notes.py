@@ -1,0 +1,58 @@
+"""The notes an offerings answer carries (computed once for the CLI and the app)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter
+from ._join import NO_SPEC
+from ._snapshot import price_source
+
+
+def offering_notes(out: pd.DataFrame, f: OfferingFilter) -> tuple:
+    """The notes an offerings answer carries: where prices come from, spot and cheapest-region
+    caveats, GPUs with no spec model, multi-GPU pricing and comparison, unpriced anchor rows.
+
+    Parameters
+    ----------
+    out : pandas.DataFrame
+        The joined offerings (``basis``, ``gpus``, ``gpus_used``, ``batch_latency_ms``,
+        ``market``, ``accelerator``).
+    f : OfferingFilter
+        The filter the offerings were chosen with.
+
+    Returns
+    -------
+    tuple of str
+    """
+    notes = [price_source()]
+    if out.empty:
+        notes.append("no offering matches the filters given")
+        return tuple(notes)
+    basis = out["basis"].to_numpy(dtype=object)  # plain arrays: each column read once
+    used, latency = out["gpus_used"].to_numpy(), out["batch_latency_ms"].to_numpy()
+    if (out["market"].to_numpy(dtype=object) == "spot").any():
+        notes.append(f"spot prices: {SPOT_NOTE}")
+    if not (f.all_regions or f.regions):
+        notes.append(CHEAPEST_NOTE)
+    none = pd.unique(out["accelerator"].to_numpy(dtype=object)[basis == NO_SPEC])
+    if len(none):
+        notes.append(
+            f"{len(none)} GPU(s) have no spec model, so their offerings are listed unpredicted: "
+            + ", ".join(sorted(map(str, none)))
+        )
+    if ((out["gpus"].to_numpy() > used) & ~np.isnan(latency)).any():
+        notes.append(
+            "on multi-GPU offerings the step time is for the GPUs used and the price is the "
+            "whole instance's"
+        )
+    if len(np.unique(used[~np.isnan(used)])) > 1:
+        notes.append(
+            "offerings use different GPU counts: they are compared per per-GPU batch of work "
+            "(step time / GPUs used), or by the whole run's time and cost where a run is given"
+        )
+    own = basis == "anchor (your measured latency)"
+    if own.any() and np.isnan(latency[own]).any():
+        notes.append("offerings of the anchor's own GPU need the anchor latency to be priced")
+    return tuple(notes)
