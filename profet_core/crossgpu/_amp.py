@@ -180,11 +180,9 @@ def fit_amp(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray) -> dict
         ``source_half_width`` ({source: half-width}) (the defaults until cross-fitted:
         :func:`amp_half_widths` of :func:`amp_logo`).
     """
-    if pairs["held_out"].any():
-        raise ProfetValueError(
-            "held-out rows (VGG16, Inception-v3) may not be fitted: "
-            f"{sorted(set(pairs.loc[pairs['held_out'], 'model']))}"
-        )
+    from ._published import refuse_held_out
+
+    refuse_held_out(pairs)
     if pairs.empty:
         raise ProfetValueError("no AMP pairs to fit")
     g = gpus.loc[pairs["catalog_gpu"]]

@@ -147,11 +147,9 @@ def step_factor(state: dict, t1_s, n_gpus, params, gbs, pcie=False) -> np.ndarra
 def fit_dataparallel(rows: pd.DataFrame) -> dict:
     """Learn ``k0``, ``k1`` from :func:`scaling_rows` (none held out); each (repository, CNN,
     GPU, precision) group weighs 1."""
-    if rows["held_out"].any():
-        raise ProfetValueError(
-            "held-out rows (VGG16, Inception-v3) may not be fitted: "
-            f"{sorted(set(rows.loc[rows['held_out'], 'model']))}"
-        )
+    from ._published import refuse_held_out
+
+    refuse_held_out(rows)
     if rows.empty:
         raise ProfetValueError("no multi-GPU rows to fit")
     y = np.log(rows["scaling"].to_numpy(float))

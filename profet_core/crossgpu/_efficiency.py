@@ -92,11 +92,9 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
         ``published (n)`` for their instances.
     """
     check_is_fitted(model, "theta_")
-    if pairs["held_out"].any():
-        raise ProfetValueError(
-            "held-out rows (VGG16, Inception-v3) may not be fitted: "
-            f"{sorted(set(pairs.loc[pairs['held_out'], 'model']))}"
-        )
+    from ._published import refuse_held_out
+
+    refuse_held_out(pairs)
     new = copy.deepcopy(model)
     new.tensor_eta_, new.published_eta_, new.published_n_ = None, {}, {}
     new.tensor_beta_, new.bw_centre_ = np.zeros(2), None

@@ -58,6 +58,16 @@ def held_out(models) -> np.ndarray:
     return norm.isin(HELD_OUT).to_numpy()
 
 
+def refuse_held_out(rows: pd.DataFrame) -> None:
+    """Refuse to fit rows whose ``held_out`` flag is set (VGG16, Inception-v3): the one guard of
+    every fit on published rows (AMP gain, data-parallel scaling, tensor-core efficiency)."""
+    if rows["held_out"].any():
+        raise ProfetValueError(
+            "held-out rows (VGG16, Inception-v3) may not be fitted: "
+            f"{sorted(set(rows.loc[rows['held_out'], 'model']))}"
+        )
+
+
 def _fail(df: pd.DataFrame, mask, column: str, allowed: str):
     rows = [int(i) + 2 for i in np.flatnonzero(np.asarray(mask))[:5]]  # CSV lines (header = 1)
     shown = df.loc[np.asarray(mask), column].tolist()[:5]

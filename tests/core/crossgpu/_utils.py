@@ -99,3 +99,22 @@ def train_cross(prof, lat, out, trees: tuple[int, int], measured=MEASURED):
         specs=spec_table(),
     )
     return out
+
+
+#: CNNs the published rows stand in for, in :func:`published_medians`.
+PUBLISHED_MODELS = ("ResNet50", "InceptionResNetV2", "AlexNet", "VGG16")
+
+
+def published_medians() -> pd.DataFrame:
+    """p3.2xlarge medians of :data:`PUBLISHED_MODELS` (conv-heavy op-family shares)."""
+    from profet_core.crossgpu._pairs import FAM_COLS
+
+    rows = []
+    for i, m in enumerate(PUBLISHED_MODELS):
+        fam = np.array([60.0, 5, 0, 10, 3, 8, 6, 4, 2, 2]) * (1 + 0.1 * i)
+        rows.append(
+            {"instance": "p3.2xlarge", "model": m, "input_size": 224, "batch_size": 64}
+            | dict(zip(FAM_COLS, fam, strict=True))
+            | {"latency_s": 0.1}
+        )
+    return pd.DataFrame(rows)

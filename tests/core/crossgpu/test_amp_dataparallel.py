@@ -17,21 +17,12 @@ from profet_core.crossgpu._published import load_published
 from profet_core.errors import ProfetValueError
 from profet_core.inputs._gpu_specs import load_specs
 
-MODELS = ("ResNet50", "InceptionResNetV2", "AlexNet", "VGG16")
+from ._utils import published_medians
 
 
 @pytest.fixture(scope="module")
 def medians():
-    """p3.2xlarge medians of the CNNs published rows stand in for (conv-heavy shares)."""
-    rows = []
-    for i, m in enumerate(MODELS):
-        fam = np.array([60.0, 5, 0, 10, 3, 8, 6, 4, 2, 2]) * (1 + 0.1 * i)
-        rows.append(
-            {"instance": "p3.2xlarge", "model": m, "input_size": 224, "batch_size": 64}
-            | dict(zip(FAM_COLS, fam, strict=True))
-            | {"latency_s": 0.1}
-        )
-    return pd.DataFrame(rows)
+    return published_medians()
 
 
 @pytest.fixture(scope="module")

@@ -19,25 +19,15 @@ from profet_core.crossgpu._amp_validate import (
 from profet_core.crossgpu._dataparallel import dp_logo, scaling_rows
 from profet_core.crossgpu._gpuref import gpu_table
 from profet_core.crossgpu._model import PRIOR
-from profet_core.crossgpu._pairs import FAM_COLS
 from profet_core.crossgpu._published import load_published
 from profet_core.inputs._gpu_specs import load_specs
 
-MODELS = ("ResNet50", "InceptionResNetV2", "AlexNet", "VGG16")
+from ._utils import PUBLISHED_MODELS, published_medians
 
 
 @pytest.fixture(scope="module")
 def medians():
-    """p3.2xlarge medians of CNNs the published rows stand in for (conv-heavy shares)."""
-    rows = []
-    for i, m in enumerate(MODELS):
-        fam = np.array([60.0, 5, 0, 10, 3, 8, 6, 4, 2, 2]) * (1 + 0.1 * i)
-        rows.append(
-            {"instance": "p3.2xlarge", "model": m, "input_size": 224, "batch_size": 64}
-            | dict(zip(FAM_COLS, fam, strict=True))
-            | {"latency_s": 0.1}
-        )
-    return pd.DataFrame(rows)
+    return published_medians()
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +140,7 @@ def test_train_writes_them_checksummed_and_the_loader_reads_them(tmp_path):
     real = {"gpu-a": "p2.xlarge", "gpu-b": "g3s.xlarge", "gpu-c": "g4dn.xlarge"}
     real["gpu-d"] = "p3.2xlarge"
     prof, lat = make_multi_gpu(n_arch=4)
-    names = {f"Net{i}": m for i, m in enumerate(MODELS)}
+    names = {f"Net{i}": m for i, m in enumerate(PUBLISHED_MODELS)}
     prof, lat = (
         t[t["instance"].isin(real)].assign(
             instance=lambda d: d["instance"].map(real), model=lambda d: d["model"].map(names)
