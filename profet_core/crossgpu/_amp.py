@@ -222,12 +222,14 @@ def user_offset(state: dict) -> float:
 
 def predict_gain(state: dict, gpus: pd.DataFrame, names, shares, repos=None) -> np.ndarray:
     """Predicted AMP gain (FP32 time / AMP time) of rows on GPUs ``names`` (1 without
-    tensor cores); ``repos``: the published sources whose learned offsets apply (none: their
-    centre, :func:`user_offset`, the setting of a user's own training)."""
+    tensor cores); ``repos``: the published sources whose learned offsets apply (none, or a
+    source the state has no offset for: their centre, :func:`user_offset`, the setting of a
+    user's own training)."""
     r, tf32 = _features(gpus.loc[list(names)])
-    off = np.full(len(r), user_offset(state))
-    if repos is not None:
-        off = np.array([state.get("source_offset", {}).get(k, 0.0) for k in repos])
+    centre = user_offset(state)
+    off = np.full(len(r), centre)
+    if repos is not None:  # a source the fit never saw is a user's own setup: the centre
+        off = np.array([state.get("source_offset", {}).get(k, centre) for k in repos])
     return np.where(r > 0, np.exp(off), 1.0) / step_ratio(state, r, tf32, shares)
 
 

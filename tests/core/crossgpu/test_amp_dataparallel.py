@@ -202,3 +202,17 @@ def test_trained_amp_interval_is_conformal_on_gpus_left_out_and_per_source(model
     pooled, per = amp_half_widths(amp_logo(pairs, gpus, shares))
     assert amp["half_width"] == pytest.approx(pooled)
     assert amp["source_half_width"] == pytest.approx(per) and len(per) >= 2
+
+
+def test_a_left_out_source_is_predicted_as_a_users_own_setup(model, medians):
+    """Leave-one-source-out judges what the product answers for a setup no source published:
+    the sources' centre offset (``predict_gain`` without ``repos``), not an offset of 0."""
+    gpus = gpu_table(load_specs())
+    _, pairs, shares = amp_state_from(load_published(), gpus, medians, model.theta_)
+    oof = _amp.amp_logo(pairs, gpus, shares, "repo")
+    fit = ~pairs["held_out"]
+    for repo in sorted(set(pairs.loc[fit, "repo"])):
+        rows = (pairs["repo"] == repo).to_numpy()
+        st = _amp.fit_amp(pairs[fit & ~rows], gpus, shares[(fit & ~rows).to_numpy()])
+        own = predict_gain(st, gpus, pairs.loc[rows, "catalog_gpu"], shares[rows])
+        np.testing.assert_allclose(oof.loc[rows, "pred"], own, rtol=1e-9, err_msg=repo)
