@@ -201,9 +201,9 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
     """(n, 2) tensor-core efficiency of instances outside the data's generations (``gi < 0``):
     their GPU's from published pairs (or their generation's, where the terms were fitted per
     generation: ``fit_published(by="generation")``, which bench/published_structures.py compares),
-    else the shared ``mu`` where the GPU has TF32 cores, else 0; plus ``beta * z`` (its
-    bandwidth per peak FLOP) where either applies. ``rows``: the names' rows in the spec sheet,
-    when the caller has them."""
+    else the shared ``mu`` (the roofline at the centre) where FP32 training runs on its TF32
+    cores, else 0; plus :func:`z_term` (its bandwidth per peak FLOP) where either applies.
+    ``rows``: the names' rows in the spec sheet, when the caller has them."""
     out = np.zeros((len(gi), 2))
     mu = getattr(model, "tensor_eta_", None)
     if mu is None:
@@ -223,7 +223,8 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
 
 
 def published_state(model) -> dict:
-    """JSON-able ``tensor_eta_``, ``published_eta_`` and ``published_n_``."""
+    """JSON-able ``tensor_eta_``, ``roof_``, ``tensor_rule_``, ``published_eta_`` and
+    ``published_n_``."""
     mu = getattr(model, "tensor_eta_", None)
     centre = getattr(model, "bw_centre_", None)
     roof = getattr(model, "roof_", None)
