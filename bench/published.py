@@ -1,16 +1,17 @@
 """Tensor-core GPUs judged on published speed-ups: leave-one-GPU-out over published pairs.
 
-The published table (``profet_core/data/published.csv``) gives speed-up pairs of a data GPU
-(V100) and a catalog GPU the data lacks (A10G, L40S, A100, H100). For each of those GPUs the
-tensor-core efficiencies are refitted without any of its pairs and predict them; MAPE of the
-speed-up per GPU and per source document for the model, the model before the change (data only),
-and the FP32-ratio, bandwidth-ratio and roofline baselines. Per basis the 80% interval and its
-cross-fitted coverage: ``published`` from one (document, CNN, GPU) group left out at a time (the
-GPU keeps its other pairs), ``specs only`` from one whole generation left out (nothing published
-of it: only the shared ``mu``); each row's interval is set on other folds' and other GPUs' rows. Every VGG16 and Inception-v3 row is never fitted and is reported apart. Also the
-specs-only check: each tensor-core generation left out entirely (only the shared ``mu``), its
-A100/H100 predictions against every published CNN. Prints it (with --out FILE, replaces the
-published section of FILE, e.g. docs/crossgpu.md; about 30 s).
+The published table (``profet_core/data/published.csv``) gives speed-up pairs of a data GPU (V100)
+and a catalog GPU the data lacks (A10G, L40S, A100, H100, RTX A6000, GeForce RTX 3090 / 4090). For
+each of those GPUs the tensor-core efficiencies are refitted without any of its pairs and predict
+them; MAPE of the speed-up per GPU and per source document for the model, the model before the
+change (data only), and the FP32-ratio, bandwidth-ratio and roofline baselines. Per basis the 80%
+interval and its cross-fitted coverage: ``published`` from one (document, CNN, GPU) group left out
+at a time (the GPU keeps its other pairs), ``specs only`` from one whole generation left out
+(nothing published of it: only the shared roofline in bytes per peak FLOP, ``a`` and ``b``); each
+row's interval is set on other folds' and other GPUs' rows. Every VGG16 and Inception-v3 row is
+never fitted and is reported apart. Also the specs-only check: each tensor-core generation left out
+entirely (only the shared terms), its A100/H100 predictions against every published CNN. Prints it
+(with --out FILE, replaces the published section of FILE, e.g. docs/crossgpu.md; about 30 s).
 
     .venv/bin/python bench/published.py [--data ../shared/data/profet] [--out FILE]
 """
@@ -42,7 +43,8 @@ def _md(df: pd.DataFrame) -> str:
 
 
 def specs_only_check(base, pairs: pd.DataFrame) -> pd.DataFrame:
-    """A100/H100 with their whole generation left out (only ``mu``): predicted / published."""
+    """A100/H100 with their whole generation left out (only the shared terms): predicted /
+    published."""
     gen = dict(zip(base.specs_["gpu"], base.specs_["arch"], strict=False))
     rows = []
     # every published A100 and H100 variant (each is its own catalog GPU)

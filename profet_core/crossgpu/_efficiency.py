@@ -4,21 +4,26 @@ The data's four GPUs are FP32-only; on a TF32 GPU the spec model would scale con
 full tensor peak (about 10x an A100's FP32 over a V100). Published speed-up pairs whose baseline
 GPU is in the data (:func:`profet_core.crossgpu._published.published_pairs`) set how much of it
 CNN training really gets: per published GPU ``k`` a log-time efficiency per class (compute,
-memory)
+memory), a roofline in the GPU's bytes per peak FLOP
 
-    eta[k] = mu + beta * z[k] + v[k],   mu ~ N(0, prior_sd_tensor),   beta ~ N(0, 0.5),
-    v[k] ~ N(0, prior_sd_efficiency)
+    eta[k] = log(exp(a) + exp(b - z[k])) + v[k],   a ~ N(0, prior_sd_tensor),
+    b ~ N(0, prior_sd_roof),   v[k] ~ N(0, prior_sd_efficiency)
 
 on top of the data-trained model (its exponents, its data generations and residual learner stay
-as they are). ``mu`` is shared by every tensor-core GPU, so one nobody published yet starts from
-it. ``z[k]`` is log(memory bandwidth / the peak FP32 training uses) of the GPU, centred on the
-catalog's tensor-core GPUs: a GPU with fewer bytes per tensor FLOP (GDDR6 A10G, L40S) gets less
-of its peak, so a GPU nobody published starts from ``mu + beta * z``. The terms are per GPU, not
-per generation: one generation's GPUs differ too much (A10G's GDDR6 vs A100's HBM2) to share
-one; over all published GPUs left out one at a time the bandwidth structure predicts best and
-is the one the rule fixed in ``bench/published_structures.py`` picks. Each (document, CNN, GPU) group weighs 1 in total (vendors' repeats of one table
-count once), with a looser noise than the data's: frameworks, batches and XLA differ from
-PROFET's convention. Held-out rows (VGG16, Inception-v3) are refused.
+as they are). ``z[k]`` is log(memory bandwidth / the peak FP32 training uses) of the GPU, centred
+on the catalog's tensor-core GPUs. A GPU with few bytes per FLOP (GDDR6 A10G, L40S) is held back
+by its memory: its efficiency grows as ``b - z`` (time per FLOP ~ peak / bandwidth); one with
+plenty of bandwidth per FLOP (GeForce RTX 3090) is compute-bound and gets at most the share
+``exp(-a)`` of its peak: the term saturates where the linear slope it replaced
+(``a + beta * z``, still read from older artifacts) kept promising more. ``a`` and ``b`` are
+shared by every tensor-core GPU, so one nobody published yet starts from them. Tensor-core GPUs
+are those whose FP32 training runs on TF32 tensor cores: the GeForce Ampere / Ada cards
+(TF32 rate = FP32 rate) included. The terms are per GPU, not per generation: one generation's
+GPUs differ too much (A10G's GDDR6 vs A100's HBM2) to share one; the structure is the one the
+rule fixed in ``bench/published_structures.py`` picks. Each (document, CNN, GPU) group weighs 1
+in total (vendors' repeats of one table count once), with a looser noise than the data's:
+frameworks, batches and XLA differ from PROFET's convention. Held-out rows (VGG16, Inception-v3)
+are refused.
 """
 
 from __future__ import annotations
@@ -36,8 +41,32 @@ from ._pairs import FAM_COLS
 NOISE_SD = 0.2
 #: Prior sd of the shared tensor-core efficiency ``mu`` (log units; weak).
 PRIOR_SD_TENSOR = 1.0
-#: Prior sd of ``beta``, the efficiency's slope in log(bandwidth / peak).
+#: Prior sd of ``beta``, the linear slope in log(bandwidth / peak) of older artifacts.
 PRIOR_SD_BETA = 0.5
+#: Prior sd of ``b``, the bandwidth-bound part of the roofline efficiency (log units; weak).
+PRIOR_SD_ROOF = 1.0
+#: Which GPUs get the shared tensor-core efficiency: every GPU with a TF32 rate (``tf32>0``);
+#: artifacts made before the GeForce cards counted (``tf32>fp32``) keep their rule.
+TENSOR_RULES = ("tf32>0", "tf32>fp32")
+
+
+def tensor_flags(specs: pd.DataFrame, rule: str = TENSOR_RULES[0]) -> np.ndarray:
+    """Whether each spec row's FP32 training runs on TF32 tensor cores, shape (n,)."""
+    tf32 = specs["tensor_tflops_fp32_training"].to_numpy(dtype=float)
+    floor = specs["fp32_tflops"].to_numpy(dtype=float) if rule == "tf32>fp32" else 0.0
+    return tf32 > floor
+
+
+def z_term(model, z) -> np.ndarray:
+    """(n, 2) part of the shared efficiency that moves with ``z`` (centred log bytes per peak
+    FLOP), 0 at the centre: ``log(exp(a) + exp(b - z)) - log(exp(a) + exp(b))`` (roofline,
+    ``roof_`` = [a, b]) or ``beta * z`` (older artifacts' linear slope)."""
+    z = np.asarray(z, dtype=float)
+    roof = getattr(model, "roof_", None)
+    if roof is None:
+        return np.outer(z, getattr(model, "tensor_beta_", np.zeros(2)))
+    a, b = roof
+    return np.logaddexp(a, b - z[:, None]) - np.logaddexp(a, b)
 
 
 def _log_bytes_per_flop(model, rows) -> np.ndarray:
@@ -97,7 +126,7 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
     refuse_held_out(pairs)
     new = copy.deepcopy(model)
     new.tensor_eta_, new.published_eta_, new.published_n_ = None, {}, {}
-    new.tensor_beta_, new.bw_centre_ = np.zeros(2), None
+    new.tensor_beta_, new.bw_centre_, new.roof_ = np.zeros(2), None, None
     if pairs.empty:
         return new
     gens = model.spec_arch_[model.spec_index_.get_indexer(pairs["target"])]
@@ -115,16 +144,19 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
     w = np.sqrt(1.0 / np.bincount(grp)[grp]) / NOISE_SD
 
     def resid(p):
-        mu, beta, u = p[:2], p[2:4], p[4:].reshape(-1, 2)
-        r = (model._log_ratio(fam, d_spec, mu + u[gi] + np.outer(z, beta) - eta_a) + res - y) * w
-        prior = [mu / PRIOR_SD_TENSOR, beta / PRIOR_SD_BETA, p[4:] / model.prior_sd_efficiency]
+        a, b, u = p[:2], p[2:4], p[4:].reshape(-1, 2)
+        shared = np.logaddexp(a, b - z[:, None])
+        r = (model._log_ratio(fam, d_spec, shared + u[gi] - eta_a) + res - y) * w
+        prior = [a / PRIOR_SD_TENSOR, b / PRIOR_SD_ROOF, p[4:] / model.prior_sd_efficiency]
         return np.concatenate([r, *prior])
 
     from scipy.optimize import least_squares
 
     sol = least_squares(resid, np.zeros(4 + 2 * len(names)), method="trf")
-    mu, new.tensor_beta_, u = sol.x[:2], sol.x[2:4], sol.x[4:].reshape(-1, 2)
-    new.tensor_eta_ = mu
+    a, b, u = sol.x[:2], sol.x[2:4], sol.x[4:].reshape(-1, 2)
+    new.roof_ = np.vstack([a, b])
+    # the shared efficiency at the catalog's centre (z = 0); z_term moves it per GPU
+    new.tensor_eta_ = mu = np.logaddexp(a, b)
     new.published_eta_ = {g: mu + u[i] for i, g in enumerate(names)}
     new.published_n_ = {g: int(np.sum(gi == i)) for i, g in enumerate(names)}
     return new
@@ -135,13 +167,12 @@ def tensor_share(model) -> pd.DataFrame:
     the share of the spec-sheet peak (FP32-training TFLOPS, bandwidth) it implies,
     ``exp(-eta)``; ``unseen (mu)``: a GPU at the catalog's centre bandwidth per peak FLOP."""
     check_is_fitted(model, "theta_")
-    beta = getattr(model, "tensor_beta_", np.zeros(2))
     first = pd.Series(np.arange(len(model.specs_)), index=model.specs_["gpu"])
     first = first[~first.index.duplicated()]
     rows = []
     for g, e in getattr(model, "published_eta_", {}).items():
         z = bandwidth_z(model, [first[g]])[0] if g in first.index else 0.0
-        e = np.asarray(e) + beta * z
+        e = np.asarray(e) + z_term(model, [z])[0]
         rows.append(
             {"gpu": g, "pairs": model.published_n_[g], "eta_compute": e[0], "eta_memory": e[1]}
         )
@@ -170,9 +201,9 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
     """(n, 2) tensor-core efficiency of instances outside the data's generations (``gi < 0``):
     their GPU's from published pairs (or their generation's, where the terms were fitted per
     generation: ``fit_published(by="generation")``, which bench/published_structures.py compares),
-    else the shared ``mu`` where the GPU has TF32 cores, else 0; plus ``beta * z`` (its
-    bandwidth per peak FLOP) where either applies. ``rows``: the names' rows in the spec sheet,
-    when the caller has them."""
+    else the shared ``mu`` (the roofline at the centre) where FP32 training runs on its TF32
+    cores, else 0; plus :func:`z_term` (its bandwidth per peak FLOP) where either applies.
+    ``rows``: the names' rows in the spec sheet, when the caller has them."""
     out = np.zeros((len(gi), 2))
     mu = getattr(model, "tensor_eta_", None)
     if mu is None:
@@ -182,7 +213,7 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
     if rows is None:
         rows = model.spec_index_.get_indexer(pd.Index(names))
     tensor, gpus = model.spec_tensor_[rows], model.specs_["gpu"].to_numpy(dtype=object)[rows]
-    slope = np.outer(bandwidth_z(model, rows), getattr(model, "tensor_beta_", np.zeros(2)))
+    slope = z_term(model, bandwidth_z(model, rows))
     for i, g in enumerate(gens):
         if gi[i] < 0:
             own = model.published_eta_.get(gpus[i], model.published_eta_.get(g))
@@ -192,12 +223,16 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
 
 
 def published_state(model) -> dict:
-    """JSON-able ``tensor_eta_``, ``published_eta_`` and ``published_n_``."""
+    """JSON-able ``tensor_eta_``, ``roof_``, ``tensor_rule_``, ``published_eta_`` and
+    ``published_n_``."""
     mu = getattr(model, "tensor_eta_", None)
     centre = getattr(model, "bw_centre_", None)
+    roof = getattr(model, "roof_", None)
     return {
         "tensor_eta": None if mu is None else [float(v) for v in mu],
         "tensor_beta": [float(v) for v in getattr(model, "tensor_beta_", np.zeros(2))],
+        "roof": None if roof is None else [[float(v) for v in r] for r in roof],
+        "tensor_rule": getattr(model, "tensor_rule_", TENSOR_RULES[0]),
         "bw_centre": None if centre is None else float(centre),
         "eta": {g: [float(v) for v in e] for g, e in getattr(model, "published_eta_", {}).items()},
         "pairs": {g: int(n) for g, n in getattr(model, "published_n_", {}).items()},
@@ -211,6 +246,11 @@ def set_published_state(model, state: dict | None) -> None:
     model.tensor_eta_ = None if mu is None else np.asarray(mu, dtype=float)
     # artifacts made before the bandwidth term: no slope, the efficiencies as they were fitted
     model.tensor_beta_ = np.asarray(state.get("tensor_beta", [0.0, 0.0]), dtype=float)
+    roof = state.get("roof")
+    model.roof_ = None if roof is None else np.asarray(roof, dtype=float).reshape(2, 2)
+    # artifacts made before the GeForce Ampere / Ada cards counted as tensor-core GPUs
+    model.tensor_rule_ = state.get("tensor_rule", TENSOR_RULES[1] if state else TENSOR_RULES[0])
+    model.spec_tensor_ = tensor_flags(model.specs_, model.tensor_rule_)
     centre = state.get("bw_centre")
     model.bw_centre_ = None if centre is None else float(centre)
     model.published_eta_ = {g: np.asarray(e, float) for g, e in state.get("eta", {}).items()}

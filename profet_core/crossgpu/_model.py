@@ -29,7 +29,13 @@ from ..inputs._dataset import Dataset
 from ..inputs._gpu_specs import spec_matrix, validate_specs
 from ..models._estimators import BoostingRegressor
 from ._basis import BasisMixin, bounded_delta, spec_positions
-from ._efficiency import published_eta, published_state, set_published_state
+from ._efficiency import (
+    TENSOR_RULES,
+    published_eta,
+    published_state,
+    set_published_state,
+    tensor_flags,
+)
 from ._pairs import FAM_COLS, MODEL_FAMILIES, WORKLOAD, all_pairs, median_table, model_family_times
 from ._targets import predict_targets
 
@@ -122,7 +128,8 @@ class CrossInstanceModel(BasisMixin, Estimator):
         self._spec_pos_ = {n: i for i, n in enumerate(self.spec_index_)}
         self.spec_values_ = spec_matrix(specs).to_numpy()
         self.spec_arch_ = specs["arch"].to_numpy(dtype=object)
-        self.spec_tensor_ = (specs["tensor_tflops_fp32_training"] > specs["fp32_tflops"]).to_numpy()
+        # GPUs whose FP32 training runs on TF32 tensor cores (the GeForce Ampere / Ada cards too)
+        self.spec_tensor_ = tensor_flags(specs, getattr(self, "tensor_rule_", TENSOR_RULES[0]))
         self.specs_ = specs
 
     def fit(self, dataset: Dataset, specs: pd.DataFrame):
@@ -139,6 +146,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
 
     def fit_pairs(self, pairs: pd.DataFrame, specs: pd.DataFrame):
         """Fit on a table from :func:`profet_core.crossgpu._pairs.all_pairs`."""
+        self.tensor_rule_ = TENSOR_RULES[0]
         self._set_specs(specs)
         if pairs.empty:
             raise ProfetValueError("no anchor/target pairs to fit: need two instances or more")
@@ -194,7 +202,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         self.residual_model_ = self._fit_residual(fam, d_spec, y - phys) if self.residual else None
         self.interval_log_ = {}
         self.tensor_eta_, self.published_eta_, self.published_n_ = None, {}, {}
-        self.tensor_beta_, self.bw_centre_ = np.zeros(2), None
+        self.tensor_beta_, self.bw_centre_, self.roof_ = np.zeros(2), None, None
         return self
 
     def _fit_residual(self, fam, d_spec, residual) -> BoostingRegressor:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._efficiency import bandwidth_z, fit_published, predict_speedups
+from profet_core.crossgpu._efficiency import bandwidth_z, fit_published, predict_speedups, z_term
 from profet_core.crossgpu._gpu_holdout import learn_published, published_logo
 from profet_core.crossgpu._gpuref import gpu_table
 from profet_core.crossgpu._published import (
@@ -177,13 +177,13 @@ def _pos(specs, instance):
 def test_an_unseen_tensor_gpu_moves_with_its_bandwidth_per_peak_flop(setup, unseen):
     base, medians, specs = setup
     fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
-    assert np.any(fitted.tensor_beta_ != 0)
+    assert fitted.roof_ is not None and fitted.roof_.shape == (2, 2)
     # centred on the catalog's tensor-core GPUs: their mean z is 0
     tensor = np.flatnonzero(fitted.spec_tensor_)
     assert abs(np.mean(bandwidth_z(fitted, tensor))) < 1e-9
     z = bandwidth_z(fitted, [_pos(specs, unseen)])[0]
     np.testing.assert_allclose(
-        fitted._eta([unseen])[0], fitted.tensor_eta_ + fitted.tensor_beta_ * z
+        fitted._eta([unseen])[0], fitted.tensor_eta_ + z_term(fitted, [z])[0]
     )
     back = CrossInstanceModel.from_state(*fitted.to_state())
     np.testing.assert_allclose(back._eta([unseen])[0], fitted._eta([unseen])[0])
@@ -195,6 +195,61 @@ def test_an_unseen_tensor_gpu_moves_with_its_bandwidth_per_peak_flop(setup, unse
     np.testing.assert_allclose(
         CrossInstanceModel.from_state(meta, arrays)._eta([unseen])[0], fitted.tensor_eta_
     )
+
+
+def _with_gpu(model, specs, name, fp32, tf32, bw):
+    """``model`` predicting with one more catalog GPU of generation GenT (nothing published)."""
+    row = specs[specs["instance"] == "gpu-t3"].copy()
+    row["instance"], row["gpu"] = name, f"GPU {name}"
+    row["fp32_tflops"], row["tensor_tflops_fp32_training"], row["mem_bandwidth_gbs"] = (
+        fp32,
+        tf32,
+        bw,
+    )
+    return model.with_specs(pd.concat([specs, row], ignore_index=True))
+
+
+def test_a_geforce_style_tensor_gpu_gets_the_shared_efficiency(setup):
+    # TF32 rate = FP32 rate (GeForce RTX 3090 / 4090): its FP32 training runs on TF32 tensor
+    # cores all the same; it fell back to the data-only model (efficiency 0) before
+    base, medians, specs = setup
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    model = _with_gpu(fitted, specs, "gpu-g", 35.0, 35.0, 936.0)
+    eta = model._eta(["gpu-g"])[0]
+    z = bandwidth_z(model, [len(model.specs_) - 1])
+    np.testing.assert_allclose(eta, fitted.tensor_eta_ + z_term(fitted, z)[0])
+    assert np.all(np.abs(eta) > 1e-3)
+    assert model.basis("gpu-g") == "specs only"
+
+
+def test_the_shared_efficiency_is_a_roofline_in_bandwidth_per_flop(setup):
+    base, medians, specs = setup
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+
+    def eta(tf32, bw):
+        return _with_gpu(fitted, specs, "gpu-x", min(tf32 / 2, 500.0), tf32, bw)._eta(["gpu-x"])[0]
+
+    # plenty of bandwidth per FLOP: compute-bound, no more than a share exp(-a) of the peak
+    # however much more bandwidth (a linear slope kept promising more)
+    np.testing.assert_allclose(eta(0.4, 50000.0), eta(0.4, 25000.0), atol=1e-3)
+    np.testing.assert_allclose(eta(0.4, 50000.0), fitted.roof_[0], atol=1e-3)
+    # starved of bandwidth: time per FLOP ~ peak / bandwidth, twice the bandwidth halves it
+    np.testing.assert_allclose(eta(5000.0, 20.0) - eta(5000.0, 40.0), np.log(2), atol=0.02)
+
+
+def test_artifacts_with_the_linear_slope_predict_as_they_were_fitted(setup):
+    base, medians, specs = setup
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    meta, arrays = fitted.to_state()
+    keep = ("tensor_eta", "tensor_beta", "bw_centre", "eta", "pairs")
+    meta["published"] = {k: v for k, v in meta["published"].items() if k in keep}
+    meta["published"]["tensor_beta"] = [0.3, -0.2]
+    old = CrossInstanceModel.from_state(meta, arrays)
+    assert old.roof_ is None
+    z = bandwidth_z(old, [_pos(specs, "gpu-u")])[0]
+    np.testing.assert_allclose(old._eta(["gpu-u"])[0], old.tensor_eta_ + np.array([0.3, -0.2]) * z)
+    # their rule: a GPU whose TF32 rate is its FP32 rate had no tensor-core efficiency
+    np.testing.assert_allclose(_with_gpu(old, specs, "gpu-g", 35.0, 35.0, 936.0)._eta(["gpu-g"]), 0)
 
 
 def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
@@ -210,7 +265,7 @@ def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
         assert fitted.basis(unseen) == "specs only"
         np.testing.assert_allclose(
             fitted._eta([unseen])[0],
-            fitted.tensor_eta_ + fitted.tensor_beta_ * bandwidth_z(fitted, [_pos(specs, unseen)]),
+            fitted.tensor_eta_ + z_term(fitted, bandwidth_z(fitted, [_pos(specs, unseen)]))[0],
         )
     np.testing.assert_allclose(base._eta(["gpu-u"])[0], 0.0)
     back = CrossInstanceModel.from_state(*fitted.to_state())
