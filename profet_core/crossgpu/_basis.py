@@ -35,8 +35,20 @@ class BasisMixin:
 
     def pair_basis(self, anchor: str, target: str) -> str:
         """The weaker basis of the two instances (what a prediction between them rests on)."""
-        kinds = [self.basis(anchor), self.basis(target)]
-        return max(kinds, key=lambda b: BASES.index(b.split(" (")[0]))
+        check_is_fitted(self, "theta_")
+        # Remembered per fitted state (a copy with other specs or calibrations starts afresh):
+        # a profile priced on every spec line asks it of each line on every call.
+        n = getattr(self, "published_n_", None)
+        state = (self.specs_, self.calibration_, self.instances_, n)
+        memo = getattr(self, "_pair_basis_", None)
+        if memo is None or any(a is not b for a, b in zip(memo[0], state, strict=True)):
+            memo = self._pair_basis_ = (state, {})
+        got = memo[1].get((anchor, target))
+        if got is None:
+            kinds = [self.basis(anchor), self.basis(target)]
+            got = max(kinds, key=lambda b: BASES.index(b.split(" (")[0]))
+            memo[1][(anchor, target)] = got
+        return got
 
     def with_intervals(self, log_quantiles: dict):
         """Copy with 80% interval half-widths (log units) per basis kind (:data:`BASES`)."""
