@@ -271,16 +271,19 @@ def predict_offerings(
         own = wide._configure(anchor, profiles, prepared, own, batch_size, options)
     # Only the columns an offering shows travel through the join (the members, novelty and
     # ensemble names stay on the prediction).
-    pred = _shown(prediction.table)
+    pred = prediction.table
     if len(own):
-        pred = pd.concat([pred, _shown(own)], ignore_index=True)
-    plan = join_plan(pred, off, gpus) if run is None else None
+        pred = pd.concat([_shown(pred), _shown(own)], ignore_index=True)
+    plan = join_plan(pred, off, gpus, keep=_KEPT) if run is None else None
     if plan is not None:  # by positions: each column taken once, in the final order
         out, cost, time = plan.front_table(OFFERING_COLUMNS)
     else:
-        out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
+        out, cost, time = _costed(join_offerings(_shown(pred), None, gpus, key, off), run)
     notes = offering_notes(out, f)
     return OfferingsResult(out, prediction, notes, cost, f, time)
+
+
+_KEPT = frozenset(OFFERING_COLUMNS)
 
 
 def _shown(table: pd.DataFrame) -> pd.DataFrame:
