@@ -132,7 +132,11 @@ def check_anchor(profiles, anchor: str) -> None:
     if not isinstance(profiles, pd.DataFrame) or "instance" not in profiles.columns:
         return
     named = profiles["instance"]
-    bad = (named.notna() & (named.astype(str) != str(anchor))).to_numpy()
+    if named.dtype == "str":  # text as it is: compared as objects, without a copy as text
+        values = named.to_numpy(dtype=object)
+        bad = ~pd.isna(values) & (values != str(anchor))
+    else:
+        bad = (named.notna() & (named.astype(str) != str(anchor))).to_numpy()
     if not bad.any():
         return
     i = int(bad.argmax())

@@ -166,8 +166,8 @@ def _plain(pred: pd.DataFrame, on: list, columns=None) -> bool:
     """Whether :func:`_joined_arrays` gives what :func:`_joined_frames` does: an integer
     ``row``, and every other prediction column (of ``columns``, default all) float or text
     (``str``)."""
-    kinds = pred.dtypes
-    columns = list(kinds.index) if columns is None else columns
+    kinds = dict(zip(pred.columns, pred.dtypes, strict=True))
+    columns = list(kinds) if columns is None else columns
     if "row" not in columns or kinds["row"].kind not in "iu" or "basis" not in columns:
         return False
     return all(
@@ -217,7 +217,8 @@ class JoinPlan:
         m = len(none) * len(runs)
         self.n = len(self.rows)
         self._off, self._side, self._pred = off, side, {}
-        self._text_target = pred.dtypes["target"] == "str"
+        kinds = dict(zip(pred.columns, pred.dtypes, strict=True))
+        self._text_target = kinds["target"] == "str"
         for c in columns:
             if c in on:
                 continue
@@ -230,7 +231,7 @@ class JoinPlan:
                 got = np.concatenate([values[right], np.full(m, np.nan)])
             else:  # text: missing for offerings without a spec line
                 got = (np.concatenate([values.astype(object)[right], np.full(m, np.nan, object)]),)
-                got += (pred.dtypes[c],)
+                got += (kinds[c],)
             self._pred[c] = got
         self._basis, self._notes = _fixed(
             self._pred["basis"],
