@@ -210,7 +210,7 @@ class JoinPlan:
         """``on``: the prediction's key columns (``target``, and ``gpus``: the offerings'
         ``gpus_used``); ``columns``: the prediction columns that travel (default: all)."""
         columns = list(pred.columns) if columns is None else columns
-        side = _offer_facts(off)
+        side = offer_facts(off)
         row = pred["row"].to_numpy()
         keys = tuple(zip(*(pred[c].tolist() for c in on), strict=True))
         self.rows, right, runs, none = _matched(side, len(on) > 1, keys, row)
@@ -378,9 +378,10 @@ def _groups(keys: list) -> list:
 _FACTS: dict = {}
 
 
-def _offer_facts(off: pd.DataFrame) -> dict:
+def offer_facts(off: pd.DataFrame) -> dict:
     """The offerings' columns as arrays (``arrays``: each column's, ``target``, ``instance``,
-    ``note`` as objects), built once per frame."""
+    ``note`` as objects), the spec lines they want (``wanted``, sorted) and the GPU counts they
+    use (``counts``, sorted), built once per frame."""
     got = _FACTS.get(id(off))
     if got is not None and got[0]() is off:
         return got[1]
@@ -388,7 +389,10 @@ def _offer_facts(off: pd.DataFrame) -> dict:
         "arrays": {c: off[c].array for c in off.columns},
         **{c: off[c].to_numpy(dtype=object) for c in ("target", "instance", "note")},
     }
-    facts["keys"] = list(zip(off["target"].tolist(), off["gpus_used"].tolist(), strict=True))
+    used = off["gpus_used"].tolist()
+    facts["keys"] = list(zip(off["target"].tolist(), used, strict=True))
+    facts["wanted"] = tuple(sorted(set(facts["target"].tolist()) - {""}))
+    facts["counts"] = sorted({int(n) for n in used})
     facts["matches"] = {}
     if len(_FACTS) >= 16:
         _FACTS.clear()

@@ -18,6 +18,7 @@ from ._join import (
     front_columns,
     join_offerings,
     join_plan,
+    offer_facts,
     offer_side,
     shipped_specs,
     spec_key_of_gpu,
@@ -256,12 +257,13 @@ def predict_offerings(
             table = pd.concat([table, catalog_offerings(catalog, predictor)], ignore_index=True)
         off = offer_side(choose(table, f), gpus)
     key = spec_key_of_gpu()
-    wanted = sorted(set(off["target"]) - {""})
+    side = offer_facts(off)
+    wanted = side["wanted"]
     wide = _with_counts(extended(predictor), off)
     reach = set(wide.all_instances)
     targets = [t for t in wanted if t != anchor and t in reach]
     wide._check_instance(anchor, "anchor")
-    counts = sorted({int(n) for n in off["gpus_used"]}) or [1]
+    counts = list(side["counts"]) or [1]
     gpu_option = 1 if counts == [1] else counts
     options = check_options(precision, gpu_option, anchor_amp_latency_s, params)
     args = (anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size)
