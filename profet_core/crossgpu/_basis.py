@@ -36,18 +36,14 @@ class BasisMixin:
     def pair_basis(self, anchor: str, target: str) -> str:
         """The weaker basis of the two instances (what a prediction between them rests on)."""
         check_is_fitted(self, "theta_")
-        # Remembered per fitted state (a copy with other specs or calibrations starts afresh):
-        # a profile priced on every spec line asks it of each line on every call.
-        n = getattr(self, "published_n_", None)
-        state = (self.specs_, self.calibration_, self.instances_, n)
-        memo = getattr(self, "_pair_basis_", None)
-        if memo is None or any(a is not b for a, b in zip(memo[0], state, strict=True)):
-            memo = self._pair_basis_ = (state, {})
-        got = memo[1].get((anchor, target))
+        # Remembered per fitted state: a profile priced on every spec line asks it of each
+        # line on every call.
+        memo = fitted_memo(self, "pair_basis")
+        got = memo.get((anchor, target))
         if got is None:
             kinds = [self.basis(anchor), self.basis(target)]
             got = max(kinds, key=lambda b: BASES.index(b.split(" (")[0]))
-            memo[1][(anchor, target)] = got
+            memo[(anchor, target)] = got
         return got
 
     def with_intervals(self, log_quantiles: dict):
@@ -69,6 +65,25 @@ class BasisMixin:
         q = self.interval_log_[kind]
         lat = np.asarray(latency_s, dtype=float)
         return lat * np.exp(-q), lat * np.exp(q)
+
+
+def fitted_memo(model, name: str, size: int = 4096) -> dict:
+    """A dict kept on ``model`` for values derived from its fitted state alone (attributes
+    ending in ``_``): a new one whenever any of them is another object (a refit, a copy with
+    other specs or calibrations); emptied beyond ``size`` entries."""
+    state = [v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")]
+    key = f"_{name}_memo"
+    memo = vars(model).get(key)
+    if (
+        memo is None
+        or len(memo[0]) != len(state)
+        or any(a is not b for a, b in zip(memo[0], state, strict=True))
+    ):
+        memo = (state, {})
+        setattr(model, key, memo)
+    if len(memo[1]) >= size:
+        memo[1].clear()
+    return memo[1]
 
 
 def bounded_delta(instance: str, loss, excess) -> float:

@@ -117,7 +117,11 @@ def family_matrix(profiles: pd.DataFrame, side: str = "Device", values=None) -> 
 
 
 def _op_values(profiles: pd.DataFrame, cols: tuple) -> np.ndarray:
-    return profiles[list(cols)].to_numpy(dtype=float) if cols else np.zeros((len(profiles), 0))
+    if not cols:
+        return np.zeros((len(profiles), 0))
+    if len(cols) == profiles.shape[1] and tuple(profiles.columns) == cols:
+        return profiles.to_numpy(dtype=float)  # only op columns (prepared): no selected copy
+    return profiles[list(cols)].to_numpy(dtype=float)
 
 
 def family_times(profiles: pd.DataFrame, side: str = "Device") -> pd.DataFrame:
