@@ -46,6 +46,12 @@ class BasisMixin:
             memo[(anchor, target)] = got
         return got
 
+    def pair_bases(self, anchor: str, targets) -> list[str]:
+        """:meth:`pair_basis` of the anchor and each target."""
+        check_is_fitted(self, "theta_")
+        memo = fitted_memo(self, "pair_basis")
+        return [memo.get((anchor, t)) or self.pair_basis(anchor, t) for t in targets]
+
     def with_intervals(self, log_quantiles: dict):
         """Copy with 80% interval half-widths (log units) per basis kind (:data:`BASES`)."""
         bad = sorted(set(log_quantiles) - set(BASES))

@@ -90,10 +90,9 @@ def target_blocks(cross, anchor: str, targets, fam, lat) -> dict:
     """``{target: block}`` for pairs no model was trained on: latency, interval and basis (ms)
     from the anchor's device time per model family ``fam`` (shape (n, families))."""
     blocks = {}
-    for target, (latency_s, _) in zip(
-        targets, cross.predict_targets(anchor, targets, fam, lat), strict=True
-    ):
-        basis = cross.pair_basis(anchor, target)
+    many = cross.predict_targets(anchor, targets, fam, lat)
+    bases = cross.pair_bases(anchor, targets)
+    for target, (latency_s, _), basis in zip(targets, many, bases, strict=True):
         p = 1000 * latency_s
         lo = hi = np.full(len(p), np.nan)
         if basis.split(" (")[0] in cross.interval_log_:

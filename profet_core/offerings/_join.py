@@ -281,7 +281,7 @@ class JoinPlan:
             extra["usd_per_1000_batches"] = v["usd_per_1000_steps"] / v["gpus_used"]
             time, cost = "ms_per_batch", "usd_per_1000_batches"
         t, c = {**v, **extra}[time], {**v, **extra}[cost]
-        keys = [np.asarray(v[k]) for k in ("row", "precision") if k in v]
+        keys = [v["row"], *([self._pred["precision"][0]] if "precision" in v else [])]
         pareto, pick = front_arrays(t, c, keys)
         order = np.lexsort((t, c, v["row"]))
         cols = self.columns(order)

@@ -109,7 +109,7 @@ def run_prediction(
         ).ravel()
     table = pd.DataFrame(columns)
     ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())
-    rows = _row_summary(predictor, table, lat, method)
+    rows = _row_summary(predictor, n, flat["novelty"], lat, method)
     level = predictor.interval_level
     matched = spelling_matches(predictor, method, used)
     return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes), matched)
@@ -259,12 +259,12 @@ def workload_sizes(profiles, batch_size, input_size):
     return None if any(v is None for v in out) else tuple(out)
 
 
-def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
-    """Per input row: the largest novelty over targets and its validation band."""
-    # The table is row-major (each input row on every target): the largest novelty of each
-    # row, NaN ignored (NaN where every target's is), as a group-by would give.
-    n = int(table["row"].iat[-1]) + 1 if len(table) else 0
-    nov = np.fmax.reduce(table["novelty"].to_numpy(dtype=float).reshape(n, -1), axis=1)
+def _row_summary(predictor, n: int, novelty: np.ndarray, lat, method) -> pd.DataFrame:
+    """Per input row (``n``): the largest novelty over targets and its validation band;
+    ``novelty`` row-major (each input row on every target)."""
+    # The largest novelty of each row, NaN ignored (NaN where every target's is), as a
+    # group-by would give.
+    nov = np.fmax.reduce(np.asarray(novelty, dtype=float).reshape(n, -1), axis=1)
     has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
     # Bands are shown only where a warning may be (novelty >= NOVELTY_WARN)
     with np.errstate(invalid="ignore"):
