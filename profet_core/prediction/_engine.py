@@ -243,7 +243,7 @@ def workload_sizes(profiles, batch_size, input_size):
                 )
             value = np.broadcast_to(value, (len(profiles),))
         elif name in profiles.columns:
-            value = pd.to_numeric(profiles[name], errors="coerce").to_numpy(dtype=float)
+            value = numeric_column(profiles[name])
         else:  # unknown: the other, if given, is still checked
             out.append(None)
             continue
@@ -257,6 +257,14 @@ def workload_sizes(profiles, batch_size, input_size):
             )
         out.append(value)
     return None if any(v is None for v in out) else tuple(out)
+
+
+def numeric_column(col: pd.Series) -> np.ndarray:
+    """A column as floats, what is not a number as NaN (numbers as they are, without
+    ``to_numeric``'s pass)."""
+    if col.dtype.kind in "iuf":
+        return col.to_numpy(dtype=float, na_value=np.nan)
+    return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
 
 
 def _row_summary(predictor, n: int, novelty: np.ndarray, lat, method) -> pd.DataFrame:
