@@ -1,8 +1,9 @@
 """Predictions joined to offerings: a prediction is made once per GPU configuration (a spec
 line), then every offering that rents that GPU takes it and adds its own price.
 
-Dozens of offerings of one GPU therefore cost one prediction. The time-cost front (``pareto``)
-and the picks (fastest, cheapest, best value) are computed here once, for the CLI and the app.
+Dozens of offerings of one GPU therefore cost one prediction. The join by positions
+(:class:`JoinPlan`) also sorts the table and adds the time-cost front and picks
+(:mod:`._front`), once, for the CLI and the app.
 """
 
 from __future__ import annotations
@@ -14,12 +15,9 @@ import pandas as pd
 
 from .._schema import MS_PER_HOUR
 from ..errors import ProfetValueError
+from ._front import front_arrays
 
 NO_SPEC = "no spec model"
-#: Best value: the offering with the least product of cost per 1,000 steps (or run cost) and
-#: step time, i.e. the one where halving either matters equally; always on the front.
-BEST_VALUE = "least cost x time"
-PICKS = ("fastest", "cheapest", "best value")
 
 
 @functools.lru_cache(maxsize=1)
@@ -293,84 +291,6 @@ class JoinPlan:
 
 def _cat(a: str, b: str) -> str:
     return f"{a}; {b}" if a and b else a or b
-
-
-def pareto_mask(time, cost) -> np.ndarray:
-    """Offerings on the time-cost front: no other is at least as fast and as cheap and better
-    in one; NaN never on it."""
-    time, cost = np.asarray(time, dtype=float), np.asarray(cost, dtype=float)
-    ok = np.isfinite(time) & np.isfinite(cost)
-    out = np.zeros(len(time), dtype=bool)
-    idx = np.flatnonzero(ok)
-    order = idx[np.lexsort((time[idx], cost[idx]))]
-    best = np.inf
-    for i in order:
-        if time[i] < best:
-            out[i] = True
-            best = time[i]
-    return out
-
-
-def add_front(
-    out: pd.DataFrame, cost_column: str, time_column: str = "batch_latency_ms"
-) -> pd.DataFrame:
-    """``pareto`` and ``pick`` per input row (and precision): fastest (least step time, the
-    cheaper on a tie), cheapest (least cost, the faster on a tie) and best value
-    (:data:`BEST_VALUE`)."""
-    out = out.reset_index(drop=True)
-    pareto, pick = front_columns(out, cost_column, time_column)
-    return out.assign(pareto=pareto, pick=pick)
-
-
-def front_columns(out: pd.DataFrame, cost_column: str, time_column: str) -> tuple:
-    """``(pareto, pick)`` of :func:`add_front`, as a bool array and a list of str, in the rows'
-    order."""
-    keys = [out[k].to_numpy() for k in ("row", "precision") if k in out]
-    return front_arrays(out[time_column].to_numpy(float), out[cost_column].to_numpy(float), keys)
-
-
-def front_arrays(t_all: np.ndarray, c_all: np.ndarray, keys: list) -> tuple:
-    """:func:`front_columns` of the time and cost arrays, per group of equal ``keys`` (the
-    input row, and the precision where there is one): the groups in the order they first
-    appear, as pandas' unsorted group-by gives them."""
-    n = len(t_all)
-    pareto = np.zeros(n, dtype=bool)
-    pick = [""] * n
-    groups = [np.arange(n)] if all(_single(k) for k in keys) else _groups(keys)
-    for idx in groups:
-        t, c = t_all[idx], c_all[idx]
-        front = pareto_mask(t, c)
-        pareto[idx] = front
-        if not front.any():
-            continue
-        f, tf, cf = idx[front], t[front], c[front]
-        chosen = (
-            ("fastest", f[np.lexsort((cf, tf))[0]]),
-            ("cheapest", f[np.lexsort((tf, cf))[0]]),
-            ("best value", f[int(np.argmin(tf * cf))]),
-        )
-        for what, i in chosen:
-            pick[i] = f"{pick[i]}, {what}" if pick[i] else what
-    return pareto, pick
-
-
-def _single(values: np.ndarray) -> bool:
-    """Whether ``values`` hold at most one distinct value, NaN aside (pandas' ``nunique``)."""
-    ok = values[~pd.isna(values)]
-    return len(ok) == 0 or bool((ok == ok[0]).all())
-
-
-def _groups(keys: list) -> list:
-    """Positions of each group of equal keys (missing keys dropped, as pandas' group-by does),
-    in the order the groups first appear."""
-    found: dict = {}
-    missing = np.zeros(len(keys[0]), dtype=bool)
-    for k in keys:
-        missing |= pd.isna(k)
-    for i, key in enumerate(zip(*(k.tolist() for k in keys), strict=True)):
-        if not missing[i]:
-            found.setdefault(key, []).append(i)
-    return [np.asarray(v, dtype=np.intp) for v in found.values()]
 
 
 #: The offerings' arrays each join reads, kept per offerings frame (a frame the caches hold:

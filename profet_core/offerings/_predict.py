@@ -11,11 +11,9 @@ import pandas as pd
 
 from ..prediction._scaling import check_options
 from ._filter import OfferingFilter, check_offering_args, choose
+from ._front import BEST_VALUE, add_front, front_columns
 from ._join import (
-    BEST_VALUE,
-    add_front,
     catalog_offerings,
-    front_columns,
     join_offerings,
     join_plan,
     offer_facts,

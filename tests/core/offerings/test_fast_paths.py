@@ -240,7 +240,7 @@ def test_notes_of_a_t4_anchor_without_latency(wide, profiles):
 
 def _front_by_groupby(out: pd.DataFrame, cost: str, time: str) -> tuple:
     """The front and picks computed plainly: pandas' group-by per input row and precision."""
-    from profet_core.offerings._join import pareto_mask
+    from profet_core.offerings._front import pareto_mask
 
     pareto, pick = np.zeros(len(out), dtype=bool), [""] * len(out)
     keys = ["row", *(["precision"] if "precision" in out else [])]
@@ -266,7 +266,7 @@ def _front_by_groupby(out: pd.DataFrame, cost: str, time: str) -> tuple:
 def test_front_by_arrays_equals_the_groupby_front(seed, with_precision):
     """The front from arrays (no frame, no group-by) marks the offerings and picks pandas'
     group-by per row (and precision) does, NaN times and a missing precision included."""
-    from profet_core.offerings._join import front_columns
+    from profet_core.offerings._front import front_columns
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 60))
