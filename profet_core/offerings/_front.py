@@ -81,11 +81,14 @@ def _single(values: np.ndarray) -> bool:
 def _groups(keys: list) -> list:
     """Positions of each group of equal keys (missing keys dropped, as pandas' group-by does),
     in the order the groups first appear."""
-    found: dict = {}
-    missing = np.zeros(len(keys[0]), dtype=bool)
-    for k in keys:
-        missing |= pd.isna(k)
-    for i, key in enumerate(zip(*(k.tolist() for k in keys), strict=True)):
-        if not missing[i]:
-            found.setdefault(key, []).append(i)
-    return [np.asarray(v, dtype=np.intp) for v in found.values()]
+    gid = np.zeros(len(keys[0]), dtype=np.int64)
+    for k in keys:  # each key's codes in order of appearance, -1 where missing
+        codes, uniques = pd.factorize(np.asarray(k))
+        gid = np.where((gid < 0) | (codes < 0), -1, gid * max(len(uniques), 1) + codes)
+    rows = np.flatnonzero(gid >= 0)
+    if not len(rows):
+        return []
+    order = rows[np.argsort(gid[rows], kind="stable")]  # by group, rows in order within
+    starts = np.flatnonzero(np.diff(gid[order], prepend=-2))
+    groups = np.split(order, starts[1:])
+    return sorted(groups, key=lambda g: g[0])  # groups in the order they first appear
