@@ -322,12 +322,17 @@ def offer_facts(off: pd.DataFrame) -> dict:
     return facts
 
 
+#: Prediction rows (input rows x spec lines) up to which a join's matching is kept.
+_KEPT_ROWS = 2_000
+
+
 def _matched(side: dict, by_count: bool, keys: tuple, row: np.ndarray) -> tuple:
     """(offering row of each joined row, prediction row of each matched one, the input rows,
     the offerings without a spec line) of the prediction's ``keys`` (target[, GPUs used]) and
     input ``row`` per prediction row; kept per offerings and keys (the same on every call)."""
-    cache_key = (by_count, keys, row.tobytes())
-    got = side["matches"].get(cache_key)
+    kept = len(row) <= _KEPT_ROWS  # a few profile rows (the usual question): kept, bounded
+    cache_key = (by_count, keys, row.tobytes()) if kept else None
+    got = side["matches"].get(cache_key) if kept else None
     if got is not None:
         return got
     target = side["target"]
@@ -344,9 +349,12 @@ def _matched(side: dict, by_count: bool, keys: tuple, row: np.ndarray) -> tuple:
     none = np.flatnonzero(target == "")
     rows = np.concatenate([np.asarray(left, dtype=np.intp), np.tile(none, len(runs))])
     got = (rows, np.asarray(right, dtype=np.intp), runs, none)
-    if len(side["matches"]) >= 64:
-        side["matches"].clear()
-    side["matches"][cache_key] = got
+    if kept:
+        for a in got:
+            a.flags.writeable = False
+        if len(side["matches"]) >= 32:
+            side["matches"].clear()
+        side["matches"][cache_key] = got
     return got
 
 
