@@ -314,6 +314,8 @@ def offer_facts(off: pd.DataFrame) -> dict:
     facts["wanted"] = tuple(sorted(set(facts["target"].tolist()) - {""}))
     facts["counts"] = sorted({int(n) for n in used})
     facts["matches"] = {}
+    for key in [k for k, (ref, _) in _FACTS.items() if ref() is None]:
+        del _FACTS[key]  # frames gone (a user's offerings, one call each): their arrays too
     if len(_FACTS) >= 16:
         _FACTS.clear()
     import weakref
