@@ -314,8 +314,9 @@ def offer_facts(off: pd.DataFrame) -> dict:
     facts["wanted"] = tuple(sorted(set(facts["target"].tolist()) - {""}))
     facts["counts"] = sorted({int(n) for n in used})
     facts["matches"] = {}
-    for key in [k for k, (ref, _) in _FACTS.items() if ref() is None]:
-        del _FACTS[key]  # frames gone (a user's offerings, one call each): their arrays too
+    for key, (ref, _) in list(_FACTS.items()):  # a copy: other threads may add meanwhile
+        if ref() is None:  # frames gone (a user's offerings, one call each): their arrays too
+            _FACTS.pop(key, None)
     if len(_FACTS) >= 16:
         _FACTS.clear()
     import weakref
