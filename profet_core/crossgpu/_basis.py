@@ -77,7 +77,8 @@ def fitted_memo(model, name: str, size: int = 4096) -> dict:
     """A dict kept on ``model`` for values derived from its fitted state alone (attributes
     ending in ``_``): a new one whenever any of them is another object (a refit, a copy with
     other specs or calibrations); emptied beyond ``size`` entries."""
-    state = [v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")]
+    # A copy of the attributes first: another thread may add one (its memo) meanwhile.
+    state = [v for k, v in list(vars(model).items()) if k.endswith("_") and k[0] != "_"]
     key = f"_{name}_memo"
     memo = vars(model).get(key)
     if (
