@@ -17,14 +17,21 @@ from collections.abc import Mapping
 
 from .errors import NotFittedError
 
+#: Constructor parameter names per estimator class (:meth:`Estimator._param_names`).
+_PARAM_NAMES: dict = {}
+
 
 class Estimator:
     """Parameters introspected from ``__init__``, as ``sklearn.base.BaseEstimator`` does."""
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return sorted(p for p in sig.parameters if p != "self")
+        # A class's constructor does not change: its signature is read once per class.
+        names = _PARAM_NAMES.get(cls)
+        if names is None:
+            sig = inspect.signature(cls.__init__)
+            names = _PARAM_NAMES[cls] = tuple(sorted(p for p in sig.parameters if p != "self"))
+        return list(names)
 
     def get_params(self, deep: bool = True) -> dict:
         """The constructor's keyword parameters and their current values."""

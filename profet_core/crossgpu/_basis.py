@@ -35,8 +35,22 @@ class BasisMixin:
 
     def pair_basis(self, anchor: str, target: str) -> str:
         """The weaker basis of the two instances (what a prediction between them rests on)."""
-        kinds = [self.basis(anchor), self.basis(target)]
-        return max(kinds, key=lambda b: BASES.index(b.split(" (")[0]))
+        check_is_fitted(self, "theta_")
+        # Remembered per fitted state: a profile priced on every spec line asks it of each
+        # line on every call.
+        memo = fitted_memo(self, "pair_basis")
+        got = memo.get((anchor, target))
+        if got is None:
+            kinds = [self.basis(anchor), self.basis(target)]
+            got = max(kinds, key=lambda b: BASES.index(b.split(" (")[0]))
+            memo[(anchor, target)] = got
+        return got
+
+    def pair_bases(self, anchor: str, targets) -> list[str]:
+        """:meth:`pair_basis` of the anchor and each target."""
+        check_is_fitted(self, "theta_")
+        memo = fitted_memo(self, "pair_basis")
+        return [memo.get((anchor, t)) or self.pair_basis(anchor, t) for t in targets]
 
     def with_intervals(self, log_quantiles: dict):
         """Copy with 80% interval half-widths (log units) per basis kind (:data:`BASES`)."""
@@ -57,6 +71,26 @@ class BasisMixin:
         q = self.interval_log_[kind]
         lat = np.asarray(latency_s, dtype=float)
         return lat * np.exp(-q), lat * np.exp(q)
+
+
+def fitted_memo(model, name: str, size: int = 4096) -> dict:
+    """A dict kept on ``model`` for values derived from its fitted state alone (attributes
+    ending in ``_``): a new one whenever any of them is another object (a refit, a copy with
+    other specs or calibrations); emptied beyond ``size`` entries."""
+    # A copy of the attributes first: another thread may add one (its memo) meanwhile.
+    state = [v for k, v in list(vars(model).items()) if k.endswith("_") and k[0] != "_"]
+    key = f"_{name}_memo"
+    memo = vars(model).get(key)
+    if (
+        memo is None
+        or len(memo[0]) != len(state)
+        or any(a is not b for a, b in zip(memo[0], state, strict=True))
+    ):
+        memo = (state, {})
+        setattr(model, key, memo)
+    if len(memo[1]) >= size:
+        memo[1].clear()
+    return memo[1]
 
 
 def bounded_delta(instance: str, loss, excess) -> float:

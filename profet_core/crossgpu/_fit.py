@@ -39,17 +39,15 @@ def fit_table(medians: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
     return rows.reset_index(drop=True)
 
 
-def fit_features(anchor, target, batch_size, input_size, anchor_latency_s, specs) -> np.ndarray:
-    """(n, 3) log work proxy, log pixels per batch, log target memory (GB)."""
-    # Instances are unique in a spec sheet: positions by a dict, the first of a name as
-    # ``get_indexer`` would find it.
-    names = specs["instance"].tolist()
-    where = {name: i for i, name in reversed(list(enumerate(names)))}
+def fit_features(
+    anchor, target, batch_size, input_size, anchor_latency_s, specs, kept: bool = False
+) -> np.ndarray:
+    """(n, 3) log work proxy, log pixels per batch, log target memory (GB); ``kept``: the
+    sheet's arrays read once per sheet (a fitted model's sheet, never changed in place)."""
+    where, rate, mem = _spec_arrays(specs) if kept else _read_specs(specs)
     for name in set(np.atleast_1d(anchor)) | set(np.atleast_1d(target)):
         if name not in where:
             raise ProfetValueError(f"instance {name!r} not in the spec catalog")
-    rate = effective_tflops(specs).to_numpy()
-    mem = specs["gpu_memory_gb"].to_numpy()
     n = len(np.atleast_1d(anchor_latency_s))
     a = np.broadcast_to(np.asarray(anchor, dtype=object), (n,))
     t = np.broadcast_to(np.asarray(target, dtype=object), (n,))
@@ -62,6 +60,32 @@ def fit_features(anchor, target, batch_size, input_size, anchor_latency_s, specs
             np.log(mem[[where[x] for x in t]]),
         ]
     )
+
+
+_SPEC_ARRAYS: dict = {}
+
+
+def _spec_arrays(specs: pd.DataFrame) -> tuple[dict, np.ndarray, np.ndarray]:
+    """``({instance: row}, effective TFLOPS, GPU memory GB)`` of a spec sheet, read once per
+    sheet (a fitted model's, kept by identity; a few at a time)."""
+    import weakref
+
+    got = _SPEC_ARRAYS.get(id(specs))
+    if got is not None and got[0]() is specs:
+        return got[1]
+    out = _read_specs(specs)
+    if len(_SPEC_ARRAYS) >= 8:
+        _SPEC_ARRAYS.clear()
+    _SPEC_ARRAYS[id(specs)] = (weakref.ref(specs), out)
+    return out
+
+
+def _read_specs(specs: pd.DataFrame) -> tuple[dict, np.ndarray, np.ndarray]:
+    # Instances are unique in a spec sheet: positions by a dict, the first of a name as
+    # ``get_indexer`` would find it.
+    names = specs["instance"].tolist()
+    where = {name: i for i, name in reversed(list(enumerate(names)))}
+    return where, effective_tflops(specs).to_numpy(), specs["gpu_memory_gb"].to_numpy()
 
 
 #: Workload features (the log work proxy and log pixels per batch) may lie this far (log units:
@@ -98,7 +122,7 @@ class FitModel(Estimator):
         return self
 
     @staticmethod
-    def _X(table, specs):
+    def _X(table, specs, kept=False):
         return fit_features(
             np.asarray(table["anchor"]),
             np.asarray(table["target"]),
@@ -106,6 +130,7 @@ class FitModel(Estimator):
             table["input_size"],
             table["anchor_latency_s"],
             specs,
+            kept,
         )
 
     def _range(self) -> tuple[np.ndarray, np.ndarray]:
@@ -123,13 +148,15 @@ class FitModel(Estimator):
             ok = (w >= low[:2] - RANGE_MARGIN) & (w <= high[:2] + RANGE_MARGIN)
         return ok.all(axis=1)
 
-    def predict_proba_table(self, table: pd.DataFrame, specs: pd.DataFrame) -> np.ndarray:
+    def predict_proba_table(
+        self, table: pd.DataFrame, specs: pd.DataFrame, kept: bool = False
+    ) -> np.ndarray:
         """P(fits) per row of a :func:`fit_table`-like frame (or a dict of its ``anchor``,
         ``target``, ``batch_size``, ``input_size``, ``anchor_latency_s`` arrays), shape (n,);
         NaN for workloads beyond the trained range (:meth:`in_range`), where the logistic curve
-        says nothing."""
+        says nothing. ``kept``: ``specs`` is a fitted model's sheet, read once."""
         check_is_fitted(self, "coef_")
-        X = self._X(table, specs)
+        X = self._X(table, specs, kept)
         z = ((X - self.mean_) / self.scale_) @ self.coef_ + self.intercept_
         with np.errstate(over="ignore"):
             p = 1.0 / (1.0 + np.exp(-z))
@@ -216,7 +243,7 @@ def fit_probability(predictor, anchor, targets, lat, sizes, n) -> tuple[np.ndarr
     if fits is None or sizes is None or lat is None:
         return out, ()
     specs = predictor.cross.specs_
-    have = set(specs["instance"].tolist())
+    have = _spec_arrays(specs)[0]
     known = [t for t in targets if t in have]
     if anchor not in have or not known:
         return out, ()
@@ -231,7 +258,7 @@ def fit_probability(predictor, anchor, targets, lat, sizes, n) -> tuple[np.ndarr
             "input_size": np.repeat(sizes[1], len(targets))[ok],
             "anchor_latency_s": lat_rows[ok],
         }
-        out[ok] = fits.predict_proba_table(rows, specs)
+        out[ok] = fits.predict_proba_table(rows, specs, kept=True)  # the model's own sheet
     far = ok & np.isnan(out)
     if not far.any():
         return out, ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._base import check_is_fitted
-from ._basis import spec_positions
+from ._basis import fitted_memo, spec_positions
 
 #: What a cross-instance block says it rests on (the engine's ``ensemble`` column).
 ENSEMBLE = "cross-instance spec model (op families scaled by spec ratios)"
@@ -26,14 +26,11 @@ def predict_targets(model, anchor: str, targets, fam, anchor_latency_s, classes,
         else np.broadcast_to(np.asarray(anchor_latency_s, dtype=float), (n,))
     )
     base = np.where(np.isnan(lat), fam.sum(axis=1) * model.latency_per_us_, lat)
-    d_specs = model._spec_rows([anchor]) - model._spec_rows(targets)  # (k, specs)
-    d_etas = model._eta(targets) - model._eta([anchor])
-    fp32 = model.specs_["fp32_tflops"].to_numpy(dtype=float)[spec_positions(model, targets)]
+    d_specs, d_etas, fp32, a_fp32 = _pair_arrays(model, anchor, targets)
     res = _residuals(model, fam, d_specs)
     tot = np.maximum(fam.sum(axis=1), 1e-9)
     s_c = fam[:, classes == 0].sum(axis=1) / tot
     s_m = fam[:, (classes == 1) & (scales > 0)].sum(axis=1) / tot
-    a_fp32 = model._spec_value(anchor, "fp32_tflops")
     out = []
     for j in range(len(targets)):
         d_spec = d_specs[j : j + 1]
@@ -51,6 +48,24 @@ def predict_targets(model, anchor: str, targets, fam, anchor_latency_s, classes,
         }
         out.append((cross, members))
     return out
+
+
+def _pair_arrays(model, anchor: str, targets: list) -> tuple:
+    """Spec gaps (k, specs) and efficiency gaps (k, 2) of anchor and each target, the targets'
+    FP32 TFLOPS and the anchor's: fitted state only, so kept per fitted model, anchor and
+    targets (read-only arrays)."""
+    memo = fitted_memo(model, "pair_arrays", size=32)
+    key = (anchor, tuple(targets))
+    got = memo.get(key)
+    if got is None:
+        d_specs = model._spec_rows([anchor]) - model._spec_rows(targets)
+        d_etas = model._eta(targets) - model._eta([anchor])
+        fp32 = model.specs_["fp32_tflops"].to_numpy(dtype=float)[spec_positions(model, targets)]
+        got = (d_specs, d_etas, fp32, model._spec_value(anchor, "fp32_tflops"))
+        for a in got[:3]:
+            a.flags.writeable = False
+        memo[key] = got
+    return got
 
 
 def _residuals(model, fam, d_specs) -> list | None:
@@ -75,10 +90,9 @@ def target_blocks(cross, anchor: str, targets, fam, lat) -> dict:
     """``{target: block}`` for pairs no model was trained on: latency, interval and basis (ms)
     from the anchor's device time per model family ``fam`` (shape (n, families))."""
     blocks = {}
-    for target, (latency_s, _) in zip(
-        targets, cross.predict_targets(anchor, targets, fam, lat), strict=True
-    ):
-        basis = cross.pair_basis(anchor, target)
+    many = cross.predict_targets(anchor, targets, fam, lat)
+    bases = cross.pair_bases(anchor, targets)
+    for target, (latency_s, _), basis in zip(targets, many, bases, strict=True):
         p = 1000 * latency_s
         lo = hi = np.full(len(p), np.nan)
         if basis.split(" (")[0] in cross.interval_log_:

@@ -61,7 +61,8 @@ def overhead_ratio(profiles: pd.DataFrame, reference, steps=DEFAULT_STEPS) -> np
     """
     n = len(profiles)
     ref = np.broadcast_to(np.asarray(reference, dtype=float), (n, len(OVERHEAD_OPS)))
-    times = profiles.reindex(columns=list(OVERHEAD_OPS)).fillna(0.0).to_numpy(dtype=float)
+    # Each overhead op's column (absent: 0), NaN as 0, without a reindexed copy of the frame.
+    times = np.column_stack([_zero_filled(profiles, c, n) for c in OVERHEAD_OPS])
     steps = np.broadcast_to(np.asarray(steps, dtype=float), (n,))
     present = (times > 0) & np.isfinite(ref) & (ref > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -70,6 +71,17 @@ def overhead_ratio(profiles: pd.DataFrame, reference, steps=DEFAULT_STEPS) -> np
     m = present.sum(axis=1)
     low = ratio[np.arange(n), np.maximum(m - 1, 0) // 2]
     return np.where(m >= MIN_OPS, low, np.nan)
+
+
+def _zero_filled(profiles: pd.DataFrame, name: str, n: int) -> np.ndarray:
+    """Column ``name`` as floats, missing values (and an absent column) as 0."""
+    if name not in profiles.columns:
+        return np.zeros(n)
+    col = profiles[name]
+    if col.dtype.kind in "iuf":
+        values = col.to_numpy(dtype=float)
+        return np.where(np.isnan(values), 0.0, values)
+    return col.fillna(0.0).to_numpy(dtype=float)
 
 
 def learn_step_reference(profiles: pd.DataFrame) -> dict:

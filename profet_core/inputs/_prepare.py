@@ -11,11 +11,17 @@ import numpy as np
 import pandas as pd
 
 from .._messages import quote, show_number
-from .._schema import LATENCY_COLUMN, MAX_LATENCY_S, MIN_LATENCY_S, op_columns
+from .._schema import (
+    DEFAULT_STEPS,
+    LATENCY_COLUMN,
+    MAX_LATENCY_S,
+    MIN_LATENCY_S,
+    STEPS_COLUMN,
+    op_columns,
+)
 from ..errors import ProfetValueError
 from ._args import float_or_nan, frame_arg, is_number, numbers_arg
-from ._profile import normalise_steps
-from ._rules import check_times
+from ._rules import check_steps, check_times
 
 
 @dataclass(frozen=True)
@@ -63,15 +69,22 @@ def prepare_profiles(profiles, anchor_latency_s=None, anchor=None) -> PreparedPr
     frame_arg(profiles, "profiles")
     if anchor is not None:
         check_anchor(profiles, anchor)
-    profiles = _numeric(profiles)
-    ops, lat = _check_inputs(normalise_steps(profiles), anchor_latency_s)
-    return PreparedProfiles(ops, lat)
+    profiles, values = _numeric(profiles)
+    names = op_columns(profiles.columns)
+    if STEPS_COLUMN in profiles.columns:  # as normalise_steps rescales them, on the matrix
+        steps = check_steps(profiles[STEPS_COLUMN].to_numpy(), "profiles")
+        if not (steps == DEFAULT_STEPS).all():
+            values = values * (DEFAULT_STEPS / steps.astype(float))[:, None]
+    # The op table built once from the matrix: one float block, index 0..n-1.
+    ops = pd.DataFrame(values, columns=pd.Index(names, dtype=profiles.columns.dtype))
+    return PreparedProfiles(ops, _check_inputs(profiles, ops, anchor_latency_s))
 
 
-def _numeric(profiles: pd.DataFrame) -> pd.DataFrame:
+def _numeric(profiles: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     """The op and latency columns as floats: a text, list or True/False cell is refused naming
     its column and row (it was a bare ValueError from numpy), and op times go through the
-    readers' rule (:func:`check_times`: finite, >= 0, at most 1e12 us)."""
+    readers' rule (:func:`check_times`: finite, >= 0, at most 1e12 us); and the op times as
+    one float matrix (rows x op columns, in column order)."""
     names = [*op_columns(profiles.columns)]
     if LATENCY_COLUMN in profiles.columns:
         names.append(LATENCY_COLUMN)
@@ -93,8 +106,9 @@ def _numeric(profiles: pd.DataFrame) -> pd.DataFrame:
     if out:
         profiles = profiles.assign(**out)
     ops = op_columns(profiles.columns)
-    check_times(profiles[ops].to_numpy(dtype=float), ops, "profiles")
-    return profiles
+    values = profiles[ops].to_numpy(dtype=float)
+    check_times(values, ops, "profiles")
+    return profiles, values
 
 
 def check_anchor(profiles, anchor: str) -> None:
@@ -118,7 +132,11 @@ def check_anchor(profiles, anchor: str) -> None:
     if not isinstance(profiles, pd.DataFrame) or "instance" not in profiles.columns:
         return
     named = profiles["instance"]
-    bad = (named.notna() & (named.astype(str) != str(anchor))).to_numpy()
+    if named.dtype == "str":  # text as it is: compared as objects, without a copy as text
+        values = named.to_numpy(dtype=object)
+        bad = ~pd.isna(values) & (values != str(anchor))
+    else:
+        bad = (named.notna() & (named.astype(str) != str(anchor))).to_numpy()
     if not bad.any():
         return
     i = int(bad.argmax())
@@ -140,9 +158,9 @@ def _require_ops(profiles) -> None:
         )
 
 
-def _check_inputs(profiles, anchor_latency_s):
-    """Op table and per-row anchor latency (s; None if none given) of a prediction's input."""
-    _require_ops(profiles)
+def _check_inputs(profiles, ops: pd.DataFrame, anchor_latency_s):
+    """Per-row anchor latency (s; None if none given) of a prediction's input, whose op table
+    (at 2 steps) is ``ops``."""
     n = len(profiles)
     lat = None
     if anchor_latency_s is not None:
@@ -172,8 +190,7 @@ def _check_inputs(profiles, anchor_latency_s):
             )
         if np.isnan(lat).all():
             lat = None
-    ops = profiles[op_columns(profiles.columns)].reset_index(drop=True)
-    values = ops.to_numpy(dtype=float)
+    values = ops.to_numpy()
     if not np.isfinite(values).all() or (values < 0).any():
         raise ProfetValueError("op times must be finite microseconds >= 0")
-    return ops, lat
+    return lat

@@ -15,8 +15,9 @@ from ._filter import (
     markets,
     matches,
 )
+from ._front import BEST_VALUE, add_front, pareto_mask
 from ._gpus import GPU_OF_ACCELERATOR, spec_gpu
-from ._join import BEST_VALUE, NO_SPEC, add_front, join_offerings, pareto_mask
+from ._join import NO_SPEC, join_offerings
 from ._list import basis_of, list_offerings
 from ._predict import OFFERING_COLUMNS, OfferingsResult, predict_offerings
 from ._read import catalog_files, read_catalog

@@ -1,8 +1,9 @@
 """Predictions joined to offerings: a prediction is made once per GPU configuration (a spec
 line), then every offering that rents that GPU takes it and adds its own price.
 
-Dozens of offerings of one GPU therefore cost one prediction. The time-cost front (``pareto``)
-and the picks (fastest, cheapest, best value) are computed here once, for the CLI and the app.
+Dozens of offerings of one GPU therefore cost one prediction. The join by positions
+(:class:`JoinPlan`) also sorts the table and adds the time-cost front and picks
+(:mod:`._front`), once, for the CLI and the app.
 """
 
 from __future__ import annotations
@@ -14,12 +15,9 @@ import pandas as pd
 
 from .._schema import MS_PER_HOUR
 from ..errors import ProfetValueError
+from ._front import front_arrays
 
 NO_SPEC = "no spec model"
-#: Best value: the offering with the least product of cost per 1,000 steps (or run cost) and
-#: step time, i.e. the one where halving either matters equally; always on the front.
-BEST_VALUE = "least cost x time"
-PICKS = ("fastest", "cheapest", "best value")
 
 
 @functools.lru_cache(maxsize=1)
@@ -162,21 +160,33 @@ def _joined_frames(off: pd.DataFrame, pred: pd.DataFrame, on: list) -> pd.DataFr
     return out
 
 
-def _plain(pred: pd.DataFrame, on: list) -> bool:
+def _plain(pred: pd.DataFrame, on: list, columns=None) -> bool:
     """Whether :func:`_joined_arrays` gives what :func:`_joined_frames` does: an integer
-    ``row``, and every other prediction column float or text (``str``)."""
-    if "row" not in pred or pred.dtypes["row"].kind not in "iu" or "basis" not in pred:
+    ``row``, and every other prediction column (of ``columns``, default all) float or text
+    (``str``)."""
+    kinds = dict(zip(pred.columns, pred.dtypes, strict=True))
+    columns = list(kinds) if columns is None else columns
+    if "row" not in columns or kinds["row"].kind not in "iu" or "basis" not in columns:
         return False
     return all(
-        c in ("row", "basis", *on) or t == np.float64 or t == "str" for c, t in pred.dtypes.items()
+        c in ("row", "basis", *on) or kinds[c] == np.float64 or kinds[c] == "str" for c in columns
     )
 
 
-def join_plan(table: pd.DataFrame, off: pd.DataFrame, gpus=1):
+#: Columns of a prediction table the join leaves to the prediction (the offering has its own).
+_DROPPED = ("gpu", "usd_per_hour", "usd_per_1000_steps")
+
+
+def join_plan(table: pd.DataFrame, off: pd.DataFrame, gpus=1, keep=None):
     """:func:`join_offerings` by positions (:class:`JoinPlan`), or None where the prediction
-    has columns of other types than float and text, which pandas' merge joins."""
-    pred, on = _prediction_side(table, gpus)
-    return JoinPlan(off, pred, on) if _plain(pred, on) else None
+    has columns of other types than float and text, which pandas' merge joins. ``keep``: the
+    prediction columns that travel (default: all), read from ``table`` without a copy."""
+    names = [c for c in table.columns if keep is None or c in keep]
+    if "gpus" not in names and gpus != 1:
+        _prediction_side(table[[]], gpus)  # refused: a one-GPU prediction
+    on = ["target", *(["gpus"] if "gpus" in names else [])]
+    names = [c for c in names if c not in _DROPPED]
+    return JoinPlan(off, table, on, names) if _plain(table, on, names) else None
 
 
 class JoinPlan:
@@ -194,26 +204,20 @@ class JoinPlan:
         ``usd_per_1000_steps`` and, where predicted, ``precision``.
     """
 
-    def __init__(self, off: pd.DataFrame, pred: pd.DataFrame, on: list):
-        target = off["target"].to_numpy(dtype=object)
-        keys = list(zip(*(off[c].tolist() for c in on), strict=True))
-        found: dict = {}
-        for j, k in enumerate(zip(*(pred[c].tolist() for c in on), strict=True)):
-            found.setdefault(k, []).append(j)
-        left, right = [], []
-        for i in np.flatnonzero(target != ""):
-            for j in found.get(keys[i], ()):
-                left.append(i)
-                right.append(j)
-        runs = pred["row"].unique() if len(pred) else np.array([0])
-        none = np.flatnonzero(target == "")
+    def __init__(self, off: pd.DataFrame, pred: pd.DataFrame, on: list, columns=None):
+        """``on``: the prediction's key columns (``target``, and ``gpus``: the offerings'
+        ``gpus_used``); ``columns``: the prediction columns that travel (default: all)."""
+        columns = list(pred.columns) if columns is None else columns
+        side = offer_facts(off)
+        row = pred["row"].to_numpy()
+        keys = tuple(zip(*(pred[c].tolist() for c in on), strict=True))
+        self.rows, right, runs, none = _matched(side, len(on) > 1, keys, row)
         m = len(none) * len(runs)
-        self.n = len(left) + m
-        self.rows = np.concatenate([np.asarray(left, dtype=np.intp), np.tile(none, len(runs))])
-        right = np.asarray(right, dtype=np.intp)
-        self._off, self._on, self._pred = off, on, {}
-        self._text_target = pred.dtypes["target"] == "str"
-        for c in pred.columns:
+        self.n = len(self.rows)
+        self._off, self._side, self._pred = off, side, {}
+        kinds = dict(zip(pred.columns, pred.dtypes, strict=True))
+        self._text_target = kinds["target"] == "str"
+        for c in columns:
             if c in on:
                 continue
             values = pred[c].to_numpy()
@@ -225,17 +229,16 @@ class JoinPlan:
                 got = np.concatenate([values[right], np.full(m, np.nan)])
             else:  # text: missing for offerings without a spec line
                 got = (np.concatenate([values.astype(object)[right], np.full(m, np.nan, object)]),)
-                got += (pred.dtypes[c],)
+                got += (kinds[c],)
             self._pred[c] = got
-        notes = off["note"].to_numpy(dtype=object)[self.rows].tolist()
         self._basis, self._notes = _fixed(
             self._pred["basis"],
-            off["instance"].to_numpy(dtype=object)[self.rows],
-            target[self.rows],
-            notes,
+            side["instance"][self.rows],
+            side["target"][self.rows],
+            side["note"][self.rows].tolist(),
         )
         self.values = {
-            c: self._pred[c] if c in self._pred else off[c].to_numpy()[self.rows]
+            c: self._pred[c] if c in self._pred else side["arrays"][c].to_numpy()[self.rows]
             for c in ("row", "batch_latency_ms", "usd_per_hour", "gpus_used")
         }
         self.values["usd_per_1000_steps"] = (
@@ -247,12 +250,12 @@ class JoinPlan:
     def columns(self, order: np.ndarray) -> dict:
         """The join's columns with its rows in ``order`` (positions), for one frame."""
         rows, index = self.rows[order], pd.RangeIndex(len(order))
-        cols = {c: self._off[c].array.take(rows) for c in self._off.columns if c != "note"}
+        arrays = self._side["arrays"]
+        cols = {c: a.take(rows) for c, a in arrays.items() if c != "note"}
         if not self._text_target:  # merged with categories or objects: objects
-            target = self._off["target"].to_numpy(dtype=object)[rows]
-            cols["target"] = pd.Series(target, index, object)
+            cols["target"] = pd.Series(self._side["target"][rows], index, object)
         cols["note"] = [self._notes[i] for i in order]
-        cols = {c: cols[c] for c in self._off.columns}  # the offerings' column order
+        cols = {c: cols[c] for c in arrays}  # the offerings' column order
         for c, got in self._pred.items():
             if c == "basis":
                 cols[c] = self._basis[order]
@@ -270,13 +273,14 @@ class JoinPlan:
         time columns (per per-GPU batch where offerings use different GPU counts)."""
         v, extra = self.values, {}
         time, cost = "batch_latency_ms", "usd_per_1000_steps"
-        if self.n and pd.Series(v["gpus_used"]).nunique() > 1:
+        used = v["gpus_used"]
+        if self.n and len(np.unique(used[~np.isnan(used)])) > 1:
             extra["ms_per_batch"] = v["batch_latency_ms"] / v["gpus_used"]
             extra["usd_per_1000_batches"] = v["usd_per_1000_steps"] / v["gpus_used"]
             time, cost = "ms_per_batch", "usd_per_1000_batches"
         t, c = {**v, **extra}[time], {**v, **extra}[cost]
-        keys = {k: v[k] for k in ("row", "precision") if k in v}
-        pareto, pick = front_columns(pd.DataFrame({**keys, cost: c, time: t}), cost, time)
+        keys = [v["row"], *([self._pred["precision"][0]] if "precision" in v else [])]
+        pareto, pick = front_arrays(t, c, keys)
         order = np.lexsort((t, c, v["row"]))
         cols = self.columns(order)
         cols.update({k: a[order] for k, a in extra.items()})
@@ -289,61 +293,72 @@ def _cat(a: str, b: str) -> str:
     return f"{a}; {b}" if a and b else a or b
 
 
-def pareto_mask(time, cost) -> np.ndarray:
-    """Offerings on the time-cost front: no other is at least as fast and as cheap and better
-    in one; NaN never on it."""
-    time, cost = np.asarray(time, dtype=float), np.asarray(cost, dtype=float)
-    ok = np.isfinite(time) & np.isfinite(cost)
-    out = np.zeros(len(time), dtype=bool)
-    idx = np.flatnonzero(ok)
-    order = idx[np.lexsort((time[idx], cost[idx]))]
-    best = np.inf
-    for i in order:
-        if time[i] < best:
-            out[i] = True
-            best = time[i]
-    return out
+#: The offerings' arrays each join reads, kept per offerings frame (a frame the caches hold:
+#: the shipped snapshot's per filter), checked by identity; a few at a time.
+_FACTS: dict = {}
 
 
-def add_front(
-    out: pd.DataFrame, cost_column: str, time_column: str = "batch_latency_ms"
-) -> pd.DataFrame:
-    """``pareto`` and ``pick`` per input row (and precision): fastest (least step time, the
-    cheaper on a tie), cheapest (least cost, the faster on a tie) and best value
-    (:data:`BEST_VALUE`)."""
-    out = out.reset_index(drop=True)
-    pareto, pick = front_columns(out, cost_column, time_column)
-    return out.assign(pareto=pareto, pick=pick)
+def offer_facts(off: pd.DataFrame) -> dict:
+    """The offerings' columns as arrays (``arrays``: each column's, ``target``, ``instance``,
+    ``note`` as objects), the spec lines they want (``wanted``, sorted) and the GPU counts they
+    use (``counts``, sorted), built once per frame."""
+    got = _FACTS.get(id(off))
+    if got is not None and got[0]() is off:
+        return got[1]
+    facts = {
+        "arrays": {c: off[c].array for c in off.columns},
+        **{c: off[c].to_numpy(dtype=object) for c in ("target", "instance", "note")},
+    }
+    used = off["gpus_used"].tolist()
+    facts["keys"] = list(zip(off["target"].tolist(), used, strict=True))
+    facts["wanted"] = tuple(sorted(set(facts["target"].tolist()) - {""}))
+    facts["counts"] = sorted({int(n) for n in used})
+    facts["matches"] = {}
+    for key, (ref, _) in list(_FACTS.items()):  # a copy: other threads may add meanwhile
+        if ref() is None:  # frames gone (a user's offerings, one call each): their arrays too
+            _FACTS.pop(key, None)
+    if len(_FACTS) >= 16:
+        _FACTS.clear()
+    import weakref
+
+    _FACTS[id(off)] = (weakref.ref(off), facts)
+    return facts
 
 
-def front_columns(out: pd.DataFrame, cost_column: str, time_column: str) -> tuple:
-    """``(pareto, pick)`` of :func:`add_front`, as a bool array and a list of str, in the rows'
-    order."""
-    t_all = out[time_column].to_numpy(float)
-    c_all = out[cost_column].to_numpy(float)
-    pareto = np.zeros(len(out), dtype=bool)
-    pick = [""] * len(out)
-    keys = ["row", *(["precision"] if "precision" in out else [])]
-    groups = (
-        [np.arange(len(out))]
-        if all(out[k].nunique() <= 1 for k in keys)
-        else list(out.groupby(keys, sort=False).indices.values())
-    )
-    for idx in groups:
-        t, c = t_all[idx], c_all[idx]
-        front = pareto_mask(t, c)
-        pareto[idx] = front
-        if not front.any():
-            continue
-        f, tf, cf = idx[front], t[front], c[front]
-        chosen = (
-            ("fastest", f[np.lexsort((cf, tf))[0]]),
-            ("cheapest", f[np.lexsort((tf, cf))[0]]),
-            ("best value", f[int(np.argmin(tf * cf))]),
-        )
-        for what, i in chosen:
-            pick[i] = f"{pick[i]}, {what}" if pick[i] else what
-    return pareto, pick
+#: Prediction rows (input rows x spec lines) up to which a join's matching is kept.
+_KEPT_ROWS = 2_000
+
+
+def _matched(side: dict, by_count: bool, keys: tuple, row: np.ndarray) -> tuple:
+    """(offering row of each joined row, prediction row of each matched one, the input rows,
+    the offerings without a spec line) of the prediction's ``keys`` (target[, GPUs used]) and
+    input ``row`` per prediction row; kept per offerings and keys (the same on every call)."""
+    kept = len(row) <= _KEPT_ROWS  # a few profile rows (the usual question): kept, bounded
+    cache_key = (by_count, keys, row.tobytes()) if kept else None
+    got = side["matches"].get(cache_key) if kept else None
+    if got is not None:
+        return got
+    target = side["target"]
+    found: dict = {}
+    for j, k in enumerate(keys):
+        found.setdefault(k, []).append(j)
+    off_keys = side["keys"] if by_count else [(t,) for t in target.tolist()]
+    left, right = [], []
+    for i in np.flatnonzero(target != ""):
+        for j in found.get(off_keys[i], ()):
+            left.append(i)
+            right.append(j)
+    runs = pd.unique(row) if len(row) else np.array([0])
+    none = np.flatnonzero(target == "")
+    rows = np.concatenate([np.asarray(left, dtype=np.intp), np.tile(none, len(runs))])
+    got = (rows, np.asarray(right, dtype=np.intp), runs, none)
+    if kept:
+        for a in got:
+            a.flags.writeable = False
+        if len(side["matches"]) >= 32:
+            side["matches"].clear()
+        side["matches"][cache_key] = got
+    return got
 
 
 def catalog_offerings(catalog: pd.DataFrame, predictor) -> pd.DataFrame:

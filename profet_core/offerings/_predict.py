@@ -11,13 +11,12 @@ import pandas as pd
 
 from ..prediction._scaling import check_options
 from ._filter import OfferingFilter, check_offering_args, choose
+from ._front import BEST_VALUE, add_front, front_columns
 from ._join import (
-    BEST_VALUE,
-    add_front,
     catalog_offerings,
-    front_columns,
     join_offerings,
     join_plan,
+    offer_facts,
     offer_side,
     shipped_specs,
     spec_key_of_gpu,
@@ -256,12 +255,13 @@ def predict_offerings(
             table = pd.concat([table, catalog_offerings(catalog, predictor)], ignore_index=True)
         off = offer_side(choose(table, f), gpus)
     key = spec_key_of_gpu()
-    wanted = sorted(set(off["target"]) - {""})
+    side = offer_facts(off)
+    wanted = side["wanted"]
     wide = _with_counts(extended(predictor), off)
     reach = set(wide.all_instances)
     targets = [t for t in wanted if t != anchor and t in reach]
     wide._check_instance(anchor, "anchor")
-    counts = sorted({int(n) for n in off["gpus_used"]}) or [1]
+    counts = list(side["counts"]) or [1]
     gpu_option = 1 if counts == [1] else counts
     options = check_options(precision, gpu_option, anchor_amp_latency_s, params)
     args = (anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size)
@@ -271,16 +271,19 @@ def predict_offerings(
         own = wide._configure(anchor, profiles, prepared, own, batch_size, options)
     # Only the columns an offering shows travel through the join (the members, novelty and
     # ensemble names stay on the prediction).
-    pred = _shown(prediction.table)
+    pred = prediction.table
     if len(own):
-        pred = pd.concat([pred, _shown(own)], ignore_index=True)
-    plan = join_plan(pred, off, gpus) if run is None else None
+        pred = pd.concat([_shown(pred), _shown(own)], ignore_index=True)
+    plan = join_plan(pred, off, gpus, keep=_KEPT) if run is None else None
     if plan is not None:  # by positions: each column taken once, in the final order
         out, cost, time = plan.front_table(OFFERING_COLUMNS)
     else:
-        out, cost, time = _costed(join_offerings(pred, None, gpus, key, off), run)
+        out, cost, time = _costed(join_offerings(_shown(pred), None, gpus, key, off), run)
     notes = offering_notes(out, f)
     return OfferingsResult(out, prediction, notes, cost, f, time)
+
+
+_KEPT = frozenset(OFFERING_COLUMNS)
 
 
 def _shown(table: pd.DataFrame) -> pd.DataFrame:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -66,28 +68,25 @@ def run_prediction(
     # took for a known op by their spelling.
     used = ops.columns[ops.to_numpy().any(axis=0)]
     blocks = _blocks(predictor, anchor, ops, lat, method, targets, used)
-    cat = predictor.catalog  # instances are unique: plain dicts look each one up
-    names = cat["instance"].tolist()
+    usd, gpu, counts = catalog_maps(predictor)
     # Row-major: input row 0 on every target, then row 1, ... (targets sorted).
     flat = {
         c: np.column_stack([b[c] for b in blocks]).ravel() for c in ("p", "lo", "hi", "novelty")
     }
     _check_latencies(predictor, flat["p"])
-    usd = dict(zip(names, cat["usd_per_hour"].tolist(), strict=True))
-    gpu = dict(zip(names, cat["gpu"].tolist(), strict=True))
     price = np.tile([float(usd.get(t, np.nan)) for t in targets], n)
-    notes = (*notes, *_multi_gpu_notes(cat, targets))
+    notes = (*notes, *_multi_gpu_notes(counts, targets))
 
     def per_target(values) -> pd.Categorical:
         # Categorical: 100,000 rows x k targets repeat k strings; no copies of the strings.
         uniq = list(dict.fromkeys(values))
         codes = np.tile([uniq.index(v) for v in values], n)
-        return pd.Categorical.from_codes(codes, categories=uniq)
+        return categorical(codes, uniq)
 
     p_fit, fit_note = fit_probability(predictor, anchor, targets, lat, sizes, n)
     columns = {
         "row": np.repeat(np.arange(n), k),
-        "anchor": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [anchor]),
+        "anchor": categorical(np.zeros(n * k, dtype=int), [anchor]),
         "target": per_target(targets),
         "gpu": per_target([str(gpu.get(t, "")) for t in targets]),
         "basis": per_target([b["basis"] for b in blocks]),
@@ -97,7 +96,7 @@ def run_prediction(
         "novelty": flat["novelty"],
         "usd_per_hour": price,
         "usd_per_1000_steps": flat["p"] * 1000 / MS_PER_HOUR * price,
-        "method": pd.Categorical.from_codes(np.zeros(n * k, dtype=int), [method]),
+        "method": categorical(np.zeros(n * k, dtype=int), [method]),
         "ensemble": per_target([b["ensemble"] for b in blocks]),
         "p_fit": p_fit,
     }
@@ -110,7 +109,7 @@ def run_prediction(
         ).ravel()
     table = pd.DataFrame(columns)
     ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())
-    rows = _row_summary(predictor, table, lat, method)
+    rows = _row_summary(predictor, n, flat["novelty"], lat, method)
     level = predictor.interval_level
     matched = spelling_matches(predictor, method, used)
     return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes), matched)
@@ -149,13 +148,41 @@ def _check_latencies(predictor, latency_ms: np.ndarray) -> None:
         )
 
 
-def _multi_gpu_notes(cat: pd.DataFrame, targets) -> tuple:
-    """A note on targets whose instance has several GPUs: the latency is one GPU's, the price
-    the whole instance's (no smaller configuration can be rented)."""
-    if "gpu_count" not in cat:
+def categorical(codes: np.ndarray, categories: list) -> pd.Categorical:
+    """``pd.Categorical.from_codes(codes, categories)`` for codes known to be valid (0..k-1),
+    its dtype built once per list of categories."""
+    return pd.Categorical.from_codes(codes, dtype=_dtype(tuple(categories)), validate=False)
+
+
+@functools.lru_cache(maxsize=64)
+def _dtype(categories: tuple) -> pd.CategoricalDtype:
+    return pd.CategoricalDtype(list(categories))
+
+
+def catalog_maps(predictor) -> tuple[dict, dict, dict | None]:
+    """``({instance: USD/h}, {instance: GPU}, {instance: GPU count} or None)`` of the
+    predictor's catalog, read once per catalog (predictors sharing a cache may hold others)."""
+    cat = predictor.catalog
+    got = predictor._cache.get(("catalog-maps",))
+    if got is None or got[0] is not cat:  # instances are unique: plain dicts look each one up
+        names = cat["instance"].tolist()
+        usd = dict(zip(names, cat["usd_per_hour"].tolist(), strict=True))
+        gpu = dict(zip(names, cat["gpu"].tolist(), strict=True))
+        counts = None
+        if "gpu_count" in cat:
+            values = pd.to_numeric(cat["gpu_count"], errors="coerce").tolist()
+            counts = dict(zip(names, values, strict=True))
+        got = (cat, usd, gpu, counts)
+        predictor._cache[("catalog-maps",)] = got
+    return got[1:]
+
+
+def _multi_gpu_notes(counts: dict | None, targets) -> tuple:
+    """A note on targets whose instance has several GPUs (``counts``: GPUs per instance, None
+    where the catalog does not say): the latency is one GPU's, the price the whole instance's
+    (no smaller configuration can be rented)."""
+    if counts is None:
         return ()
-    values = pd.to_numeric(cat["gpu_count"], errors="coerce").tolist()
-    counts = dict(zip(cat["instance"].tolist(), values, strict=True))
     multi = [f"{t} ({int(counts[t])} GPUs)" for t in targets if t in counts and counts[t] > 1]
     if not multi:
         return ()
@@ -216,7 +243,7 @@ def workload_sizes(profiles, batch_size, input_size):
                 )
             value = np.broadcast_to(value, (len(profiles),))
         elif name in profiles.columns:
-            value = pd.to_numeric(profiles[name], errors="coerce").to_numpy(dtype=float)
+            value = numeric_column(profiles[name])
         else:  # unknown: the other, if given, is still checked
             out.append(None)
             continue
@@ -232,12 +259,20 @@ def workload_sizes(profiles, batch_size, input_size):
     return None if any(v is None for v in out) else tuple(out)
 
 
-def _row_summary(predictor, table: pd.DataFrame, lat, method) -> pd.DataFrame:
-    """Per input row: the largest novelty over targets and its validation band."""
-    # The table is row-major (each input row on every target): the largest novelty of each
-    # row, NaN ignored (NaN where every target's is), as a group-by would give.
-    n = int(table["row"].iat[-1]) + 1 if len(table) else 0
-    nov = np.fmax.reduce(table["novelty"].to_numpy(dtype=float).reshape(n, -1), axis=1)
+def numeric_column(col: pd.Series) -> np.ndarray:
+    """A column as floats, what is not a number as NaN (numbers as they are, without
+    ``to_numeric``'s pass)."""
+    if col.dtype.kind in "iuf":
+        return col.to_numpy(dtype=float, na_value=np.nan)
+    return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+
+
+def _row_summary(predictor, n: int, novelty: np.ndarray, lat, method) -> pd.DataFrame:
+    """Per input row (``n``): the largest novelty over targets and its validation band;
+    ``novelty`` row-major (each input row on every target)."""
+    # The largest novelty of each row, NaN ignored (NaN where every target's is), as a
+    # group-by would give.
+    nov = np.fmax.reduce(np.asarray(novelty, dtype=float).reshape(n, -1), axis=1)
     has = np.zeros(n, dtype=bool) if lat is None else ~np.isnan(lat)
     # Bands are shown only where a warning may be (novelty >= NOVELTY_WARN)
     with np.errstate(invalid="ignore"):

@@ -301,7 +301,9 @@ def _batch(profiles: pd.DataFrame, batch_size):
     if batch_size is not None:
         return np.broadcast_to(np.asarray(batch_size, dtype=float), (len(profiles),))
     if "batch_size" in profiles.columns:
-        return pd.to_numeric(profiles["batch_size"], errors="coerce").to_numpy(dtype=float)
+        from ._engine import numeric_column
+
+        return numeric_column(profiles["batch_size"])
     return np.full(len(profiles), np.nan)
 
 

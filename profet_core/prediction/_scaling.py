@@ -159,12 +159,14 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
     latency s, params) from :func:`check_options`; ``lat`` (n,) the anchor FP32 latency (s, NaN
     where unknown); ``batch`` (n,) images per step or NaN."""
     precision, gpus, amp_lat, params = options
-    table = pred.table.copy()
-    n_rows = int(table["row"].max()) + 1 if len(table) else 0
+    # Copy-on-write: a shallow copy gains columns without touching the prediction's table.
+    table = pred.table.copy(deep=False)
+    row = table["row"].to_numpy()
+    n_rows = int(row.max()) + 1 if len(table) else 0
     batch = np.broadcast_to(np.asarray(batch, float), (n_rows,))
     if precision == "fp32" and gpus == 1:
         table["precision"], table["gpus"] = "fp32", 1
-        table["images_per_s"] = batch[table["row"].to_numpy()] / table["batch_latency_ms"] * 1e3
+        table["images_per_s"] = batch[row] / table["batch_latency_ms"].to_numpy() * 1e3
         return dataclasses.replace(pred, table=table)
     notes = list(pred.notes)
     fam = model_family_times(ops)

@@ -62,10 +62,21 @@ class TrainedModels:
     def all_instances(self) -> list[str]:
         """Every instance predictions reach: the measured ones, then those of the spec catalog
         (predicted by the cross-instance model, basis "specs only" or "calibrated")."""
-        names = self.instances
-        have = set(names)
-        extra = [] if self.cross is None else [i for i in self.cross.spec_index_ if i not in have]
-        return [*names, *extra]
+        return list(self._reach()[0])
+
+    def _reach(self) -> tuple[tuple, frozenset]:
+        """:attr:`all_instances` and their set, built once per cross-instance model (predictors
+        sharing this cache may hold a wider one: the entry keeps the model it was built for)."""
+        cross = self.cross
+        got = self._cache.get(("reach",))
+        if got is None or got[0] is not cross:
+            names = self.instances
+            have = set(names)
+            extra = [] if cross is None else [i for i in cross.spec_index_ if i not in have]
+            names = (*names, *extra)
+            got = (cross, names, frozenset(names))
+            self._cache[("reach",)] = got
+        return got[1], got[2]
 
     @property
     def cross(self):
@@ -172,6 +183,8 @@ class TrainedModels:
         return [t for t in self.all_instances if t != anchor]
 
     def _check_instance(self, name, role: str, measured: bool = False) -> None:
+        if not measured and isinstance(name, str) and name in self._reach()[1]:
+            return
         known = self.instances if measured else self.all_instances
         if not isinstance(name, str) or name not in known:
             from ..inputs._args import shown

@@ -95,3 +95,28 @@ def test_novelty_widens_intervals_where_errors_are_larger(with_novelty):
     else:
         # One width for all: usual architectures over-covered, the most unusual under-covered.
         assert cover[0] > 0.9 and min(cover[-3:]) < 0.7
+
+
+def _fresh_fingerprint(nov: ProfileNovelty) -> str:
+    """The digest computed afresh (no kept value): parameters and fitted arrays."""
+    import copy
+
+    twin = copy.copy(nov)
+    vars(twin).pop("_fingerprint", None)
+    return twin.fingerprint()
+
+
+def test_fingerprint_follows_the_parameters_and_a_refit():
+    """The digest kept between predictions is the model's current one: another parameter
+    value or a refit (new arrays) gives a new digest, equal to one computed afresh."""
+    rng = np.random.default_rng(3)
+    nov = ProfileNovelty(n_neighbors=2).fit(rng.normal(size=(12, 3)))
+    first = nov.fingerprint()
+    assert nov.fingerprint() == first == _fresh_fingerprint(nov)
+    nov.set_params(n_neighbors=3)
+    assert nov.fingerprint() != first
+    assert nov.fingerprint() == _fresh_fingerprint(nov)
+    before = nov.fingerprint()
+    nov.fit(rng.normal(size=(12, 3)))
+    assert nov.fingerprint() != before
+    assert nov.fingerprint() == _fresh_fingerprint(nov)

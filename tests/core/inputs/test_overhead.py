@@ -137,3 +137,22 @@ def test_step_suggestions_stay_within_what_steps_allows(scale):
     assert "--steps" in f.message and "at most 1000" in f.message
     suggested = [int(m) for m in __import__("re").findall(r"--steps (\d+)", f.message)]
     assert all(1 <= k <= 1000 for k in suggested)
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        _row(2.0, Host_Dataset=np.nan),
+        _row(3.0).drop(columns=["Host_WriteSummary"]),
+        _row(1.0).astype({"Host_Dataset": object}).assign(steps=[4]),
+        pd.concat([_row(1.0), _row(5.0, Host_FlushSummaryWriter=np.nan)], ignore_index=True),
+    ],
+    ids=["nan-op", "absent-op", "object-column", "two-rows"],
+)
+def test_overhead_ratio_reads_ops_as_a_filled_reindex_would(profile):
+    """Each overhead op read on its own (NaN and absent as 0) gives the reindexed, filled
+    copy's ratio, digit for digit."""
+    times = profile.reindex(columns=list(OVERHEAD_OPS)).fillna(0.0).to_numpy(dtype=float)
+    steps = profile["steps"].to_numpy(dtype=float)
+    expect = overhead_ratio(pd.DataFrame(times, columns=list(OVERHEAD_OPS)), REF, steps)
+    np.testing.assert_array_equal(overhead_ratio(profile, REF, steps), expect)

@@ -236,3 +236,50 @@ def test_notes_of_a_t4_anchor_without_latency(wide, profiles):
     assert "offerings use different GPU counts" in text
     none = sorted(map(str, t.loc[t["basis"] == "no spec model", "accelerator"].unique()))
     assert f"{len(none)} GPU(s) have no spec model" in text and ", ".join(none) in text
+
+
+def _front_by_groupby(out: pd.DataFrame, cost: str, time: str) -> tuple:
+    """The front and picks computed plainly: pandas' group-by per input row and precision."""
+    from profet_core.offerings._front import pareto_mask
+
+    pareto, pick = np.zeros(len(out), dtype=bool), [""] * len(out)
+    keys = ["row", *(["precision"] if "precision" in out else [])]
+    for _, g in out.groupby(keys, sort=False):
+        idx = g.index.to_numpy()
+        t, c = g[time].to_numpy(float), g[cost].to_numpy(float)
+        front = pareto_mask(t, c)
+        pareto[idx] = front
+        if not front.any():
+            continue
+        f, tf, cf = idx[front], t[front], c[front]
+        for what, i in (
+            ("fastest", f[np.lexsort((cf, tf))[0]]),
+            ("cheapest", f[np.lexsort((tf, cf))[0]]),
+            ("best value", f[int(np.argmin(tf * cf))]),
+        ):
+            pick[i] = f"{pick[i]}, {what}" if pick[i] else what
+    return pareto, pick
+
+
+@pytest.mark.parametrize("seed", range(6), ids=[f"seed-{s}" for s in range(6)])
+@pytest.mark.parametrize("with_precision", [False, True], ids=["rows", "rows-and-precision"])
+def test_front_by_arrays_equals_the_groupby_front(seed, with_precision):
+    """The front from arrays (no frame, no group-by) marks the offerings and picks pandas'
+    group-by per row (and precision) does, NaN times and a missing precision included."""
+    from profet_core.offerings._front import front_columns
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    out = pd.DataFrame(
+        {
+            "row": rng.integers(0, 3, n),
+            "t": np.where(rng.random(n) < 0.1, np.nan, rng.choice([1.0, 2.0, 3.5, 7.0], n)),
+            "c": rng.choice([0.5, 1.0, 2.0, np.nan], n),
+        }
+    )
+    if with_precision:
+        out["precision"] = pd.array(rng.choice(["fp32", "amp", None], n), dtype="str")
+    pareto, pick = front_columns(out, "c", "t")
+    want_pareto, want_pick = _front_by_groupby(out, "c", "t")
+    np.testing.assert_array_equal(pareto, want_pareto)
+    assert pick == want_pick
