@@ -27,8 +27,9 @@ def predict(predictor: Predictor, anchor: str, profiles, **options) -> Predictio
     :data:`CHILD_MIN_ROWS` profile rows.
 
     The child (this file run by the server's interpreter) loads the predictor's artifacts
-    folder; where it finds other artifacts there (a retrain since the app loaded them) or the
-    predictor has another catalog, the prediction is made in process.
+    folder; where it finds other artifacts there (a retrain since the app loaded them), the
+    predictor has another catalog or no child can be started, the prediction is made in
+    process.
 
     Raises
     ------
@@ -42,12 +43,15 @@ def predict(predictor: Predictor, anchor: str, profiles, **options) -> Predictio
     task = (str(bundle.path), bundle.manifest, predictor.catalog, anchor, profiles, options)
     # A fresh interpreter on this file, not multiprocessing: forking a server that runs threads
     # is unsafe, and multiprocessing's spawn runs the parent's main module again.
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve())],
-        input=pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL),
-        capture_output=True,
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve())],
+            input=pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL),
+            capture_output=True,
+            check=False,
+        )
+    except OSError:  # no interpreter to start (an embedded Python): predicted in process
+        return predictor.predict(anchor, profiles, **options)
     try:
         ok, answer = pickle.loads(done.stdout)
     except Exception:  # no answer: killed (out of memory?) or broken before it could say

@@ -102,3 +102,13 @@ def test_the_anchor_page_predicts_a_many_row_file_in_a_child(page, predictor, in
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert at.session_state[ui.ANCHOR_RESULT].table["row"].nunique() == 3
+
+
+def test_no_interpreter_to_start_predicts_in_process(predictor, rows3, monkeypatch):
+    anchor, profile = rows3
+    monkeypatch.setattr(ui_worker, "CHILD_MIN_ROWS", 2)
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    calls, real = [], Predictor.predict
+    monkeypatch.setattr(Predictor, "predict", lambda *a, **k: calls.append(1) or real(*a, **k))
+    got = ui_worker.predict(predictor, anchor, profile)
+    assert calls == [1] and got.table["row"].nunique() == 3
