@@ -37,7 +37,7 @@ def in_child_only(monkeypatch):
     monkeypatch.setattr(Predictor, "predict", refuse)
 
 
-def test_many_rows_are_predicted_in_a_child_as_in_process(predictor, rows3, in_child_only):
+def test_many_rows_are_predicted_in_a_child(predictor, rows3, in_child_only):
     anchor, profile = rows3
     options = {"anchor_latency_s": None, "batch_size": 32, "input_size": 224, "gpus": "all"}
     got = ui_worker.predict(predictor, anchor, profile, **options)
