@@ -9,8 +9,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     MALLOC_ARENA_MAX=2 \
     MALLOC_MMAP_THRESHOLD_=262144
 
-# glibc's settings from the process' start (the app sets them too, from its first session,
-# after the server's threads have started): bench/app_memory.py ends ~35 MB lower (issue 27).
+# glibc's settings from the process' start, as the README's start command gives them (the app
+# sets them too, from its first session, after the server's threads have started; issue 27).
 WORKDIR /app
 
 # Runtime dependencies come from pyproject.toml. requirements.txt adds TensorFlow, which only

@@ -100,6 +100,29 @@ def predictor_or_stop() -> Predictor:
         st.stop()
 
 
+#: Most profile rows offered in a list; a file with more has its row picked by number.
+MAX_ROW_CHOICES = 1000
+
+
+def pick_row(container, label: str, n_rows: int, key: str | None = None) -> int:
+    """The profile row (0..``n_rows`` - 1) a page shows, picked in ``container`` (``st`` or a
+    column): 0 for one row; a list up to :data:`MAX_ROW_CHOICES` rows; a number box beyond (a
+    list of a 43 MB file's 95,000 rows is no choice, and the server rebuilt it on every rerun).
+    ``key``: the list's key; the number box's adds the row count (another file starts at 0)."""
+    if n_rows <= 1:
+        return 0
+    if n_rows <= MAX_ROW_CHOICES:
+        return container.selectbox(f"{label} (the file holds {n_rows})", range(n_rows), key=key)
+    return container.number_input(
+        f"{label} (0 to {n_rows - 1:,}; the file holds {n_rows:,})",
+        min_value=0,
+        max_value=n_rows - 1,
+        value=0,
+        step=1,
+        key=f"{key or label}_{n_rows}",
+    )
+
+
 def instance_label(predictor: Predictor):
     """A ``format_func`` for instance selectboxes: ``"p3.2xlarge — V100, 3.06 USD/h"``."""
     cat = predictor.catalog.set_index("instance")

@@ -7,9 +7,11 @@ an older commit for a before/after comparison) and drives headless Chromium (Deb
 ``/usr/bin/chromium``, through Playwright). Each round opens ``--sessions`` browser sessions at
 once; each uploads its own valid ``--size-mb`` MB profile CSV (many profile rows, made from
 ``examples/profiles_g3s.csv`` with jitter; under the app's 50 MB upload cap), waits for the
-upload, clicks Predict, waits for the result and closes. Prints the server's resident memory
-(``/proc/PID/status``) at start, its peak and its value ``--settle-s`` seconds after each round,
-and ``--idle-s`` seconds after the last one. Writes nothing but its generated profiles, in a temporary folder it removes.
+upload, clicks Predict, waits for the result and closes. The server starts as the README's
+start command starts it (with glibc's settings; ``--no-glibc-env``: without). Prints the
+resident memory of the server and its child processes (``/proc/PID/status``) at start, its
+peak and its value ``--settle-s`` seconds after each round, and ``--idle-s`` seconds after the
+last one. Writes nothing but its generated profiles, in a temporary folder it removes.
 """
 
 from __future__ import annotations
@@ -31,14 +33,34 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, serve_app_process  # noqa: E402
 
 ANCHOR = "g3s.xlarge"  # the instance examples/profiles_g3s.csv was profiled on
+#: glibc's settings the README's start command (and the Docker image) give the server.
+GLIBC_ENV = ("MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=262144")
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of process ``pid`` in MB (``VmRSS``)."""
+def _own_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:  # no such file (kernel without it) or the process has gone
+        return []
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory in MB (``VmRSS``) of process ``pid`` and its child processes (the app
+    predicts a many-row file in a child)."""
+    total = _own_rss_mb(pid)
+    for child in _children(pid):
+        try:
+            total += rss_mb(child)
+        except (OSError, RuntimeError):  # it ended meanwhile
+            pass
+    return total
 
 
 class PeakSampler:
@@ -184,8 +206,15 @@ def main() -> None:
     ap.add_argument("--timeout-s", type=float, default=900.0, help="per browser step")
     ap.add_argument("--root", type=Path, default=ROOT, help="the checkout to serve")
     ap.add_argument("--goal-mb", type=float, default=300.0, help="allowed growth after idle")
+    ap.add_argument(
+        "--no-glibc-env",
+        action="store_true",
+        help=f"start the server without the README's glibc settings ({' '.join(GLIBC_ENV)})",
+    )
     args = ap.parse_args()
-    with serve_app_process(root=args.root.resolve()) as (url, proc):
+    env = {} if args.no_glibc_env else dict(v.split("=") for v in GLIBC_ENV)
+    print(f"server environment: {' '.join(f'{k}={v}' for k, v in env.items()) or '(as is)'}")
+    with serve_app_process(root=args.root.resolve(), env=env) as (url, proc):
         start = rss_mb(proc.pid)
         warm, end = asyncio.run(rounds(url, proc.pid, args))
     print(f"server RSS {args.idle_s:g} s after the last session closed: {end:.0f} MB")

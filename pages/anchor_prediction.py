@@ -12,6 +12,7 @@ import ui
 import ui_chart
 import ui_offerings
 import ui_tables
+import ui_worker
 from profet_core import ProfetError, ProfetValueError, estimate_run, parse_profile
 from profet_core._schema import STEPS_ASSUMED
 
@@ -239,10 +240,12 @@ if st.button("Predict", type="primary", key="predict"):
                 profile = profile.drop(columns="batch_latency_s", errors="ignore")
         else:
             profile = parse_profile(pasted, "pasted.json", steps=steps)
-        prediction = predictor.predict(
+        # A many-row file is predicted in a child process: the server's memory stays flat.
+        prediction = ui_worker.predict(
+            predictor,
             anchor,
             profile,
-            ui.latency_to_seconds(latency, unit),
+            anchor_latency_s=ui.latency_to_seconds(latency, unit),
             method=method,
             batch_size=batch_size,
             input_size=input_size,
@@ -295,12 +298,7 @@ if result:
         f"{prediction.interval_level:.0%} prediction intervals from the leave-one-"
         "architecture-out validation. Latencies in ms per training step, prices in USD."
     )
-    n_rows = table["row"].nunique()
-    row = 0
-    if n_rows > 1:
-        row = st.selectbox(
-            f"Profile row to show (the file holds {n_rows})", sorted(table["row"].unique())
-        )
+    row = ui.pick_row(st, "Profile row to show", table["row"].nunique())
     for warning in prediction.warnings(row):
         st.warning(ui.safe(warning))
     shown = table[table["row"] == row].reset_index(drop=True)

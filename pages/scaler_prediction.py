@@ -50,9 +50,8 @@ def _anchor_point():
     if result is None:
         return None
     table = result.table
-    rows = sorted(table["row"].unique())
     c1, c2 = st.columns(2)
-    row = c1.selectbox("Anchor page profile row", rows, key="prefill_row") if len(rows) > 1 else 0
+    row = ui.pick_row(c1, "Anchor page profile row", table["row"].nunique(), "prefill_row")
     shown = table[table["row"] == row]
     targets = list(shown["target"])
     fastest = result.prediction.picks(row)["fastest"]["target"]

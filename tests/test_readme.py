@@ -22,6 +22,7 @@ ROOT_UI = (
     "ui_tables.py",
     "ui_offerings.py",
     "ui_session.py",
+    "ui_worker.py",
     "ui_accuracy.py",
     "ui_chart.py",
 )

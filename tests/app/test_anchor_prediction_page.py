@@ -266,6 +266,25 @@ def test_multi_row_table_shows_each_row(page, predictor):
     _assert_same(_shown_table(at), expected)
 
 
+def test_a_file_of_many_rows_has_its_row_picked_by_number(page, predictor, monkeypatch):
+    # Issue 27: a 43 MB file's 95,000 rows made a list the server rebuilt on every rerun.
+    monkeypatch.setattr(ui, "MAX_ROW_CHOICES", 2)
+    anchor = predictor.instances[0]
+    profile = predictor.examples[anchor]["profile"]
+    rows = [{k: f * v for k, v in profile.items()} for f in (1, 2, 3)]
+    at = page("anchor").run()
+    at.radio(key="source").set_value("Paste JSON").run()
+    at.text_area(key="profile_text").input(json.dumps(rows))
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert not [w for w in at.selectbox if w.label.startswith("Profile row to show")]
+    picker = _widget(at.number_input, "Profile row to show (0 to 2; the file holds 3)")
+    assert (picker.min, picker.max, picker.value) == (0, 2, 0)
+    picker.set_value(2).run()
+    full = predictor.predict(anchor, parse_profile(json.dumps(rows), "pasted.json")).table
+    _assert_same(_shown_table(at), full[full["row"] == 2].reset_index(drop=True))
+
+
 BAD_INPUTS = [
     # (id, source, value, message fragment)
     ("malformed-json", "Paste JSON", '{"Host_Conv2D": 12,', "not valid JSON"),

@@ -6,6 +6,7 @@ Shared by the end-to-end test and ``bench/screenshots.py``.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -59,7 +60,7 @@ def wait_healthy(url: str, proc: subprocess.Popen, log, timeout: float) -> None:
 
 
 @contextlib.contextmanager
-def serve_app_process(timeout: float = 180.0, root: Path = ROOT):
+def serve_app_process(timeout: float = 180.0, root: Path = ROOT, env: dict | None = None):
     """Run ``streamlit run app.py`` from ``root`` on a free localhost port; yield its URL and
     process; stop it after.
 
@@ -69,6 +70,8 @@ def serve_app_process(timeout: float = 180.0, root: Path = ROOT):
         Seconds to wait for ``/_stcore/health`` (generous: a loaded machine starts slowly).
     root : pathlib.Path
         The checkout whose ``app.py`` is served.
+    env : dict, optional
+        Variables added to the server's environment.
     """
     port = _free_port()
     log = tempfile.TemporaryFile()
@@ -89,6 +92,7 @@ def serve_app_process(timeout: float = 180.0, root: Path = ROOT):
             "false",
         ],
         cwd=root,
+        env={**os.environ, **(env or {})},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
