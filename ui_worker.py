@@ -83,6 +83,10 @@ def _predict_in_child(path, manifest, catalog, anchor, profiles, options) -> Pre
 def _main() -> None:
     """The child: a pickled task on stdin, ``(True, prediction)`` or ``(False, exception)``
     pickled on stdout."""
+    # The answer owns stdout: anything a library prints goes to stderr instead, so it cannot
+    # corrupt the pickle the parent reads.
+    out = sys.stdout.buffer
+    sys.stdout = sys.stderr
     task = pickle.loads(sys.stdin.buffer.read())
     try:
         answer = (True, _predict_in_child(*task))
@@ -92,7 +96,8 @@ def _main() -> None:
         data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:  # an exception that does not pickle: its type and message
         data = pickle.dumps((False, RuntimeError(f"{type(answer[1]).__name__}: {exc}")))
-    sys.stdout.buffer.write(data)
+    out.write(data)
+    out.flush()
 
 
 if __name__ == "__main__":

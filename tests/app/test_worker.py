@@ -112,3 +112,23 @@ def test_no_interpreter_to_start_predicts_in_process(predictor, rows3, monkeypat
     monkeypatch.setattr(Predictor, "predict", lambda *a, **k: calls.append(1) or real(*a, **k))
     got = ui_worker.predict(predictor, anchor, profile)
     assert calls == [1] and got.table["row"].nunique() == 3
+
+
+def test_what_the_child_prints_does_not_corrupt_its_answer(monkeypatch):
+    import io
+    import pickle
+
+    class Stream:
+        def __init__(self, data=b""):
+            self.buffer = io.BytesIO(data)
+
+    def noisy(*task):
+        print("a library's notice on stdout")
+        return "the answer"
+
+    stdout = Stream()
+    monkeypatch.setattr(sys, "stdin", Stream(pickle.dumps(("path", "m", "c", "a", "p", {}))))
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(ui_worker, "_predict_in_child", noisy)
+    ui_worker._main()
+    assert pickle.loads(stdout.buffer.getvalue()) == (True, "the answer")
