@@ -92,14 +92,8 @@ def variant(balance=False, loss="linear"):
 
     def fit(pairs, gpus, shares):
         refuse_held_out(pairs)
-        g = gpus.loc[pairs["catalog_gpu"]]
-        r, tf32 = _amp._features(g)
+        g, r, tf32, y, w, repos, ri = _amp.fit_inputs(pairs, gpus)
         z = _balance(g)
-        y = np.log(pairs["gain"].to_numpy(float))
-        grp = pairs.groupby(["repo", "model", "catalog_gpu"]).ngroup().to_numpy()
-        w = np.sqrt(1.0 / np.bincount(grp)[grp])
-        repos = sorted(set(pairs["repo"]))
-        ri = pd.Index(repos).get_indexer(pairs["repo"])
 
         def resid(p):
             d = {"a": p[0], "b": p[1], "beta": p[2], "alpha": p[3], "c": p[4] if nc else 0.0}

@@ -7,12 +7,14 @@ ending in ``_``, ``get_params``/``set_params`` as in scikit-learn (``sklearn.bas
 on them), and :func:`check_is_fitted`. scikit-learn itself is imported only inside ``fit``.
 
 An estimator's state is ``(meta, arrays)`` (JSON and numpy, no pickle); :func:`sub_arrays` and
-:func:`prefixed_arrays` nest one estimator's arrays inside another's under a key prefix.
+:func:`prefixed_arrays` nest one estimator's arrays inside another's under a key prefix;
+:func:`kept_for` keeps what is derived from an object that does not change while it lives.
 """
 
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Mapping
 
 from .errors import NotFittedError
@@ -70,3 +72,23 @@ def prefixed_arrays(prefix: str, arrays: Mapping) -> dict:
     """``arrays`` with ``prefix`` put before every key: one estimator's arrays inside another's
     (the inverse of :func:`sub_arrays`)."""
     return {f"{prefix}{k}": v for k, v in arrays.items()}
+
+
+def kept_for(store: dict, obj, build, size: int):
+    """``build(obj)``, kept in ``store`` while ``obj`` lives and read again for the same object.
+
+    By identity (a DataFrame is not hashable), for objects never changed in place (a fitted
+    model's spec sheet, an offerings frame a cache holds). Entries of objects gone are dropped
+    and, beyond ``size`` entries, all of them.
+    """
+    got = store.get(id(obj))
+    if got is not None and got[0]() is obj:
+        return got[1]
+    value = build(obj)
+    for key, (ref, _) in list(store.items()):  # a copy: other threads may add meanwhile
+        if ref() is None:  # its object is gone (and its id may be reused)
+            store.pop(key, None)
+    if len(store) >= size:
+        store.clear()
+    store[id(obj)] = (weakref.ref(obj), value)
+    return value

@@ -185,13 +185,7 @@ def fit_amp(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray) -> dict
     refuse_held_out(pairs)
     if pairs.empty:
         raise ProfetValueError("no AMP pairs to fit")
-    g = gpus.loc[pairs["catalog_gpu"]]
-    r, tf32 = _features(g)
-    y = np.log(pairs["gain"].to_numpy(float))
-    grp = pairs.groupby(["repo", "model", "catalog_gpu"]).ngroup().to_numpy()
-    w = np.sqrt(1.0 / np.bincount(grp)[grp])
-    repos = sorted(set(pairs["repo"]))
-    ri = pd.Index(repos).get_indexer(pairs["repo"])
+    _, r, tf32, y, w, repos, ri = fit_inputs(pairs, gpus)
     from scipy.optimize import least_squares
 
     def resid(p):
@@ -212,6 +206,20 @@ def fit_amp(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray) -> dict
         "half_width": DEFAULT_STATE["half_width"],
         "source_half_width": {},
     }
+
+
+def fit_inputs(pairs: pd.DataFrame, gpus: pd.DataFrame) -> tuple:
+    """What :func:`fit_amp` fits on: ``(g, r, tf32, y, w, repos, ri)``, the pairs' GPU rows,
+    their tensor-rate ratio and TF32 flag (:func:`_features`), the log gains, the weights (each
+    source, CNN and GPU group weighs 1 in all), the sources (sorted) and each pair's source
+    position."""
+    g = gpus.loc[pairs["catalog_gpu"]]
+    r, tf32 = _features(g)
+    y = np.log(pairs["gain"].to_numpy(float))
+    grp = pairs.groupby(["repo", "model", "catalog_gpu"]).ngroup().to_numpy()
+    w = np.sqrt(1.0 / np.bincount(grp)[grp])
+    repos = sorted(set(pairs["repo"]))
+    return g, r, tf32, y, w, repos, pd.Index(repos).get_indexer(pairs["repo"])
 
 
 def user_offset(state: dict) -> float:

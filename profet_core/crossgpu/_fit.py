@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._base import Estimator, check_is_fitted
+from .._base import Estimator, check_is_fitted, kept_for
 from ..errors import ProfetValueError
 from ..inputs._gpu_specs import effective_tflops
 from ._pairs import WORKLOAD
@@ -68,16 +68,7 @@ _SPEC_ARRAYS: dict = {}
 def _spec_arrays(specs: pd.DataFrame) -> tuple[dict, np.ndarray, np.ndarray]:
     """``({instance: row}, effective TFLOPS, GPU memory GB)`` of a spec sheet, read once per
     sheet (a fitted model's, kept by identity; a few at a time)."""
-    import weakref
-
-    got = _SPEC_ARRAYS.get(id(specs))
-    if got is not None and got[0]() is specs:
-        return got[1]
-    out = _read_specs(specs)
-    if len(_SPEC_ARRAYS) >= 8:
-        _SPEC_ARRAYS.clear()
-    _SPEC_ARRAYS[id(specs)] = (weakref.ref(specs), out)
-    return out
+    return kept_for(_SPEC_ARRAYS, specs, _read_specs, 8)
 
 
 def _read_specs(specs: pd.DataFrame) -> tuple[dict, np.ndarray, np.ndarray]:

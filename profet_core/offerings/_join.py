@@ -13,6 +13,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from .._base import kept_for
 from .._schema import MS_PER_HOUR
 from ..errors import ProfetValueError
 from ._front import front_arrays
@@ -302,9 +303,10 @@ def offer_facts(off: pd.DataFrame) -> dict:
     """The offerings' columns as arrays (``arrays``: each column's, ``target``, ``instance``,
     ``note`` as objects), the spec lines they want (``wanted``, sorted) and the GPU counts they
     use (``counts``, sorted), built once per frame."""
-    got = _FACTS.get(id(off))
-    if got is not None and got[0]() is off:
-        return got[1]
+    return kept_for(_FACTS, off, _facts, 16)
+
+
+def _facts(off: pd.DataFrame) -> dict:
     facts = {
         "arrays": {c: off[c].array for c in off.columns},
         **{c: off[c].to_numpy(dtype=object) for c in ("target", "instance", "note")},
@@ -314,14 +316,6 @@ def offer_facts(off: pd.DataFrame) -> dict:
     facts["wanted"] = tuple(sorted(set(facts["target"].tolist()) - {""}))
     facts["counts"] = sorted({int(n) for n in used})
     facts["matches"] = {}
-    for key, (ref, _) in list(_FACTS.items()):  # a copy: other threads may add meanwhile
-        if ref() is None:  # frames gone (a user's offerings, one call each): their arrays too
-            _FACTS.pop(key, None)
-    if len(_FACTS) >= 16:
-        _FACTS.clear()
-    import weakref
-
-    _FACTS[id(off)] = (weakref.ref(off), facts)
     return facts
 
 
