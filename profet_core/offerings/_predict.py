@@ -169,11 +169,11 @@ def extended(predictor, specs: pd.DataFrame | None = None):
     with (new GPUs predicted from their specs without retraining), cached on it."""
     if specs is None:  # the shipped sheet: the same wider predictor on every call
         # Kept with the catalog it was built from (predictors of other catalogs share caches).
-        catalog, wide = predictor._cache.get(("offerings-shipped",), (None, None))
-        if catalog is not predictor.catalog:
-            wide = extended(predictor, shipped_specs())
-            predictor._cache[("offerings-shipped",)] = (predictor.catalog, wide)
-        return wide
+        return predictor._derived(
+            ("offerings-shipped",),
+            predictor.catalog,
+            lambda _: extended(predictor, shipped_specs()),
+        )
     cross = predictor.cross
     if cross is None:
         return predictor
@@ -183,25 +183,26 @@ def extended(predictor, specs: pd.DataFrame | None = None):
     cache_key = ("offerings-specs", tuple(new["instance"]))
     # Kept with the catalog it was built from: predictors of other catalogs (a user's
     # prices, ``with_catalog``) share this cache and must not get another's.
-    if predictor._cache.get(cache_key, (None,))[0] is not predictor.catalog:
-        import copy
+    return predictor._derived(cache_key, predictor.catalog, lambda _: _wider(predictor, new))
 
-        from ..inputs._catalog import merge_catalogs
 
-        # A shallow copy with its own spec attributes: the fitted arrays are shared, never
-        # changed, and a deep copy of the tree ensembles would cost a process 0.1-0.3 s.
-        wider = copy.copy(cross)
-        wider._set_specs(pd.concat([cross.specs_, new], ignore_index=True))
-        catalog = merge_catalogs(
-            predictor.catalog, new[["instance", "gpu", "gpu_count", "usd_per_hour"]], "base"
-        )
-        cache = {
-            k: v for k, v in predictor._cache.items() if not str(k[0]).startswith("offerings-")
-        }
-        cache[("cross",)] = wider
-        wide = type(predictor)(predictor.bundle, catalog, cache, predictor.catalog_notes)
-        predictor._cache[cache_key] = (predictor.catalog, wide)
-    return predictor._cache[cache_key][1]
+def _wider(predictor, new: pd.DataFrame):
+    """A predictor whose cross-instance model also knows the spec lines ``new``."""
+    import copy
+
+    from ..inputs._catalog import merge_catalogs
+
+    cross = predictor.cross
+    # A shallow copy with its own spec attributes: the fitted arrays are shared, never
+    # changed, and a deep copy of the tree ensembles would cost a process 0.1-0.3 s.
+    wider = copy.copy(cross)
+    wider._set_specs(pd.concat([cross.specs_, new], ignore_index=True))
+    catalog = merge_catalogs(
+        predictor.catalog, new[["instance", "gpu", "gpu_count", "usd_per_hour"]], "base"
+    )
+    cache = {k: v for k, v in predictor._cache.items() if not str(k[0]).startswith("offerings-")}
+    cache[("cross",)] = wider
+    return type(predictor)(predictor.bundle, catalog, cache, predictor.catalog_notes)
 
 
 def predict_offerings(

@@ -162,9 +162,8 @@ def _dtype(categories: tuple) -> pd.CategoricalDtype:
 def catalog_maps(predictor) -> tuple[dict, dict, dict | None]:
     """``({instance: USD/h}, {instance: GPU}, {instance: GPU count} or None)`` of the
     predictor's catalog, read once per catalog (predictors sharing a cache may hold others)."""
-    cat = predictor.catalog
-    got = predictor._cache.get(("catalog-maps",))
-    if got is None or got[0] is not cat:  # instances are unique: plain dicts look each one up
+
+    def build(cat):  # instances are unique: plain dicts look each one up
         names = cat["instance"].tolist()
         usd = dict(zip(names, cat["usd_per_hour"].tolist(), strict=True))
         gpu = dict(zip(names, cat["gpu"].tolist(), strict=True))
@@ -172,9 +171,9 @@ def catalog_maps(predictor) -> tuple[dict, dict, dict | None]:
         if "gpu_count" in cat:
             values = pd.to_numeric(cat["gpu_count"], errors="coerce").tolist()
             counts = dict(zip(names, values, strict=True))
-        got = (cat, usd, gpu, counts)
-        predictor._cache[("catalog-maps",)] = got
-    return got[1:]
+        return usd, gpu, counts
+
+    return predictor._derived(("catalog-maps",), predictor.catalog, build)
 
 
 def _multi_gpu_notes(counts: dict | None, targets) -> tuple:

@@ -65,18 +65,15 @@ class TrainedModels:
         return list(self._reach()[0])
 
     def _reach(self) -> tuple[tuple, frozenset]:
-        """:attr:`all_instances` and their set, built once per cross-instance model (predictors
-        sharing this cache may hold a wider one: the entry keeps the model it was built for)."""
-        cross = self.cross
-        got = self._cache.get(("reach",))
-        if got is None or got[0] is not cross:
-            names = self.instances
-            have = set(names)
+        """:attr:`all_instances` and their set, built once per cross-instance model."""
+
+        def build(cross):
+            have = set(self.instances)
             extra = [] if cross is None else [i for i in cross.spec_index_ if i not in have]
-            names = (*names, *extra)
-            got = (cross, names, frozenset(names))
-            self._cache[("reach",)] = got
-        return got[1], got[2]
+            names = (*self.instances, *extra)
+            return names, frozenset(names)
+
+        return self._derived(("reach",), self.cross, build)
 
     @property
     def cross(self):
@@ -215,6 +212,15 @@ class TrainedModels:
                     f"{'/'.join(map(str, key[1:]))}): {type(exc).__name__}: {exc}"
                 ) from None
         return self._cache[key]
+
+    def _derived(self, key, source, build):
+        """``build(source)``, kept under ``key`` while ``source`` is the same object: predictors
+        sharing this cache may hold another (a wider spec sheet, a merged catalog)."""
+        got = self._cache.get(key)
+        if got is None or got[0] is not source:
+            got = (source, build(source))
+            self._cache[key] = got
+        return got[1]
 
     def _clusterer(self):
         from ..features._clustering import OpClusterer
