@@ -8,10 +8,12 @@ zip entries, so nothing is unpickled and nothing is allocated before its size is
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
 import zipfile
+import zlib
 from collections.abc import Mapping
 
 import numpy as np
@@ -65,23 +67,84 @@ def read_csv_artifact(blobs: dict, name: str, columns) -> pd.DataFrame:
 
 
 def read_npz_artifact(blob: bytes) -> Mapping:
+    """The arrays of ``arrays.npz`` from its verified bytes (a manifest without per-array digests)."""
     if not zipfile.is_zipfile(io.BytesIO(blob)):
-        raise ArtifactError("artifact file 'arrays.npz' is not a zip archive of .npy arrays")
+        raise ArtifactError(NOT_A_ZIP)
+    return _npz_arrays(lambda: zipfile.ZipFile(io.BytesIO(blob)), None)
+
+
+def open_npz_artifact(path, digests: Mapping) -> Mapping:
+    """The arrays of the ``arrays.npz`` at ``path``, its members checked against ``digests``.
+
+    Only the zip's central directory is read here: each member's name, size and CRC-32 must be
+    the manifest's (so a file swapped in by a retrain, truncated or re-zipped is refused now); an
+    array's bytes are read, and checked against their sha256, when the array is first asked for.
+    The file stays open, so a later swap of the folder cannot mix two versions.
+
+    Parameters
+    ----------
+    path : path-like
+    digests : Mapping of str to dict
+        Per member (``<name>.npy``): ``size`` (bytes uncompressed), ``crc32`` and ``sha256``, as
+        :func:`npz_digests` writes them.
+    """
+    if not zipfile.is_zipfile(path):
+        raise ArtifactError(NOT_A_ZIP)
+    arrays = _npz_arrays(lambda: zipfile.ZipFile(path), digests)
+    listed = {n: (d.get("size"), d.get("crc32")) for n, d in digests.items()}
+    actual = {i.filename: (i.file_size, i.CRC) for i in arrays._zip.infolist()}
+    if listed != actual:
+        arrays._zip.close()
+        raise ArtifactError(DOES_NOT_MATCH)
+    return arrays
+
+
+def npz_digests(path) -> dict:
+    """Per member of the ``.npz`` at ``path``: its size (bytes), CRC-32 and sha256, uncompressed
+    (what ``manifest.json`` records so a load reads only the arrays it uses)."""
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            h = hashlib.sha256()
+            with z.open(info) as f:
+                for chunk in iter(lambda f=f: f.read(1 << 20), b""):
+                    h.update(chunk)
+            out[info.filename] = {
+                "size": info.file_size,
+                "crc32": info.CRC,
+                "sha256": h.hexdigest(),
+            }
+    return out
+
+
+NOT_A_ZIP = "artifact file 'arrays.npz' is not a zip archive of .npy arrays"
+DOES_NOT_MATCH = (
+    "artifact file 'arrays.npz' does not match the arrays listed in the manifest; "
+    "retrain or restore the artifacts"
+)
+
+
+def _npz_arrays(open_zip, digests) -> NpzArrays:
     try:
-        return NpzArrays(blob)
+        return NpzArrays(open_zip(), digests)
     except ArtifactError:
         raise
     except Exception as exc:  # zipfile raises many types for a broken archive
         raise ArtifactError(f"artifact file 'arrays.npz' is unreadable: {exc}") from None
 
 
-class NpzArrays(Mapping):
-    """The arrays of an ``.npz`` (in memory), each read when first asked for, after checking
-    that its ``.npy`` header declares exactly the bytes its zip entry holds: so no array is
-    allocated before its size is known, and all of them together fit :data:`MAX_ARRAY_BYTES`."""
+#: What reading a broken member can raise (zlib's own error is not an OSError).
+_READ_ERRORS = (ValueError, EOFError, OSError, zipfile.BadZipFile, zlib.error)
 
-    def __init__(self, blob: bytes):
-        self._zip = zipfile.ZipFile(io.BytesIO(blob))
+
+class NpzArrays(Mapping):
+    """The arrays of an ``.npz``, each read when first asked for, after checking its bytes
+    against the manifest's sha256 (where ``digests`` are given) and that its ``.npy`` header
+    declares exactly the bytes its zip entry holds: so no array is allocated before its size is
+    known, and all of them together fit :data:`MAX_ARRAY_BYTES`."""
+
+    def __init__(self, zf: zipfile.ZipFile, digests: Mapping | None = None):
+        self._zip, self._digests = zf, digests
         infos = self._zip.infolist()
         names = [i.filename for i in infos]
         if len(set(names)) != len(names) or not all(n.endswith(".npy") for n in names):
@@ -103,29 +166,44 @@ class NpzArrays(Mapping):
 
     def __getitem__(self, key: str) -> np.ndarray:
         info = self._infos[key]
-        fmt = np.lib.format
-        with self._zip.open(info) as f:
-            try:
-                version = fmt.read_magic(f)
-                if version not in ((1, 0), (2, 0)):
-                    raise ValueError(f"unsupported .npy version {version}")
-                read_header = (
-                    fmt.read_array_header_1_0 if version == (1, 0) else (fmt.read_array_header_2_0)
-                )
-                shape, _, dtype = read_header(f)
-                declared = math.prod(shape) * dtype.itemsize
-                if dtype.hasobject or declared != info.file_size - f.tell():
-                    raise ValueError(
-                        f"header declares {declared:,} bytes of {dtype}, the entry holds "
-                        f"{info.file_size - f.tell():,}"
-                    )
-            except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
-                raise ArtifactError(f"arrays.npz: array {key[:80]!r} is malformed: {exc}") from None
-        with self._zip.open(info) as f:
-            try:
-                return fmt.read_array(f, allow_pickle=False)
-            except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
-                raise ArtifactError(f"arrays.npz: array {key[:80]!r} is malformed: {exc}") from None
+        raw = bytearray(info.file_size)  # the entry's size: bounded by the total checked above
+        try:
+            with self._zip.open(info) as f:  # the CRC-32 is checked as the entry is read
+                got = f.readinto(raw)
+                if got != info.file_size or f.read(1):
+                    raise ValueError(f"the entry holds other than its {info.file_size:,} bytes")
+        except _READ_ERRORS as exc:
+            raise ArtifactError(f"arrays.npz: array {key[:80]!r} is malformed: {exc}") from None
+        want = None if self._digests is None else self._digests.get(info.filename, {})
+        if want is not None and hashlib.sha256(raw).hexdigest() != want.get("sha256"):
+            raise ArtifactError(
+                f"arrays.npz: array {key[:80]!r} does not match its sha256 in the manifest; "
+                "retrain or restore the artifacts"
+            )
+        try:
+            return _npy_array(raw)
+        except _READ_ERRORS as exc:
+            raise ArtifactError(f"arrays.npz: array {key[:80]!r} is malformed: {exc}") from None
+
+
+def _npy_array(raw: bytearray) -> np.ndarray:
+    """The array of a ``.npy``'s bytes, a view of them (writable, no copy), after checking that
+    its header declares exactly the bytes that follow it and no Python objects."""
+    fmt = np.lib.format
+    f = io.BytesIO(raw)
+    version = fmt.read_magic(f)
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f"unsupported .npy version {version}")
+    read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+    shape, fortran_order, dtype = read_header(f)
+    declared = math.prod(shape) * dtype.itemsize
+    if dtype.hasobject or declared != len(raw) - f.tell():
+        raise ValueError(
+            f"header declares {declared:,} bytes of {dtype}, the entry holds "
+            f"{len(raw) - f.tell():,}"
+        )
+    flat = np.frombuffer(raw, dtype=dtype, count=math.prod(shape), offset=f.tell())
+    return flat.reshape(shape[::-1]).T if fortran_order else flat.reshape(shape)
 
 
 class ValidationTables(Mapping):

@@ -1,7 +1,9 @@
 """The artifacts folder: manifest, checksums, atomic writes and verified, bounded loading.
 
 Artifacts are JSON, CSV and one ``.npz`` of plain arrays (read with ``allow_pickle=False``),
-listed with their sha256 in ``manifest.json``; nothing is ever unpickled. Every way a folder can
+listed with their sha256 in ``manifest.json``, and each array of the ``.npz`` with its own, so a
+load reads only the arrays a prediction uses (71 of 721 for the shipped folder); nothing is ever
+unpickled. Every way a folder can
 be wrong (missing, edited, truncated, re-hashed but malformed, a manifest naming paths outside
 the folder) becomes an :class:`~profet_core.errors.ArtifactError` with a message that says which
 file and why.
@@ -23,7 +25,14 @@ import pandas as pd
 
 from ..errors import ArtifactError
 from ..inputs._outputs import moved_aside
-from ._readers import ValidationTables, read_csv_artifact, read_json_artifact, read_npz_artifact
+from ._readers import (
+    ValidationTables,
+    npz_digests,
+    open_npz_artifact,
+    read_csv_artifact,
+    read_json_artifact,
+    read_npz_artifact,
+)
 
 FORMAT_VERSION = 2
 DEFAULT_ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
@@ -31,7 +40,8 @@ DEFAULT_ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 #: The prices (instance, GPU, USD/h) the artifacts were trained with; artifacts written before
 #: issue 21 call it by its old name, still read (the GPU spec sheet is ``gpu_specs.csv``).
 PRICES_FILE, OLD_PRICES_FILE = "prices.csv", "instances.csv"
-REQUIRED_FILES = ("model.json", "arrays.npz", PRICES_FILE, "intervals.csv")
+ARRAYS = "arrays.npz"
+REQUIRED_FILES = ("model.json", ARRAYS, PRICES_FILE, "intervals.csv")
 #: Largest artifact file read (bytes): the shipped folder is ~31 MB.
 MAX_ARTIFACT_BYTES = 512 * 1024 * 1024
 #: Largest total of every artifact file read, each counted once (bytes).
@@ -68,9 +78,11 @@ def library_versions() -> dict:
 
 
 def write_manifest(folder: Path, **metadata) -> None:
-    """Write ``manifest.json`` listing every file of ``folder`` with its sha256."""
+    """Write ``manifest.json`` listing every file of ``folder`` with its sha256, and each array
+    of ``arrays.npz`` with its own (``arrays``: a load then reads only the arrays it uses)."""
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    arrays = {"arrays": npz_digests(folder / ARRAYS)} if ARRAYS in files else {}
     write_json(
         folder / "manifest.json",
         {
@@ -78,6 +90,7 @@ def write_manifest(folder: Path, **metadata) -> None:
             "created": created,
             **metadata,
             "versions": library_versions(),
+            **arrays,
             "files": {f: sha256(folder / f) for f in files},
         },
     )
@@ -91,11 +104,12 @@ class Bundle:
     ----------
     path : Path
     manifest : dict
-        ``manifest.json`` without ``files``.
+        ``manifest.json`` without ``files`` and ``arrays`` (the digests).
     model : dict
         ``model.json``: instances, methods, model metadata.
     arrays : Mapping of str to ndarray
-        ``arrays.npz``, decompressed lazily from the verified bytes.
+        ``arrays.npz``, each array read and checked against its sha256 when first used (the
+        whole file read and checked at load where the manifest has no per-array digests).
     intervals, catalog : pandas.DataFrame
     examples : dict
     validation_files : dict of str to bytes
@@ -153,6 +167,19 @@ def _read_manifest(path: Path) -> dict:
     return manifest
 
 
+def _listed(root: Path, name) -> tuple[Path, os.stat_result]:
+    """The file a manifest entry names: confined to ``root``, present, within the size bound."""
+    f = (root / name).resolve()
+    if Path(name).is_absolute() or not f.is_relative_to(root) or f == root:
+        raise ArtifactError(f"manifest lists {name[:80]!r}, outside the artifacts folder; refused")
+    if not f.is_file():
+        raise ArtifactError(f"artifact file {name!r} listed in the manifest is missing")
+    st = f.stat()
+    if st.st_size > MAX_ARTIFACT_BYTES:
+        raise ArtifactError(f"artifact file {name!r} is larger than {MAX_ARTIFACT_BYTES} bytes")
+    return f, st
+
+
 def _verified(path: Path, files: dict) -> dict[str, bytes]:
     """Read every listed file (confined to ``path``), checking its size and sha256."""
     root = path.resolve()
@@ -162,16 +189,7 @@ def _verified(path: Path, files: dict) -> dict[str, bytes]:
     for name, digest in files.items():
         if not isinstance(name, str) or not isinstance(digest, str):
             raise ArtifactError(f"manifest entry {name!r}: {digest!r} is not a name and a sha256")
-        f = (root / name).resolve()
-        if Path(name).is_absolute() or not f.is_relative_to(root) or f == root:
-            raise ArtifactError(
-                f"manifest lists {name[:80]!r}, outside the artifacts folder; refused"
-            )
-        if not f.is_file():
-            raise ArtifactError(f"artifact file {name!r} listed in the manifest is missing")
-        st = f.stat()
-        if st.st_size > MAX_ARTIFACT_BYTES:
-            raise ArtifactError(f"artifact file {name!r} is larger than {MAX_ARTIFACT_BYTES} bytes")
+        f, st = _listed(root, name)
         # Another name of a file already read (an alias, a hard link) is read and counted once.
         if (st.st_dev, st.st_ino) not in seen:
             total += st.st_size
@@ -190,6 +208,26 @@ def _verified(path: Path, files: dict) -> dict[str, bytes]:
     return data
 
 
+def _array_digests(manifest: dict) -> dict | None:
+    """The manifest's per-array digests of ``arrays.npz``; None where it has none (written
+    before issue 26), and the whole file is then read and checked against its sha256."""
+    section = manifest.get("arrays")
+    if section is None or ARRAYS not in manifest["files"]:
+        return None
+    keys = {"size": int, "crc32": int, "sha256": str}
+    if not isinstance(section, dict) or not all(
+        isinstance(n, str)
+        and isinstance(d, dict)
+        and all(isinstance(d.get(k), t) for k, t in keys.items())
+        for n, d in section.items()
+    ):
+        raise ArtifactError(
+            "manifest.json: 'arrays' must map each array of arrays.npz to its size, crc32 and "
+            "sha256"
+        )
+    return section
+
+
 def _unlisted(path: Path, files: dict) -> tuple:
     listed = {str(Path(f)) for f in files} | {"manifest.json"}
     on_disk = (str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
@@ -200,8 +238,10 @@ def _unlisted(path: Path, files: dict) -> tuple:
 SWAP_RETRIES = 3
 
 
-def _read_consistent(path: Path) -> tuple[dict, dict[str, bytes]]:
-    """The manifest and every file it lists, from one version of the folder.
+def _read_consistent(path: Path) -> tuple[dict, dict[str, bytes], Mapping | None]:
+    """The manifest, every file it lists and, where the manifest has per-array digests, the
+    arrays of ``arrays.npz`` (its members checked, their bytes read when used), from one
+    version of the folder.
 
     ``train --out`` swaps a new folder in while a load may be reading the old one: the manifest
     read before the swap and a file read after it then disagree, though nothing is corrupt.
@@ -212,7 +252,12 @@ def _read_consistent(path: Path) -> tuple[dict, dict[str, bytes]]:
     for attempt in range(SWAP_RETRIES + 1):
         manifest = _read_manifest(path)
         try:
-            return manifest, _verified(path, manifest["files"])
+            digests = _array_digests(manifest)
+            files = manifest["files"]
+            if digests is None:
+                return manifest, _verified(path, files), None
+            blobs = _verified(path, {k: v for k, v in files.items() if k != ARRAYS})
+            return manifest, blobs, open_npz_artifact(_listed(path.resolve(), ARRAYS)[0], digests)
         except ArtifactError:
             try:
                 swapped = _read_manifest(path) != manifest
@@ -254,7 +299,7 @@ def load_bundle(path=None) -> Bundle:
     from ..models._intervals import INTERVAL_COLUMNS
 
     path = artifacts_path(path)
-    manifest, blobs = _read_consistent(path)
+    manifest, blobs, arrays = _read_consistent(path)
     files = manifest["files"]
     prices = (
         OLD_PRICES_FILE if OLD_PRICES_FILE in files and PRICES_FILE not in files else PRICES_FILE
@@ -265,9 +310,9 @@ def load_bundle(path=None) -> Bundle:
         raise ArtifactError(f"manifest does not list {missing}")
     return Bundle(
         path=path,
-        manifest={k: v for k, v in manifest.items() if k != "files"},
+        manifest={k: v for k, v in manifest.items() if k not in ("files", "arrays")},
         model=read_json_artifact(blobs, "model.json"),
-        arrays=read_npz_artifact(blobs["arrays.npz"]),
+        arrays=read_npz_artifact(blobs[ARRAYS]) if arrays is None else arrays,
         intervals=read_csv_artifact(blobs, "intervals.csv", INTERVAL_COLUMNS),
         catalog=read_csv_artifact(blobs, prices, ("instance", "gpu", "usd_per_hour")),
         examples=read_json_artifact(blobs, "examples.json") if "examples.json" in blobs else {},

@@ -14,13 +14,17 @@ import pytest
 
 from profet_core import ArtifactError, load_artifacts
 from profet_core.cli._main import main
+from profet_core.prediction._readers import npz_digests
 
 
 def _rehash(art) -> None:
-    """Rewrite the manifest's sha256 of every listed file, as a careful tamperer would."""
+    """Rewrite the manifest's sha256 of every listed file and of every array, as a careful
+    tamperer would."""
     manifest = json.loads((art / "manifest.json").read_text())
     for name in manifest["files"]:
         manifest["files"][name] = hashlib.sha256((art / name).read_bytes()).hexdigest()
+    if zipfile.is_zipfile(art / "arrays.npz"):
+        manifest["arrays"] = npz_digests(art / "arrays.npz")
     (art / "manifest.json").write_text(json.dumps(manifest))
 
 
