@@ -196,3 +196,20 @@ def test_a_loaded_predictor_keeps_its_arrays_when_the_folder_is_replaced(art, tm
     art.mkdir()
     got = p.predict(p.instances[0], profile)
     assert len(got.table) > 0
+
+
+def test_arrays_read_from_many_threads_at_once_are_each_right(trained):
+    """The app's sessions share one predictor, so arrays are read from one open file by many
+    threads at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    arrays = load_artifacts(trained).bundle.arrays
+    with np.load(trained / "arrays.npz", allow_pickle=False) as npz:
+        want = {k: npz[k] for k in npz.files}
+
+    def read_all(i):
+        keys = list(want)[i % 3 :: 1 + i % 2]
+        return all(np.array_equal(arrays[k], want[k], equal_nan=True) for k in keys)
+
+    with ThreadPoolExecutor(6) as pool:
+        assert all(pool.map(read_all, range(12)))
