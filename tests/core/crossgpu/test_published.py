@@ -382,3 +382,26 @@ def test_a_published_gpu_the_catalog_rents_is_that_gpu_at_every_precision(publis
     rows = t[t["gpu_published"].str.contains(published, regex=False)]
     assert len(rows) and set(rows["catalog_gpu"]) == {catalog}
     assert set(rows["precision"]) - {"AMP"}
+
+
+@pytest.mark.parametrize(
+    ("gpu", "xla", "tf"),
+    [
+        ("A100 40GB PCIe", "on", "TF 1.15,"),
+        ("RTX 3090", "on", "TF 2.4,"),
+        ("V100 32GB", "off", "TF 2.2,"),
+    ],
+    ids=["a100-pcie", "rtx-3090", "v100-32gb"],
+)
+def test_rows_carry_the_conditions_their_sources_publish(gpu, xla, tf):
+    # docs/published_audit.md: Lambda TF XLA and version from each row's run log (were unknown);
+    # the H100 PCIe FP32 batches from pytorch-train-bs-fp32.csv:12 (were empty)
+    t = load_published()
+    rows = t[t["source"].str.startswith("LambdaColdStorage/") & (t["gpu_published"] == gpu)]
+    assert len(rows) == 12 and set(rows["xla"]) == {xla}
+    assert rows["framework_version"].str.contains(tf, regex=False).all()
+    h100 = t[t["source"].str.endswith("pytorch-train-throughput-fp32.csv:12")]
+    assert dict(zip(h100["model"], h100["batch_size"], strict=True)) == {
+        "resnet50": 640,
+        "ssd": 256,
+    }
