@@ -245,6 +245,23 @@ def _md(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def round3_outcome(out: pd.DataFrame, per: dict, offset: float) -> str:
+    """The round-3 verdict in words, from the measured numbers (X1 against the current model)."""
+    cur, x1 = out.iloc[0], out[out["candidate"].str.startswith("X1 XLA")].iloc[0]
+    over = per["X1"][per["X1"] > 10].sort_values(ascending=False)
+    return (
+        f"Round 3 outcome (X1, the XLA offset): P {x1['P']:.2f} against {cur['P']:.2f}"
+        f" ({x1['P'] - cur['P']:+.2f} pp; the rule asks for -1.0), leave-one-source-out"
+        f" {x1['loso']:.1f} against {cur['loso']:.1f}, coverage {x1['coverage']:.1f}%"
+        f" (75-85 asked): {'ADOPTED' if x1['adopted'] == 'yes' else 'not adopted'}. The fitted"
+        f" offset (all fitted pairs) is {offset:+.3f} in log gain (XLA on: {np.expm1(offset):+.1%}"
+        f" gain). GPUs over 10% with X1: {len(over)} of {len(per['X1'])} ("
+        + ", ".join(f"{g.removeprefix('NVIDIA ')} {v:.1f}" for g, v in over.items())
+        + f"); held-out APE (reported only): VGG16 {x1['vgg16_ape']:.1f}, Inception-v3"
+        f" {x1['inception3_ape']:.1f}."
+    )
+
+
 def report(data: str) -> str:
     t0 = time.time()
     medians = median_table(load_dataset(data))
@@ -266,6 +283,9 @@ def report(data: str) -> str:
         ok = passes(row, base) and "not eligible" not in name
         rows.append({"candidate": name, **row, "adopted": "yes" if ok else "no"})
     out = pd.DataFrame(rows)
+    fit = ~pairs["held_out"].to_numpy()
+    fit_x, _ = variant(xla=xla_flags(table, pairs))
+    offset = fit_x(pairs[fit], gpus, shares[fit])["xla_offset"]
     return "\n".join(
         [
             "## AMP gain: candidate model changes against a rule fixed beforehand",
@@ -281,6 +301,8 @@ def report(data: str) -> str:
             "Leave-one-GPU-out MAPE (%) per GPU:",
             "",
             _md(pd.DataFrame(per).reset_index().rename(columns={"index": "catalog_gpu"})),
+            "",
+            round3_outcome(out, per, offset),
             "",
             f"Made by `python bench/amp_candidates.py` in {time.time() - t0:.0f} s.",
         ]
