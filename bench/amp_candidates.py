@@ -83,33 +83,39 @@ def _ratio(p, r, tf32, z, s):
     return s[:, t].sum(1) / g_c + s[:, m].sum(1) / g_m + s[:, ~t & ~m].sum(1)
 
 
-def variant(balance=False, loss="linear"):
-    """``fit_amp``/``predict_gain`` replacements with the balance term (C4) or a robust loss
-    (R1); with neither they are the package's own (checked in :func:`report`)."""
+def variant(balance=False, loss="linear", xla=None, row_xla=True):
+    """``fit_amp``/``predict_gain`` replacements with the balance term (C4), a robust loss
+    (R1) or an XLA offset (X1: ``xla``, each pair's flag 1/0 by the pairs' index; a pair's
+    prediction gets its own flag where ``row_xla``, else XLA off); with none they are the
+    package's own (checked in :func:`report`)."""
     from scipy.optimize import least_squares
 
-    nc = int(balance)
+    nc, nx = int(balance), int(xla is not None)
 
     def fit(pairs, gpus, shares):
         refuse_held_out(pairs)
         g, r, tf32, y, w, repos, ri = _amp.fit_inputs(pairs, gpus)
         z = _balance(g)
+        x_on = xla.loc[pairs.index].to_numpy(float) if nx else np.zeros(len(y))
+        k = 4 + nc + nx  # first source offset
 
         def resid(p):
             d = {"a": p[0], "b": p[1], "beta": p[2], "alpha": p[3], "c": p[4] if nc else 0.0}
-            off = p[4 + nc :]
-            prior = np.concatenate([p[[0, 1, 4][: 2 + nc]] / 2.0, off / _amp.SOURCE_SD])
-            fitted = -np.log(_ratio(d, r, tf32, z, shares)) + off[ri] - y
+            off, dx = p[k:], p[4 + nc] if nx else 0.0
+            prior = np.concatenate([p[[0, 1, 4][: 2 + nc]] / 2.0, p[4 + nc : k] / _amp.SOURCE_SD,
+                                    off / _amp.SOURCE_SD])  # fmt: skip
+            fitted = -np.log(_ratio(d, r, tf32, z, shares)) + off[ri] + dx * x_on - y
             return np.concatenate([fitted * w, prior])
 
-        lo = [-5, -5, 0, 0] + [-5] * nc + [-2] * len(repos)
-        hi = [5, 5, 1, 1] + [5] * nc + [2] * len(repos)
-        x0 = [-0.5, 0.3, 0.7, 0.8] + [0.0] * nc + [0.0] * len(repos)
+        lo = [-5, -5, 0, 0] + [-5] * nc + [-2] * nx + [-2] * len(repos)
+        hi = [5, 5, 1, 1] + [5] * nc + [2] * nx + [2] * len(repos)
+        x0 = [-0.5, 0.3, 0.7, 0.8] + [0.0] * (nc + nx) + [0.0] * len(repos)
         x = least_squares(resid, x0, bounds=(lo, hi), loss=loss, f_scale=0.1).x
         return {
             **dict(zip(["a", "b", "beta", "alpha"], x[:4], strict=True)),
             "c": float(x[4]) if nc else 0.0,
-            "source_offset": dict(zip(repos, x[4 + nc :], strict=True)),
+            "xla_offset": float(x[4 + nc]) if nx else 0.0,
+            "source_offset": dict(zip(repos, x[k:], strict=True)),
         }
 
     def predict(state, gpus, names, shares, repos=None):
@@ -119,6 +125,8 @@ def variant(balance=False, loss="linear"):
         off = np.full(len(r), centre)
         if repos is not None:
             off = np.array([state["source_offset"].get(k, centre) for k in repos])
+            if nx and row_xla:  # the row's own condition (amp_logo passes its pairs' index)
+                off = off + state["xla_offset"] * xla.loc[repos.index].to_numpy(float)
         ratio = _ratio(state, r, tf32, _balance(g), np.asarray(shares, float))
         return np.where(r > 0, np.exp(off), 1.0) / ratio
 
@@ -175,6 +183,28 @@ def alexnet_without_bn(pairs, shares) -> np.ndarray:
     return out
 
 
+def xla_flags(table, pairs) -> pd.Series:
+    """X1: each pair's XLA flag (1 on; 0 off or unknown, the reference) from its AMP row (the
+    audit found both rows of every pair share it), by the pairs' index."""
+    one = table[(table["gpu_count"] == 1) & (table["precision"] == "AMP")]
+    flag = one[["source", "model", "xla"]].drop_duplicates(["source", "model"])
+    got = pairs[["source", "model"]].merge(flag, on=["source", "model"], how="left")["xla"]
+    return pd.Series((got == "on").to_numpy(float), index=pairs.index)
+
+
+def round3(table, pairs, shares):
+    """Round 3 (declared after the audit, before measuring): X1, the XLA offset."""
+    flags = xla_flags(table, pairs)
+    fit_x, pred_x = variant(xla=flags)
+    _, pred_off = variant(xla=flags, row_xla=False)
+    return [
+        ("X1 XLA flag as one log-offset (round 3)", pairs, shares, "repo",
+         {"fit_amp": fit_x, "predict_gain": pred_x}),
+        ("X1, every row predicted for XLA off (information only, not eligible)", pairs, shares,
+         "repo", {"fit_amp": fit_x, "predict_gain": pred_off}),
+    ]  # fmt: skip
+
+
 def candidates(table, pairs, shares, medians, theta, gpus):
     """(name, pairs, shares, source column, patches) per candidate, in the rule's order."""
     by_fw = pairs.assign(source_repo=pairs["repo"], repo=pairs["repo"] + " | " + pairs["framework"])
@@ -194,6 +224,7 @@ def candidates(table, pairs, shares, medians, theta, gpus):
          {"fit_amp": fit_r, "predict_gain": pred_r}),
         ("C2 + R1 (post hoc: information only, not eligible)", pairs, c2, "repo",
          {"fit_amp": fit_r, "predict_gain": pred_r}),
+        *round3(table, pairs, shares),
     ]  # fmt: skip
 
 
@@ -214,6 +245,23 @@ def _md(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def round3_outcome(out: pd.DataFrame, per: dict, offset: float) -> str:
+    """The round-3 verdict in words, from the measured numbers (X1 against the current model)."""
+    cur, x1 = out.iloc[0], out[out["candidate"].str.startswith("X1 XLA")].iloc[0]
+    over = per["X1"][per["X1"] > 10].sort_values(ascending=False)
+    return (
+        f"Round 3 outcome (X1, the XLA offset): P {x1['P']:.2f} against {cur['P']:.2f}"
+        f" ({x1['P'] - cur['P']:+.2f} pp; the rule asks for -1.0), leave-one-source-out"
+        f" {x1['loso']:.1f} against {cur['loso']:.1f}, coverage {x1['coverage']:.1f}%"
+        f" (75-85 asked): {'ADOPTED' if x1['adopted'] == 'yes' else 'not adopted'}. The fitted"
+        f" offset (all fitted pairs) is {offset:+.3f} in log gain (XLA on: {np.expm1(offset):+.1%}"
+        f" gain). GPUs over 10% with X1: {len(over)} of {len(per['X1'])} ("
+        + ", ".join(f"{g.removeprefix('NVIDIA ')} {v:.1f}" for g, v in over.items())
+        + f"); held-out APE (reported only): VGG16 {x1['vgg16_ape']:.1f}, Inception-v3"
+        f" {x1['inception3_ape']:.1f}."
+    )
+
+
 def report(data: str) -> str:
     t0 = time.time()
     medians = median_table(load_dataset(data))
@@ -229,10 +277,15 @@ def report(data: str) -> str:
     rows, per = [{"candidate": "current model", **base, "adopted": "-"}], {"current": per0}
     for name, p, s, src, patches in candidates(table, pairs, shares, medians, theta, gpus):
         with patched(**patches):
-            row, per[name.split()[0] + ("+R1" if "+ R1" in name else "")] = score(p, s, gpus, src)
+            key = name.split()[0].rstrip(",") + ("+R1" if "+ R1" in name else "")
+            key += " (XLA off)" if "for XLA off" in name else ""
+            row, per[key] = score(p, s, gpus, src)
         ok = passes(row, base) and "not eligible" not in name
         rows.append({"candidate": name, **row, "adopted": "yes" if ok else "no"})
     out = pd.DataFrame(rows)
+    fit = ~pairs["held_out"].to_numpy()
+    fit_x, _ = variant(xla=xla_flags(table, pairs))
+    offset = fit_x(pairs[fit], gpus, shares[fit])["xla_offset"]
     return "\n".join(
         [
             "## AMP gain: candidate model changes against a rule fixed beforehand",
@@ -248,6 +301,8 @@ def report(data: str) -> str:
             "Leave-one-GPU-out MAPE (%) per GPU:",
             "",
             _md(pd.DataFrame(per).reset_index().rename(columns={"index": "catalog_gpu"})),
+            "",
+            round3_outcome(out, per, offset),
             "",
             f"Made by `python bench/amp_candidates.py` in {time.time() - t0:.0f} s.",
         ]

@@ -1,7 +1,7 @@
 """Tensor-core GPUs judged on published speed-ups: leave-one-GPU-out over published pairs.
 
 The published table (``profet_core/data/published.csv``) gives speed-up pairs of a data GPU (V100)
-and a catalog GPU the data lacks (A10G, L40S, A100, H100, RTX A6000, GeForce RTX 3090 / 4090). For
+and a catalog GPU the data lacks (A10, RTX 6000 Ada, A100, H100, RTX A6000, GeForce RTX 3090 / 4090). For
 each of those GPUs the tensor-core efficiencies are refitted without any of its pairs and predict
 them; MAPE of the speed-up per GPU and per source document for the model, the model before the
 change (data only), and the FP32-ratio, bandwidth-ratio and roofline baselines. Per basis the 80%

@@ -29,7 +29,11 @@ A left-out GPU keeps only what its structure shares (``mu`` or ``a``, ``b``, its
 ``u``, ``beta``, ``gamma``). The ``+geforce`` and ``roofline`` structures were added (issue 25)
 after the per-GPU numbers of the first four had been seen, the 3090's among them, and were judged
 against ``bandwidth``; the last two were added after ``roofline+geforce`` was shipped and are
-judged against it. The rule itself is unchanged. About 20 s.
+judged against it. The rule itself is unchanged. Round 3 (``docs/amp_decision_rule.md``,
+declared after the audit of published.csv and before measuring) adds X2 to the shipped structure:
+one log-time coefficient on the pair's XLA flags (target's minus anchor's; unknown counts as off;
+prior sd 1), scored with each pair's own flags; the same fit predicted for XLA off on both sides
+(what a user is answered) is shown for information only, never eligible. About 20 s.
 
     .venv/bin/python bench/published_structures.py [--data ../shared/data/profet] [--out FILE]
 """
@@ -91,16 +95,18 @@ def _shared(structure: str, mu, b, zc: np.ndarray) -> np.ndarray:
     return out + np.outer(c, b[2:4]) if structure.endswith("+clock") else out
 
 
-def make_fit(structure: str, zc_of: pd.DataFrame):
+def make_fit(structure: str, zc_of: pd.DataFrame, xla=None):
     """A ``fit_published`` replacement for one structure (per-generation keys in
-    ``published_eta_``; per-GPU terms and ``beta`` / ``b`` kept apart in ``_v`` and ``_beta``)."""
+    ``published_eta_``; per-GPU terms and ``beta`` / ``b`` kept apart in ``_v`` and ``_beta``);
+    ``xla`` (X2): each pair's target XLA flag minus its anchor's (by the pairs' index), whose one
+    log-time coefficient (prior sd :data:`XLA_SD`) is kept in ``_xla``."""
     gen_sd = 0.3 if structure == "generation" else 0.3 / np.sqrt(2)
     gpu_sd = 0.3 / np.sqrt(2) if structure == "hierarchical" else 0.3
     use = {"u": structure in ("generation", "hierarchical"), "v": structure != "generation"}
     use["b"] = structure.startswith(("bandwidth", "roofline"))
     b_sd = [1.0 if structure.startswith("roofline") else 0.5] * 2
     b_sd += [0.5, 0.5] if structure.endswith("+clock") else []
-    nb = len(b_sd)
+    nb, nx = len(b_sd), int(xla is not None)
 
     def fit(model, p):
         new = copy.deepcopy(model)
@@ -113,21 +119,25 @@ def make_fit(structure: str, zc_of: pd.DataFrame):
         grp = p.groupby(["document", "model", "target_gpu"]).ngroup().to_numpy()
         w = np.sqrt(1.0 / np.bincount(grp)[grp]) / eff.NOISE_SD
         nu, nv = 2 * len(gn), 2 * len(gpus)
+        dx = xla.loc[p.index].to_numpy(float) if nx else np.zeros(len(y))
+        end = 2 + nu + nv + nb
 
         def unpack(x):
             u = x[2 : 2 + nu].reshape(-1, 2) * use["u"]
             v = x[2 + nu : 2 + nu + nv].reshape(-1, 2) * use["v"]
-            return x[:2], u, v, x[2 + nu + nv :] * use["b"]
+            return x[:2], u, v, x[2 + nu + nv : end] * use["b"]
 
         def resid(x):
             mu, u, v, b = unpack(x)
             eta = _shared(structure, mu, b, zc) + u[gi] + v[vi]
-            r = model._log_ratio(fam, d_spec, eta - eta_a) + res - y
+            r = model._log_ratio(fam, d_spec, eta - eta_a) + res + x[end:].sum() * dx - y
             prior = [x[:2] / eff.PRIOR_SD_TENSOR, x[2 : 2 + nu] / gen_sd]
-            prior += [x[2 + nu : 2 + nu + nv] / gpu_sd, x[2 + nu + nv :] / b_sd]
-            return np.concatenate([r * w, *prior])
+            prior += [x[2 + nu : 2 + nu + nv] / gpu_sd, x[2 + nu + nv : end] / b_sd]
+            return np.concatenate([r * w, *prior, x[end:] / XLA_SD])
 
-        mu, u, v, b = unpack(least_squares(resid, np.zeros(2 + nu + nv + nb)).x)
+        x = least_squares(resid, np.zeros(end + nx)).x
+        mu, u, v, b = unpack(x)
+        new._xla = float(x[end:].sum())
         new.tensor_eta_ = mu
         new.published_eta_ = {g: mu + u[i] for i, g in enumerate(gn)} if use["u"] else {}
         new.published_n_ = {g: int(np.sum(gi == i)) for i, g in enumerate(gn)} if use["u"] else {}
@@ -155,6 +165,38 @@ def _patch_eta(tensor, zc_of, gpu_of):
     model_module.published_eta = eta
 
 
+#: Prior sd of X2's XLA coefficient (log time; as the AMP model's offsets, weak).
+XLA_SD = 1.0
+#: Round 3 (declared after the audit of published.csv, before measuring): X2, the XLA flags of a
+#: pair's two rows (target minus anchor) as one log-offset on the speed-up, on the shipped
+#: structure; scored with each pair's own flags (its published conditions), and for information
+#: only predicted for XLA off on both sides (what a user gets), never eligible.
+X2 = f"{SHIPPED} + X2 XLA offset (round 3)"
+X2_OFF = f"{SHIPPED} + X2, predicted for XLA off (information only)"
+_PREDICT = check._predict
+
+
+def xla_difference(table: pd.DataFrame, pairs: pd.DataFrame) -> pd.Series:
+    """Each pair's target XLA flag minus its anchor's (1 on; 0 off or unknown), by its index."""
+    one = table[(table["gpu_count"] == 1) & (table["precision"] != "AMP")]
+    on = pd.Series((one["xla"] == "on").to_numpy(float), index=one["source"] + "|" + one["model"])
+    t = (pairs["source"] + "|" + pairs["model"]).map(on)
+    a = (pairs["baseline_source"] + "|" + pairs["model"]).map(on)
+    return pd.Series((t - a).to_numpy(float), index=pairs.index)
+
+
+def _patch_predict(dx):
+    """``_gpu_holdout._predict`` with the fold's XLA coefficient applied to each test pair's own
+    flags (``dx``), or the package's (``None``: XLA off on both sides, no correction)."""
+
+    def predict(after, before, test):
+        out = _PREDICT(after, before, test)
+        out["cross"] *= np.exp(-getattr(after, "_xla", 0.0) * dx.loc[test.index].to_numpy())
+        return out
+
+    check._predict = _PREDICT if dx is None else predict
+
+
 def _mape(part: pd.DataFrame) -> float:
     return float(np.mean(np.abs(part["cross"] / part["speedup"] - 1)) * 100)
 
@@ -163,12 +205,17 @@ def compare(data: str) -> pd.DataFrame:
     medians = median_table(load_dataset(data))
     specs = load_specs()
     base = CrossInstanceModel().fit_pairs(all_pairs(medians), specs)
-    pairs = published_pairs(load_published(), specs, medians)
+    table = load_published()
+    pairs = published_pairs(table, specs, medians)
+    dx = xla_difference(table, pairs)
+    assert dx.notna().all(), "a pair whose rows' XLA flags were not found"
     rows = {}
-    for s in STRUCTURES:
-        tensor, zc_of, gpu_of = _extras(base.specs_, geforce="+geforce" in s)
+    for s in (*STRUCTURES, X2, X2_OFF):
+        shape = s.split(" + X2")[0]
+        tensor, zc_of, gpu_of = _extras(base.specs_, geforce="+geforce" in shape)
         _patch_eta(tensor, zc_of, gpu_of)
-        check.fit_published = make_fit(s, zc_of)
+        check.fit_published = make_fit(shape, zc_of, dx if "X2" in s else None)
+        _patch_predict(dx if s == X2 else None)
         oof = check.published_logo(base, pairs)
         fitted = oof[~oof["held_out"]]
         per = fitted.groupby("left_out").apply(_mape)
@@ -176,6 +223,13 @@ def compare(data: str) -> pd.DataFrame:
         rows[s] = {"primary_mean_over_gpus": per.mean(), "pooled_mape": _mape(fitted)}
         rows[s] |= {"coverage_pct": cover, **per.to_dict()}
         rows[s]["held_out_mape (not a criterion)"] = _mape(oof[oof["held_out"]])
+        if "X2" in s:
+            full = make_fit(shape, zc_of, dx)(base, pairs[~pairs["held_out"]])
+            # the fitted coefficient as a time change: + = a target with XLA on is slower
+            rows[s]["X2: XLA-on target time change, % (fit on all pairs)"] = (
+                np.expm1(full._xla) * 100
+            )
+    _patch_predict(None)
     return pd.DataFrame(rows).T
 
 
@@ -184,7 +238,9 @@ START, END = markers("structures")
 
 def decide(table: pd.DataFrame) -> str:
     """The decision rule of the module docstring."""
-    cur, best = table.loc[SHIPPED], table["primary_mean_over_gpus"].idxmin()
+    cur = table.loc[SHIPPED]
+    eligible = table[~table.index.str.contains("information only")]
+    best = eligible["primary_mean_over_gpus"].idxmin()
 
     def gap(c):
         return max(0.0, 70 - c, c - 90)

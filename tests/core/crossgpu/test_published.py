@@ -372,8 +372,16 @@ def test_the_shipped_table_has_no_duplicates_and_reads():
         ("A100 80GB SXM4", "NVIDIA A100 SXM4 80GB"),
         ("A100 80GB (DGX A100)", "NVIDIA A100 SXM4 80GB"),
         ("H100 80GB PCIe Gen5", "NVIDIA H100 PCIe 80GB"),
+        ("RTX 6000 Ada", "NVIDIA RTX 6000 Ada"),
     ],
-    ids=["a100-pcie-40", "a100-pcie-80", "a100-sxm4-80", "dgx-a100-80", "h100-pcie"],
+    ids=[
+        "a100-pcie-40",
+        "a100-pcie-80",
+        "a100-sxm4-80",
+        "dgx-a100-80",
+        "h100-pcie",
+        "rtx-6000-ada",
+    ],
 )
 def test_a_published_gpu_the_catalog_rents_is_that_gpu_at_every_precision(published, catalog):
     # FP32/TF32 rows stood in for the catalog's A100 SXM4 40GB (other bandwidth and power) before
