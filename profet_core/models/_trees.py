@@ -226,12 +226,16 @@ def check_trees(a: dict, n_features: int | None = None) -> int:
     high = n_features if n_features is not None else np.iinfo(np.int64).max
     if feature.size and (feature.min() < 0 or feature.max() >= high):
         raise ValueError(f"a tree splits on a feature outside 0..{high - 1}")
-    # Children come after their parents, so depths settle in at most `deepest + 1` sweeps.
-    depth, parents = np.zeros(n, dtype=np.int64), np.flatnonzero(inner)
-    while True:
-        new = depth.copy()
-        np.maximum.at(new, left[parents], depth[parents] + 1)
-        np.maximum.at(new, right[parents], depth[parents] + 1)
-        if np.array_equal(new, depth):
-            return int(depth.max())
-        depth = new
+    # Every node but a root is the child of exactly one node (as in every tree scikit-learn
+    # grows), so a node's depth is its distance to its root: pointer jumping finds every
+    # node's in log2(deepest) passes.
+    parent, children = ids.copy(), np.concatenate([left[inner], right[inner]])
+    parent[children] = np.concatenate([ids[inner], ids[inner]])
+    is_root = np.zeros(n, dtype=bool)
+    is_root[roots] = True
+    if (np.bincount(children, minlength=n) != ~is_root).any():
+        raise ValueError("a tree node is the child of no node or of two (a node has one parent)")
+    dist, anc = (parent != ids).astype(np.int64), parent
+    while not np.array_equal(up := anc[anc], anc):
+        dist, anc = dist + dist[anc], up
+    return int(dist.max())

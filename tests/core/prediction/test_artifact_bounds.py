@@ -83,6 +83,12 @@ def _cycle(a):  # an inner node's left child points back at the root: a walk nev
     left[inner[1]] = 0
 
 
+def _two_parents(a):  # an inner node's both children are one node: another node is orphaned
+    left, right = a[_tree_key("extra-trees/left")], a[_tree_key("extra-trees/right")]
+    inner = np.flatnonzero(left != np.arange(len(left)))
+    right[inner[0]] = left[inner[0]]
+
+
 def _out_of_range(a):
     a[_tree_key("boosting/right")][0] = 10**6
 
@@ -107,6 +113,7 @@ def _nan_leaf_values(a):
 ARRAY_CASES = {
     "tree-cycle": (_cycle, "hybrid", "cycle"),
     "child-out-of-range": (_out_of_range, "hybrid", "outside its tree"),
+    "child-of-two-parents": (_two_parents, "hybrid", "one parent"),
     "feature-out-of-range": (_feature_past_the_end, "hybrid", "feature outside"),
     "nan-leaf-values": (_nan_leaf_values, "hybrid", "NaN"),
     "nan-dnn-weights": (_nan_weights, "profet", "finite"),
