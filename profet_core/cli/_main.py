@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import sys
 
@@ -34,6 +35,21 @@ _NUMERIC_OPTIONS = (
     "--usd-per-hour",
     "--max-usd-per-hour",
 )
+#: Each subcommand name (aliases too) and the module that registers it, so that ``profet NAME``
+#: builds only NAME's parser (tests check this against the full parser, message for message).
+_COMMAND_MODULES = {
+    "train": "._train",
+    "predict": "._predict",
+    "add-instance": "._add_instance",
+    "calibrate": "._add_instance",
+    "instances": "._instances",
+    "scale": "._scale",
+    "validate": "._validate",
+    "offerings": "._offerings",
+    "doe": "..doe._cli",
+    "profile": "..capture._cli",
+    "collect": "..capture._cli",
+}
 
 
 def _modules() -> list:
@@ -54,15 +70,33 @@ def _modules() -> list:
     return modules
 
 
-def build_parser() -> OneLineParser:
-    """The ``profet`` parser; each subcommand's parser has its ``run`` as default ``run``."""
+def _only_module(argv) -> list | None:
+    """``[module]`` of the subcommand ``argv`` starts with, when only its parser is needed; None
+    for no command, an unknown one, a help flag anywhere (the full parser says all of them)."""
+    if not argv or argv[0] not in _COMMAND_MODULES:
+        return None
+    if any(a.startswith(("-h", "--h")) for a in argv):
+        return None
+    try:
+        return [importlib.import_module(_COMMAND_MODULES[argv[0]], __package__)]
+    except ImportError:  # an optional feature missing: the full parser says what is left
+        return None
+
+
+def build_parser(argv=None) -> OneLineParser:
+    """The ``profet`` parser; each subcommand's parser has its ``run`` as default ``run``.
+
+    With ``argv`` that names a known subcommand (and asks for no help) only that subcommand is
+    registered: it parses ``argv`` exactly as the full parser does, in less time.
+    """
+    modules = (argv is not None and _only_module(argv)) or _modules()
     p = OneLineParser(
         prog="profet",
         description="Predict CNN training-step latency and "
         "cost on GPU instances from a profile taken on one anchor instance.",
     )
     sub = p.add_subparsers(dest="command", required=True)
-    for module in _modules():
+    for module in modules:
         before = set(sub.choices)
         module.add_parser(sub)
         for name in set(sub.choices) - before:  # its subcommands and their aliases
@@ -100,7 +134,7 @@ def main(argv=None) -> int:
     from .. import ProfetError
 
     argv = _join_numeric(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         code = args.run(args)
         sys.stdout.flush()  # here, so that a closed pipe or a full disk is caught below
