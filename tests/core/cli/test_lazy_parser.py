@@ -8,9 +8,7 @@ import pytest
 
 from profet_core.cli import _main
 
-FULL_NAMES = sorted(
-    next(a for a in _main.build_parser()._actions if a.dest == "command").choices
-)
+FULL_NAMES = sorted(next(a for a in _main.build_parser()._actions if a.dest == "command").choices)
 #: Arguments every subcommand is tried with: nothing, unknown flags, a stray positional.
 COMMON = ([], ["--nope"], ["stray"], ["--nope=1", "x"], ["--", "x"])
 #: A few arguments that parse, and some that fail in the subcommand's own checks.
