@@ -8,12 +8,19 @@ import importlib
 import os
 import sys
 
-from . import _add_instance, _instances, _offerings, _predict, _scale, _train, _validate
 from ._argtypes import OneLineParser
 
-#: The subcommand modules, in ``--help`` order; each ``add_parser`` registers one or more
-#: subcommands, all run by its ``run``.
-COMMANDS = (_train, _predict, _add_instance, _instances, _scale, _validate, _offerings)
+#: The subcommand modules (imported when needed), in ``--help`` order; each ``add_parser``
+#: registers one or more subcommands, all run by its ``run``.
+COMMANDS = (
+    "._train",
+    "._predict",
+    "._add_instance",
+    "._instances",
+    "._scale",
+    "._validate",
+    "._offerings",
+)
 #: Options whose value may be a negative number or -inf (argparse would take it for an option).
 _NUMERIC_OPTIONS = (
     "--anchor-latency-ms",
@@ -54,7 +61,7 @@ _COMMAND_MODULES = {
 
 def _modules() -> list:
     """:data:`COMMANDS`, then the optional features' (left out where they cannot be imported)."""
-    modules = list(COMMANDS)
+    modules = [importlib.import_module(name, __package__) for name in COMMANDS]
     try:
         from ..doe import _cli as doe
     except ImportError:  # the experiment-design feature is optional
