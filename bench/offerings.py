@@ -1,7 +1,8 @@
 """How fast one profile is priced on every offering of the shipped snapshot (issue 26).
 
 Prints the process time of ``profet predict --offerings`` against ``python -c "import pandas"``
-(the floor of any pandas command; the target is within 1.5x of it), with Python's bytecode
+(the floor of any pandas command; the target is within 1.5x of it: the ratio of the medians,
+and the median of each round's own ratio, its commands run back to back), with Python's bytecode
 cached as any installed or once-run copy has it (and, where ``PYTHONDONTWRITEBYTECODE`` is set,
 also as run here, profet's modules compiled on every run), and the in-process time of
 ``predict_offerings`` over the whole snapshot (target: under 20 ms; warm, median and least,
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import resource
 import statistics
 import subprocess
@@ -30,10 +32,11 @@ PROFILE = str(ROOT / "examples" / "profile_g3s.json")
 
 
 def _processes(commands: dict, repeats: int, cached: bool) -> dict:
-    """Median seconds of each command (run in turn, ``repeats`` rounds, so that a change in
-    the machine's load hits every command alike). ``cached``: Python's bytecode kept between
-    runs (as after ``pip install`` or any first run), in a temporary folder, so nothing is
-    written in the repository; else the environment as given (``PYTHONDONTWRITEBYTECODE=1``
+    """Median seconds of each command (run in turn, ``repeats`` rounds, each round in a new
+    order, so that a change in the machine's load hits every command alike), and the median of
+    each round's own ratio to pandas. ``cached``: Python's bytecode kept between runs (as after
+    ``pip install`` or any first run), in a temporary folder, so nothing is written in the
+    repository; else the environment as given (``PYTHONDONTWRITEBYTECODE=1``
     there means every profet module is compiled again on every run)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryDirectory() as tmp:
@@ -43,12 +46,25 @@ def _processes(commands: dict, repeats: int, cached: bool) -> dict:
             for argv in commands.values():  # the first run writes the bytecode
                 _run(argv, env)
         times = {name: [] for name in commands}
+        order = random.Random(0)
         for _ in range(repeats):
-            for name, argv in commands.items():
-                times[name].append(_run(argv, env))
-    return {
+            # In a new order each round, so that a disturbance of this machine that recurs with
+            # the period of a round cannot fall on the same command every time.
+            for name in order.sample(list(commands), len(commands)):
+                times[name].append(_run(commands[name], env))
+    medians = {
         name: tuple(statistics.median(x) for x in zip(*t, strict=True)) for name, t in times.items()
     }
+    # This machine's speed drifts between runs (a shared VM): a round's commands run back to
+    # back, so each round's own ratio to pandas is also given (median over rounds).
+    paired = {
+        name: tuple(
+            statistics.median(a[k] / b[k] for a, b in zip(t, times["pandas"], strict=True))
+            for k in (0, 1)
+        )
+        for name, t in times.items()
+    }
+    return medians, paired
 
 
 def _run(argv, env) -> tuple[float, float]:
@@ -159,14 +175,14 @@ def main() -> None:
         f"offerings priced: {done.table['usd_per_1000_steps'].notna().sum()} of "
         f"{len(done.table)} shown ({len(done.prediction.table)} GPU predictions)"
     )
-    for label, t in process:
+    for label, (t, paired) in process:
         for i, kind in enumerate(("wall", "CPU")):
             off, pandas, plain = t["offerings"][i], t["pandas"][i], t["plain"][i]
             print(
                 f"process, {kind} ({label}): profet predict --offerings {off:.2f} s; python -c "
-                f"'import pandas' {pandas:.2f} s; ratio {off / pandas:.2f} (target <= 1.5); "
-                f"plain profet predict (every spec line, no offerings) {plain:.2f} s, ratio "
-                f"{plain / pandas:.2f}"
+                f"'import pandas' {pandas:.2f} s; ratio {off / pandas:.2f} (target <= 1.5; "
+                f"round by round {paired['offerings'][i]:.2f}); plain profet predict (every "
+                f"spec line, no offerings) {plain:.2f} s, ratio {plain / pandas:.2f}"
             )
     print(
         f"in process: predict_offerings {whole:.1f} ms median, {least:.1f} ms least (target "
