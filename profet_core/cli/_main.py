@@ -10,17 +10,6 @@ import sys
 
 from ._argtypes import OneLineParser
 
-#: The subcommand modules (imported when needed), in ``--help`` order; each ``add_parser``
-#: registers one or more subcommands, all run by its ``run``.
-COMMANDS = (
-    "._train",
-    "._predict",
-    "._add_instance",
-    "._instances",
-    "._scale",
-    "._validate",
-    "._offerings",
-)
 #: Options whose value may be a negative number or -inf (argparse would take it for an option).
 _NUMERIC_OPTIONS = (
     "--anchor-latency-ms",
@@ -42,8 +31,10 @@ _NUMERIC_OPTIONS = (
     "--usd-per-hour",
     "--max-usd-per-hour",
 )
-#: Each subcommand name (aliases too) and the module that registers it, so that ``profet NAME``
-#: builds only NAME's parser (tests check this against the full parser, message for message).
+#: Each subcommand name (aliases too) and the module that registers it (imported when needed),
+#: in ``--help`` order; each module's ``add_parser`` registers its subcommands, all run by its
+#: ``run``. ``profet NAME`` builds only NAME's parser (tests check this against the full parser,
+#: message for message).
 _COMMAND_MODULES = {
     "train": "._train",
     "predict": "._predict",
@@ -57,23 +48,20 @@ _COMMAND_MODULES = {
     "profile": "..capture._cli",
     "collect": "..capture._cli",
 }
+#: Modules of optional features: left out of the parser where they cannot be imported.
+_OPTIONAL = ("..doe._cli", "..capture._cli")
 
 
 def _modules() -> list:
-    """:data:`COMMANDS`, then the optional features' (left out where they cannot be imported)."""
-    modules = [importlib.import_module(name, __package__) for name in COMMANDS]
-    try:
-        from ..doe import _cli as doe
-    except ImportError:  # the experiment-design feature is optional
-        pass
-    else:
-        modules.append(doe)
-    try:
-        from ..capture import _cli as capture
-    except ImportError:  # the capture feature is optional
-        pass
-    else:
-        modules.append(capture)
+    """Every subcommand module of :data:`_COMMAND_MODULES`, once each, in order (the optional
+    features' left out where they cannot be imported)."""
+    modules = []
+    for name in dict.fromkeys(_COMMAND_MODULES.values()):
+        try:
+            modules.append(importlib.import_module(name, __package__))
+        except ImportError:
+            if name not in _OPTIONAL:
+                raise
     return modules
 
 

@@ -38,6 +38,11 @@ VALIDATION_TABLES = (
 )
 #: Largest total of the arrays once decompressed (bytes): the shipped ones are ~77 MB.
 MAX_ARRAY_BYTES = 2 * 1024 * 1024 * 1024
+NOT_A_ZIP = "artifact file 'arrays.npz' is not a zip archive of .npy arrays"
+DOES_NOT_MATCH = (
+    "artifact file 'arrays.npz' does not match the arrays listed in the manifest; "
+    "retrain or restore the artifacts"
+)
 
 
 def read_json_artifact(blobs: dict, name: str) -> dict:
@@ -68,9 +73,7 @@ def read_csv_artifact(blobs: dict, name: str, columns) -> pd.DataFrame:
 
 def read_npz_artifact(blob: bytes) -> Mapping:
     """The arrays of ``arrays.npz`` from its verified bytes (a manifest without per-array digests)."""
-    if not zipfile.is_zipfile(io.BytesIO(blob)):
-        raise ArtifactError(NOT_A_ZIP)
-    return _npz_arrays(lambda: zipfile.ZipFile(io.BytesIO(blob)), None)
+    return _npz_arrays(io.BytesIO(blob), None)
 
 
 def open_npz_artifact(path, digests: Mapping) -> Mapping:
@@ -88,9 +91,7 @@ def open_npz_artifact(path, digests: Mapping) -> Mapping:
         Per member (``<name>.npy``): ``size`` (bytes uncompressed), ``crc32`` and ``sha256``, as
         :func:`npz_digests` writes them.
     """
-    if not zipfile.is_zipfile(path):
-        raise ArtifactError(NOT_A_ZIP)
-    arrays = _npz_arrays(lambda: zipfile.ZipFile(path), digests)
+    arrays = _npz_arrays(path, digests)
     listed = {n: (d.get("size"), d.get("crc32")) for n, d in digests.items()}
     actual = {i.filename: (i.file_size, i.CRC) for i in arrays._zip.infolist()}
     if listed != actual:
@@ -117,16 +118,12 @@ def npz_digests(path) -> dict:
     return out
 
 
-NOT_A_ZIP = "artifact file 'arrays.npz' is not a zip archive of .npy arrays"
-DOES_NOT_MATCH = (
-    "artifact file 'arrays.npz' does not match the arrays listed in the manifest; "
-    "retrain or restore the artifacts"
-)
-
-
-def _npz_arrays(open_zip, digests) -> NpzArrays:
+def _npz_arrays(source, digests) -> NpzArrays:
+    """:class:`NpzArrays` of a zip (a path or a file object), every way it is broken one error."""
+    if not zipfile.is_zipfile(source):
+        raise ArtifactError(NOT_A_ZIP)
     try:
-        return NpzArrays(open_zip(), digests)
+        return NpzArrays(zipfile.ZipFile(source), digests)
     except ArtifactError:
         raise
     except Exception as exc:  # zipfile raises many types for a broken archive

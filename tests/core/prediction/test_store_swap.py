@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 
+import numpy as np
 import pytest
 
 from profet_core import ArtifactError
@@ -32,18 +33,19 @@ def _two_versions(tmp_path):
     return art, new
 
 
-def _swap_during_first_read(monkeypatch, art, new):
-    """The first file read finds the new folder swapped in (as `train --out` does)."""
-    original, calls = _store._verified, []
+def _swap_during_first_read(monkeypatch, art, new, step="_verified"):
+    """The first call of the load's ``step`` (by default: reading the files) finds the new
+    folder swapped in (as `train --out` does)."""
+    original, calls = getattr(_store, step), []
 
-    def racing(path, files):
+    def racing(*args):
         if not calls:
             os.rename(art, art.with_name("old"))
             os.rename(new, art)
         calls.append(1)
-        return original(path, files)
+        return original(*args)
 
-    monkeypatch.setattr(_store, "_verified", racing)
+    monkeypatch.setattr(_store, step, racing)
     return calls
 
 
@@ -63,3 +65,24 @@ def test_real_corruption_is_still_refused(tmp_path):
     (art / "prices.csv").write_text("instance,gpu,usd_per_hour\nx,y,1\n")
     with pytest.raises(ArtifactError, match="does not match its sha256"):
         _store.load_bundle(art)
+
+
+def test_a_load_racing_a_swap_of_the_arrays_reads_the_new_folder(trained, tmp_path, monkeypatch):
+    """The folder is swapped between the other files' check and the arrays' opening (issue 26:
+    each array checked when read): the zip is not the manifest's, the manifest changed, so the
+    folder is read again, all new."""
+    art, new = tmp_path / "art", tmp_path / "new"
+    shutil.copytree(trained, art)
+    shutil.copytree(art, new)
+    with np.load(new / "arrays.npz", allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    key = next(k for k, v in arrays.items() if v.dtype.kind == "f" and v.size)
+    arrays[key] = arrays[key] * 2.0 + 1.0
+    np.savez_compressed(new / "arrays.npz", **arrays)
+    meta = json.loads((art / "manifest.json").read_text())
+    (new / "manifest.json").unlink()
+    _store.write_manifest(new, **{k: meta[k] for k in ("data_fingerprint",) if k in meta})
+    calls = _swap_during_first_read(monkeypatch, art, new, step="open_npz_artifact")
+    bundle = _store.load_bundle(art)
+    assert len(calls) == 2
+    np.testing.assert_array_equal(bundle.arrays[key], arrays[key])
