@@ -246,11 +246,12 @@ def _md(df: pd.DataFrame) -> str:
 
 
 def round3_outcome(out: pd.DataFrame, per: dict, offset: float) -> str:
-    """The round-3 verdict in words, from the measured numbers (X1 against the current model)."""
+    """X1's verdict in words, from the measured numbers (X1 against the current model; declared
+    in round 3, judged again in round 4 on the table with Lambda's XLA-off runs)."""
     cur, x1 = out.iloc[0], out[out["candidate"].str.startswith("X1 XLA")].iloc[0]
     over = per["X1"][per["X1"] > 10].sort_values(ascending=False)
     return (
-        f"Round 3 outcome (X1, the XLA offset): P {x1['P']:.2f} against {cur['P']:.2f}"
+        f"X1 (the XLA offset; round 3, judged again in round 4 on this table): P {x1['P']:.2f} against {cur['P']:.2f}"
         f" ({x1['P'] - cur['P']:+.2f} pp; the rule asks for -1.0), leave-one-source-out"
         f" {x1['loso']:.1f} against {cur['loso']:.1f}, coverage {x1['coverage']:.1f}%"
         f" (75-85 asked): {'ADOPTED' if x1['adopted'] == 'yes' else 'not adopted'}. The fitted"

@@ -33,7 +33,10 @@ judged against it. The rule itself is unchanged. Round 3 (``docs/amp_decision_ru
 declared after the audit of published.csv and before measuring) adds X2 to the shipped structure:
 one log-time coefficient on the pair's XLA flags (target's minus anchor's; unknown counts as off;
 prior sd 1), scored with each pair's own flags; the same fit predicted for XLA off on both sides
-(what a user is answered) is shown for information only, never eligible. About 20 s.
+(what a user is answered) is shown for information only, never eligible. Round 5 (declared after
+round 4 added Lambda's XLA-off runs, before measuring) adds X3: X2 with the coefficient fixed, not
+fitted, at the mean -log(images/s with XLA / without) of the fitted one-GPU FP32 rows that one
+source publishes for one GPU and CNN both ways (2080 Ti and RTX 8000). About 20 s.
 
     .venv/bin/python bench/published_structures.py [--data ../shared/data/profet] [--out FILE]
 """
@@ -95,18 +98,19 @@ def _shared(structure: str, mu, b, zc: np.ndarray) -> np.ndarray:
     return out + np.outer(c, b[2:4]) if structure.endswith("+clock") else out
 
 
-def make_fit(structure: str, zc_of: pd.DataFrame, xla=None):
+def make_fit(structure: str, zc_of: pd.DataFrame, xla=None, fixed=None):
     """A ``fit_published`` replacement for one structure (per-generation keys in
     ``published_eta_``; per-GPU terms and ``beta`` / ``b`` kept apart in ``_v`` and ``_beta``);
     ``xla`` (X2): each pair's target XLA flag minus its anchor's (by the pairs' index), whose one
-    log-time coefficient (prior sd :data:`XLA_SD`) is kept in ``_xla``."""
+    log-time coefficient (prior sd :data:`XLA_SD`) is kept in ``_xla``; ``fixed`` (X3): that
+    coefficient set beforehand instead of fitted."""
     gen_sd = 0.3 if structure == "generation" else 0.3 / np.sqrt(2)
     gpu_sd = 0.3 / np.sqrt(2) if structure == "hierarchical" else 0.3
     use = {"u": structure in ("generation", "hierarchical"), "v": structure != "generation"}
     use["b"] = structure.startswith(("bandwidth", "roofline"))
     b_sd = [1.0 if structure.startswith("roofline") else 0.5] * 2
     b_sd += [0.5, 0.5] if structure.endswith("+clock") else []
-    nb, nx = len(b_sd), int(xla is not None)
+    nb, nx = len(b_sd), int(xla is not None and fixed is None)
 
     def fit(model, p):
         new = copy.deepcopy(model)
@@ -119,7 +123,8 @@ def make_fit(structure: str, zc_of: pd.DataFrame, xla=None):
         grp = p.groupby(["document", "model", "target_gpu"]).ngroup().to_numpy()
         w = np.sqrt(1.0 / np.bincount(grp)[grp]) / eff.NOISE_SD
         nu, nv = 2 * len(gn), 2 * len(gpus)
-        dx = xla.loc[p.index].to_numpy(float) if nx else np.zeros(len(y))
+        dx = xla.loc[p.index].to_numpy(float) if xla is not None else np.zeros(len(y))
+        known = 0.0 if fixed is None else fixed * dx
         end = 2 + nu + nv + nb
 
         def unpack(x):
@@ -130,14 +135,14 @@ def make_fit(structure: str, zc_of: pd.DataFrame, xla=None):
         def resid(x):
             mu, u, v, b = unpack(x)
             eta = _shared(structure, mu, b, zc) + u[gi] + v[vi]
-            r = model._log_ratio(fam, d_spec, eta - eta_a) + res + x[end:].sum() * dx - y
+            r = model._log_ratio(fam, d_spec, eta - eta_a) + res + x[end:].sum() * dx + known - y
             prior = [x[:2] / eff.PRIOR_SD_TENSOR, x[2 : 2 + nu] / gen_sd]
             prior += [x[2 + nu : 2 + nu + nv] / gpu_sd, x[2 + nu + nv : end] / b_sd]
             return np.concatenate([r * w, *prior, x[end:] / XLA_SD])
 
         x = least_squares(resid, np.zeros(end + nx)).x
         mu, u, v, b = unpack(x)
-        new._xla = float(x[end:].sum())
+        new._xla = float(x[end:].sum()) if fixed is None else float(fixed)
         new.tensor_eta_ = mu
         new.published_eta_ = {g: mu + u[i] for i, g in enumerate(gn)} if use["u"] else {}
         new.published_n_ = {g: int(np.sum(gi == i)) for i, g in enumerate(gn)} if use["u"] else {}
@@ -173,7 +178,26 @@ XLA_SD = 1.0
 #: only predicted for XLA off on both sides (what a user gets), never eligible.
 X2 = f"{SHIPPED} + X2 XLA offset (round 3)"
 X2_OFF = f"{SHIPPED} + X2, predicted for XLA off (information only)"
+#: Round 5 (declared after round 4, before measuring): X3, X2's coefficient fixed from the
+#: within-GPU XLA contrasts of Lambda's XLA-off runs (round 4's D1), not fitted.
+X3 = f"{SHIPPED} + X3 XLA offset fixed from within-GPU contrasts (round 5)"
+X3_OFF = f"{SHIPPED} + X3, predicted for XLA off (information only)"
 _PREDICT = check._predict
+
+
+def within_gpu_xla(table: pd.DataFrame) -> float:
+    """X3's coefficient: the mean over the fitted one-GPU FP32 rows of a source that publishes the
+    same GPU and CNN with XLA on and off of -log(images/s on / off) (log time; held-out CNNs
+    never used)."""
+    from profet_core.crossgpu._published import held_out
+
+    one = table[(table["gpu_count"] == 1) & (table["precision"] != "AMP")].copy()
+    one = one[~held_out(one["model"]) & one["xla"].isin(["on", "off"])]
+    one["repo"] = one["source"].str.split("@").str[0]
+    both = one.pivot_table(
+        index=["repo", "gpu_published", "model"], columns="xla", values="images_per_s"
+    ).dropna()
+    return float(-np.log(both["on"] / both["off"]).mean())
 
 
 def xla_difference(table: pd.DataFrame, pairs: pd.DataFrame) -> pd.Series:
@@ -210,12 +234,14 @@ def compare(data: str) -> pd.DataFrame:
     dx = xla_difference(table, pairs)
     assert dx.notna().all(), "a pair whose rows' XLA flags were not found"
     rows = {}
-    for s in (*STRUCTURES, X2, X2_OFF):
-        shape = s.split(" + X2")[0]
+    c3 = within_gpu_xla(table)
+    for s in (*STRUCTURES, X2, X2_OFF, X3, X3_OFF):
+        shape = s.split(" + X")[0]
         tensor, zc_of, gpu_of = _extras(base.specs_, geforce="+geforce" in shape)
         _patch_eta(tensor, zc_of, gpu_of)
-        check.fit_published = make_fit(shape, zc_of, dx if "X2" in s else None)
-        _patch_predict(dx if s == X2 else None)
+        xla, fixed = (dx if " + X" in s else None), (c3 if " + X3" in s else None)
+        check.fit_published = make_fit(shape, zc_of, xla, fixed)
+        _patch_predict(dx if s in (X2, X3) else None)
         oof = check.published_logo(base, pairs)
         fitted = oof[~oof["held_out"]]
         per = fitted.groupby("left_out").apply(_mape)
@@ -223,10 +249,10 @@ def compare(data: str) -> pd.DataFrame:
         rows[s] = {"primary_mean_over_gpus": per.mean(), "pooled_mape": _mape(fitted)}
         rows[s] |= {"coverage_pct": cover, **per.to_dict()}
         rows[s]["held_out_mape (not a criterion)"] = _mape(oof[oof["held_out"]])
-        if "X2" in s:
-            full = make_fit(shape, zc_of, dx)(base, pairs[~pairs["held_out"]])
-            # the fitted coefficient as a time change: + = a target with XLA on is slower
-            rows[s]["X2: XLA-on target time change, % (fit on all pairs)"] = (
+        if " + X" in s:
+            full = make_fit(shape, zc_of, dx, fixed)(base, pairs[~pairs["held_out"]])
+            # the coefficient as a time change: + = a target with XLA on is slower
+            rows[s]["XLA-on target time change, % (X2: fit on all pairs; X3: fixed)"] = (
                 np.expm1(full._xla) * 100
             )
     _patch_predict(None)

@@ -38,26 +38,26 @@ PARAMS = {
 }
 #: Used where artifacts predate the model (the same fit as the AMP default).
 DEFAULT_STATE = {
-    "k0": 0.045,
-    "k0_pcie": 0.0,
-    "k1": 2.3808,
+    "k0": 0.0471,
+    "k0_pcie": 0.0371,
+    "k1": 0.8176,
     "rows": {
         "NVIDIA A100 PCIe 40GB": 24,
         "NVIDIA A100 PCIe 80GB": 4,
         "NVIDIA A100 SXM4 40GB": 6,
         "NVIDIA A100 SXM4 80GB": 18,
-        "NVIDIA GeForce RTX 2080 Ti": 24,
+        "NVIDIA GeForce RTX 2080 Ti": 48,
         "NVIDIA GeForce RTX 3090": 28,
         "NVIDIA GeForce RTX 4090": 4,
         "NVIDIA H100 PCIe 80GB": 12,
         "NVIDIA H100 SXM5 80GB": 12,
-        "NVIDIA Quadro RTX 8000": 24,
+        "NVIDIA Quadro RTX 8000": 48,
         "NVIDIA RTX 6000 Ada": 12,
         "NVIDIA RTX A6000": 44,
         "NVIDIA V100 SXM2 16GB": 24,
         "NVIDIA V100 SXM2 32GB": 14,
     },
-    "half_width": 0.093,
+    "half_width": 0.2553,
 }
 #: Bytes of one gradient value in the all-reduce.
 GRAD_BYTES = 4.0
@@ -87,7 +87,8 @@ def link_gbs(gpus: pd.DataFrame, bridge=None) -> np.ndarray:
 
 
 def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
-    """N-GPU rows joined to their one-GPU row (same repository, framework, GPU, CNN, precision).
+    """N-GPU rows joined to their one-GPU row (same repository, framework, XLA setting, GPU, CNN
+    and precision).
 
     Returns
     -------
@@ -101,7 +102,8 @@ def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
     t = table.copy()
     t["repo"] = t["source"].str.split("@").str[0]
     t["key"] = t["gpu_published"].map(gpu_key)
-    key = ["repo", "framework", "key", "model", "precision"]
+    # one source may publish a GPU under two conditions (Lambda's XLA and XLA-off runs)
+    key = ["repo", "framework", "xla", "key", "model", "precision"]
     one = t[t["gpu_count"] == 1][[*key, "images_per_s", "batch_size"]]
     many = t[t["gpu_count"] > 1].merge(one, on=key, suffixes=("", "_1"))
     many = many[many["catalog_gpu"].isin(gpus.index)]

@@ -216,3 +216,52 @@ def test_a_left_out_source_is_predicted_as_a_users_own_setup(model, medians):
         st = _amp.fit_amp(pairs[fit & ~rows], gpus, shares[(fit & ~rows).to_numpy()])
         own = predict_gain(st, gpus, pairs.loc[rows, "catalog_gpu"], shares[rows])
         np.testing.assert_allclose(oof.loc[rows, "pred"], own, rtol=1e-9, err_msg=repo)
+
+
+def _two_conditions(count: int = 1) -> pd.DataFrame:
+    """One source publishing a GPU with XLA on and off (FP16 and FP32, one and ``count`` GPUs)."""
+    t = load_published()
+    v100 = t[t["gpu_published"].isin(["V100 32GB", "8x V100 32GB"]) & (t["model"] == "resnet50")]
+    rows = []
+    for xla, speed in [("on", 1.0), ("off", 0.8)]:
+        part = v100.copy()
+        part["xla"] = xla
+        # XLA off: FP16 slower still (a smaller gain), FP32 as is
+        part.loc[part["precision"] == "AMP", "images_per_s"] *= speed
+        part["source"] = part["source"] + f"#{xla}"
+        rows.append(part)
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_amp_pairs_never_mix_a_sources_two_conditions():
+    # round 4 (docs/amp_decision_rule.md): before, the XLA-off AMP row paired with whichever
+    # FP32 row came first and one of the two pairs was dropped as a duplicate
+    pairs = amp_pairs(_two_conditions())
+    assert len(pairs) == 2
+    gains = pairs.set_index(pairs["source"].str[-3:].str.strip("#"))["gain"]
+    assert gains["on"] == pytest.approx(1276 / 432)
+    assert gains["off"] == pytest.approx(0.8 * 1276 / 432)
+    assert (pairs["source"].str[-3:] == pairs["baseline_source"].str[-3:]).all()
+
+
+def test_scaling_rows_pair_each_condition_with_its_own_one_gpu_row():
+    t = _two_conditions()
+    rows = scaling_rows(t, gpu_table(load_specs()))
+    n = ((t["gpu_count"] > 1) & t["catalog_gpu"].notna()).sum()
+    assert len(rows) == n  # each 8-GPU row once, not twice (once per condition's 1-GPU row)
+    assert rows.groupby("source").size().eq(1).all()
+
+
+def test_published_xla_off_counterparts_pair_only_among_themselves():
+    # Lambda's XLA-off runs of the 2080 Ti and RTX 8000 (round 4 D1) add pairs; none changes
+    t = load_published()
+    d1 = t["notes"].str.contains("round 4 D1", regex=False)
+    before = amp_pairs(t[~d1])
+    after = amp_pairs(t)
+    new = after[after["source"].isin(t.loc[d1, "source"])]
+    assert set(new["gpu_published"]) == {"RTX 2080Ti", "RTX 8000"} and len(new) == 12
+    assert new["baseline_source"].isin(t.loc[d1, "source"]).all()
+    old = after[~after["source"].isin(t.loc[d1, "source"])].reset_index(drop=True)
+    pd.testing.assert_frame_equal(old, before)
+    gpus = gpu_table(load_specs())
+    assert len(scaling_rows(t, gpus)) == len(scaling_rows(t[~d1], gpus)) + 72

@@ -27,3 +27,31 @@ def test_rows_carry_the_conditions_their_sources_publish(gpu, xla, tf):
     assert h100.set_index("model")["batch_size"].to_dict() == {"resnet50": 640, "ssd": 256}
     # the LambdaCloud A10's FP32 rows stood in for the A10G before the catalog rented the A10
     assert set(t.loc[t["gpu_published"] == "LambdaCloud A10", "catalog_gpu"]) == {"NVIDIA A10"}
+
+
+def test_xla_off_counterparts_mirror_their_xla_rows():
+    # round 4 D1 (docs/amp_decision_rule.md, bench/lambda_xla_off.py): Lambda's XLA-off runs of
+    # the systems its tables publish with XLA on, one row per run of the XLA row's twin
+    t = load_published()
+    d1 = t[t["notes"].str.contains("round 4 D1", regex=False)]
+    assert len(d1) == 168 and set(d1["xla"]) == {"off"}
+    assert d1["source"].str.contains(r"_trt_TF1_15\.logs/.*/throughput/1:\d+$").all()
+    assert not d1["source"].str.contains("_XLA_").any()
+    key = ["gpu_published", "gpu_count", "model", "precision"]
+    lambda_xla = t[t["source"].str.startswith("LambdaColdStorage/") & (t["xla"] == "on")]
+    twins = d1.merge(lambda_xla, on=key, suffixes=("", "_xla"))
+    assert len(twins) == len(d1)
+    assert (twins["catalog_gpu"] == twins["catalog_gpu_xla"]).all()
+    # as logged: RTX 2080 Ti ResNet-50, FP16 597 images/s without XLA, 770 with
+    r50 = twins[(twins["gpu_published"] == "RTX 2080Ti") & (twins["model"] == "resnet50")]
+    amp = r50[r50["precision"] == "AMP"].iloc[0]
+    assert (amp["images_per_s"], amp["images_per_s_xla"]) == (597, 770)
+
+
+def test_the_2080_ti_has_no_peer_to_peer():
+    from profet_core.crossgpu._gpuref import gpu_table
+
+    # Lambda's run logs: no PCIe peer access between any two 2080 Ti (docs/published_audit.md)
+    g = gpu_table(None)
+    assert g.loc["NVIDIA GeForce RTX 2080 Ti", "p2p"] == 0
+    assert g.loc["NVIDIA Quadro RTX 8000", "p2p"] == 1
