@@ -35,8 +35,8 @@ one log-time coefficient on the pair's XLA flags (target's minus anchor's; unkno
 prior sd 1), scored with each pair's own flags; the same fit predicted for XLA off on both sides
 (what a user is answered) is shown for information only, never eligible. Round 5 (declared after
 round 4 added Lambda's XLA-off runs, before measuring) adds X3: X2 with the coefficient fixed, not
-fitted, at the mean -log(images/s with XLA / without) of the fitted one-GPU FP32 rows that one
-source publishes for one GPU and CNN both ways (2080 Ti and RTX 8000). About 20 s.
+fitted, at the mean -log(images/s with XLA / without) of the fitted one-GPU FP32 rows that Lambda's
+TF repository has for one GPU and CNN both ways (2080 Ti and RTX 8000). About 20 s.
 
     .venv/bin/python bench/published_structures.py [--data ../shared/data/profet] [--out FILE]
 """
@@ -186,14 +186,15 @@ _PREDICT = check._predict
 
 
 def within_gpu_xla(table: pd.DataFrame) -> float:
-    """X3's coefficient: the mean over the fitted one-GPU FP32 rows of a source that publishes the
-    same GPU and CNN with XLA on and off of -log(images/s on / off) (log time; held-out CNNs
-    never used)."""
+    """X3's coefficient as declared: the mean over round 4's XLA-off runs (Lambda's TF repository:
+    the 2080 Ti and RTX 8000) and their XLA twins, one GPU, FP32, of -log(images/s on / off)
+    (log time; held-out CNNs never used; DeepLearningExamples' own XLA columns not used)."""
     from profet_core.crossgpu._published import held_out
 
     one = table[(table["gpu_count"] == 1) & (table["precision"] != "AMP")].copy()
     one = one[~held_out(one["model"]) & one["xla"].isin(["on", "off"])]
     one["repo"] = one["source"].str.split("@").str[0]
+    one = one[one["repo"] == "LambdaColdStorage/lambda-tensorflow-benchmark"]
     both = one.pivot_table(
         index=["repo", "gpu_published", "model"], columns="xla", values="images_per_s"
     ).dropna()
