@@ -1,4 +1,5 @@
-"""Marked sections of a generated doc: each bench rewrites its own section, keeping the others."""
+"""What the bench scripts share: Markdown tables, printing a report (and writing it with --out), and
+the marked sections of a generated doc (each bench rewrites its own section, keeping the others)."""
 
 from __future__ import annotations
 
@@ -33,3 +34,20 @@ def marked_tail(path) -> str:
     old = out.read_text() if out.is_file() else ""
     first = re.search(r"<!-- [\w-]+:start -->", old)
     return old[first.start() :] if first else ""
+
+
+def md_table(df, fmt: str | None = None) -> str:
+    """A Markdown table of a DataFrame; ``fmt`` (e.g. ``.1f``) formats its float cells (else
+    ``str``)."""
+    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
+    for r in df.itertuples(index=False):
+        cells = [format(v, fmt) if fmt and isinstance(v, float) else str(v) for v in r]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def emit(text: str, out=None) -> None:
+    """Print a report, and write it to ``out`` (a Markdown file) where given."""
+    print(text)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _sections import emit, md_table
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
@@ -40,16 +41,6 @@ from profet_core.crossgpu._pairs import FAM_COLS
 from profet_core.crossgpu._published import load_published
 from profet_core.inputs._gpu_specs import load_specs
 from profet_core.prediction._scaling import OPT_BYTES_PER_PARAM
-
-
-def _md(df: pd.DataFrame) -> str:
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
-    for r in df.itertuples(index=False):
-        lines.append(
-            "| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r) + " |"
-        )
-    return "\n".join(lines)
 
 
 def anchor_amp_gain(oof: pd.DataFrame) -> pd.DataFrame:
@@ -156,7 +147,7 @@ def report(data: str, params_json: str | None) -> str:
         "",
         "Published rows per repository, precision and GPU count (`profet_core/data/published.csv`):",
         "",
-        _md(used),
+        md_table(used, ".3g"),
         "",
         f"AMP pairs (one GPU, same repository/framework/GPU/CNN): {len(pairs)} "
         f"({int(pairs['held_out'].sum())} held out); N-GPU rows joined to their one-GPU row: "
@@ -164,19 +155,19 @@ def report(data: str, params_json: str | None) -> str:
         "",
         "### AMP gain, leave-one-GPU-out (MAPE %)",
         "",
-        _md(s_amp),
+        md_table(s_amp, ".3g"),
         "",
         "### AMP gain, leave-one-source-out (MAPE %)",
         "",
-        _md(summarize(amp_src, "repo", "gain", b_amp)),
+        md_table(summarize(amp_src, "repo", "gain", b_amp), ".3g"),
         "",
         "Held out (never fitted; predicted by the leave-one-GPU-out fits):",
         "",
-        _md(held_out_check(amp_gpu, "gain", b_amp)),
+        md_table(held_out_check(amp_gpu, "gain", b_amp), ".3g"),
         "",
         "A measured AMP step on the anchor (another GPU of the same source and CNN), out of fold:",
         "",
-        _md(anchor_amp_gain(amp_gpu)),
+        md_table(anchor_amp_gain(amp_gpu), ".3g"),
         "",
         f"Learned on every fitted pair: {json.dumps({k: round(v, 3) for k, v in state.items() if isinstance(v, float)})}",
     ]
@@ -184,23 +175,24 @@ def report(data: str, params_json: str | None) -> str:
         "",
         "### N-GPU scaling, leave-one-GPU-out (MAPE %)",
         "",
-        _md(s_dp),
+        md_table(s_dp, ".3g"),
         "",
         "### N-GPU scaling, leave-one-source-out (MAPE %)",
         "",
-        _md(summarize(dp_src, "repo", "scaling", b_dp)),
+        md_table(summarize(dp_src, "repo", "scaling", b_dp), ".3g"),
         "",
         "Per GPU count (leave-one-GPU-out):",
         "",
-        _md(
+        md_table(
             summarize(
                 dp_gpu.assign(n=dp_gpu["gpu_count"].astype(int).astype(str)), "n", "scaling", b_dp
-            )
+            ),
+            ".3g",
         ),
         "",
         "Held out (never fitted):",
         "",
-        _md(held_out_check(dp_gpu, "scaling", b_dp)),
+        md_table(held_out_check(dp_gpu, "scaling", b_dp), ".3g"),
         "",
         f"Learned on every fitted row: k0 {dp['k0']:.4f}, k1 {dp['k1']:.3f}",
     ]
@@ -209,7 +201,7 @@ def report(data: str, params_json: str | None) -> str:
             "",
             "### Parameter count from the profile's optimizer time (the data's CNNs)",
             "",
-            _md(params_check(medians, specs, params_json)),
+            md_table(params_check(medians, specs, params_json), ".3g"),
         ]
     listed = goals(s_amp, s_dp)
     listed.insert(1, alexnet_note(amp_gpu))
@@ -228,11 +220,7 @@ def main(argv=None) -> None:
     )
     ap.add_argument("--out", help="also write the tables to this Markdown file")
     args = ap.parse_args(argv)
-    text = report(args.data, args.params_json)
-    print(text)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+    emit(report(args.data, args.params_json), args.out)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _sections import marked_tail
+from _sections import marked_tail, md_table
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
@@ -56,13 +56,6 @@ REFERENCE = (
 )
 
 
-def _md(df: pd.DataFrame) -> str:
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    sep = "|" + "---|" * len(df.columns)
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, sep, *body])
-
-
 def goals_table(summary: pd.DataFrame) -> pd.DataFrame:
     """One row per basis/k/left-out GPU/direction with the headline columns, rounded."""
     t = summary.sort_values(["k", "left_out", "direction"], key=lambda s: s.astype(str))
@@ -80,9 +73,9 @@ def learned_table(medians: pd.DataFrame, specs: pd.DataFrame, params: dict) -> s
     return (
         "Exponents learned on all 4 GPUs (time ~ (anchor spec / target spec) ** exponent; "
         "prior: compute families 1 on peak FLOPS, memory families 1 on bandwidth, sd 0.5):\n\n"
-        + _md(th.round(3))
+        + md_table(th.round(3))
         + "\n\nGeneration efficiency (log time added; prior 0, sd 0.3; a generation never seen "
-        "gets 0):\n\n" + _md(eta)
+        "gets 0):\n\n" + md_table(eta)
     )
 
 
@@ -126,16 +119,16 @@ def main(argv=None) -> None:
             "`all`: every pair of every left-out GPU). `cross worst pair`: the worst pair's "
             "MAPE. Medians over the 9 repetitions.",
             REFERENCE,
-            _md(table),
+            md_table(table),
             "80% interval half-widths per basis (|log error| quantile over all these runs; "
             "shipped with the model via `with_intervals`):",
-            _md(qt),
+            md_table(qt),
             learned_table(medians, specs, params),
             "## Will it fit? (leave-one-architecture-out)\n\nA workload measured on some "
             "instance but absent on another counts as not fitting there. Logistic P(fits) from "
             "log(anchor latency x anchor peak FLOPS), log(batch x input^2) and log(target "
             "memory); `brier_base_rate`: always predicting the training share of fits.",
-            _md(validate_fit(medians, specs).round(3)),
+            md_table(validate_fit(medians, specs).round(3)),
             f"Made by `python bench/crossgpu.py{' --unbounded' if args.unbounded else ''}` in "
             f"{time.time() - start:.0f} s; model parameters {params}.",
         ]

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from _sections import emit, md_table
 
 from profet_core.crossgpu import _dataparallel as dp
 from profet_core.crossgpu._amp_validate import ape, summarize_logo
@@ -66,14 +67,6 @@ def score(rows: pd.DataFrame) -> tuple[dict, pd.Series]:
     return out, per
 
 
-def _md(df: pd.DataFrame) -> str:
-    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
-    for r in df.itertuples(index=False):
-        cells = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in r]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def report() -> str:
     t0 = time.time()
     rows = dp.scaling_rows(load_published(), gpu_table(load_specs()))
@@ -102,11 +95,11 @@ def report() -> str:
             " leave-one-source-out MAPE (%); coverage: cross-fitted 80% interval (%); k1: fitted"
             " on every fitted row; held_out_ape reported, never a criterion.",
             "",
-            _md(table),
+            md_table(table, ".2f"),
             "",
             "Leave-one-GPU-out MAPE (%) per GPU:",
             "",
-            _md(per),
+            md_table(per, ".2f"),
             "",
             f"Made by `python bench/dp_candidates.py` in {time.time() - t0:.0f} s.",
         ]
@@ -117,11 +110,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="also write the tables to this Markdown file")
     args = ap.parse_args(argv)
-    text = report()
-    print(text)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+    emit(report(), args.out)
 
 
 if __name__ == "__main__":

@@ -218,8 +218,8 @@ def test_a_left_out_source_is_predicted_as_a_users_own_setup(model, medians):
         np.testing.assert_allclose(oof.loc[rows, "pred"], own, rtol=1e-9, err_msg=repo)
 
 
-def _two_conditions(count: int = 1) -> pd.DataFrame:
-    """One source publishing a GPU with XLA on and off (FP16 and FP32, one and ``count`` GPUs)."""
+def _two_conditions() -> pd.DataFrame:
+    """One source publishing a GPU with XLA on and off (FP16 and FP32, one and eight GPUs)."""
     t = load_published()
     v100 = t[t["gpu_published"].isin(["V100 32GB", "8x V100 32GB"]) & (t["model"] == "resnet50")]
     rows = []
