@@ -194,7 +194,8 @@ def report(data: str, params_json: str | None) -> str:
         "",
         md_table(held_out_check(dp_gpu, "scaling", b_dp), ".3g"),
         "",
-        f"Learned on every fitted row: k0 {dp['k0']:.4f}, k1 {dp['k1']:.3f}",
+        f"Learned on every fitted row: k0 {dp['k0']:.4f}, k0_pcie {dp['k0_pcie']:.4f}, "
+        f"k0_amp {dp.get('k0_amp', 0.0):.4f} (TensorFlow AMP without XLA), k1 {dp['k1']:.3f}",
     ]
     if params_json:
         parts += [

@@ -3,12 +3,16 @@
 One step on N GPUs takes the one-GPU step plus a synchronisation cost that grows with the
 GPU count and the part of the gradient all-reduce that does not overlap the backward pass:
 
-    T_N = T_1 * (1 + k0 * log2(N)) + k1 * A_N,   (k0: NVLink/NVSwitch; k0_pcie over PCIe)   A_N = 2 (N - 1) / N * 4 P / B
+    T_N = T_1 * (1 + (k0 + k0_amp * f) * log2(N)) + k1 * A_N,   A_N = 2 (N - 1) / N * 4 P / B
+
+(``k0`` over NVLink/NVSwitch, ``k0_pcie`` over PCIe; ``f`` = 1 for TensorFlow AMP without XLA,
+whose published runs scale worse than FP32 on the same servers although the gradient bytes are
+the same: docs/amp_decision_rule.md, round 7; a user's AMP answer is for that condition)
 
 with ``P`` the parameter count (FP32 gradients: AMP keeps FP32 master gradients), ``B`` the
 per-GPU interconnect bandwidth (``interconnect_gbs``; an NVLink bridge's where the published
 row names one; GeForce cards without peer-to-peer share the host's links, ``B * 2 / N``) and
-``k0, k0_pcie, k1 >= 0`` learned from published 1/2/4/8-GPU rows of one GPU, source,
+``k0, k0_pcie, k0_amp, k1 >= 0`` learned from published 1/2/4/8-GPU rows of one GPU, source,
 framework, CNN and precision (``k1`` is the non-overlapped share of the ring all-reduce over the
 bandwidth actually reached). Held-out rows (VGG16, Inception-v3) are refused.
 """
@@ -38,9 +42,10 @@ PARAMS = {
 }
 #: Used where artifacts predate the model (the same fit as the AMP default).
 DEFAULT_STATE = {
-    "k0": 0.0471,
-    "k0_pcie": 0.0371,
-    "k1": 0.8176,
+    "k0": 0.0318,
+    "k0_pcie": 0.0298,
+    "k0_amp": 0.1484,
+    "k1": 0.7929,
     "rows": {
         "NVIDIA A100 PCIe 40GB": 24,
         "NVIDIA A100 PCIe 80GB": 4,
@@ -57,7 +62,7 @@ DEFAULT_STATE = {
         "NVIDIA V100 SXM2 16GB": 24,
         "NVIDIA V100 SXM2 32GB": 14,
     },
-    "half_width": 0.2553,
+    "half_width": 0.2341,
 }
 #: Bytes of one gradient value in the all-reduce.
 GRAD_BYTES = 4.0
@@ -130,25 +135,33 @@ def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
             "params": params.to_numpy(float),
             "gbs": gbs.astype(float),
             "pcie": pcie,
+            # TensorFlow AMP without XLA: its own synchronisation cost (round 7, N3)
+            "amp_noxla": (
+                (many["framework"] == "TensorFlow")
+                & (many["xla"] == "off")
+                & (many["precision"] == "AMP")
+            ).to_numpy(),
         }
     )
     out["held_out"] = held_out(out["model"])
     return out.dropna(subset=["params", "gbs"]).reset_index(drop=True)
 
 
-def step_factor(state: dict, t1_s, n_gpus, params, gbs, pcie=False) -> np.ndarray:
+def step_factor(state: dict, t1_s, n_gpus, params, gbs, pcie=False, amp_noxla=False) -> np.ndarray:
     """T_N / T_1 for one-GPU step times ``t1_s`` (s); ``pcie``: GPUs talking over PCIe (their
-    own synchronisation cost ``k0_pcie``)."""
+    own synchronisation cost ``k0_pcie``); ``amp_noxla``: TensorFlow AMP without XLA (adds
+    ``k0_amp``, 0 where the state has none)."""
     n = np.asarray(n_gpus, float)
     t1 = np.asarray(t1_s, float)
     a = allreduce_s(params, n, gbs)
     k0 = np.where(np.asarray(pcie, bool), state.get("k0_pcie", state["k0"]), state["k0"])
+    k0 = k0 + state.get("k0_amp", 0.0) * np.asarray(amp_noxla, float)
     return 1.0 + k0 * np.log2(n) + state["k1"] * a / t1
 
 
-def fit_dataparallel(rows: pd.DataFrame) -> dict:
-    """Learn ``k0``, ``k1`` from :func:`scaling_rows` (none held out); each (repository, CNN,
-    GPU, precision) group weighs 1."""
+def fit_dataparallel(rows: pd.DataFrame, amp_sync: bool = True) -> dict:
+    """Learn ``k0``, ``k0_pcie``, ``k1`` (and ``k0_amp`` where ``amp_sync``) from
+    :func:`scaling_rows` (none held out); each (repository, CNN, GPU, precision) group weighs 1."""
     from ._published import refuse_held_out
 
     refuse_held_out(rows)
@@ -159,24 +172,33 @@ def fit_dataparallel(rows: pd.DataFrame) -> dict:
     w = np.sqrt(1.0 / np.bincount(grp)[grp])
     cols = [rows[c].to_numpy(float) for c in ("t1_s", "gpu_count", "params", "gbs")]
     pcie = rows["pcie"].to_numpy(bool)
+    flag = rows["amp_noxla"].to_numpy(bool)
     from scipy.optimize import least_squares
 
     def resid(p):
-        f = step_factor({"k0": p[0], "k1": p[1], "k0_pcie": p[2]}, *cols, pcie)
-        return (-np.log(f) - y) * w
+        st = {"k0": p[0], "k1": p[1], "k0_pcie": p[2], "k0_amp": p[3] if len(p) > 3 else 0.0}
+        return (-np.log(step_factor(st, *cols, pcie, flag)) - y) * w
 
-    sol = least_squares(resid, [0.02, 0.5, 0.02], bounds=([0, 0, 0], [1, 50, 1]))
+    x0, lo, hi = [0.02, 0.5, 0.02], [0, 0, 0], [1, 50, 1]
+    if amp_sync and flag.any():
+        x0, lo, hi = [*x0, 0.0], [*lo, 0], [*hi, 1]
+    sol = least_squares(resid, x0, bounds=(lo, hi))
+    # a fit without such rows has nothing to learn k0_amp from: it stays 0
+    amp_k = float(sol.x[3]) if len(sol.x) > 3 else 0.0
     counts = rows.groupby("catalog_gpu").size()
-    return {
+    out = {
         "k0": float(sol.x[0]),
         "k0_pcie": float(sol.x[2]),
         "k1": float(sol.x[1]),
         "rows": {k: int(v) for k, v in counts.items()},
         "half_width": DEFAULT_STATE["half_width"],
     }
+    if amp_sync:
+        out["k0_amp"] = amp_k
+    return out
 
 
-def dp_logo(rows: pd.DataFrame, by: str = "catalog_gpu") -> pd.DataFrame:
+def dp_logo(rows: pd.DataFrame, by: str = "catalog_gpu", amp_sync: bool = True) -> pd.DataFrame:
     """Leave-one-group-out predicted ``scaling`` (``pred``) and the linear baseline (1)."""
     out = rows.copy()
     out["pred"] = np.nan
@@ -184,9 +206,12 @@ def dp_logo(rows: pd.DataFrame, by: str = "catalog_gpu") -> pd.DataFrame:
     cols = ("t1_s", "gpu_count", "params", "gbs")
     for key in sorted(set(rows[by])):
         test = (rows[by] == key).to_numpy()
-        st = fit_dataparallel(rows[(rows[by] != key) & ~rows["held_out"]])
+        st = fit_dataparallel(rows[(rows[by] != key) & ~rows["held_out"]], amp_sync)
         f = step_factor(
-            st, *[rows.loc[test, c].to_numpy(float) for c in cols], rows.loc[test, "pcie"]
+            st,
+            *[rows.loc[test, c].to_numpy(float) for c in cols],
+            rows.loc[test, "pcie"],
+            rows.loc[test, "amp_noxla"],
         )
         out.loc[test, "pred"] = 1.0 / f
     return out

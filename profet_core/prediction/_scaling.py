@@ -238,7 +238,10 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     gbs = out["target"].astype(str).map(gpu_of).map(links).to_numpy(float)
     kind = out["target"].astype(str).map(gpu_of).map(gpu_table(cross.specs_)["interconnect"])
     t1 = out["batch_latency_ms"].to_numpy(float) / 1e3
-    fac = step_factor(st, t1, out["gpus"], p, gbs, (kind == "pcie").to_numpy())
+    # TensorFlow AMP without XLA (the product's condition) has its own synchronisation cost;
+    # an AMP answer shown as the FP32 time (no tensor cores) keeps the FP32 one.
+    amp = out["basis_precision"].astype(str).str.startswith("amp ").to_numpy()
+    fac = step_factor(st, t1, out["gpus"], p, gbs, (kind == "pcie").to_numpy(), amp)
     _scale(out, np.where(multi, fac, 1.0))
     blind = sorted(set(out.loc[multi & ~np.isfinite(gbs), "target"].astype(str)))
     if blind:
@@ -255,6 +258,12 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
         "; ".join(x for x in (b, g) if x) if m else b
         for b, g, m in zip(out["basis_precision"], part, multi, strict=True)
     ]
+    if (amp & multi).any() and st.get("k0_amp", 0.0) > 0:
+        notes.append(
+            "amp on several GPUs: includes the extra synchronisation that published TensorFlow "
+            "AMP runs without XLA show over FP32 on the same servers (about "
+            f"{100 * st['k0_amp']:.0f}% of the one-GPU step per doubling of the GPU count)."
+        )
     how = "--params" if params is not None else "the profile's optimizer time"
     notes.append(
         "Several GPUs: data-parallel at the profile's per-GPU batch (global batch = GPUs x "

@@ -151,3 +151,22 @@ def test_amp_on_gpus_without_tensor_cores_is_the_fp32_time(predictor, target):
     assert a["batch_latency_ms"] == f["batch_latency_ms"]
     assert (a["low_ms"], a["high_ms"]) == pytest.approx((f["low_ms"], f["high_ms"]))
     assert any(f"{target}" in w and "no FP16 tensor cores" in w for w in amp.warnings())
+
+
+def test_amp_on_several_gpus_adds_the_tensorflow_amp_synchronisation(predictor, profile):
+    """Round 7 (docs/amp_decision_rule.md): an AMP answer on N GPUs carries ``k0_amp`` per
+    doubling of the GPU count; FP32 does not. With a negligible all-reduce (params=1) the two
+    step factors differ by exactly that term."""
+    st = predictor.cross.dp_state_
+    assert st["k0_amp"] > 0
+    key = ("p4d.24xlarge", 8)
+
+    def factor(**kw):
+        many = _table(predictor, profile, gpus=[1, 8], params=1.0, **kw)
+        return many.loc[key, "batch_latency_ms"] / many.loc[(key[0], 1), "batch_latency_ms"]
+
+    assert factor(precision="amp") - factor() == pytest.approx(3 * st["k0_amp"], rel=1e-6)
+    amp = predictor.predict("g3s.xlarge", profile, gpus=8, precision="amp")
+    assert any("amp on several GPUs" in w for w in amp.warnings())
+    fp32 = predictor.predict("g3s.xlarge", profile, gpus=8)
+    assert not any("amp on several GPUs" in w for w in fp32.warnings())
