@@ -50,9 +50,9 @@ def allreduce(fn):
         dp.allreduce_s = _SHIPPED
 
 
-def score(rows: pd.DataFrame, amp_sync: bool = False) -> tuple[dict, pd.Series]:
+def score(rows: pd.DataFrame, amp_sync: bool = False) -> tuple[dict, pd.Series, pd.DataFrame]:
     """The rule's numbers of the current ``allreduce_s`` (with N3's term where ``amp_sync``),
-    and the per-GPU MAPE (%)."""
+    the per-GPU MAPE (%) and the leave-one-GPU-out rows."""
     by_gpu = dp.dp_logo(rows, "catalog_gpu", amp_sync)
     by_src = dp.dp_logo(rows, "repo", amp_sync)
     s_gpu = summarize_logo(by_gpu, "catalog_gpu", "scaling", ["linear"]).set_index("catalog_gpu")
@@ -69,7 +69,29 @@ def score(rows: pd.DataFrame, amp_sync: bool = False) -> tuple[dict, pd.Series]:
     }
     fit = dp.fit_dataparallel(rows[~rows["held_out"]], amp_sync)
     out["k1"], out["k0_amp"] = fit["k1"], fit.get("k0_amp", 0.0)
-    return out, per
+    return out, per, by_gpu
+
+
+def flagged(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """N3's rows (TensorFlow AMP without XLA, fitted): mean published scaling, leave-one-GPU-out
+    predictions before and after N3, and the FP32 rows of the same source, GPU and XLA-off
+    setting (published), per source and GPU."""
+    key = ["repo", "catalog_gpu"]
+    amp = after["amp_noxla"] & ~after["held_out"]
+    out = (
+        after[amp]
+        .assign(round6=before.loc[amp, "pred"])
+        .groupby(key)
+        .agg(
+            rows=("scaling", "size"),
+            published=("scaling", "mean"),
+            N3=("pred", "mean"),
+            round6=("round6", "mean"),
+        )
+    )
+    fp32 = after[~after["held_out"] & after["precision"].eq("FP32") & after["xla_off"]]
+    out["fp32_published"] = fp32.groupby(key)["scaling"].mean().reindex(out.index)
+    return out.reset_index()
 
 
 def _rule(cand: dict, base: dict) -> str:
@@ -86,10 +108,12 @@ def _rule(cand: dict, base: dict) -> str:
 def report() -> str:
     t0 = time.time()
     rows = dp.scaling_rows(load_published(), gpu_table(load_specs()))
-    base, per0 = score(rows)
+    table_xla = load_published().drop_duplicates("source").set_index("source")["xla"]
+    rows["xla_off"] = rows["source"].map(table_xla).eq("off").to_numpy()
+    base, per0, oof0 = score(rows)
     with allreduce(own_link_allreduce_s):
-        n2, per2 = score(rows)
-    n3, per3 = score(rows, amp_sync=True)
+        n2, per2, _ = score(rows)
+    n3, per3, oof3 = score(rows, amp_sync=True)
     table = pd.DataFrame(
         [
             {
@@ -123,6 +147,12 @@ def report() -> str:
             "Leave-one-GPU-out MAPE (%) per GPU:",
             "",
             md_table(per, ".2f"),
+            "",
+            "Rows N3 flags (TensorFlow AMP without XLA; fitted), mean scaling per source and GPU:"
+            " published, leave-one-GPU-out predicted with N3 and by the round-6 model, and the"
+            " same source's FP32 rows of that GPU without XLA (published):",
+            "",
+            md_table(flagged(oof0, oof3), ".2f"),
             "",
             f"Made by `python bench/dp_candidates.py` in {time.time() - t0:.0f} s.",
         ]
