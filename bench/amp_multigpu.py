@@ -124,6 +124,17 @@ def alexnet_note(oof: pd.DataFrame) -> str:
     )
 
 
+def per_cnn(oof: pd.DataFrame) -> pd.DataFrame:
+    """Leave-one-GPU-out AMP-gain MAPE (%) per source and CNN (fitted rows), with the data CNN
+    whose profile stands in."""
+    fit = oof[~oof["held_out"]].assign(ape=lambda d: _ape(d["pred"], d["gain"]))
+    return (
+        fit.groupby(["repo", "model", "profile"])
+        .agg(rows=("ape", "size"), mape=("ape", "mean"))
+        .reset_index()
+    )
+
+
 def report(data: str, params_json: str | None) -> str:
     t0 = time.time()
     medians = median_table(load_dataset(data))
@@ -160,6 +171,11 @@ def report(data: str, params_json: str | None) -> str:
         "### AMP gain, leave-one-source-out (MAPE %)",
         "",
         md_table(summarize(amp_src, "repo", "gain", b_amp), ".3g"),
+        "",
+        "Per source and CNN (leave-one-GPU-out, fitted rows; `profile`: the data CNN that stands"
+        " in):",
+        "",
+        md_table(per_cnn(amp_gpu), ".3g"),
         "",
         "Held out (never fitted; predicted by the leave-one-GPU-out fits):",
         "",

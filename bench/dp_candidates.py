@@ -119,13 +119,17 @@ def report() -> str:
             {
                 "candidate": "round-6 model (host links shared by the N GPUs)",
                 **base,
-                "adopted": "-",
+                "passes_rule": "-",
             },
-            {"candidate": "N2 own link at half speed (round 6)", **n2, "adopted": _rule(n2, base)},
+            {
+                "candidate": "N2 own link at half speed (round 6)",
+                **n2,
+                "passes_rule": _rule(n2, base),
+            },
             {
                 "candidate": "N3 TF AMP without XLA sync term (round 7; shipped)",
                 **n3,
-                "adopted": _rule(n3, base),
+                "passes_rule": _rule(n3, base),
             },
         ]
     )

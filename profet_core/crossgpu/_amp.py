@@ -44,21 +44,21 @@ MOVES = np.array([f not in ("transfer", "idle") for f in MODEL_FAMILIES])
 #: move every gain it reports; a user's own training gets offset 0, the sources' centre).
 SOURCE_SD = 1.0
 DEFAULT_STATE = {
-    "a": 0.0058,
-    "b": 0.1662,
-    "beta": 1.0,
-    "alpha": 0.3338,
+    "a": 0.1380,
+    "b": 0.3969,
+    "beta": 0.5896,
+    "alpha": 0.3495,
     "source_offset": {
-        "LambdaColdStorage/lambda-tensorflow-benchmark": 0.3159,
-        "NVIDIA/DeepLearningExamples": 0.5870,
-        "lambdal/deeplearning-benchmark": 0.1459,
+        "LambdaColdStorage/lambda-tensorflow-benchmark": 0.3133,
+        "NVIDIA/DeepLearningExamples": 0.5377,
+        "lambdal/deeplearning-benchmark": 0.2020,
     },
     "pairs": {
         "NVIDIA A10": 2,
         "NVIDIA A100 PCIe 40GB": 6,
         "NVIDIA A100 PCIe 80GB": 2,
         "NVIDIA A100 SXM4 40GB": 3,
-        "NVIDIA A100 SXM4 80GB": 5,
+        "NVIDIA A100 SXM4 80GB": 9,
         "NVIDIA GeForce RTX 2080 Ti": 8,
         "NVIDIA GeForce RTX 3090": 6,
         "NVIDIA GeForce RTX 4090": 2,
@@ -67,10 +67,10 @@ DEFAULT_STATE = {
         "NVIDIA Quadro RTX 8000": 10,
         "NVIDIA RTX 6000 Ada": 2,
         "NVIDIA RTX A6000": 10,
-        "NVIDIA V100 SXM2 16GB": 8,
-        "NVIDIA V100 SXM2 32GB": 7,
+        "NVIDIA V100 SXM2 16GB": 12,
+        "NVIDIA V100 SXM2 32GB": 8,
     },
-    "half_width": 0.2237,
+    "half_width": 0.2835,
 }
 
 

@@ -55,3 +55,33 @@ def test_the_2080_ti_has_no_peer_to_peer():
     g = gpu_table(None)
     assert g.loc["NVIDIA GeForce RTX 2080 Ti", "p2p"] == 0
     assert g.loc["NVIDIA Quadro RTX 8000", "p2p"] == 1
+
+
+def test_efficientnet_rows_are_the_readme_lines_with_their_config_batches():
+    # round 8 D2 (docs/amp_decision_rule.md, bench/dle_efficientnet.py): DeepLearningExamples'
+    # PyTorch EfficientNet tables, 1 and 8 GPUs, batch per GPU from configs.yml
+    from profet_core.crossgpu._amp import amp_pairs
+    from profet_core.crossgpu._dataparallel import scaling_rows
+    from profet_core.crossgpu._gpuref import gpu_table
+
+    t = load_published()
+    d2 = t[t["model"].str.startswith("efficientnet-")]
+    assert len(d2) == 36 and set(d2["profile_proxy"]) == {"MobileNetV2"}
+    assert set(d2["gpu_count"]) == {1, 8} and set(d2["xla"]) == {"off"}
+    b0 = d2[
+        (d2["model"] == "efficientnet-b0")
+        & (d2["gpu_count"] == 1)
+        & d2["gpu_published"].str.contains("A100")
+    ].set_index("precision")
+    assert b0["images_per_s"].to_dict() == {"TF32": 1078, "AMP": 2489}
+    assert b0["batch_size"].to_dict() == {"TF32": 256, "AMP": 256}
+    assert b0["source"].str.endswith("efficientnet/README.md:589").all()
+    # the DGX-1 32GB table's B4 and WideSE lines scale above 8x on 8 GPUs: left out
+    v32 = d2[d2["catalog_gpu"] == "NVIDIA V100 SXM2 32GB"]
+    assert set(v32["model"]) == {"efficientnet-b0"}
+    pairs = amp_pairs(t)
+    assert (pairs["model"].str.startswith("efficientnet-")).sum() == 9
+    rows = scaling_rows(t, gpu_table(None))
+    eff = rows[rows["model"].str.startswith("efficientnet-")]
+    # WideSE has no parameter count on record: no scaling rows
+    assert set(eff["model"]) == {"efficientnet-b0", "efficientnet-b4"} and len(eff) == 10
