@@ -17,15 +17,12 @@ profet_core/data/published.csv, refusing rows it already has).
 
 from __future__ import annotations
 
-import argparse
-import csv
-import io
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import yaml
+from _rows import main_for
 
 REPO = "NVIDIA/DeepLearningExamples"
 COMMIT = "729963dd47e7c8bd462ad10bfac7a7b0b604e6dd"
@@ -131,29 +128,7 @@ def rows(git_dir: str) -> list[dict]:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--git-dir", required=True, help="the mirror's git directory")
-    ap.add_argument("--table", default="profet_core/data/published.csv")
-    ap.add_argument("--append", metavar="FILE", help="append the rows to FILE")
-    args = ap.parse_args(argv)
-    with open(args.table, newline="") as f:
-        reader = csv.DictReader(f)
-        fields, table = reader.fieldnames, list(reader)
-    new = rows(args.git_dir)
-    have = {r["source"] for r in table}
-    if any(r["source"] in have for r in new):
-        raise SystemExit(f"{args.table} already has these rows")
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    if not args.append:
-        w.writeheader()
-    w.writerows(new)
-    if args.append:
-        with Path(args.append).open("a", newline="") as f:
-            f.write(buf.getvalue())
-        print(f"appended {len(new)} rows to {args.append}")
-    else:
-        print(buf.getvalue(), end="")
+    main_for(lambda git_dir, _table: rows(git_dir), __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":
