@@ -1,13 +1,25 @@
-"""What the scripts that add ``published.csv`` rows share: the command line, the refusal of rows
-the table already has, and printing the rows as CSV or appending them to a file."""
+"""What the scripts that add ``published.csv`` rows share: reading a mirror's file at a commit, the
+command line, the refusal of rows the table already has, and printing the rows as CSV or
+appending them to a file."""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import io
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
+
+
+def git_show(git_dir: str, commit: str, path: str) -> str:
+    """The text of ``path`` at ``commit`` in the mirror ``git_dir``."""
+    return subprocess.run(
+        ["git", "--git-dir", git_dir, "show", f"{commit}:{path}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 def main_for(make_rows: Callable[[str, list[dict]], list[dict]], description: str, argv=None):

@@ -1,5 +1,6 @@
-"""What the bench scripts share: Markdown tables, printing a report (and writing it with --out), and
-the marked sections of a generated doc (each bench rewrites its own section, keeping the others)."""
+"""What the bench scripts share: Markdown tables, printing a report (and writing it with --out), the
+marked sections of a generated doc (each bench rewrites its own section, keeping the others), and
+the candidate rule of docs/amp_decision_rule.md."""
 
 from __future__ import annotations
 
@@ -51,3 +52,14 @@ def emit(text: str, out=None) -> None:
     print(text)
     if out:
         Path(out).write_text(text + "\n", encoding="utf-8")
+
+
+def passes_rule(cand: dict, base: dict) -> bool:
+    """docs/amp_decision_rule.md's rule for a candidate against ``base``: primary score ``P``
+    lower by >= 1.0 point, leave-one-source-out ``loso`` not higher (0.1-point tolerance),
+    cross-fitted 80% ``coverage`` within 75-85%."""
+    return (
+        cand["P"] <= base["P"] - 1.0
+        and cand["loso"] <= base["loso"] + 0.1
+        and 75.0 <= cand["coverage"] <= 85.0
+    )

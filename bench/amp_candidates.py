@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
-from _sections import emit, md_table
+from _sections import emit, md_table, passes_rule
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, _amp, all_pairs, median_table
@@ -229,15 +229,6 @@ def candidates(table, pairs, shares, medians, theta, gpus):
     ]  # fmt: skip
 
 
-def passes(row: dict, base: dict) -> bool:
-    """The decision rule against the current model."""
-    return (
-        row["P"] <= base["P"] - 1.0
-        and row["loso"] <= base["loso"] + 0.1
-        and 75.0 <= row["coverage"] <= 85.0
-    )
-
-
 def round3_outcome(out: pd.DataFrame, per: dict, offset: float) -> str:
     """X1's verdict in words, from the measured numbers (X1 against the current model; declared
     in round 3, judged again in round 4 on the table with Lambda's XLA-off runs)."""
@@ -276,7 +267,7 @@ def report(data: str) -> str:
             key = name.split()[0].rstrip(",") + ("+R1" if "+ R1" in name else "")
             key += " (XLA off)" if "for XLA off" in name else ""
             row, per[key] = score(p, s, gpus, src)
-        ok = passes(row, base) and "not eligible" not in name
+        ok = passes_rule(row, base) and "not eligible" not in name
         rows.append({"candidate": name, **row, "passes_rule": "yes" if ok else "no"})
     out = pd.DataFrame(rows)
     fit = ~pairs["held_out"].to_numpy()

@@ -18,11 +18,10 @@ profet_core/data/published.csv, refusing rows it already has).
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 
 import yaml
-from _rows import main_for
+from _rows import git_show, main_for
 
 REPO = "NVIDIA/DeepLearningExamples"
 COMMIT = "729963dd47e7c8bd462ad10bfac7a7b0b604e6dd"
@@ -54,15 +53,6 @@ NOTE = (
 LINE = re.compile(r"^\|\s*(efficientnet-[\w-]+)\s*\|\s*(\d+)\s*\|\s*(\d+) img/s\s*\|\s*(\d+) img/s")
 
 
-def git_show(git_dir: str, path: str) -> str:
-    return subprocess.run(
-        ["git", "--git-dir", git_dir, "show", f"{COMMIT}:{path}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-
-
 def table_lines(readme: str) -> list[dict]:
     """The 1- and 8-GPU lines of the three training tables (line numbers 1-based)."""
     out, table = [], None
@@ -91,8 +81,8 @@ def superlinear(lines: list[dict]) -> set[tuple[str, str]]:
 
 
 def rows(git_dir: str) -> list[dict]:
-    lines = table_lines(git_show(git_dir, README))
-    configs = yaml.safe_load(git_show(git_dir, CONFIGS))["models"]
+    lines = table_lines(git_show(git_dir, COMMIT, README))
+    configs = yaml.safe_load(git_show(git_dir, COMMIT, CONFIGS))["models"]
     bad = superlinear(lines)
     for table, model in sorted(bad):
         print(f"left out (8-GPU scaling above 8x): {model} in '{table}'", file=sys.stderr)

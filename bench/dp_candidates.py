@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 import pandas as pd
-from _sections import emit, md_table
+from _sections import emit, md_table, passes_rule
 
 from profet_core.crossgpu import _dataparallel as dp
 from profet_core.crossgpu._amp_validate import ape, summarize_logo
@@ -95,20 +95,14 @@ def flagged(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
 
 
 def _rule(cand: dict, base: dict) -> str:
-    """The declared rule: P lower by >= 1 pp, leave-one-source-out not higher (0.1 pp), coverage
-    within 75-85%."""
-    ok = (
-        cand["P"] <= base["P"] - 1.0
-        and cand["loso"] <= base["loso"] + 0.1
-        and 75.0 <= cand["coverage"] <= 85.0
-    )
-    return "yes" if ok else "no"
+    return "yes" if passes_rule(cand, base) else "no"
 
 
 def report() -> str:
     t0 = time.time()
-    rows = dp.scaling_rows(load_published(), gpu_table(load_specs()))
-    table_xla = load_published().drop_duplicates("source").set_index("source")["xla"]
+    table = load_published()
+    rows = dp.scaling_rows(table, gpu_table(load_specs()))
+    table_xla = table.drop_duplicates("source").set_index("source")["xla"]
     rows["xla_off"] = rows["source"].map(table_xla).eq("off").to_numpy()
     base, per0, oof0 = score(rows)
     with allreduce(own_link_allreduce_s):

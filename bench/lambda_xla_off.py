@@ -21,7 +21,7 @@ import re
 import subprocess
 import sys
 
-from _rows import main_for
+from _rows import git_show, main_for
 
 REPO = "LambdaColdStorage/lambda-tensorflow-benchmark"
 COMMIT = "e086e0e7d88a19991642d0774793693d4b7cbe46"
@@ -41,15 +41,6 @@ XLA_MARKERS = (
     "mark_for_compilation_pass",
 )
 PRECISION = {"fp16": "AMP", "fp32": "FP32"}
-
-
-def git_show(git_dir: str, path: str) -> str:
-    return subprocess.run(
-        ["git", "--git-dir", git_dir, "show", f"{COMMIT}:{path}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def runs(git_dir: str, folder: str) -> list[str]:
@@ -74,7 +65,7 @@ def runs(git_dir: str, folder: str) -> list[str]:
 
 def read_run(git_dir: str, path: str) -> dict:
     """The numbers of one run log (refused if it shows XLA or lacks its throughput line)."""
-    text = git_show(git_dir, path)
+    text = git_show(git_dir, COMMIT, path)
     if any(m in text for m in XLA_MARKERS):
         raise SystemExit(f"{path}: XLA markers in an XLA-off folder")
     lines = text.splitlines()
