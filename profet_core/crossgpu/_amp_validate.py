@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._amp import amp_half_widths, conformal_half_width, crossfit_amp_coverage
+from ._amp import amp_half_widths, crossfit_amp_coverage
+from ._dataparallel import crossfit_coverage, half_widths, row_half_width
 
 #: Validation files ``train()`` writes (the Model accuracy page reads them).
 AMP_FILE, SCALING_FILE = "amp_gain.csv", "gpu_scaling.csv"
@@ -38,16 +39,12 @@ def group_coverage(oof: pd.DataFrame, by: str, truth: str, level: float = LEVEL)
     """Cross-fitted interval coverage (%) per group of ``by`` and over all rows (``all``): each
     row judged against the split-conformal half-width the product would set without its group
     (the AMP gain: its source's width where the source has enough rows there,
-    :func:`~profet_core.crossgpu._amp.crossfit_amp_coverage`; the N-GPU scaling: the pooled
-    width of the other groups' |log errors|)."""
+    :func:`~profet_core.crossgpu._amp.crossfit_amp_coverage`; the N-GPU scaling: its
+    peer-to-peer class's, :func:`~profet_core.crossgpu._dataparallel.crossfit_coverage`)."""
     if truth == "gain":
         inside = crossfit_amp_coverage(oof, by, level)
     else:
-        err = np.abs(np.log(oof["pred"] / oof[truth])).to_numpy(float)
-        inside = pd.Series(np.nan, index=oof.index)
-        for g in set(oof[by]):
-            test = (oof[by] == g).to_numpy()
-            inside[test] = (err[test] <= conformal_half_width(err[~test], level)).astype(float)
+        inside = crossfit_coverage(oof, by, level)
     cov = (inside.groupby(oof[by]).mean() * 100).astype(float)
     cov["all"] = float(inside.mean() * 100)
     return cov
@@ -98,7 +95,7 @@ def held_out_errors(oof: pd.DataFrame, truth: str, baselines) -> pd.DataFrame:
 def _held_out_rows(oof: pd.DataFrame, truth: str, baselines, level: float) -> pd.DataFrame:
     """:func:`held_out_errors` as rows of the long table, with the coverage of the interval a
     prediction uses (the split-conformal half-width of the fitted rows' out-of-fold |log errors|,
-    per source for the AMP gain)."""
+    per source for the AMP gain, per peer-to-peer class for the N-GPU scaling)."""
     fit, held = oof[~oof["held_out"]], oof[oof["held_out"]]
     if held.empty or fit.empty:
         return pd.DataFrame()
@@ -106,7 +103,8 @@ def _held_out_rows(oof: pd.DataFrame, truth: str, baselines, level: float) -> pd
         pooled, per = amp_half_widths(fit, level)
         hw = held["repo"].map(per).fillna(pooled).to_numpy(float)
     else:
-        hw = conformal_half_width(np.abs(np.log(fit["pred"] / fit[truth])), level)
+        pooled, per = half_widths(fit, level)
+        hw = row_half_width({"half_width": pooled, "class_half_width": per}, held["no_p2p"])
     err = np.abs(np.log(held["pred"] / held[truth]))
     out = held_out_errors(oof, truth, baselines).rename(columns={"model": "group"})
     out = out.rename(columns={c: "m" + c for c in out.columns if c.startswith("ape")})

@@ -68,6 +68,7 @@ DEFAULT_STATE = {
         "NVIDIA V100 SXM2 32GB": 16,
     },
     "half_width": 0.2179,
+    "class_half_width": {"no_p2p": 0.9564, "p2p": 0.0834},
 }
 #: Bytes of one gradient value in the all-reduce.
 GRAD_BYTES = 4.0
@@ -140,6 +141,8 @@ def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
             "params": params.to_numpy(float),
             "gbs": gbs.astype(float),
             "pcie": pcie,
+            # no peer-to-peer (gradients staged through host memory): its own interval
+            "no_p2p": gbs < 0,
             # TensorFlow AMP without XLA: its own synchronisation cost (round 7, N3)
             "amp_noxla": (
                 (many["framework"] == "TensorFlow")
@@ -201,6 +204,51 @@ def fit_dataparallel(rows: pd.DataFrame, amp_sync: bool = True) -> dict:
     if amp_sync:
         out["k0_amp"] = amp_k
     return out
+
+
+#: Interval classes (Mondrian split-conformal, round 9): GPUs without peer-to-peer and the rest.
+CLASSES = ("no_p2p", "p2p")
+
+
+def half_widths(oof: pd.DataFrame, level: float = 0.8, mondrian: bool = True) -> tuple[float, dict]:
+    """80% log half-widths of the N-GPU scaling from out-of-fold rows (:func:`dp_logo`, held-out
+    rows not used): all rows together, and (``mondrian``) per class of :data:`CLASSES` with at
+    least ``MIN_SOURCE_ROWS`` rows, so the few GPUs without peer-to-peer, whose published
+    scaling the model misses most, set their own (wider) interval."""
+    from ._amp import MIN_SOURCE_ROWS, conformal_half_width
+
+    fit = oof[~oof["held_out"]]
+    err = np.abs(np.log(fit["pred"] / fit["scaling"])).to_numpy(float)
+    no_p2p = fit["no_p2p"].to_numpy(bool)
+    per = {}
+    for name, rows in zip(CLASSES, (no_p2p, ~no_p2p), strict=True):
+        if mondrian and rows.sum() >= MIN_SOURCE_ROWS:
+            per[name] = conformal_half_width(err[rows], level)
+    return conformal_half_width(err, level), per
+
+
+def row_half_width(state: dict, no_p2p) -> np.ndarray:
+    """Each row's 80% log half-width: its class's where ``state`` has one
+    (``class_half_width``), else the pooled ``half_width`` (artifacts before round 9)."""
+    per = state.get("class_half_width", {})
+    cls = np.where(np.asarray(no_p2p, bool), CLASSES[0], CLASSES[1])
+    return np.array([per.get(c, state["half_width"]) for c in cls], float)
+
+
+def crossfit_coverage(
+    oof: pd.DataFrame, by: str = "catalog_gpu", level: float = 0.8, mondrian=True
+):
+    """Whether (1.0/0.0) each non-held-out row's scaling lies in the 80% interval set by
+    :func:`half_widths` on the other groups' rows (its class's where it has enough there)."""
+    fit = oof[~oof["held_out"]]
+    err = np.abs(np.log(fit["pred"] / fit["scaling"])).to_numpy(float)
+    inside = pd.Series(np.nan, index=fit.index)
+    for key in set(fit[by]):
+        test = (fit[by] == key).to_numpy()
+        pooled, per = half_widths(fit[~test], level, mondrian)
+        hw = row_half_width({"half_width": pooled, "class_half_width": per}, fit["no_p2p"][test])
+        inside[test] = (err[test] <= hw).astype(float)
+    return inside
 
 
 def dp_logo(rows: pd.DataFrame, by: str = "catalog_gpu", amp_sync: bool = True) -> pd.DataFrame:

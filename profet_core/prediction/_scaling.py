@@ -18,7 +18,7 @@ from .._messages import quote
 from ..crossgpu._amp import DEFAULT_STATE as AMP_DEFAULT
 from ..crossgpu._amp import move_shares, step_ratio, user_offset
 from ..crossgpu._dataparallel import DEFAULT_STATE as DP_DEFAULT
-from ..crossgpu._dataparallel import link_gbs, step_factor
+from ..crossgpu._dataparallel import link_gbs, row_half_width, step_factor
 from ..crossgpu._gpuref import amp_dtype, fp32_rate, gpu_table
 from ..crossgpu._pairs import FAM_COLS, model_family_times
 from ..errors import ProfetValueError
@@ -249,7 +249,8 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
             f"{', '.join(blind)}: the spec sheet gives no interconnect bandwidth "
             "(interconnect_gbs), so the step on several GPUs is not predicted (NaN)."
         )
-    _widen(out, np.where(multi, st["half_width"], 0.0))
+    # GPUs without peer-to-peer have their own (wider) interval: the model misses them most
+    _widen(out, np.where(multi, row_half_width(st, gbs < 0), 0.0))
     part = [
         f"{n} GPUs " + _gpu_basis(st, "rows", gpu_of[t])
         for t, n in zip(out["target"].astype(str), out["gpus"], strict=True)
@@ -258,12 +259,7 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
         "; ".join(x for x in (b, g) if x) if m else b
         for b, g, m in zip(out["basis_precision"], part, multi, strict=True)
     ]
-    if (amp & multi).any() and st.get("k0_amp", 0.0) > 0:
-        notes.append(
-            "amp on several GPUs: includes the extra synchronisation that published TensorFlow "
-            "AMP runs without XLA show over FP32 on the same servers (about "
-            f"{100 * st['k0_amp']:.0f}% of the one-GPU step per doubling of the GPU count)."
-        )
+    notes += _gpu_notes(st, out.loc[multi & (gbs < 0), "target"], (amp & multi).any())
     how = "--params" if params is not None else "the profile's optimizer time"
     notes.append(
         "Several GPUs: data-parallel at the profile's per-GPU batch (global batch = GPUs x "
@@ -271,3 +267,25 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
         f"(about {np.nanmedian(p) / 1e6:.3g} M parameters)."
     )
     return out, notes
+
+
+def _gpu_notes(st: dict, no_p2p, amp: bool) -> list[str]:
+    """The notes of answers on several GPUs: targets without peer-to-peer (``no_p2p``, their
+    names) and AMP's synchronisation term."""
+    notes = []
+    names = sorted(set(no_p2p.astype(str)))
+    if names:
+        hw = float(row_half_width(st, [True])[0])
+        notes.append(
+            f"{', '.join(names)}: no peer-to-peer between the GPUs (gradients pass through host "
+            "memory); published servers of such GPUs scale very differently from one another "
+            "(docs/dp_candidates.md), so the step time on several of them is uncertain: its 80% "
+            f"interval is widened by a factor of up to {np.exp(hw):.2f}."
+        )
+    if amp and st.get("k0_amp", 0.0) > 0:
+        notes.append(
+            "amp on several GPUs: includes the extra synchronisation that published TensorFlow "
+            "AMP runs without XLA show over FP32 on the same servers (about "
+            f"{100 * st['k0_amp']:.0f}% of the one-GPU step per doubling of the GPU count)."
+        )
+    return notes
