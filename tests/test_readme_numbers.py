@@ -1,5 +1,6 @@
 """The README's GPU numbers are those the committed docs say (issue 28, item 6): docs/crossgpu.md
-(FP32 across GPUs) and docs/amp_multigpu.md (mixed precision, several GPUs; issue 25). A number
+(FP32 across GPUs), docs/amp_multigpu.md (mixed precision, several GPUs; issue 25),
+docs/dp_candidates.md (the N-GPU interval) and docs/goal_limits.md (what limits the goals). A number
 rewritten in one and not the other fails here."""
 
 import re
@@ -19,7 +20,8 @@ def _readme_numbers() -> list[str]:
 
 
 def _doc_numbers() -> list[float]:
-    doc = "\n".join((ROOT / "docs" / n).read_text() for n in ("crossgpu.md", "amp_multigpu.md"))
+    names = ("crossgpu.md", "amp_multigpu.md", "dp_candidates.md", "goal_limits.md")
+    doc = "\n".join((ROOT / "docs" / n).read_text() for n in names)
     return [float(v) for v in re.findall(r"\d+(?:\.\d+)?", doc)]
 
 

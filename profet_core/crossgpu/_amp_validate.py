@@ -103,8 +103,7 @@ def _held_out_rows(oof: pd.DataFrame, truth: str, baselines, level: float) -> pd
         pooled, per = amp_half_widths(fit, level)
         hw = held["repo"].map(per).fillna(pooled).to_numpy(float)
     else:
-        pooled, per = half_widths(fit, level)
-        hw = row_half_width({"half_width": pooled, "class_half_width": per}, held["no_p2p"])
+        hw = row_half_width(half_widths(fit, level), held["no_p2p"], held["gpu_count"])
     err = np.abs(np.log(held["pred"] / held[truth]))
     out = held_out_errors(oof, truth, baselines).rename(columns={"model": "group"})
     out = out.rename(columns={c: "m" + c for c in out.columns if c.startswith("ape")})

@@ -15,6 +15,10 @@ row names one; GeForce cards without peer-to-peer share the host's links, ``B * 
 ``k0, k0_pcie, k0_amp, k1 >= 0`` learned from published 1/2/4/8-GPU rows of one GPU, source,
 framework, CNN and precision (``k1`` is the non-overlapped share of the ring all-reduce over the
 bandwidth actually reached). Held-out rows (VGG16, Inception-v3) are refused.
+
+The 80% interval of the step factor is split-conformal on leave-one-GPU-out errors, set apart
+for GPUs without peer-to-peer (round 9) and per doubling of the GPU count (round 10): an answer
+on N GPUs is widened by ``q log2 N`` with ``q`` its class's width.
 """
 
 from __future__ import annotations
@@ -67,8 +71,10 @@ DEFAULT_STATE = {
         "NVIDIA V100 SXM2 16GB": 28,
         "NVIDIA V100 SXM2 32GB": 16,
     },
-    "half_width": 0.2179,
-    "class_half_width": {"no_p2p": 0.9564, "p2p": 0.0834},
+    # round 10: per doubling of the GPU count, per peer-to-peer class (pooled where one lacks)
+    "half_width": 0.1369,
+    "class_half_width": {"no_p2p": 0.3418, "p2p": 0.0368},
+    "per_log2n": True,
 }
 #: Bytes of one gradient value in the all-reduce.
 GRAD_BYTES = 4.0
@@ -199,7 +205,8 @@ def fit_dataparallel(rows: pd.DataFrame, amp_sync: bool = True) -> dict:
         "k0_pcie": float(sol.x[2]),
         "k1": float(sol.x[1]),
         "rows": {k: int(v) for k, v in counts.items()},
-        "half_width": DEFAULT_STATE["half_width"],
+        # the default interval until cross-fitted (:func:`half_widths` of :func:`dp_logo`)
+        **{k: DEFAULT_STATE[k] for k in ("half_width", "class_half_width", "per_log2n")},
     }
     if amp_sync:
         out["k0_amp"] = amp_k
@@ -208,36 +215,57 @@ def fit_dataparallel(rows: pd.DataFrame, amp_sync: bool = True) -> dict:
 
 #: Interval classes (Mondrian split-conformal, round 9): GPUs without peer-to-peer and the rest.
 CLASSES = ("no_p2p", "p2p")
+#: Ways to set the interval: one width for all rows (before round 9), one per class of
+#: :data:`CLASSES` (round 9, I1), one per class and per doubling of the GPU count (round 10, I2).
+INTERVALS = ("pooled", "class", "class_log2n")
+#: The shipped way (round 10, adopted by its rule: docs/amp_decision_rule.md).
+INTERVAL = "class_log2n"
 
 
-def half_widths(oof: pd.DataFrame, level: float = 0.8, mondrian: bool = True) -> tuple[float, dict]:
-    """80% log half-widths of the N-GPU scaling from out-of-fold rows (:func:`dp_logo`, held-out
-    rows not used): all rows together, and (``mondrian``) per class of :data:`CLASSES` with at
-    least ``MIN_SOURCE_ROWS`` rows, so the few GPUs without peer-to-peer, whose published
-    scaling the model misses most, set their own (wider) interval."""
+def _scores(rows: pd.DataFrame, kind: str) -> np.ndarray:
+    """Conformity scores: |log error|, per doubling of the GPU count for ``class_log2n``."""
+    err = np.abs(np.log(rows["pred"] / rows["scaling"])).to_numpy(float)
+    return err / np.log2(rows["gpu_count"].to_numpy(float)) if kind == "class_log2n" else err
+
+
+def half_widths(oof: pd.DataFrame, level: float = 0.8, kind: str = INTERVAL) -> dict:
+    """The N-GPU interval's state from out-of-fold rows (:func:`dp_logo`, held-out rows not
+    used): ``half_width`` (80% split-conformal log half-width of all rows), ``class_half_width``
+    (``kind`` other than ``pooled``: per class of :data:`CLASSES` with at least
+    ``MIN_SOURCE_ROWS`` rows, so the few GPUs without peer-to-peer, whose published scaling the
+    model misses most, set their own wider interval) and ``per_log2n`` (``class_log2n``: the
+    widths are per doubling of the GPU count)."""
     from ._amp import MIN_SOURCE_ROWS, conformal_half_width
 
+    if kind not in INTERVALS:
+        raise ProfetValueError(f"interval {kind!r}: expected one of {', '.join(INTERVALS)}")
     fit = oof[~oof["held_out"]]
-    err = np.abs(np.log(fit["pred"] / fit["scaling"])).to_numpy(float)
+    err = _scores(fit, kind)
     no_p2p = fit["no_p2p"].to_numpy(bool)
     per = {}
     for name, rows in zip(CLASSES, (no_p2p, ~no_p2p), strict=True):
-        if mondrian and rows.sum() >= MIN_SOURCE_ROWS:
+        if kind != "pooled" and rows.sum() >= MIN_SOURCE_ROWS:
             per[name] = conformal_half_width(err[rows], level)
-    return conformal_half_width(err, level), per
+    return {
+        "half_width": conformal_half_width(err, level),
+        "class_half_width": per,
+        "per_log2n": kind == "class_log2n",
+    }
 
 
-def row_half_width(state: dict, no_p2p) -> np.ndarray:
-    """Each row's 80% log half-width: its class's where ``state`` has one
-    (``class_half_width``), else the pooled ``half_width`` (artifacts before round 9)."""
+def row_half_width(state: dict, no_p2p, n_gpus) -> np.ndarray:
+    """Each row's 80% log half-width on ``n_gpus``: its class's where ``state`` has one
+    (``class_half_width``), else the pooled ``half_width`` (artifacts before round 9); times
+    log2 N where the state's widths are per doubling (``per_log2n``)."""
     per = state.get("class_half_width", {})
     cls = np.where(np.asarray(no_p2p, bool), CLASSES[0], CLASSES[1])
-    return np.array([per.get(c, state["half_width"]) for c in cls], float)
+    hw = np.array([per.get(c, state["half_width"]) for c in cls], float)
+    if state.get("per_log2n", False):
+        hw = hw * np.log2(np.asarray(n_gpus, float))
+    return hw
 
 
-def crossfit_coverage(
-    oof: pd.DataFrame, by: str = "catalog_gpu", level: float = 0.8, mondrian=True
-):
+def crossfit_coverage(oof: pd.DataFrame, by: str = "catalog_gpu", level=0.8, kind=INTERVAL):
     """Whether (1.0/0.0) each non-held-out row's scaling lies in the 80% interval set by
     :func:`half_widths` on the other groups' rows (its class's where it has enough there)."""
     fit = oof[~oof["held_out"]]
@@ -245,8 +273,8 @@ def crossfit_coverage(
     inside = pd.Series(np.nan, index=fit.index)
     for key in set(fit[by]):
         test = (fit[by] == key).to_numpy()
-        pooled, per = half_widths(fit[~test], level, mondrian)
-        hw = row_half_width({"half_width": pooled, "class_half_width": per}, fit["no_p2p"][test])
+        st = half_widths(fit[~test], level, kind)
+        hw = row_half_width(st, fit["no_p2p"][test], fit["gpu_count"][test])
         inside[test] = (err[test] <= hw).astype(float)
     return inside
 

@@ -234,5 +234,5 @@ def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dic
     if rows.loc[~rows["held_out"], "catalog_gpu"].nunique() >= 2:
         dp = fit_dataparallel(rows[~rows["held_out"]])
         # per peer-to-peer class (round 9): GPUs without it are the model's worst misses
-        dp["half_width"], dp["class_half_width"] = half_widths(dp_logo(rows))
+        dp.update(half_widths(dp_logo(rows)))
     return amp, dp

@@ -250,7 +250,7 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
             "(interconnect_gbs), so the step on several GPUs is not predicted (NaN)."
         )
     # GPUs without peer-to-peer have their own (wider) interval: the model misses them most
-    _widen(out, np.where(multi, row_half_width(st, gbs < 0), 0.0))
+    _widen(out, np.where(multi, row_half_width(st, gbs < 0, out["gpus"]), 0.0))
     part = [
         f"{n} GPUs " + _gpu_basis(st, "rows", gpu_of[t])
         for t, n in zip(out["target"].astype(str), out["gpus"], strict=True)
@@ -259,7 +259,7 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
         "; ".join(x for x in (b, g) if x) if m else b
         for b, g, m in zip(out["basis_precision"], part, multi, strict=True)
     ]
-    notes += _gpu_notes(st, out.loc[multi & (gbs < 0), "target"], (amp & multi).any())
+    notes += _gpu_notes(st, out.loc[multi & (gbs < 0), ["target", "gpus"]], (amp & multi).any())
     how = "--params" if params is not None else "the profile's optimizer time"
     notes.append(
         "Several GPUs: data-parallel at the profile's per-GPU batch (global batch = GPUs x "
@@ -269,18 +269,19 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     return out, notes
 
 
-def _gpu_notes(st: dict, no_p2p, amp: bool) -> list[str]:
-    """The notes of answers on several GPUs: targets without peer-to-peer (``no_p2p``, their
-    names) and AMP's synchronisation term."""
+def _gpu_notes(st: dict, no_p2p: pd.DataFrame, amp: bool) -> list[str]:
+    """The notes of answers on several GPUs: rows on targets without peer-to-peer (``no_p2p``:
+    their ``target`` and ``gpus``) and AMP's synchronisation term."""
     notes = []
-    names = sorted(set(no_p2p.astype(str)))
-    if names:
-        hw = float(row_half_width(st, [True])[0])
+    if len(no_p2p):
+        names = ", ".join(sorted(set(no_p2p["target"].astype(str))))
+        most = int(no_p2p["gpus"].max())
+        hw = float(row_half_width(st, [True], [most])[0])
         notes.append(
-            f"{', '.join(names)}: no peer-to-peer between the GPUs (gradients pass through host "
-            "memory); published servers of such GPUs scale very differently from one another "
+            f"{names}: no peer-to-peer between the GPUs (gradients pass through host memory); "
+            "published servers of such GPUs scale very differently from one another "
             "(docs/dp_candidates.md), so the step time on several of them is uncertain: its 80% "
-            f"interval is widened by a factor of up to {np.exp(hw):.2f}."
+            f"interval is widened by a factor of up to {np.exp(hw):.2f} (on {most} GPUs)."
         )
     if amp and st.get("k0_amp", 0.0) > 0:
         notes.append(

@@ -100,7 +100,7 @@ def test_coverage_is_cross_fitted_per_group(truth):
     pred = np.exp([0.1, 0.2, 0.3, 0.01, 0.02, 0.5])
     oof = pd.DataFrame(
         {"g": list("aaabbb"), "pred": pred, truth: np.ones(6), "repo": "r", "held_out": False}
-        | {"no_p2p": False}
+        | {"no_p2p": False, "gpu_count": 2.0}
     )
     cov = group_coverage(oof, "g", truth)
     # a's 0.1..0.3 inside b's width 0.5; b's 0.5 outside a's width 0.3

@@ -173,24 +173,27 @@ def test_amp_on_several_gpus_adds_the_tensorflow_amp_synchronisation(predictor, 
 
 
 def test_gpus_without_peer_to_peer_get_their_own_wider_interval(predictor, profile):
-    """Round 9 (I1): 8 RTX 3090 (no peer-to-peer) widen the step time's interval by the
-    no-peer-to-peer class's width, 8 RTX A6000 by the other class's (each in quadrature to the
-    one-GPU interval); only the first carries the note."""
+    """Rounds 9 and 10: on 2 and 8 RTX 3090 (no peer-to-peer) the step time's interval widens
+    by the no-peer-to-peer class's width per doubling times log2 N, on RTX A6000 by the other
+    class's (each in quadrature to the one-GPU interval); only the first carries the note."""
     from profet_core.offerings._predict import _with_counts
 
     st = predictor.cross.dp_state_
     widths = st["class_half_width"]
-    assert widths["no_p2p"] > st["half_width"] > widths["p2p"]
+    assert st["per_log2n"] and widths["no_p2p"] > st["half_width"] > widths["p2p"]
     targets = ["gpu-rtx-3090", "gpu-rtx-a6000"]
     eight = _with_counts(predictor, pd.DataFrame({"target": targets, "gpus_used": [8, 8]}))
-    got = eight.predict("g3s.xlarge", profile, gpus=[1, 8], targets=targets)
+    got = eight.predict("g3s.xlarge", profile, gpus=[1, 2, 8], targets=targets)
     t = got.table.set_index(["target", "gpus"])
     for target, cls in zip(targets, ("no_p2p", "p2p"), strict=True):
-        one, many = t.loc[(target, 1)], t.loc[(target, 8)]
-        for side in ("low_ms", "high_ms"):
-            d1 = np.log(one["batch_latency_ms"] / one[side]) ** 2
-            d8 = np.log(many["batch_latency_ms"] / many[side]) ** 2
-            assert d8 - d1 == pytest.approx(widths[cls] ** 2, rel=1e-6), (target, side)
+        one = t.loc[(target, 1)]
+        for n in (2, 8):
+            many = t.loc[(target, n)]
+            for side in ("low_ms", "high_ms"):
+                d1 = np.log(one["batch_latency_ms"] / one[side]) ** 2
+                dn = np.log(many["batch_latency_ms"] / many[side]) ** 2
+                want = (widths[cls] * np.log2(n)) ** 2
+                assert dn - d1 == pytest.approx(want, rel=1e-6), (target, n, side)
     notes = [w for w in got.warnings() if "no peer-to-peer" in w]
     assert len(notes) == 1 and notes[0].startswith("gpu-rtx-3090:")
-    assert f"{np.exp(widths['no_p2p']):.2f}" in notes[0]
+    assert f"{np.exp(3 * widths['no_p2p']):.2f} (on 8 GPUs)" in notes[0]
