@@ -56,7 +56,9 @@ SCALING = {
         "Scaling = N-GPU images/s over N x one-GPU images/s of the same GPU, source, CNN and "
         "precision (2, 4 and 8 GPUs). The model (compute plus the all-reduce not hidden by "
         "it) is refitted without the left-out GPU (or source) and predicts its rows; linear "
-        "scaling predicts 1. MAPE and coverage in %, as above."
+        "scaling predicts 1. The 80% interval is set apart for GPUs without peer-to-peer "
+        "(the spec sheet's p2p 0, GeForce cards) and grows with log2 of the GPU count. MAPE "
+        "and coverage in %, as above."
     ),
 }
 

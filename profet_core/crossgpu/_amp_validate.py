@@ -95,7 +95,7 @@ def held_out_errors(oof: pd.DataFrame, truth: str, baselines) -> pd.DataFrame:
 def _held_out_rows(oof: pd.DataFrame, truth: str, baselines, level: float) -> pd.DataFrame:
     """:func:`held_out_errors` as rows of the long table, with the coverage of the interval a
     prediction uses (the split-conformal half-width of the fitted rows' out-of-fold |log errors|,
-    per source for the AMP gain, per peer-to-peer class for the N-GPU scaling)."""
+    per source for the AMP gain, per peer-to-peer class and GPU count for the N-GPU scaling)."""
     fit, held = oof[~oof["held_out"]], oof[oof["held_out"]]
     if held.empty or fit.empty:
         return pd.DataFrame()

@@ -213,7 +213,8 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
 def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dict, dict]:
     """The AMP and data-parallel models' states, fitted on a published table (held-out rows
     dropped before each fit) and cross-fitted 80% log half-widths (split-conformal on
-    leave-one-GPU-out errors; AMP's also per source, N-GPU's per peer-to-peer class)."""
+    leave-one-GPU-out errors; AMP's also per source, N-GPU's per peer-to-peer class and per
+    doubling of the GPU count)."""
     from ._amp import amp_half_widths, amp_logo, amp_pairs, amp_state_from
     from ._dataparallel import dp_logo, fit_dataparallel, half_widths, scaling_rows
     from ._gpuref import gpu_table
@@ -233,6 +234,6 @@ def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dic
     rows = scaling_rows(table, gpus)
     if rows.loc[~rows["held_out"], "catalog_gpu"].nunique() >= 2:
         dp = fit_dataparallel(rows[~rows["held_out"]])
-        # per peer-to-peer class (round 9): GPUs without it are the model's worst misses
+        # per peer-to-peer class and doubling of the GPU count (rounds 9 and 10)
         dp.update(half_widths(dp_logo(rows)))
     return amp, dp
