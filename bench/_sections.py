@@ -4,6 +4,7 @@ the candidate rule of docs/amp_decision_rule.md."""
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
@@ -52,6 +53,17 @@ def emit(text: str, out=None) -> None:
     print(text)
     if out:
         Path(out).write_text(text + "\n", encoding="utf-8")
+
+
+def data_main(report, doc: str, argv=None) -> None:
+    """The command line of a bench that reads the data folder: ``--data`` (default
+    ``../shared/data/profet``) and ``--out``; prints ``report(data)`` and writes it with
+    ``--out``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--data", default="../shared/data/profet")
+    ap.add_argument("--out", help="also write the tables to this Markdown file")
+    args = ap.parse_args(argv)
+    emit(report(args.data), args.out)
 
 
 def passes_rule(cand: dict, base: dict) -> bool:

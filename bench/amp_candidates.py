@@ -16,13 +16,12 @@ Candidates that pass are stacked in the listed order. Prints the table; ``--out`
 
 from __future__ import annotations
 
-import argparse
 import time
 from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
-from _sections import emit, md_table, passes_rule
+from _sections import data_main, md_table, passes_rule
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, _amp, all_pairs, median_table
@@ -300,11 +299,7 @@ def report(data: str) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default="../shared/data/profet")
-    ap.add_argument("--out", help="also write the tables to this Markdown file")
-    args = ap.parse_args(argv)
-    emit(report(args.data), args.out)
+    data_main(report, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -33,12 +33,11 @@ disagree by as much as the goal allows. Prints the tables; ``--out`` also writes
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 import pandas as pd
-from _sections import emit, md_table
+from _sections import data_main, md_table
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
@@ -180,10 +179,7 @@ def dp_part(table, specs) -> list[str]:
 def fp32_part(base, specs, medians, table) -> list[str]:
     """The FP32 speed-up tables (published pairs of a V100 anchor and a tensor-core target)."""
     pairs = published_pairs(table, specs, medians)
-    logo = published_logo(base, pairs)
-    # published_logo stacks the folds in GPU order: give its rows back their pairs' index
-    logo.index = pairs.sort_values("target_gpu", kind="stable").index
-    assert (logo["speedup"] == pairs.loc[logo.index, "speedup"]).all()
+    logo = published_logo(base, pairs)  # indexed like pairs
     seen = predict_speedups(fit_published(base, pairs[~pairs["held_out"]]), pairs)["cross"]
     rows = pairs.assign(logo_pred=logo["cross"], seen_pred=seen, catalog_gpu=pairs["target_gpu"])
     t = _gpu_table(rows[~rows["held_out"]], "speedup", {"constant": ["catalog_gpu", "document"]})
@@ -211,11 +207,7 @@ def report(data: str) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default="../shared/data/profet")
-    ap.add_argument("--out", help="also write the tables to this Markdown file")
-    args = ap.parse_args(argv)
-    emit(report(args.data), args.out)
+    data_main(report, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -57,7 +57,8 @@ def published_logo(model, pairs: pd.DataFrame, by: str = "target_gpu") -> pd.Dat
     -------
     pandas.DataFrame
         ``pairs``' identifying columns, ``speedup`` (published), :data:`MEMBERS` (predicted
-        speed-ups), ``left_out`` (the fold's key) and ``basis`` (each row's basis in its fold).
+        speed-ups), ``left_out`` (the fold's key) and ``basis`` (each row's basis in its fold);
+        stacked fold by fold, each row keeping its index in ``pairs``.
     """
     keep = ["document", "source", "framework", "model", "profile", "target", "target_gpu"]
     keys = _fold_keys(model, pairs, by)
@@ -72,7 +73,7 @@ def published_logo(model, pairs: pd.DataFrame, by: str = "target_gpu") -> pd.Dat
                 [test[[*keep, "held_out", "speedup"]], _predict(fold, model, test)], axis=1
             ).assign(left_out=key, basis=basis)
         )
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat(frames)
 
 
 def log_errors(oof: pd.DataFrame, member: str = "cross") -> np.ndarray:
