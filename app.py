@@ -1,13 +1,13 @@
 """PROFET web app: ``streamlit run app.py``.
 
-The pages live in ``pages/``; shared helpers (the cached model loader) in ``ui.py``.
+The pages live in ``pages/``; shared helpers (the cached model loader) in ``profet_app/common.py``.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-import ui_session
+from profet_app import session
 
 st.set_page_config(
     page_title="PROFET — GPU instance latency and cost", page_icon="⏱️", layout="wide"
@@ -32,7 +32,7 @@ pages = {
     "Help": [st.Page("pages/about.py", title="About / how to profile", icon=":material/help:")],
 }
 # A session's uploads and results are released when its browser goes (not kept for a reconnect).
-ui_session.end_with_the_browser()
+session.end_with_the_browser()
 page = st.navigation(pages)
 st.sidebar.caption(
     "PROFET predicts a CNN training step's latency and cost on GPU cloud "

@@ -133,7 +133,7 @@ def main(argv=None) -> None:
             f"{time.time() - start:.0f} s; model parameters {params}.",
         ]
     )
-    # Keep the sections bench/published.py and bench/published_structures.py write.
+    # Keep the sections bench/published.py and bench/studies/published_structures.py write.
     if args.out:
         kept = marked_tail(args.out)
         Path(args.out).write_text(text + "\n" + ("\n" + kept if kept else ""))

@@ -112,7 +112,7 @@ def _page(repeats: int) -> None:
 
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
-    import ui_offerings
+    from profet_app import offerings_front
 
     def once():
         at = AppTest.from_file(
@@ -127,7 +127,7 @@ def _page(repeats: int) -> None:
     on, off = [], []
     for _ in range(repeats):
         on.append(once())
-        with mock.patch.object(ui_offerings, "price", lambda *a, **k: None):
+        with mock.patch.object(offerings_front, "price", lambda *a, **k: None):
             off.append(once())
     print(
         f"Anchor page, Predict to answer (AppTest): {statistics.median(on):.2f} s with every "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui
+from profet_app import common
 from profet_core import ProfetError, price_source
 
 st.title("About PROFET")
@@ -116,7 +116,7 @@ st.markdown(
 )
 
 st.header("Where prices come from")
-st.markdown(ui.safe(price_source()))
+st.markdown(common.safe(price_source()))
 st.markdown(
     "Each cloud's commit is in `profet_core/data/offerings_meta.json`; `profet offerings "
     "refresh --catalog ~/.sky/catalogs/v8 --out DIR` re-derives the snapshot from a newer copy "
@@ -124,9 +124,9 @@ st.markdown(
 )
 
 try:
-    predictor = ui.get_predictor()
+    predictor = common.get_predictor()
 except ProfetError as exc:
-    st.warning(ui.safe(f"The trained models are not available: {exc}"))
+    st.warning(common.safe(f"The trained models are not available: {exc}"))
 else:
     st.header("Instances and models")
     catalog = predictor.catalog.copy()
@@ -142,7 +142,7 @@ else:
         "vcpus": "{:.0f}",
         "memory_gib": "{:g}",
     }
-    shown = ui.dashed(catalog, numbers)
+    shown = common.dashed(catalog, numbers)
     st.dataframe(
         shown,
         hide_index=True,
@@ -151,7 +151,7 @@ else:
             "instance": "Instance",
             "gpu": "GPU",
             **{
-                col: ui.number_column(shown, col, label, numbers[col])
+                col: common.number_column(shown, col, label, numbers[col])
                 for col, label in (
                     ("gpu_count", "GPUs"),
                     ("gpu_memory_gb", "GPU memory (GB, per GPU)"),

@@ -8,13 +8,14 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-import ui
-import ui_chart
-import ui_offerings
-import ui_tables
-import ui_worker
-from profet_core import ProfetError, ProfetValueError, estimate_run, parse_profile
-from profet_core._schema import STEPS_ASSUMED
+from profet_app import common, offerings_front, result_table, target_chart, worker
+from profet_core import (
+    STEPS_ASSUMED,
+    ProfetError,
+    ProfetValueError,
+    estimate_run,
+    parse_profile,
+)
 
 EXAMPLE, UPLOAD, PASTE = "Built-in example", "Upload a file", "Paste JSON"
 #: Key scope of an upload's fields (the example's and a paste's are scoped by the anchor).
@@ -62,7 +63,7 @@ def _prefill_from_file() -> None:
     state[f"latency_{UPLOAD}_{FILE}_ms"] = None if latency_s is None else 1000 * float(latency_s)
 
 
-predictor = ui.predictor_or_stop()
+predictor = common.predictor_or_stop()
 st.title("Anchor prediction")
 st.caption(
     "Profile one training step on the instance you have (the anchor); PROFET predicts how long "
@@ -78,7 +79,7 @@ if wanted:
         predictor.targets(wanted)
         anchor_index = instances.index(wanted)
     except ProfetError as exc:
-        ui.show_error(exc, "Profile from an unknown anchor: ")
+        common.show_error(exc, "Profile from an unknown anchor: ")
 
 left, right = st.columns([3, 2], gap="large")
 with left:
@@ -86,7 +87,7 @@ with left:
         "Anchor instance (where the profile was taken)",
         instances,
         index=anchor_index,
-        format_func=ui.instance_label(predictor),
+        format_func=common.instance_label(predictor),
         key="anchor",
     )
     source = st.radio("Profile", [EXAMPLE, UPLOAD, PASTE], horizontal=True, key="source")
@@ -99,7 +100,7 @@ with left:
             st.caption(
                 f"Example: {example['label']}; "
                 f"{len(example['profile'])} ops, measured batch latency "
-                f"{ui.fmt_ms(1000 * example['batch_latency_s'])}."
+                f"{common.fmt_ms(1000 * example['batch_latency_s'])}."
             )
     elif source == UPLOAD:
         # No `type=` filter: a wrong file type then reaches parse_profile, which names the problem.
@@ -133,10 +134,10 @@ with left:
     if known:
         lat_col, unit_col = st.columns([3, 1])
         with unit_col:
-            unit = st.selectbox("Unit", list(ui.LATENCY_UNITS), key=f"unit_{source}_{scope}")
+            unit = st.selectbox("Unit", list(common.LATENCY_UNITS), key=f"unit_{source}_{scope}")
         with lat_col:
             default_lat = (
-                example["batch_latency_s"] / ui.LATENCY_UNITS[unit] if use_example else None
+                example["batch_latency_s"] / common.LATENCY_UNITS[unit] if use_example else None
             )
             latency = st.number_input(
                 "Measured anchor batch latency",
@@ -216,8 +217,8 @@ inputs = {
     "precision or GPUs": (precision, gpus_choice),
 }
 if st.button("Predict", type="primary", key="predict"):
-    st.session_state.pop(ui.ANCHOR_RESULT, None)
-    st.session_state.pop(ui_offerings.OFFERINGS_RESULT, None)
+    st.session_state.pop(common.ANCHOR_RESULT, None)
+    st.session_state.pop(offerings_front.OFFERINGS_RESULT, None)
     st.session_state[INPUTS] = inputs
     try:
         if known and latency is None:
@@ -241,11 +242,11 @@ if st.button("Predict", type="primary", key="predict"):
         else:
             profile = parse_profile(pasted, "pasted.json", steps=steps)
         # A many-row file is predicted in a child process: the server's memory stays flat.
-        prediction = ui_worker.predict(
+        prediction = worker.predict(
             predictor,
             anchor,
             profile,
-            anchor_latency_s=ui.latency_to_seconds(latency, unit),
+            anchor_latency_s=common.latency_to_seconds(latency, unit),
             method=method,
             batch_size=batch_size,
             input_size=input_size,
@@ -255,7 +256,7 @@ if st.button("Predict", type="primary", key="predict"):
         table = prediction.table
         if dataset_images is not None:
             table = estimate_run(table, dataset_images, batch_size, epochs)
-        st.session_state[ui.ANCHOR_RESULT] = ui.AnchorResult(
+        st.session_state[common.ANCHOR_RESULT] = common.AnchorResult(
             prediction,
             table,
             predictor.breakdown(anchor, profile),
@@ -264,11 +265,11 @@ if st.button("Predict", type="primary", key="predict"):
             profile,
         )
         run = {"dataset_images": dataset_images, "batch_size": batch_size, "epochs": epochs}
-        st.session_state[ui_offerings.OFFERINGS_RESULT] = ui_offerings.price(
+        st.session_state[offerings_front.OFFERINGS_RESULT] = offerings_front.price(
             predictor,
             anchor,
             profile,
-            ui.latency_to_seconds(latency, unit),
+            common.latency_to_seconds(latency, unit),
             method,
             batch_size,
             input_size,
@@ -277,9 +278,9 @@ if st.button("Predict", type="primary", key="predict"):
             gpus=1 if gpus_choice == "1" else "all",
         )
     except ProfetError as exc:
-        ui.show_error(exc)
+        common.show_error(exc)
 
-result: ui.AnchorResult | None = st.session_state.get(ui.ANCHOR_RESULT)
+result: common.AnchorResult | None = st.session_state.get(common.ANCHOR_RESULT)
 if result:
     prediction = result.prediction
     table: pd.DataFrame = result.table
@@ -298,9 +299,9 @@ if result:
         f"{prediction.interval_level:.0%} prediction intervals from the leave-one-"
         "architecture-out validation. Latencies in ms per training step, prices in USD."
     )
-    row = ui.pick_row(st, "Profile row to show", table["row"].nunique())
+    row = common.pick_row(st, "Profile row to show", table["row"].nunique())
     for warning in prediction.warnings(row):
-        st.warning(ui.safe(warning))
+        st.warning(common.safe(warning))
     shown = table[table["row"] == row].reset_index(drop=True)
     novelty = shown["novelty"].max()
     if pd.notna(novelty) and not prediction.novelty_warning(row):
@@ -314,7 +315,7 @@ if result:
     m1.metric(
         "Fastest target",
         fastest["target"],
-        ui.fmt_ms(fastest["batch_latency_ms"]),
+        common.fmt_ms(fastest["batch_latency_ms"]),
         delta_color="off",
         delta_arrow="off",
     )
@@ -323,7 +324,7 @@ if result:
         m2.metric(
             "Cheapest target",
             cheapest["target"],
-            f"{ui.fmt_usd(cheapest[cost_col])} {label}",
+            f"{common.fmt_usd(cheapest[cost_col])} {label}",
             delta_color="off",
             delta_arrow="off",
         )
@@ -334,9 +335,9 @@ if result:
         ", ".join(n for n, best in picks.items() if best is not None and best["target"] == t)
         for t in shown["target"]
     ]
-    ui_tables.result_table(shown, notes, prediction, run)
+    result_table.result_table(shown, notes, prediction, run)
 
-    ui_chart.render(prediction, table, shown, row)
+    target_chart.render(prediction, table, shown, row)
 
     d1, d2, _ = st.columns([1, 1, 4])
     stem = f"profet_{result.anchor}_{prediction.method}"
@@ -362,7 +363,9 @@ if result:
                 "model of target op times given the anchor's (first profile row). "
                 "Speed-up > 1: faster than on the anchor."
             )
-            st.plotly_chart(ui.breakdown_figure(breakdown), width="stretch", key="breakdown_chart")
+            st.plotly_chart(
+                common.breakdown_figure(breakdown), width="stretch", key="breakdown_chart"
+            )
             st.dataframe(
                 breakdown,
                 hide_index=True,
@@ -378,4 +381,4 @@ if result:
                 },
             )
 
-    ui_offerings.render(st.session_state.get(ui_offerings.OFFERINGS_RESULT))
+    offerings_front.render(st.session_state.get(offerings_front.OFFERINGS_RESULT))

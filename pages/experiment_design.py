@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import ui
+from profet_app import common
+from profet_core import escape_formulas
 from profet_core.doe import (
     RUN_COLUMNS,
     AnalysisResult,
@@ -20,7 +21,6 @@ from profet_core.doe import (
     read_results,
 )
 from profet_core.errors import ProfetError
-from profet_core.inputs._csv import escape_formulas
 
 # The factors of the federated-CNN study this feature comes from (2^(4-1), I = ABCD).
 STUDY_FACTORS = pd.DataFrame(
@@ -100,7 +100,7 @@ def design_tab() -> Design | None:
             randomize=randomize,
         )
     except ProfetError as exc:
-        ui.show_error(exc)
+        common.show_error(exc)
         return None
     _show_design(design)
     return design
@@ -158,7 +158,7 @@ def _load_results(source: str, design: Design | None) -> pd.DataFrame | None:
     try:
         return read_results(upload.getvalue())
     except ProfetError as exc:
-        ui.show_error(exc)
+        common.show_error(exc)
         return None
 
 
@@ -167,9 +167,9 @@ def _stats_table(df: pd.DataFrame, index: bool = False) -> None:
     em dash where a statistic does not exist (the residual row's F), readable headers."""
     df = df.reset_index().rename(columns={"index": "term"}) if index else df
     numbers = df.select_dtypes("number").columns
-    formats = {c: ui.fmt_p if c == "p_value" else "{:.4g}" for c in numbers}
-    shown = ui.dashed(df, formats)
-    config = {c: ui.number_column(shown, c, LABELS.get(c, c), formats[c]) for c in numbers}
+    formats = {c: common.fmt_p if c == "p_value" else "{:.4g}" for c in numbers}
+    shown = common.dashed(df, formats)
+    config = {c: common.number_column(shown, c, LABELS.get(c, c), formats[c]) for c in numbers}
     config.update({c: LABELS.get(c, c) for c in df.columns if c not in formats})
     st.dataframe(shown, hide_index=True, column_config=config, width="stretch")
 
@@ -245,7 +245,7 @@ def analyze_tab(design: Design | None) -> None:
     if source == SOURCES[1] and design is not None:
         preset = {f.name: (f.low, f.high) for f in design.factors if f.name in factors}
         shown = "; ".join(f"{n}: low {lo}, high {hi}" for n, (lo, hi) in preset.items())
-        st.caption(ui.safe(f"Levels as the Design tab set them: {shown}."))
+        st.caption(common.safe(f"Levels as the Design tab set them: {shown}."))
     try:
         result = analyze(df, response, factors, alpha=alpha, levels=preset or None)
         levels = {**preset, **_level_choices(result, source)}
@@ -260,7 +260,7 @@ def analyze_tab(design: Design | None) -> None:
         if list(kept) != list(result.terms):
             result = analyze(df, response, factors, alpha=alpha, terms=kept, levels=levels or None)
     except ProfetError as exc:
-        ui.show_error(exc)
+        common.show_error(exc)
         return
     _show_result(result, response)
 
@@ -279,7 +279,7 @@ def _show_result(result: AnalysisResult, response: str) -> None:
     for note in result.notes:
         # The library's advice ("pass the levels") is done here in the Levels expander above.
         note = note.replace("pass the levels to choose", "choose the low level under Levels above")
-        st.info(ui.safe(note))  # notes quote level labels and names from the upload
+        st.info(common.safe(note))  # notes quote level labels and names from the upload
 
     if result.has_error:
         st.markdown("**ANOVA (type III)**")

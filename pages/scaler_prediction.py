@@ -8,7 +8,7 @@ import json
 import numpy as np
 import streamlit as st
 
-import ui
+from profet_app import common
 from profet_core import ProfetError, parse_profile
 
 ONE, POINTS = "one", "points"
@@ -17,7 +17,7 @@ MODES = {
     POINTS: "Two or three measured latencies",
 }
 
-predictor = ui.predictor_or_stop()
+predictor = common.predictor_or_stop()
 st.title("Scaler prediction")
 st.caption(
     "From one latency (predicted on the Anchor page, or measured) the scaler draws the latency "
@@ -27,21 +27,21 @@ st.caption(
 
 by = st.radio(
     "Scale by",
-    list(ui.DIMENSIONS),
+    list(common.DIMENSIONS),
     horizontal=True,
-    format_func=lambda b: f"{ui.DIMENSIONS[b]['label']} ({ui.DIMENSIONS[b]['unit']})",
+    format_func=lambda b: f"{common.DIMENSIONS[b]['label']} ({common.DIMENSIONS[b]['unit']})",
     key="by",
 )
 mode = st.radio("Scale from", list(MODES), format_func=MODES.get, horizontal=True, key="mode")
-dim = ui.DIMENSIONS[by]
-other_dim = ui.DIMENSIONS["input" if by == "batch" else "batch"]
+dim = common.DIMENSIONS[by]
+other_dim = common.DIMENSIONS["input" if by == "batch" else "batch"]
 try:
     lo, hi = (int(v) for v in predictor.scaler(None, by).size_range_)
 except ProfetError as exc:
-    ui.show_error(exc)
+    common.show_error(exc)
     st.stop()
 grid = np.arange(lo, hi + 1, dtype=float)
-result: ui.AnchorResult | None = st.session_state.get(ui.ANCHOR_RESULT)
+result: common.AnchorResult | None = st.session_state.get(common.ANCHOR_RESULT)
 
 
 def _anchor_point():
@@ -51,7 +51,7 @@ def _anchor_point():
         return None
     table = result.table
     c1, c2 = st.columns(2)
-    row = ui.pick_row(c1, "Anchor page profile row", table["row"].nunique(), "prefill_row")
+    row = common.pick_row(c1, "Anchor page profile row", table["row"].nunique(), "prefill_row")
     shown = table[table["row"] == row]
     targets = list(shown["target"])
     fastest = result.prediction.picks(row)["fastest"]["target"]
@@ -63,7 +63,7 @@ def _anchor_point():
     latency = float(shown.set_index("target").at[target, "batch_latency_ms"])
     profile = None if result.profiles is None else result.profiles.iloc[[int(row)]]
     st.info(
-        f"From the Anchor page: {ui.fmt_ms(latency)} predicted on {target} at "
+        f"From the Anchor page: {common.fmt_ms(latency)} predicted on {target} at "
         f"{dim['label'].lower()} {size} {dim['unit']} "
         f"({other_dim['label'].lower()} {other} {other_dim['unit']}), "
         "shaped by that row's profile."
@@ -197,12 +197,12 @@ def two_point_inputs():
         "Instance the latencies were measured on (sets the sliders' ranges)",
         predictor.all_instances,
         key="pts_target",
-        format_func=ui.instance_label(predictor),
+        format_func=common.instance_label(predictor),
     )
     try:
         reference = _reference_curve(predictor, id(predictor), target, by)
     except ProfetError as exc:
-        ui.show_error(exc)
+        common.show_error(exc)
         st.stop()
     points = {}
     for name, title, size0 in (("first", "Min", lo), ("second", "Max", hi)):
@@ -235,7 +235,7 @@ if mode == ONE:
     try:
         scaled = predictor.scale_from_point(target, by, latency, size_from, grid, other, profile)
     except ProfetError as exc:
-        ui.show_error(exc)
+        common.show_error(exc)
         st.stop()
     curve, band, warnings = scaled.latency_ms, (scaled.low_ms, scaled.high_ms), scaled.notes
     points = {size_from: latency}
@@ -245,25 +245,25 @@ else:
     try:
         curve = predictor.scale(None, by, points, grid)
     except ProfetError as exc:
-        ui.show_error(exc)
+        common.show_error(exc)
         st.stop()
     warnings = predictor.scale_warnings(by, points)
 for warning in warnings:
-    st.warning(ui.safe(warning))
+    st.warning(common.safe(warning))
 
 at = int(size - lo)
 value = float(curve[at])
-shown = ui.fmt_ms(value)
-low, high = (ui.fmt_ms(b[at]) for b in band) if band is not None else (None, None)
+shown = common.fmt_ms(value)
+low, high = (common.fmt_ms(b[at]) for b in band) if band is not None else (None, None)
 if mode == ONE and float(size) in points:  # the curve runs through the latency given there
     shown += f", the latency given at this {dim['label'].lower()}"
 elif band is not None and np.isfinite(band[0][at]) and low != high:
     shown += f" ({low} to {high}, 80% interval)"
 st.metric(
-    f"Predicted batch latency at {dim['label'].lower()} {size} {dim['unit']}", ui.fmt_ms(value)
+    f"Predicted batch latency at {dim['label'].lower()} {size} {dim['unit']}", common.fmt_ms(value)
 )
 st.caption(f"Predicted: {shown}.")
-ui.scaler_chart(grid, curve, band, points, size, value, dim)
+common.scaler_chart(grid, curve, band, points, size, value, dim)
 
 report = predictor.validation.get("onepoint" if mode == ONE else "scalers")
 if report is not None and not report.empty:

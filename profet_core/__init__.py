@@ -16,6 +16,7 @@ scikit-learn, scipy, statsmodels, plotly or TensorFlow).
 from importlib import import_module
 
 from ._format import format_number
+from ._schema import STEPS_ASSUMED
 from .errors import (
     ArtifactError,
     NotFittedError,
@@ -24,6 +25,7 @@ from .errors import (
     ProfetValueError,
 )
 from .inputs._catalog import estimate_run, load_catalog
+from .inputs._csv import escape_formulas
 from .inputs._profile import parse_profile, read_profile
 from .inputs._rules import latency_seconds
 from .prediction._predictor import Predictor, load_artifacts
@@ -54,6 +56,7 @@ _LAZY = {
 
 __all__ = [
     "NOVELTY_WARN",
+    "STEPS_ASSUMED",
     "ArtifactError",
     "Dataset",
     "NotFittedError",
@@ -66,6 +69,7 @@ __all__ = [
     "Validation",
     "add_instance",
     "cross_validate",
+    "escape_formulas",
     "estimate_run",
     "format_number",
     "latency_seconds",

@@ -16,16 +16,6 @@ import pytest
 from tests._utils import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The app's helper modules at the top level, beside app.py.
-ROOT_UI = (
-    "ui.py",
-    "ui_tables.py",
-    "ui_offerings.py",
-    "ui_session.py",
-    "ui_worker.py",
-    "ui_accuracy.py",
-    "ui_chart.py",
-)
 README = (ROOT / "README.md").read_text()
 
 
@@ -90,8 +80,9 @@ def _layout_named() -> set[str]:
     """Module paths (from the repository root) that the README's Layout section names.
 
     A bullet that opens with a subpackage (`` `inputs/` ``) names its modules bare
-    (`` `_profile.py` ``); the root's bullet opens with `` `profet_core/` `` and the app's with
-    `` `app.py` `` (its page files bare after the first, ``pages/``-prefixed one).
+    (`` `_profile.py` ``); the root's bullet opens with `` `profet_core/` ``, the app package's
+    with `` `profet_app/` `` and the pages' with `` `app.py` `` (their files bare after the first,
+    ``pages/``-prefixed one). A path with a folder in it counts in any bullet.
     """
     section = README[README.index("## Layout") :]
     named = set()
@@ -100,26 +91,30 @@ def _layout_named() -> set[str]:
         first = tokens[0] if tokens else ""
         if first == "app.py":
             base = "pages/"
-        elif first == "profet_core/":
-            base = "profet_core/"
+        elif first in ("profet_core/", "profet_app/"):
+            base = first
         elif (ROOT / "profet_core" / first).is_dir():
             base = f"profet_core/{first}"
         else:
-            continue
+            base = None
         for name in tokens:
-            if name in ("app.py", *ROOT_UI):  # entry point and helpers, at the root
+            if name == "app.py" or not name.endswith(".py"):
                 continue
-            if name.endswith(".py") and "/" not in name:
-                named.add(base + name)
-            elif name.endswith(".py"):
+            if "/" in name:
                 named.add(name)
+            elif base:
+                named.add(base + name)
     return named
 
 
 def test_layout_section_lists_every_module():
     modules = {
         str(p.relative_to(ROOT))
-        for p in [*(ROOT / "profet_core").rglob("*.py"), *(ROOT / "pages").glob("*.py")]
+        for p in [
+            *(ROOT / "profet_core").rglob("*.py"),
+            *(ROOT / "pages").glob("*.py"),
+            *(ROOT / "profet_app").glob("*.py"),
+        ]
         if not (p.name == "__init__.py" and p.parent.name != "profet_core")
     }
     named = _layout_named()
@@ -127,3 +122,36 @@ def test_layout_section_lists_every_module():
     assert not named - modules, (
         f"the Layout names modules that do not exist: {sorted(named - modules)}"
     )
+
+
+#: What the Layout section says the top level holds (issue 42), dot-files aside.
+TOP_LEVEL = {
+    "app.py",
+    "pages",
+    "profet_app",
+    "profet_core",
+    "artifacts",
+    "tests",
+    "bench",
+    "docs",
+    "examples",
+    "deploy",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "pyproject.toml",
+    "Dockerfile",
+    "README.md",
+}
+
+
+def test_the_top_level_holds_what_the_layout_says():
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout: the tracked files are unknown")
+    top = {f.split("/")[0] for f in tracked if not f.startswith(".")}
+    assert top == TOP_LEVEL, f"extra: {sorted(top - TOP_LEVEL)}, missing: {sorted(TOP_LEVEL - top)}"
+    said = README[README.index("The top level holds nothing else") :]
+    for name in TOP_LEVEL:
+        assert f"`{name}" in said, f"the Layout section does not name {name}"

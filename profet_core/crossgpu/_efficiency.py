@@ -20,7 +20,7 @@ shared by every tensor-core GPU, so one nobody published yet starts from them. T
 are those whose FP32 training runs on TF32 tensor cores: the GeForce Ampere / Ada cards
 (TF32 rate = FP32 rate) included. The terms are per GPU, not per generation: one generation's
 GPUs differ too much (A10G's GDDR6 vs A100's HBM2) to share one; the structure is the one the
-rule fixed in ``bench/published_structures.py`` picks. Each (document, CNN, GPU) group weighs 1
+rule fixed in ``bench/studies/published_structures.py`` picks. Each (document, CNN, GPU) group weighs 1
 in total (vendors' repeats of one table count once), with a looser noise than the data's:
 frameworks, batches and XLA differ from PROFET's convention. Held-out rows (VGG16, Inception-v3)
 are refused.
@@ -200,7 +200,7 @@ def predict_speedups(model, pairs: pd.DataFrame) -> pd.DataFrame:
 def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
     """(n, 2) tensor-core efficiency of instances outside the data's generations (``gi < 0``):
     their GPU's from published pairs (or their generation's, where the terms were fitted per
-    generation: ``fit_published(by="generation")``, which bench/published_structures.py compares),
+    generation: ``fit_published(by="generation")``, which bench/studies/published_structures.py compares),
     else the shared ``mu`` (the roofline at the centre) where FP32 training runs on its TF32
     cores, else 0; plus :func:`z_term` (its bandwidth per peak FLOP) where either applies.
     ``rows``: the names' rows in the spec sheet, when the caller has them."""

@@ -12,7 +12,7 @@ profile, so the step count and the workload size cancel out.
 A multinomial logistic regression on those features (standardised) is learned by ``profet
 train`` (:func:`fit_anchor_classifier`) and stored as plain arrays; a prediction whose profile
 names no instance is warned about when the classifier finds it very likely taken on another
-instance than the anchor (:func:`anchor_findings`). ``python bench/anchor_signal.py`` measures
+instance than the anchor (:func:`anchor_findings`). ``python bench/studies/anchor_signal.py`` measures
 it leave-one-architecture-out.
 """
 

@@ -8,7 +8,7 @@ ratio* is the lower median over those ops of ``time * 2 / steps`` divided by the
 the 2-step training profiles of the anchor instance; it is about 1 for a profile whose ``steps``
 is right and about ``steps_taken / steps_declared`` otherwise. The *lower* median (2nd smallest
 of 4) keeps two inflated ops (a slow input pipeline inflates ``Host_Dataset`` and
-``Host_IteratorGetNext``) from raising it. ``bench/steps_signal.py`` validates it
+``Host_IteratorGetNext``) from raising it. ``bench/studies/steps_signal.py`` validates it
 leave-one-architecture-out with these functions.
 """
 

@@ -21,7 +21,7 @@ from ._rules import check_latency, check_steps
 
 # Device busy time (sum of Device_* but Device_IDLE, us, over the profile's 2 steps) divided by
 # the measured one-step latency (us), on the 9,036 workloads of the shared PROFET data, measured
-# by `python bench/ratio_range.py` (PROFET_DATA=../shared/data/profet):
+# by `python bench/studies/ratio_range.py` (PROFET_DATA=../shared/data/profet):
 #   min 0.376, q0.5% 0.469, q1% 0.541, median 1.904, q99% 2.597, q99.5% 2.684, max 2.783
 #   (per instance the medians are 1.74 (p3.2xlarge) to 2.08 (p2.xlarge)).
 #: Why a profile without device time cannot be predicted from, and what to do.

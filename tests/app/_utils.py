@@ -37,7 +37,7 @@ def values(v) -> np.ndarray:
 
 
 def plain(markdown: str) -> str:
-    """Text of an escaped Markdown message as a person reads it (``ui.safe`` undone)."""
+    """Text of an escaped Markdown message as a person reads it (``common.safe`` undone)."""
     import html
 
     return html.unescape(re.sub(r"\\(.)", r"\1", markdown)).replace("\u2060", "")

@@ -1,4 +1,4 @@
-"""Fixtures of the app tests: the repository root on sys.path (pages import ``ui``), the
+"""Fixtures of the app tests: the repository root on sys.path (pages import ``profet_app``), the
 predictor from the default artifacts, and helpers to run one page with AppTest."""
 
 from __future__ import annotations
@@ -58,11 +58,11 @@ def page(monkeypatch):
 @pytest.fixture
 def use_artifacts(monkeypatch):
     """``use_artifacts(path)``: the app loads artifacts from ``path`` for this test only."""
-    import ui
+    from profet_app import common
 
     def use(path) -> None:
         monkeypatch.setenv("PROFET_ARTIFACTS", str(path))
-        ui.get_predictor.clear()
+        common.get_predictor.clear()
 
     yield use
-    ui.get_predictor.clear()
+    common.get_predictor.clear()

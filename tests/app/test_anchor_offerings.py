@@ -99,12 +99,12 @@ def test_the_price_cap_keeps_cheaper_offerings(predicted):
 def test_a_many_row_profile_is_priced_for_its_first_row_only(predictor):
     """A 43 MB upload holds ~95,000 profile rows: priced on every offering that took tens of GB
     per session and the server was killed (issue 27). The first row is priced, and said so."""
-    import ui_offerings
+    from profet_app import offerings_front
 
     one = example_profile(predictor, ANCHOR)
     many = pd.concat([one] * 3, ignore_index=True)
-    got = ui_offerings.price(predictor, ANCHOR, many, None, None, None, None)
-    want = ui_offerings.price(predictor, ANCHOR, one, None, None, None, None)
+    got = offerings_front.price(predictor, ANCHOR, many, None, None, None, None)
+    want = offerings_front.price(predictor, ANCHOR, one, None, None, None, None)
     assert set(got.table["row"]) == {0}
     pd.testing.assert_frame_equal(got.table, want.table)
     assert got.notes[-1] == "Offerings are priced for profile row 0 only (the file holds 3 rows)."

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ui
+from profet_app import common
 from profet_core import NOVELTY_WARN, estimate_run, parse_profile
 from tests.app._utils import example_profile, no_exception, plain, plotly_spec, values
 
@@ -171,7 +171,7 @@ def test_run_time_and_cost_equal_estimate_run(page, predictor):
     np.testing.assert_allclose(values(cost["y"]), expected["run_usd"], rtol=1e-9)
     assert at.metric[2].value == f"{int(expected['steps'].iloc[0]):,}"
     # The result is kept for the scaler page.
-    kept = at.session_state[ui.ANCHOR_RESULT]
+    kept = at.session_state[common.ANCHOR_RESULT]
     assert kept.anchor == anchor and kept.batch_size == 64
 
 
@@ -268,7 +268,7 @@ def test_multi_row_table_shows_each_row(page, predictor):
 
 def test_a_file_of_many_rows_has_its_row_picked_by_number(page, predictor, monkeypatch):
     # Issue 27: a 43 MB file's 95,000 rows made a list the server rebuilt on every rerun.
-    monkeypatch.setattr(ui, "MAX_ROW_CHOICES", 2)
+    monkeypatch.setattr(common, "MAX_ROW_CHOICES", 2)
     anchor = predictor.instances[0]
     profile = predictor.examples[anchor]["profile"]
     rows = [{k: f * v for k, v in profile.items()} for f in (1, 2, 3)]
@@ -391,7 +391,7 @@ def _upload_example_file(page, name="profile_g3s.json"):
     """The Anchor page after uploading ``examples/<name>`` (no Predict yet)."""
     at = page("anchor").run()
     at.radio(key="source").set_value("Upload a file").run()
-    data = (Path(ui.__file__).resolve().parent / "examples" / name).read_bytes()
+    data = (Path(common.__file__).resolve().parents[1] / "examples" / name).read_bytes()
     at.file_uploader(key="profile_file").upload(name, data, "application/json")
     return at.run(), data
 
@@ -411,7 +411,7 @@ def test_uploaded_file_prefills_its_sizes_steps_anchor_and_latency(page, predict
     _widget(at.number_input, "Input size").set_value(160).run()
     at.button(key="predict").click().run()
     no_exception(at)
-    kept = at.session_state[ui.ANCHOR_RESULT]
+    kept = at.session_state[common.ANCHOR_RESULT]
     assert (kept.anchor, kept.batch_size, kept.input_size) == (meta["instance"], 32, 160)
 
 
@@ -424,7 +424,9 @@ def _upload_bytes(at, name: str, data: bytes):
 def test_the_files_values_outlive_an_anchor_change(page, predictor):
     """Issue 28 item 3: picking another anchor after an upload emptied the latency and put the
     input size back to 224; picking the first anchor again did not restore them."""
-    doc = json.loads((Path(ui.__file__).resolve().parent / "examples/profile_g3s.json").read_text())
+    doc = json.loads(
+        (Path(common.__file__).resolve().parents[1] / "examples/profile_g3s.json").read_text()
+    )
     anchor = doc.pop("instance")
     at = _upload_bytes(page("anchor").run(), "no_instance.json", json.dumps(doc).encode())
     at.selectbox(key="anchor").set_value(anchor).run()
@@ -450,7 +452,9 @@ def test_the_files_values_outlive_an_anchor_change(page, predictor):
 def test_steps_the_file_does_not_give_are_shown_as_assumed(page, predictor):
     """Issue 28 item 4: the parser's default of 2 was copied into the Steps box, so the app
     never said that 2 steps were assumed."""
-    data = (Path(ui.__file__).resolve().parent / "examples/profile_g3s_10steps.json").read_bytes()
+    data = (
+        Path(common.__file__).resolve().parents[1] / "examples/profile_g3s_10steps.json"
+    ).read_bytes()
     at = page("anchor").run()
     at.selectbox(key="anchor").set_value("g3s.xlarge").run()
     at = _upload_bytes(at, "profile_g3s_10steps.json", data)
@@ -473,7 +477,7 @@ def test_csv_download_is_the_clis_document(page, predictor, monkeypatch):
 
     from profet_core.cli._main import main
 
-    path = Path(ui.__file__).resolve().parent / "examples" / "profile_g3s.json"
+    path = Path(common.__file__).resolve().parents[1] / "examples" / "profile_g3s.json"
     run = ["--dataset-images", "50000", "--batch-size", "32", "--epochs", "10"]
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -529,7 +533,7 @@ def test_no_none_in_any_shown_cell_and_the_result_goes_stale(page, predictor):
     at = _predict(page, predictor.instances[0])
     no_exception(at)
     table = next(d for d in at.dataframe if "batch_latency_ms" in d.value.columns).value
-    members = at.session_state[ui.ANCHOR_RESULT].prediction.member_columns
+    members = at.session_state[common.ANCHOR_RESULT].prediction.member_columns
     spec = table[table["basis"] != "measured"]
     assert members and not spec.empty
     for col in members:

@@ -11,6 +11,12 @@ import pytest
 from tests.app._utils import no_exception, plain, plotly_spec, values
 
 
+def opened(at, section):
+    """``at`` with the page's tab ``section`` open (only the open tab runs), run."""
+    at.session_state["section"] = section
+    return at.run()
+
+
 def _metrics_shown(at):
     return next(
         d.value for d in at.dataframe if "mape_pct" in d.value.columns and "r2" in d.value.columns
@@ -53,6 +59,7 @@ def test_every_estimator_and_pair_renders(page, predictor):
         at.selectbox[0].set_value(estimator).run()
         no_exception(at)
     at.selectbox[0].set_value(predictor.default_method).run()
+    opened(at, "Predicted vs measured")
     pairs = at.selectbox(key="parity_pair").options
     assert (
         pairs[0] == "All pairs"
@@ -68,7 +75,7 @@ def test_every_estimator_and_pair_renders(page, predictor):
         & (p["estimator"] == predictor.default_method)
         & (p["with_latency"].astype(str).str.lower() == "true")
     ]
-    parity = plotly_spec(at, 1)
+    parity = plotly_spec(at, 0)
     n_points = sum(len(values(tr["x"])) for tr in parity["data"] if tr.get("mode") == "markers")
     assert n_points == len(p)
 
@@ -101,7 +108,7 @@ def test_novelty_table_equals_validation(page, predictor, with_latency):
     expected = bands[
         (bands["estimator"] == predictor.default_method) & (bands["with_latency"] == with_latency)
     ].reset_index(drop=True)
-    at = page("accuracy").run()
+    at = opened(page("accuracy").run(), "Per architecture")
     at.radio[0].set_value(with_latency).run()
     no_exception(at)
     shown = [d.value for d in at.dataframe if "share_pct" in d.value.columns]
@@ -114,7 +121,7 @@ def test_cross_instance_table_equals_validation(page, predictor):
     """Issue 10: leave-one-GPU-out accuracy per basis is on the page, as validation measured it."""
     cross = predictor.validation.get("crossgpu")
     assert cross is not None, "the default artifacts hold no cross-instance validation"
-    at = page("accuracy").run()
+    at = opened(page("accuracy").run(), "GPUs never measured")
     no_exception(at)
     shown = next(d.value for d in at.dataframe if "mape_cross" in d.value.columns)
     want = cross[cross["direction"] == "both"].reset_index(drop=True)
@@ -125,7 +132,7 @@ def test_cross_instance_table_equals_validation(page, predictor):
 def test_fit_table_equals_validation(page, predictor):
     fits = predictor.validation.get("fits")
     assert fits is not None, "the default artifacts hold no will-it-fit validation"
-    at = page("accuracy").run()
+    at = opened(page("accuracy").run(), "GPUs never measured")
     no_exception(at)
     shown = next(d.value for d in at.dataframe if "brier" in d.value.columns)
     np.testing.assert_allclose(shown["brier"].to_numpy(), fits["brier"].to_numpy())
@@ -135,7 +142,7 @@ def test_one_point_scaler_table_equals_validation(page, predictor):
     """Issue 12: the one-point Scaler's leave-one-architecture-out errors are on the page."""
     one = predictor.validation.get("onepoint")
     assert one is not None, "the default artifacts hold no one-point scaler validation"
-    at = page("accuracy").run()
+    at = opened(page("accuracy").run(), "Scalers and noise")
     no_exception(at)
     shown = next(
         d.value
@@ -158,22 +165,35 @@ def test_published_speedups_plot_equals_validation(page, predictor):
     # The other folds set the per-basis intervals; the plot is the leave-one-GPU-out one.
     assert set(pub["fold"]) == {"gpu", "published", "specs only"}
     pub = pub[pub["fold"] == "gpu"]
-    at = page("accuracy").run()
+    at = opened(page("accuracy").run(), "GPUs never measured")
     no_exception(at)
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    fig = next(c for c in charts if "published speed-up over V100" in json.dumps(c["layout"]))
+    fig = next(c for c in charts if "Published (x V100)" in json.dumps(c["layout"]))
     traces = fig["data"]
     shown = {}
     for t in traces:
-        shown.setdefault(t["legendgroup"].split(",")[0], []).append(t)
-    assert set(shown) == {"cross", "fp32-ratio", "bandwidth-ratio"}
-    for member, parts in shown.items():
+        shown.setdefault(t["legendgroup"].split(",")[0].strip(), []).append(t)
+    # Issue 42: the legend in words, not column values ("cross, False")
+    words = {"PROFET spec model": "cross", "FP32 peak ratio": "fp32-ratio"}
+    words["Memory bandwidth ratio"] = "bandwidth-ratio"
+    assert set(shown) == set(words)
+    assert not any("False" in t["name"] or "True" in t["name"] for t in traces)
+    # facet titles are GPU names, wrapped in rows so they do not overprint at 1440 px
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
+    assert len(titles) == pub["left_out"].nunique() and not any("=" in t for t in titles)
+    assert len({a["y"] for a in fig["layout"]["annotations"]}) >= 3
+    for label, parts in shown.items():
+        member = words[label]
         x = np.sort(np.concatenate([values(t["x"]) for t in parts]))
         y = np.sort(np.concatenate([values(t["y"]) for t in parts]))
         np.testing.assert_allclose(x, np.sort(pub["speedup"].to_numpy(dtype=float)))
         np.testing.assert_allclose(y, np.sort(pub[member].to_numpy(dtype=float)))
     assert pub["held_out"].any()  # the VGG16 / Inception-v3 check is on the plot too
-    table = next(d.value for d in at.dataframe if "mape_before" in d.value.columns)
+    frame = next(d for d in at.dataframe if "mape_before" in d.value.columns)
+    headers = json.loads(frame.proto.columns)
+    assert headers["mape_cross"]["label"] == "Spec model MAPE (%)", headers  # words, not names
+    assert headers["half_width_log"]["label"] == "80% interval half-width (log)"
+    table = frame.value
     want = predictor.validation["published"]
     want = want[want["scope"] != "source"].reset_index(drop=True)
     np.testing.assert_allclose(table["mape_cross"].to_numpy(), want["mape_cross"].to_numpy())
@@ -185,7 +205,10 @@ def test_no_none_cells_and_headers_that_fit(page, predictor):
     the "80% interval coverage" header cut."""
     at = page("accuracy").run()
     no_exception(at)
-    for marker in ("recall_not_fit_pct", "scope", "mape_pct"):  # fits, published, metrics
+    # fits and published (GPUs never measured), metrics (Per pair, the tab that opens first)
+    sections = {"recall_not_fit_pct": "GPUs never measured", "scope": "GPUs never measured"}
+    for marker, section in [*sections.items(), ("mape_pct", "Per pair")]:
+        opened(at, section)
         frames = [d for d in at.dataframe if marker in d.value.columns]
         assert frames, marker
         for frame in frames:
@@ -206,7 +229,7 @@ def _luminance(color: str) -> float:
 def test_parity_plot_gives_every_architecture_its_own_readable_colour(page, predictor):
     """Issue 28: 12 architectures on a 10-colour palette (AlexNet and VGG16 shared one, VGG11
     was nearly white)."""
-    at = page("accuracy").run()
+    at = opened(page("accuracy").run(), "Predicted vs measured")
     no_exception(at)
     spec = next(
         s
@@ -278,7 +301,7 @@ def test_amp_and_gpu_scaling_tables_equal_validation(
     copy = tmp_path / "artifacts"
     _with_validation_files(predictor.path, copy, amp_dp_tables)
     use_artifacts(copy)
-    at = page("accuracy").run()
+    at = opened(page("accuracy").run(), "Mixed precision and several GPUs")
     no_exception(at)
     amp, sc = amp_dp_tables["amp_gain.csv"], amp_dp_tables["gpu_scaling.csv"]
     fold = at.radio(key="amp_gain_fold")
@@ -332,7 +355,7 @@ def test_artifacts_without_amp_and_gpu_scaling_say_how_to_get_them(
     copy = tmp_path / "artifacts"
     _with_validation_files(predictor.path, copy, dict.fromkeys(AMP_DP.values()))
     use_artifacts(copy)
-    at = page("accuracy").run()
+    at = opened(page("accuracy").run(), "Mixed precision and several GPUs")
     no_exception(at)
     notes = [i.value for i in at.info if "not in these artifacts" in i.value]
     assert len(notes) == 2 and all("retrain with `profet train" in n for n in notes), notes
@@ -341,6 +364,30 @@ def test_artifacts_without_amp_and_gpu_scaling_say_how_to_get_them(
     odd = amp_dp_tables["gpu_scaling.csv"].drop(columns="mape_linear_pct")
     _with_validation_files(predictor.path, other, {"gpu_scaling.csv": odd})
     use_artifacts(other)
-    at = page("accuracy").run()
+    at = opened(page("accuracy").run(), "Mixed precision and several GPUs")
     no_exception(at)
     assert any("lacks mape_linear_pct; retrain with" in i.value for i in at.info)
+
+
+SECTION_CHARTS = {
+    "Per pair": 1,
+    "Predicted vs measured": 1,
+    "Per architecture": 1,
+    "Scalers and noise": 0,
+    "GPUs never measured": 1,
+    "Mixed precision and several GPUs": 2,
+}
+
+
+def test_only_the_open_section_runs(page):
+    """Issue 42: the page drew every chart on every load (24-30 s); now the tab that is open
+    runs, and each tab draws its own charts when opened."""
+    at = page("accuracy").run()
+    no_exception(at)
+    assert at.session_state["section"] == "Per pair"
+    assert len(at.get("plotly_chart")) == 1
+    assert not [s for s in at.subheader if "published" in s.value]
+    for section, charts in SECTION_CHARTS.items():
+        opened(at, section)
+        no_exception(at)
+        assert len(at.get("plotly_chart")) == charts, section

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ui
+from profet_app import common
 from tests.app._utils import example_profile, no_exception, plain, plotly_spec, values
 
 
@@ -42,12 +42,14 @@ def _anchor_result(predictor, anchor, rows, batch_size=32):
         profile = profile.loc[[0, 0]].reset_index(drop=True)
         profile.iloc[1] *= 4
     prediction = predictor.predict(anchor, profile)
-    return ui.AnchorResult(prediction, prediction.table, pd.DataFrame(), batch_size, 224, profile)
+    return common.AnchorResult(
+        prediction, prediction.table, pd.DataFrame(), batch_size, 224, profile
+    )
 
 
 def _with_result(page, result):
     at = page("scaler")
-    at.session_state[ui.ANCHOR_RESULT] = result
+    at.session_state[common.ANCHOR_RESULT] = result
     return at.run()
 
 
@@ -64,7 +66,7 @@ def test_two_points_equal_core(page, predictor, by):
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     value = float(predictor.scale(None, by, {lo: 12.5, hi: 180.0}, size))
-    assert at.metric[0].value == ui.fmt_ms(value)
+    assert at.metric[0].value == common.fmt_ms(value)
     spec = plotly_spec(at)
     line = next(d for d in spec["data"] if d["name"] == "Scaler prediction")
     grid = values(line["x"])
@@ -85,7 +87,7 @@ def test_a_third_point_reaches_the_core(page, predictor):
     no_exception(at)
     mid = int(round(np.sqrt(lo * hi)))
     want = float(predictor.scale(None, "batch", {32: 20.0, mid: 30.0, 128: 90.0}, 200))
-    assert at.metric[0].value == ui.fmt_ms(want)
+    assert at.metric[0].value == common.fmt_ms(want)
 
 
 def test_fresh_page_asks_for_a_latency_and_invents_none(page):
@@ -106,7 +108,7 @@ def test_one_measured_point_without_a_profile_equals_core(page, predictor):
     at.slider(key="one_to").set_value(128).run()
     no_exception(at)
     want = predictor.scale_from_point(target, "batch", 40.0, 32, 128, 224)
-    assert at.metric[0].value == ui.fmt_ms(float(want.latency_ms[0]))
+    assert at.metric[0].value == common.fmt_ms(float(want.latency_ms[0]))
     # Without a profile the page says what the shape rests on.
     assert any("no anchor profile" in plain(w.value) for w in at.warning)
     band = next(d for d in plotly_spec(at)["data"] if d["name"] == "80% interval")
@@ -123,7 +125,7 @@ def test_the_target_instance_changes_the_curve(page, predictor):
         no_exception(at)
         shown[target] = at.metric[0].value
         want = predictor.scale_from_point(target, "batch", 40.0, 32, 256, 224).latency_ms[0]
-        assert shown[target] == ui.fmt_ms(float(want))
+        assert shown[target] == common.fmt_ms(float(want))
     assert len(set(shown.values())) > 1, shown
 
 
@@ -141,9 +143,9 @@ def test_prefilled_from_the_anchor_prediction_with_its_profile(page, predictor):
     assert _one(at, "lat").value == pytest.approx(latency)
     at.slider(key="one_to").set_value(128).run()
     want = predictor.scale_from_point(target, "batch", latency, 32, 128, 224, result.profiles)
-    assert at.metric[0].value == ui.fmt_ms(float(want.latency_ms[0]))
+    assert at.metric[0].value == common.fmt_ms(float(want.latency_ms[0]))
     caption = " ".join(c.value for c in at.caption)
-    assert ui.fmt_ms(float(want.low_ms[0])) in caption  # the interval is stated, in ms
+    assert common.fmt_ms(float(want.low_ms[0])) in caption  # the interval is stated, in ms
     assert not any("no anchor profile" in plain(w.value) for w in at.warning)
 
 
@@ -161,7 +163,7 @@ def test_several_rows_use_the_chosen_rows_latency_and_profile(page, predictor):
     at.slider(key="one_to").set_value(64).run()
     profile = result.profiles.iloc[[1]]
     want = predictor.scale_from_point(target, "batch", latency, 32, 64, 224, profile)
-    assert at.metric[0].value == ui.fmt_ms(float(want.latency_ms[0]))
+    assert at.metric[0].value == common.fmt_ms(float(want.latency_ms[0]))
 
 
 def test_falling_latency_is_warned_about(page, predictor):
@@ -237,10 +239,10 @@ def test_min_and_max_latency_sliders_drive_the_answer(page, predictor):
     assert at.number_input(key="lat_second_batch").value == pytest.approx(120.0)
     at.slider(key="pts_to").set_value(128).run()
     first = at.metric[0].value
-    assert first == ui.fmt_ms(float(predictor.scale(None, "batch", {lo: 10.0, hi: 120.0}, 128)))
+    assert first == common.fmt_ms(float(predictor.scale(None, "batch", {lo: 10.0, hi: 120.0}, 128)))
     at.slider(key="lat_second_batch_slider").set_value(200.0).run()
     assert at.metric[0].value != first
-    assert at.metric[0].value == ui.fmt_ms(
+    assert at.metric[0].value == common.fmt_ms(
         float(predictor.scale(None, "batch", {lo: 10.0, hi: 200.0}, 128))
     )
     line = next(d for d in plotly_spec(at)["data"] if d["name"] == "Scaler prediction")

@@ -1,4 +1,4 @@
-"""The app's process-level memory settings (ui_session.py, issue 27): what a finished session
+"""The app's process-level memory settings (profet_app/session.py, issue 27): what a finished session
 freed goes back to the system rather than staying in an allocator's pools."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import ctypes
 import pyarrow
 import pytest
 
-import ui_session
+from profet_app import session
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def test_pyarrow_allocates_from_the_c_library(restored_pool, monkeypatch):
             calls.append((param, value))
 
     monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
-    ui_session.tune_allocator.__wrapped__()  # the cached one has run once already, or will
+    session.tune_allocator.__wrapped__()  # the cached one has run once already, or will
     assert pyarrow.default_memory_pool().backend_name == "system"
     # glibc: a fixed mapping threshold (no growth to 32 MiB) and 2 arenas shared by the threads
     assert calls == [(-3, 256 * 1024), (-8, 2)]
@@ -39,7 +39,7 @@ def test_no_glibc_is_no_error(restored_pool, monkeypatch):
         raise OSError(f"{name}: cannot open shared object file")
 
     monkeypatch.setattr(ctypes, "CDLL", no_library)
-    ui_session.tune_allocator.__wrapped__()
+    session.tune_allocator.__wrapped__()
     assert pyarrow.default_memory_pool().backend_name == "system"
 
 
@@ -56,7 +56,7 @@ def test_an_ended_session_state_is_cleared_with_its_widgets_callbacks(monkeypatc
     state._new_widget_state.set_widget_metadata(
         WidgetMetadata("profile_file", lambda v: v, lambda v: v, "int_value", callback=callback)
     )
-    monkeypatch.setattr(ui_session, "release_freed_memory", lambda: None)
-    ui_session._release_later(("session-id", state))
+    monkeypatch.setattr(session, "release_freed_memory", lambda: None)
+    session._release_later(("session-id", state))
     assert "anchor_result" not in state
     assert state._new_widget_state.widget_metadata == {}

@@ -1,4 +1,4 @@
-"""A many-row prediction runs in a child process (ui_worker.py, issue 27): the app server keeps
+"""A many-row prediction runs in a child process (profet_app/worker.py, issue 27): the app server keeps
 none of its peak, imports or fragmentation; the answer and the errors are the in-process ones."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ui
-import ui_worker
+from profet_app import common, worker
 from profet_core import Predictor, ProfetError, load_artifacts, parse_profile
 from tests.app._utils import no_exception
 
@@ -29,7 +28,7 @@ def rows3(predictor):
 @pytest.fixture
 def in_child_only(monkeypatch):
     """From 2 rows in a child; this process' predict fails (the child has its own)."""
-    monkeypatch.setattr(ui_worker, "CHILD_MIN_ROWS", 2)
+    monkeypatch.setattr(worker, "CHILD_MIN_ROWS", 2)
 
     def refuse(*args, **kwargs):
         raise AssertionError("predicted in the server's process")
@@ -40,7 +39,7 @@ def in_child_only(monkeypatch):
 def test_many_rows_are_predicted_in_a_child(predictor, rows3, in_child_only):
     anchor, profile = rows3
     options = {"anchor_latency_s": None, "batch_size": 32, "input_size": 224, "gpus": "all"}
-    got = ui_worker.predict(predictor, anchor, profile, **options)
+    got = worker.predict(predictor, anchor, profile, **options)
     assert got.table["row"].nunique() == 3
 
 
@@ -48,8 +47,8 @@ def test_the_childs_answer_equals_the_in_process_one(predictor, rows3, monkeypat
     anchor, profile = rows3
     options = {"anchor_latency_s": None, "precision": "amp", "gpus": "all"}
     expected = predictor.predict(anchor, profile, **options)
-    monkeypatch.setattr(ui_worker, "CHILD_MIN_ROWS", 2)
-    got = ui_worker.predict(predictor, anchor, profile, **options)
+    monkeypatch.setattr(worker, "CHILD_MIN_ROWS", 2)
+    got = worker.predict(predictor, anchor, profile, **options)
     pd.testing.assert_frame_equal(got.table, expected.table, check_exact=True)
     pd.testing.assert_frame_equal(got.rows, expected.rows)
     assert (got.notes, got.ignored_ops, got.method) == (
@@ -62,14 +61,14 @@ def test_the_childs_answer_equals_the_in_process_one(predictor, rows3, monkeypat
 def test_a_bad_input_in_the_child_raises_its_profet_error(predictor, rows3, in_child_only):
     anchor, profile = rows3
     with pytest.raises(ProfetError, match="targets name only the anchor"):
-        ui_worker.predict(predictor, anchor, profile, targets=[anchor])
+        worker.predict(predictor, anchor, profile, targets=[anchor])
 
 
 def test_a_child_that_dies_is_one_line(predictor, rows3, in_child_only, monkeypatch):
     anchor, profile = rows3
     monkeypatch.setattr(sys, "executable", shutil.which("false"))  # exits 1 and says nothing
     with pytest.raises(ProfetError, match=r"3 profile rows stopped .*exit status 1"):
-        ui_worker.predict(predictor, anchor, profile)
+        worker.predict(predictor, anchor, profile)
 
 
 def test_other_artifacts_on_disk_are_not_used(predictor, rows3, tmp_path, monkeypatch):
@@ -82,10 +81,10 @@ def test_other_artifacts_on_disk_are_not_used(predictor, rows3, tmp_path, monkey
     (folder / "manifest.json").write_text(json.dumps({**manifest, "retrained": True}))
     anchor, profile = rows3
     expected = predictor.predict(anchor, profile).table
-    monkeypatch.setattr(ui_worker, "CHILD_MIN_ROWS", 2)
+    monkeypatch.setattr(worker, "CHILD_MIN_ROWS", 2)
     calls, real = [], Predictor.predict
     monkeypatch.setattr(Predictor, "predict", lambda *a, **k: calls.append(1) or real(*a, **k))
-    got = ui_worker.predict(loaded, anchor, profile)
+    got = worker.predict(loaded, anchor, profile)
     assert calls == [1]  # answered here, by the models the server loaded
     np.testing.assert_allclose(got.table["batch_latency_ms"], expected["batch_latency_ms"])
 
@@ -101,16 +100,16 @@ def test_the_anchor_page_predicts_a_many_row_file_in_a_child(page, predictor, in
     at.button(key="predict").click().run()
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
-    assert at.session_state[ui.ANCHOR_RESULT].table["row"].nunique() == 3
+    assert at.session_state[common.ANCHOR_RESULT].table["row"].nunique() == 3
 
 
 def test_no_interpreter_to_start_predicts_in_process(predictor, rows3, monkeypatch):
     anchor, profile = rows3
-    monkeypatch.setattr(ui_worker, "CHILD_MIN_ROWS", 2)
+    monkeypatch.setattr(worker, "CHILD_MIN_ROWS", 2)
     monkeypatch.setattr(sys, "executable", "/nonexistent/python")
     calls, real = [], Predictor.predict
     monkeypatch.setattr(Predictor, "predict", lambda *a, **k: calls.append(1) or real(*a, **k))
-    got = ui_worker.predict(predictor, anchor, profile)
+    got = worker.predict(predictor, anchor, profile)
     assert calls == [1] and got.table["row"].nunique() == 3
 
 
@@ -129,6 +128,6 @@ def test_what_the_child_prints_does_not_corrupt_its_answer(monkeypatch):
     stdout = Stream()
     monkeypatch.setattr(sys, "stdin", Stream(pickle.dumps(("path", "m", "c", "a", "p", {}))))
     monkeypatch.setattr(sys, "stdout", stdout)
-    monkeypatch.setattr(ui_worker, "_predict_in_child", noisy)
-    ui_worker._main()
+    monkeypatch.setattr(worker, "_predict_in_child", noisy)
+    worker._main()
     assert pickle.loads(stdout.buffer.getvalue()) == (True, "the answer")

@@ -36,6 +36,8 @@ def _modules() -> dict[str, Path]:
     out = {}
     for path in PACKAGE.rglob("*.py"):
         parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[0] == "data":  # data/build/: scripts that build shipped rows, not modules
+            continue
         out[".".join(parts)] = path
     return out
 
@@ -176,3 +178,63 @@ def test_the_cli_allow_list_is_used():
     # A stale entry would let a private import back in unnoticed.
     used = {_short(d) for m in CLI_MODULES for d in GRAPH[m]}
     assert set(CLI_ALLOWED) <= used, set(CLI_ALLOWED) - used
+
+
+# The app: ``app.py`` and ``pages/`` sit on top of the app package (``profet_app``), which sits
+# on top of ``profet_core``'s public API. Names with a leading underscore are private, at any
+# depth of the module path (``profet_core._schema``, ``profet_core.inputs._csv``).
+APP_PACKAGE = ROOT / "profet_app"
+APP_FILES = sorted(
+    [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *APP_PACKAGE.glob("*.py")],
+    key=lambda p: str(p.relative_to(ROOT)),
+)
+
+
+def _imported_names(path: Path) -> set[str]:
+    """Absolute module names a file imports (``from a.b import c`` counts as ``a.b`` and
+    ``a.b.c``: ``c`` may be a submodule), every import statement counted."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+@pytest.mark.parametrize("path", APP_FILES, ids=[str(p.relative_to(ROOT)) for p in APP_FILES])
+def test_the_app_uses_the_public_core_only(path):
+    private = sorted(
+        n
+        for n in _imported_names(path)
+        if n.split(".")[0] == "profet_core" and any(p.startswith("_") for p in n.split("."))
+    )
+    assert not private, f"{path.relative_to(ROOT)} imports private core modules: {private}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in APP_FILES if p.parent == APP_PACKAGE],
+    ids=[p.name for p in APP_FILES if p.parent == APP_PACKAGE],
+)
+def test_the_app_package_imports_no_page(path):
+    # Pages are run by Streamlit as scripts; the package they import must not import them back.
+    up = sorted(n for n in _imported_names(path) if n.split(".")[0] in ("pages", "app"))
+    assert not up, f"{path.relative_to(ROOT)} imports from above: {up}"
+
+
+def test_the_core_never_imports_the_app():
+    found = sorted(
+        str(p.relative_to(ROOT))
+        for p in PACKAGE.rglob("*.py")
+        if any(n.split(".")[0] in ("profet_app", "pages", "streamlit") for n in _imported_names(p))
+    )
+    assert not found, f"profet_core modules that import the app or streamlit: {found}"
+
+
+def test_the_app_package_is_what_the_pages_import():
+    # The check above is only as good as the names it reads: the pages must show up as users.
+    users = [p for p in APP_FILES if any(n.startswith("profet_app") for n in _imported_names(p))]
+    assert (ROOT / "pages" / "anchor_prediction.py") in users
+    assert (ROOT / "app.py") in users

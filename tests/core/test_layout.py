@@ -15,7 +15,7 @@ SOURCES = sorted(
         *ROOT.glob("profet_core/**/*.py"),
         *ROOT.glob("pages/*.py"),
         ROOT / "app.py",
-        *ROOT.glob("ui*.py"),
+        *ROOT.glob("profet_app/*.py"),
     ]
     if p.is_file()
 )

@@ -5,7 +5,7 @@ subprocess for all captures) TensorFlow runs its plain kernels, the op types it 
 ResNet18, MobileNetV2, VGG11 and LeNet5 are captured once at 32 px, batch 32 (2 steps per epoch:
 the op types do not depend on the epoch's length). The real-data part compares them with the
 shared data's rows of the same CNN (``profet_core.capture._conformance``); ``python
-bench/conformance.py`` prints the Jaccard overlaps.
+bench/studies/conformance.py`` prints the Jaccard overlaps.
 """
 
 from __future__ import annotations

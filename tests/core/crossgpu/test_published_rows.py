@@ -30,7 +30,7 @@ def test_rows_carry_the_conditions_their_sources_publish(gpu, xla, tf):
 
 
 def test_xla_off_counterparts_mirror_their_xla_rows():
-    # round 4 D1 (docs/amp_decision_rule.md, bench/lambda_xla_off.py): Lambda's XLA-off runs of
+    # round 4 D1 (docs/amp_decision_rule.md, profet_core/data/build/lambda_xla_off.py): Lambda's XLA-off runs of
     # the systems its tables publish with XLA on, one row per run of the XLA row's twin
     t = load_published()
     d1 = t[t["notes"].str.contains("round 4 D1", regex=False)]
@@ -58,7 +58,7 @@ def test_the_2080_ti_has_no_peer_to_peer():
 
 
 def test_efficientnet_rows_are_the_readme_lines_with_their_config_batches():
-    # round 8 D2 (docs/amp_decision_rule.md, bench/dle_efficientnet.py): DeepLearningExamples'
+    # round 8 D2 (docs/amp_decision_rule.md, profet_core/data/build/dle_efficientnet.py): DeepLearningExamples'
     # PyTorch EfficientNet tables, 1 and 8 GPUs, batch per GPU from configs.yml
     from profet_core.crossgpu._amp import amp_pairs
     from profet_core.crossgpu._dataparallel import scaling_rows

@@ -12,7 +12,7 @@ Needs a mirror of the repository (the ``fetch`` tool: ``github:LambdaColdStorage
 Prints the rows as CSV (with --append FILE, appends them to FILE, e.g.
 profet_core/data/published.csv, refusing rows it already has).
 
-    python bench/lambda_xla_off.py --git-dir /work/.mirror/LambdaColdStorage+lambda-tensorflow-benchmark/repo
+    python profet_core/data/build/lambda_xla_off.py --git-dir /work/.mirror/LambdaColdStorage+lambda-tensorflow-benchmark/repo
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Device busy time is the sum of every ``Device_*`` op column except ``Device_IDLE
 latency is the measured median step time (``batch_latency_s``). One ratio per
 (exp, instance, model, input_size, batch_size). Prints its quantiles, per instance too.
 
-    python bench/ratio_range.py [DATA_DIR]   # default $PROFET_DATA or ../shared/data/profet
+    python bench/studies/ratio_range.py [DATA_DIR]   # default $PROFET_DATA or ../shared/data/profet
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def ratios(data: Path) -> pd.DataFrame:
 
 
 def main(argv: list[str]) -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     default = os.environ.get("PROFET_DATA", root.parent / "shared" / "data" / "profet")
     data = Path(argv[0] if argv else default)
     df = ratios(data)

@@ -23,7 +23,7 @@ The check is the product's own: :func:`profet_core.inputs._overhead.learn_step_r
 learns the references and limits (as ``profet train`` does) and
 :func:`profet_core.inputs._overhead.overhead_ratio` computes the ratio (as ``predict`` does).
 
-    python bench/steps_signal.py --data ../shared/data/profet [--examples examples]
+    python bench/studies/steps_signal.py --data ../shared/data/profet [--examples examples]
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the confusion matrix, accuracy per instance and per architecture, and the warnin
 rate (a profile given its own instance as the anchor) and its catch rate (given each other
 instance), and the verdict on the example profiles.
 
-    python bench/anchor_signal.py --data ../shared/data/profet [--examples examples]
+    python bench/studies/anchor_signal.py --data ../shared/data/profet [--examples examples]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Time `profet collect` per workload on this machine and list op types the shared data lacks.
 
-    python bench/capture_cpu.py OUT_DIR [--data ../shared/data/profet]
+    python bench/studies/capture_cpu.py OUT_DIR [--data ../shared/data/profet]
 
 Runs a few `--quick` workloads and a few default-grid workloads (a sample; extrapolate from the
 per-workload seconds it prints), then compares the captured op types with the shared data's.

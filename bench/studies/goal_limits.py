@@ -28,15 +28,19 @@ A GPU whose ``seen_gpu_factor`` exceeds the goal cannot meet it with this model'
 level were known (approximately: the factor is taken out without refitting); one whose ``same_cnn_spread`` is of the goal's size has measurements that
 disagree by as much as the goal allows. Prints the tables; ``--out`` also writes them.
 
-    .venv/bin/python bench/goal_limits.py [--data ../shared/data/profet] [--out FILE]
+    .venv/bin/python bench/studies/goal_limits.py [--data ../shared/data/profet] [--out FILE]
 """
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _sections
 from _sections import data_main, md_table
 
 from profet_core import load_dataset
@@ -202,7 +206,7 @@ def report(data: str) -> str:
     parts = ["## What limits the AMP, N-GPU and FP32 goals", "", intro, ""]
     parts += amp_part(medians, specs, base.theta_, table) + [""] + dp_part(table, specs)
     parts += [""] + fp32_part(base, specs, medians, table)
-    parts += ["", f"Made by `python bench/goal_limits.py` in {time.time() - t0:.0f} s."]
+    parts += ["", f"Made by `python bench/studies/goal_limits.py` in {time.time() - t0:.0f} s."]
     return "\n".join(parts)
 
 

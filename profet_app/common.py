@@ -1,7 +1,6 @@
 """Shared helpers of the Streamlit pages: the cached predictor, units, formatting and charts.
 
-No model or feature code lives here: every number shown comes from ``profet_core``. This module
-is at the top level (not in ``pages/``) because Streamlit treats every ``pages/*.py`` as a page.
+No model or feature code lives here: every number shown comes from ``profet_core``.
 """
 
 from __future__ import annotations

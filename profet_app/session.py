@@ -1,5 +1,5 @@
 """A session's end: the server shuts a session down when its browser leaves, and hands the
-memory it freed back to the system (issue 27). At the top level, beside ``ui.py``."""
+memory it freed back to the system (issue 27)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 GPU out, tensor-core GPUs against published speed-ups, mixed precision (AMP) gains and N-GPU
 scaling against their baselines, and will-it-fit.
 
-At the top level, beside ``ui.py``, for the reason given there. Every number comes from the
-artifacts' validation tables; nothing is computed here but their selection.
+Every number comes from the artifacts' validation tables (written by ``profet train``); nothing
+is computed here but their selection.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-import ui
+from profet_app import common
 
 #: Folds of the AMP and N-GPU validation tables, as the radio names them.
 FOLDS = {
@@ -74,24 +74,24 @@ def _headline(part: pd.DataFrame, spec: dict) -> None:
     cols = st.columns(len(spec["baselines"]) + 2)
     cols[0].metric("MAPE, model", f"{row['mape_pct']:.1f} %")
     for col, (key, label) in zip(cols[1:], spec["baselines"].items(), strict=False):
-        col.metric(label, ui.DASH if pd.isna(row[key]) else f"{row[key]:.1f} %")
+        col.metric(label, common.DASH if pd.isna(row[key]) else f"{row[key]:.1f} %")
     cov = row["coverage_pct"]
-    cols[-1].metric("80% coverage", ui.DASH if pd.isna(cov) else f"{cov:.0f} %")
+    cols[-1].metric("80% coverage", common.DASH if pd.isna(cov) else f"{cov:.0f} %")
 
 
 def _table(part: pd.DataFrame, spec: dict) -> None:
     cols = ["group", "rows", "mape_pct", *spec["baselines"], "coverage_pct"]
     formats = {c: "{:.1f}" for c in cols[2:]}
-    shown = ui.dashed(part[cols], formats)
+    shown = common.dashed(part[cols], formats)
     config = {
         "group": "Left out",
         "rows": st.column_config.NumberColumn("Rows (n)", format="%d"),
-        "mape_pct": ui.number_column(shown, "mape_pct", "MAPE (%)", formats["mape_pct"]),
+        "mape_pct": common.number_column(shown, "mape_pct", "MAPE (%)", formats["mape_pct"]),
         **{
-            c: ui.number_column(shown, c, f"{label} (%)", formats[c], width=7 * len(label) + 30)
+            c: common.number_column(shown, c, f"{label} (%)", formats[c], width=7 * len(label) + 30)
             for c, label in spec["baselines"].items()
         },
-        "coverage_pct": ui.number_column(
+        "coverage_pct": common.number_column(
             shown, "coverage_pct", "80% coverage (%)", "{:.1f}", width=130
         ),
     }
@@ -198,6 +198,69 @@ def cross_instance(val: dict) -> None:
     )
 
 
+#: The published speed-up chart's predictors and the published table's columns, in words.
+PREDICTORS = {
+    "cross": "PROFET spec model",
+    "fp32-ratio": "FP32 peak ratio",
+    "bandwidth-ratio": "Memory bandwidth ratio",
+}
+HELD_OUT = {True: "VGG16 / Inception-v3 (never fitted)", False: "Fitted CNN"}
+PUBLISHED_COLUMNS = {
+    "scope": "Scope",
+    "group": "Left out",
+    "pairs": "Pairs (n)",
+    "mape_cross": "Spec model MAPE (%)",
+    "mape_before": "Before fitting MAPE (%)",
+    "mape_fp32-ratio": "FP32 ratio MAPE (%)",
+    "mape_bandwidth-ratio": "Bandwidth ratio MAPE (%)",
+    "mape_roofline": "Roofline mix MAPE (%)",
+    "half_width_log": "80% interval half-width (log)",
+    "coverage_pct": "80% coverage (%)",
+}
+#: Facets per row of the published speed-up chart: readable titles at 1440 px.
+FACETS_PER_ROW = 4
+
+
+def _speedup_figure(pub: pd.DataFrame) -> go.Figure:
+    """Predicted against published speed-up, one facet per left-out GPU, in rows of
+    :data:`FACETS_PER_ROW`."""
+    long = pub.melt(["left_out", "model", "speedup", "held_out"], list(PREDICTORS), "predictor")
+    long = long.rename(columns={"value": "predicted"}).assign(
+        predictor=lambda d: d["predictor"].map(PREDICTORS),
+        held_out=lambda d: d["held_out"].astype(bool).map(HELD_OUT),
+    )
+    rows = -(-long["left_out"].nunique() // FACETS_PER_ROW)
+    fig = px.scatter(
+        long,
+        x="speedup",
+        y="predicted",
+        color="predictor",
+        symbol="held_out",
+        facet_col="left_out",
+        facet_col_wrap=FACETS_PER_ROW,
+        facet_row_spacing=0.5 / max(rows, 1) / 2,
+        hover_data=["model"],
+        log_x=True,
+        log_y=True,
+        labels={
+            "speedup": "Published (x V100)",
+            "predicted": "Predicted (x V100)",
+            "predictor": "Predictor",
+            "held_out": "CNN",
+            "model": "CNN",
+            "left_out": "Left-out GPU",
+        },
+    )
+    # "left_out=NVIDIA A10" -> "A10": the facet title is the GPU, short enough for its column.
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1].replace("NVIDIA ", "")))
+    fig.update_layout(
+        height=260 * rows + 120,
+        legend={"orientation": "h", "y": -0.08, "yanchor": "top", "title": None},
+        margin={"t": 40},
+    )
+    return fig
+
+
 def published_speedups(val: dict) -> None:
     """Tensor-core GPUs' FP32 speed-ups, each GPU left out (``published*.csv``)."""
     pub = val.get("published_pairs")
@@ -206,35 +269,22 @@ def published_speedups(val: dict) -> None:
     if pub is None or pub.empty:
         return
     st.subheader("Tensor-core GPUs against published speed-ups (leave-one-GPU-out)")
-    shown = ["cross", "fp32-ratio", "bandwidth-ratio"]
-    long = pub.melt(["left_out", "model", "speedup", "held_out"], shown, "predictor", "predicted")
-    fig = px.scatter(
-        long,
-        x="speedup",
-        y="predicted",
-        color="predictor",
-        symbol="held_out",
-        facet_col="left_out",
-        hover_data=["model"],
-        log_x=True,
-        log_y=True,
-        labels={"speedup": "published speed-up over V100 (x)", "predicted": "predicted (x)"},
-    )
-    st.plotly_chart(fig, width="stretch", key="published_chart")
+    st.plotly_chart(_speedup_figure(pub), width="stretch", key="published_chart")
     summary = val.get("published")
     if summary is not None:
         table = summary[summary["scope"] != "source"]
         floats = table.select_dtypes("float").columns
         st.dataframe(
-            ui.dashed(table, dict.fromkeys(floats, "{:.3g}")),
+            common.dashed(table, dict.fromkeys(floats, "{:.3g}")),
             hide_index=True,
             key="published_table",
+            column_config={c: label for c, label in PUBLISHED_COLUMNS.items() if c in table},
         )
     st.caption(
         "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "
-        "predicted (cross: the model; FP32-peak and bandwidth ratios to compare; the diagonal "
-        "is perfect); MAPE in %. held_out True: VGG16 / Inception-v3, never fitted. basis: 80% "
-        "interval (log half-width) and coverage, one CNN or one generation left out."
+        "predicted (the PROFET spec model; the FP32 peak and memory bandwidth ratios to "
+        "compare; the diagonal is perfect); MAPE in %. Scope basis: the 80% interval "
+        "(half-width in log units) and its coverage, one CNN or one generation left out."
     )
 
 
@@ -245,7 +295,7 @@ def will_it_fit(val: dict) -> None:
         return
     st.subheader("Will it fit in the target's memory?")
     # a GPU where every workload fitted has no non-fitting one to catch: a dash, not "None"
-    fits = ui.dashed(fits, {"recall_not_fit_pct": "{:.0f}"})
+    fits = common.dashed(fits, {"recall_not_fit_pct": "{:.0f}"})
     num = st.column_config.NumberColumn
     st.dataframe(
         fits,
@@ -258,7 +308,7 @@ def will_it_fit(val: dict) -> None:
             "accuracy_pct": num("Accuracy (%)", format="%.1f"),
             "brier": num("Brier score", format="%.4f"),
             "brier_base_rate": num("Brier, base rate", format="%.4f"),
-            "recall_not_fit_pct": ui.number_column(
+            "recall_not_fit_pct": common.number_column(
                 fits, "recall_not_fit_pct", "Non-fitting caught (%)", "{:.0f}", width=160
             ),
         },

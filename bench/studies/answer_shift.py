@@ -5,15 +5,19 @@ FP32 and AMP on every GPU of each instance. Used after a published-data round
 (docs/amp_decision_rule.md) to say what the new rows did to the answers a user gets. Get the old
 artifacts from a commit with ``git worktree add /tmp/old <commit>``.
 
-    python bench/answer_shift.py --old /tmp/old/artifacts [--new artifacts]
+    python bench/studies/answer_shift.py --old /tmp/old/artifacts [--new artifacts]
         [--profile examples/profile_g3s.json --anchor g3s.xlarge]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _sections
 from _sections import emit, md_table
 
 from profet_core import load_artifacts, read_profile

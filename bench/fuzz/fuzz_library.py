@@ -1,4 +1,4 @@
-"""Case generators of issue 27's classes for bench/fuzz.py: library type misuse (public functions
+"""Case generators of issue 27's classes for bench/fuzz/fuzz.py: library type misuse (public functions
 and Predictor methods called with wrong types, run in one subprocess), out-of-range but
 well-formed numbers and tampered resume files (through the CLI, without running TensorFlow
 workloads: a collect whose grid is empty stops right after its checks).
@@ -185,7 +185,7 @@ def out_of_range(tmp: Path) -> list[tuple]:
 
 def _folder(d: Path) -> Path:
     """A collect folder of this convention (else any collect refuses it for that)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from profet_core.inputs._convention import CONVENTION, ZOO_VERSION
 
     d.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,5 @@
 """The Anchor page's result table: its cells (an em dash for an unknown value, one "low–high"
 cell per interval) and columns sized to fit the grid at 1440 px (issue 28).
-
-At the top level, beside ``ui.py``, for the reason given there.
 """
 
 from __future__ import annotations
@@ -9,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import ui
+from profet_app import common
 from profet_core import Prediction
 
 
@@ -20,7 +18,7 @@ def _ranges(shown: pd.DataFrame, run: bool) -> dict:
         ranges["run_range"] = ("run_usd_low", "run_usd_high", "{:.2f}")
     return {
         key: [
-            ui.DASH if pd.isna(a) or pd.isna(b) else f"{fmt.format(a)}–{fmt.format(b)}"
+            common.DASH if pd.isna(a) or pd.isna(b) else f"{fmt.format(a)}–{fmt.format(b)}"
             for a, b in zip(shown[lo], shown[hi], strict=True)
         ]
         for key, (lo, hi, fmt) in ranges.items()
@@ -49,7 +47,7 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
             alignment="right",
             help=f"{prediction.interval_level:.0%} prediction interval of the batch latency",
         ),
-        "p_fit": ui.number_column(
+        "p_fit": common.number_column(
             display,
             "p_fit",
             "Fits (P)",
@@ -73,7 +71,7 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
         ),
         "precision": text("Precision", width=70),
         "ensemble": text("Ensemble"),
-        **{m: ui.number_column(display, m, f"{m[:-3]} member (ms)", "{:.1f}") for m in members},
+        **{m: common.number_column(display, m, f"{m[:-3]} member (ms)", "{:.1f}") for m in members},
     }
 
 
@@ -94,7 +92,7 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     members = prediction.member_columns
     # An unknown value (the fit without the anchor latency, a member the spec model has not)
     # is an em dash, never the grid's "None".
-    display = ui.dashed(
+    display = common.dashed(
         shown.assign(
             note=notes,
             gpu=shown["gpu"].astype(str).str.removeprefix("NVIDIA "),

@@ -12,17 +12,21 @@ AMP runs without XLA. Rounds 9 and 10 judge the interval alone (I1: per peer-to-
 also per doubling of the GPU count, now shipped; rules in its section). Held-out rows (VGG16, Inception-v3) are never fitted; their APE is
 reported, never a criterion. Prints the table; ``--out`` writes it.
 
-    .venv/bin/python bench/dp_candidates.py [--out FILE]
+    .venv/bin/python bench/studies/dp_candidates.py [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _sections
 from _sections import emit, md_table, passes_rule
 
 from profet_core.crossgpu import _dataparallel as dp
@@ -247,7 +251,7 @@ def report() -> str:
             "",
             md_table(no_p2p_scaling(rows), ".2f"),
             "",
-            f"Made by `python bench/dp_candidates.py` in {time.time() - t0:.0f} s.",
+            f"Made by `python bench/studies/dp_candidates.py` in {time.time() - t0:.0f} s.",
         ]
     )
 

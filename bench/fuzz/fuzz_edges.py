@@ -1,4 +1,4 @@
-"""Case generators of issue 19's classes for bench/fuzz.py: numbers at the edges, CSV structure,
+"""Case generators of issue 19's classes for bench/fuzz/fuzz.py: numbers at the edges, CSV structure,
 instance names, injection and large tables.
 
 Each generator returns ``(name, argv, expect, check)``: ``expect`` is ``"refuse"`` (the input
@@ -230,7 +230,7 @@ def large_tables(tmp: Path) -> list[tuple]:
 
     rng = np.random.default_rng(0)
     ops = json.loads(
-        (Path(__file__).resolve().parents[1] / "examples" / "profile_g3s.json").read_text()
+        (Path(__file__).resolve().parents[2] / "examples" / "profile_g3s.json").read_text()
     )
     ops = ops.get("ops", ops)
     base = np.array(list(ops.values()), dtype=float)

@@ -1,6 +1,6 @@
 """Op vocabulary of CPU captures vs the shared data's rows of the same CNN (issue 17).
 
-    python bench/conformance.py [--data ../shared/data/profet] [--code-root DIR] [--steps 4]
+    python bench/studies/conformance.py [--data ../shared/data/profet] [--code-root DIR] [--steps 4]
 
 Captures ResNet18, MobileNetV2, VGG11 and LeNet5 at 32 px, batch 32, on this CPU with oneDNN off
 (``TF_ENABLE_ONEDNN_OPTS=0``: TensorFlow's plain kernels, the op types it places on a GPU), each
@@ -47,7 +47,7 @@ def capture(model: str, code_root: Path, steps: int) -> pd.Series:
 
 
 def main() -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     p = argparse.ArgumentParser()
     p.add_argument("--data", type=Path, default=root.parent / "shared" / "data" / "profet")
     p.add_argument("--code-root", type=Path, default=root)

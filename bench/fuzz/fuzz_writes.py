@@ -1,8 +1,8 @@
-"""Write-rule probes of issue 27 for bench/fuzz.py (class ``writes``): every command that writes,
+"""Write-rule probes of issue 27 for bench/fuzz/fuzz.py (class ``writes``): every command that writes,
 pointed at a folder or file the user owns, an input, a sidecar or temporary name a user's file
 has, a subfolder it cannot read, or run twice at once.
 
-    .venv/bin/python bench/fuzz_writes.py [--repo PATH]
+    .venv/bin/python bench/fuzz/fuzz_writes.py [--repo PATH]
 
 Each probe sets files up in a scratch folder, runs ``profet`` of ``--repo`` there and compares
 every user file byte for byte afterwards. Outcomes: ``refused`` (exit 2, one ``profet: error:``
@@ -285,7 +285,7 @@ def run_probes(repo: str, only=None, verbose: bool = False) -> Counter:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]))
+    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[2]))
     ap.add_argument("--only", nargs="+", help="probe names (default all)")
     ap.add_argument("--verbose", action="store_true", help="print each command's last stderr line")
     args = ap.parse_args()

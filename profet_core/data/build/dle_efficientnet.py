@@ -12,7 +12,7 @@ Needs a mirror of the repository (the ``fetch`` tool: ``github:NVIDIA/DeepLearni
 Prints the rows as CSV (with --append FILE, appends them to FILE, e.g.
 profet_core/data/published.csv, refusing rows it already has).
 
-    python bench/dle_efficientnet.py --git-dir /work/.mirror/NVIDIA+DeepLearningExamples/repo
+    python profet_core/data/build/dle_efficientnet.py --git-dir /work/.mirror/NVIDIA+DeepLearningExamples/repo
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def superlinear(lines: list[dict]) -> set[tuple[str, str]]:
     return bad
 
 
-def rows(git_dir: str) -> list[dict]:
+def rows(git_dir: str, _table: list[dict] | None = None) -> list[dict]:
     lines = table_lines(git_show(git_dir, COMMIT, README))
     configs = yaml.safe_load(git_show(git_dir, COMMIT, CONFIGS))["models"]
     bad = superlinear(lines)
@@ -118,7 +118,7 @@ def rows(git_dir: str) -> list[dict]:
 
 
 def main(argv=None) -> None:
-    main_for(lambda git_dir, _table: rows(git_dir), __doc__.splitlines()[0], argv)
+    main_for(rows, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

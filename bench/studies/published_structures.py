@@ -38,16 +38,20 @@ round 4 added Lambda's XLA-off runs, before measuring) adds X3: X2 with the coef
 fitted, at the mean -log(images/s with XLA / without) of the fitted one-GPU FP32 rows that Lambda's
 TF repository has for one GPU and CNN both ways (2080 Ti and RTX 8000). About 20 s.
 
-    .venv/bin/python bench/published_structures.py [--data ../shared/data/profet] [--out FILE]
+    .venv/bin/python bench/studies/published_structures.py [--data ../shared/data/profet] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _sections
 from _sections import markers, write_section
 from scipy.optimize import least_squares
 
@@ -296,7 +300,7 @@ def main(argv=None) -> None:
     text = "\n".join(
         [
             START,
-            "## Structure of the tensor-core efficiencies (`python bench/published_structures.py`)",
+            "## Structure of the tensor-core efficiencies (`python bench/studies/published_structures.py`)",
             "",
             __doc__.split("\n\n")[1].replace("\n", " "),
             "",

@@ -4,7 +4,7 @@ The audit of issue 19 saw ``terminate called without an active exception`` (exit
 160 runs: Arrow's I/O thread pool (started by Parquet pre-buffering) torn down at interpreter
 exit. Every run should exit 2 with one ``profet: error:`` line.
 
-    .venv/bin/python bench/abort.py [--runs 500] [--jobs 3] [--repo PATH]
+    .venv/bin/python bench/fuzz/abort.py [--runs 500] [--jobs 3] [--repo PATH]
 
 ``--repo`` runs another checkout's profet_core (e.g. the code before the fix) for comparison.
 """
@@ -38,7 +38,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=500)
     p.add_argument("--jobs", type=int, default=3, help="runs at a time")
-    p.add_argument("--repo", default=str(Path(__file__).resolve().parent.parent))
+    p.add_argument("--repo", default=str(Path(__file__).resolve().parents[2]))
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         profile = Path(tmp) / "empty.parquet"

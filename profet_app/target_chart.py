@@ -2,8 +2,7 @@
 GPUs used on each instance process, markers of the whole instance's cost per 1,000 steps or of
 the whole run, the fastest (or highest throughput) and the cheapest target marked.
 
-At the top level, beside ``ui.py``, for the reason given there. Every number is a column of the
-prediction table (``batch_latency_ms``, ``low_ms``/``high_ms``, ``images_per_s``, ``gpus``,
+Every number is a column of the prediction table (``batch_latency_ms``, ``low_ms``/``high_ms``, ``images_per_s``, ``gpus``,
 ``usd_per_1000_steps``, ``run_usd``...); only the images/s interval is read off the step-time
 interval (images/s = images per step / step time).
 """
@@ -16,8 +15,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from profet_app.common import error_bars
 from profet_core import Prediction
-from ui import error_bars
 
 #: What the bars show: option -> (column, name with unit).
 BARS = {

@@ -1,6 +1,6 @@
 """Fuzz run over the `profet` CLI of any checkout: counts outcomes per class of issues 13 and 19.
 
-    .venv/bin/python bench/fuzz.py [--repo PATH] [--classes issue-13 edge-numbers ...]
+    .venv/bin/python bench/fuzz/fuzz.py [--repo PATH] [--classes issue-13 edge-numbers ...]
 
 Each case is one malformed or absurd input; its outcome is one of
 ``refused`` (exit 2, one `profet: error:` line), ``answered`` (exit 0; finite numbers),
@@ -8,10 +8,10 @@ Each case is one malformed or absurd input; its outcome is one of
 stderr, or a 300-digit number in a message), ``injected`` (user text written out as live
 markup or a spreadsheet formula), ``traceback`` (any other exit or a Python traceback) or
 ``hang`` (no answer within 60 s); ``wrong-message`` (refused, but not for the reason the case
-is about: the bad value was let through). The classes of issue 19 live in bench/fuzz_edges.py;
+is about: the bad value was let through). The classes of issue 19 live in bench/fuzz/fuzz_edges.py;
 those of issue 27: library type misuse, out-of-range numbers and tampered resume files in
-bench/fuzz_library.py, the write-rule probes (class ``writes``: ``data-loss`` counted too) in
-bench/fuzz_writes.py. Run it on an old checkout (``--repo``) and on this one to compare.
+bench/fuzz/fuzz_library.py, the write-rule probes (class ``writes``: ``data-loss`` counted too) in
+bench/fuzz/fuzz_writes.py. Run it on an old checkout (``--repo``) and on this one to compare.
 """
 
 from __future__ import annotations
@@ -202,12 +202,12 @@ def main() -> None:
     from fuzz_library import LIBRARY_CLASSES, run_library
 
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]))
+    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[2]))
     every = ["issue-13", *CLASSES, *MORE, *LIBRARY_CLASSES, "writes"]
     ap.add_argument("--classes", nargs="+", default=every, choices=every)
     args = ap.parse_args()
     counts, rows = {}, []
-    if "writes" in args.classes:  # issue 27's write-rule probes: bench/fuzz_writes.py
+    if "writes" in args.classes:  # issue 27's write-rule probes: bench/fuzz/fuzz_writes.py
         from fuzz_writes import run_probes
 
         counts["writes"] = run_probes(args.repo)

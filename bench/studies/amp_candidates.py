@@ -11,16 +11,20 @@ candidate is adopted only if it lowers P by >= 1.0 point, does not raise the lea
 MAPE (row mean; 0.1-point tolerance) and keeps the cross-fitted 80% coverage within 75-85%.
 Candidates that pass are stacked in the listed order. Prints the table; ``--out`` writes it.
 
-    .venv/bin/python bench/amp_candidates.py [--data ../shared/data/profet] [--out FILE]
+    .venv/bin/python bench/studies/amp_candidates.py [--data ../shared/data/profet] [--out FILE]
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _sections
 from _sections import data_main, md_table, passes_rule
 
 from profet_core import load_dataset
@@ -293,7 +297,7 @@ def report(data: str) -> str:
             "",
             round3_outcome(out, per, offset),
             "",
-            f"Made by `python bench/amp_candidates.py` in {time.time() - t0:.0f} s.",
+            f"Made by `python bench/studies/amp_candidates.py` in {time.time() - t0:.0f} s.",
         ]
     )
 

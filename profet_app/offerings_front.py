@@ -3,7 +3,7 @@ scatter with the Pareto front and the picks, the sortable table and its download
 
 Every number comes from one core call, :func:`profet_core.predict_offerings` (made when Predict
 is pressed); the widgets only narrow its table (:meth:`OfferingsResult.where`). Kept apart from
-``ui.py`` so that the page's other helpers change independently.
+``profet_app/common.py`` so that the page's other helpers change independently.
 """
 
 from __future__ import annotations
