@@ -3,6 +3,8 @@ and the other shared helpers are in ``tests/_utils.py``)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 from pathlib import Path
 
 import pytest
@@ -31,13 +33,35 @@ def synthetic_dir(tmp_path_factory, synthetic_tables):
     return d
 
 
+def once_per_run(tmp_path_factory, name: str, build) -> Path:
+    """``build(folder)`` once per test run, its folder shared by every pytest-xdist worker (the
+    first to get the lock builds it, the others wait and reuse it); without xdist, once per
+    session. The folder is ``name`` under the run's temporary root; ``build`` creates it."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        out = tmp_path_factory.mktemp(name) / name
+        build(out)
+        return out
+    root = tmp_path_factory.getbasetemp().parent  # shared by the workers of this run
+    out, done = root / name, root / f"{name}.done"
+    with (root / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            build(out)
+            done.touch()
+    return out
+
+
 @pytest.fixture(scope="session")
 def trained(tmp_path_factory, synthetic_dataset):
     """Artifacts trained on the synthetic data: every method (a short DNN), intervals calibrated
-    for the default method only (calibrating the reference's DNN over every fold takes minutes)."""
+    for the default method only (calibrating the reference's DNN over every fold takes minutes).
+    Trained once per run, also under pytest-xdist (:func:`once_per_run`)."""
+    return once_per_run(tmp_path_factory, "artifacts", lambda out: _train(out, synthetic_dataset))
+
+
+def _train(out: Path, synthetic_dataset) -> None:
     from profet_core import train
 
-    out = tmp_path_factory.mktemp("art") / "artifacts"
     train(
         synthetic_dataset,
         synthetic_catalog(),
@@ -48,7 +72,6 @@ def trained(tmp_path_factory, synthetic_dataset):
             "hybrid": {"n_trees_et": 30, "n_trees_gb": 60},
         },
     )
-    return out
 
 
 @pytest.fixture

@@ -1,6 +1,10 @@
 """Serve the app on localhost and drive Debian's headless Chromium with Playwright.
 
-Shared by the end-to-end test and ``bench/screenshots.py``.
+Shared by the end-to-end test and ``bench/screenshots.py``. Tests share one served app and one
+browser (``serve_app(shared=True)``, ``chromium_page(shared=True)``: a fresh browser context,
+its own cookies and storage, per call) so that each does not pay a server's and a browser's
+start; a test that measures the server itself (its memory, a heavy upload) starts its own.
+``close_shared()`` stops both (the e2e conftest calls it at the session's end).
 """
 
 from __future__ import annotations
@@ -110,22 +114,70 @@ def serve_app_process(timeout: float = 180.0, root: Path = ROOT, env: dict | Non
         log.close()
 
 
+#: What ``shared=True`` reuses: {"app": (context manager, url), "playwright": ..., "browser": ...}.
+_SHARED: dict = {}
+
+
 @contextlib.contextmanager
-def serve_app(timeout: float = 180.0):
+def serve_app(timeout: float = 180.0, shared: bool = False):
     """Run ``streamlit run app.py`` on a free localhost port; yield its URL; stop it after.
 
     Parameters
     ----------
     timeout : float
         Seconds to wait for ``/_stcore/health``.
+    shared : bool
+        Reuse one server for every such call until :func:`close_shared` (tests); its sessions
+        are still apart, but it is never stopped in between.
     """
-    with serve_app_process(timeout) as (url, _):
-        yield url
+    if not shared:
+        with serve_app_process(timeout) as (url, _):
+            yield url
+        return
+    if "app" not in _SHARED:
+        manager = serve_app_process(timeout)
+        url, _ = manager.__enter__()
+        _SHARED["app"] = (manager, url)
+    yield _SHARED["app"][1]
+
+
+def _shared_browser():
+    """The one headless Chromium of :func:`chromium_page` with ``shared=True``."""
+    if "browser" not in _SHARED:
+        from playwright.sync_api import sync_playwright
+
+        pw = sync_playwright().start()
+        _SHARED["playwright"] = pw
+        _SHARED["browser"] = pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, timeout=TIMEOUT_MS
+        )
+    return _SHARED["browser"]
+
+
+def close_shared() -> None:
+    """Stop the shared browser and server, if they were started."""
+    if "browser" in _SHARED:
+        _SHARED.pop("browser").close()
+        _SHARED.pop("playwright").stop()
+    if "app" in _SHARED:
+        _SHARED.pop("app")[0].__exit__(None, None, None)
 
 
 @contextlib.contextmanager
-def chromium_page(width: int = 1400, height: int = 1000):
-    """A Playwright page in Debian's headless Chromium with a fresh profile directory."""
+def chromium_page(width: int = 1400, height: int = 1000, shared: bool = False):
+    """A Playwright page in Debian's headless Chromium with a fresh profile directory (or, with
+    ``shared``, in a fresh context of one browser kept for every such call)."""
+    if shared:
+        context = _shared_browser().new_context(
+            viewport={"width": width, "height": height}, device_scale_factor=1
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        context.set_default_navigation_timeout(TIMEOUT_MS)
+        try:
+            yield context.new_page()
+        finally:
+            context.close()
+        return
     from playwright.sync_api import sync_playwright
 
     profile = tempfile.mkdtemp(prefix="profet-chromium-")

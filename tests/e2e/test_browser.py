@@ -54,7 +54,7 @@ def test_paste_example_and_predict():
     predictor = load_artifacts()
     anchor = predictor.instances[0]
     text = json.dumps(predictor.examples[anchor]["profile"])
-    with serve_app() as url, chromium_page() as page:
+    with serve_app(shared=True) as url, chromium_page(shared=True) as page:
         predict_and_time(page, url, anchor, text)
         assert "Predicted on" in page.get_by_text(f"from a profile on {anchor}").inner_text()
         grid = page.locator('[data-testid="stDataFrame"]').first
@@ -104,7 +104,7 @@ def _probe(page, url: str, payload: str) -> None:
 def test_user_strings_never_become_links_or_requests():
     """A shared URL, an op name and a file name carrying Markdown stay text on every path."""
     _need_browser()
-    with serve_app() as url, chromium_page() as page:
+    with serve_app(shared=True) as url, chromium_page(shared=True) as page:
         requests = []
         page.on("request", lambda r: requests.append(r.url))
         for payload in PAYLOADS.values():
@@ -127,7 +127,7 @@ def test_heavy_upload_does_not_block_another_session():
     anchor = predictor.instances[0]
     text = json.dumps(predictor.examples[anchor]["profile"])
     heavy = json.dumps({"Device_" + "x" * 10_000_000: 1.0}).encode()
-    with serve_app() as url, chromium_page() as page:
+    with serve_app() as url, chromium_page(shared=True) as page:
         other = page.context.new_page()
         page.goto(url, wait_until="networkidle")
         page.get_by_text("Upload a file", exact=True).click()
@@ -163,7 +163,7 @@ def test_hostile_doe_results_render_no_link_or_remote_image():
     """Issue 19: the Experiment design page once rendered uploaded level labels as live links
     and remote images (notes in Markdown, labels in Plotly charts)."""
     _need_browser()
-    with serve_app() as url, chromium_page() as page:
+    with serve_app(shared=True) as url, chromium_page(shared=True) as page:
         requests = []
         page.on("request", lambda r: requests.append(r.url))
         page.goto(f"{url}/experiment_design", wait_until="networkidle")
@@ -201,7 +201,7 @@ def test_charts_read_right_in_the_browser():
     predictor = load_artifacts()
     anchor = predictor.instances[0]
     text = json.dumps(predictor.examples[anchor]["profile"])
-    with serve_app() as url, chromium_page() as page:
+    with serve_app(shared=True) as url, chromium_page(shared=True) as page:
         predict_and_time(page, url, anchor, text)
         page.get_by_text("Which kinds of work get faster").click()
         charts = page.locator(".js-plotly-plot")
@@ -255,7 +255,7 @@ def test_min_max_latency_sliders_drag():
     """Issue 28: the Scaler page's minimum and maximum latencies are sliders; dragging one
     with the mouse and moving one with the arrow keys change the answer."""
     _need_browser()
-    with serve_app() as url, chromium_page(width=1440) as page:
+    with serve_app(shared=True) as url, chromium_page(width=1440, shared=True) as page:
         page.goto(f"{url}/scaler_prediction", wait_until="networkidle")
         page.get_by_text("Two or three measured latencies", exact=True).click()
         sliders = page.locator('[data-testid="stSlider"]')
@@ -291,7 +291,7 @@ def test_result_table_fits_at_1440_px():
     from profet_core import load_artifacts
 
     anchor = load_artifacts().instances[0]
-    with serve_app() as url, chromium_page(width=1440, height=900) as page:
+    with serve_app(shared=True) as url, chromium_page(width=1440, height=900, shared=True) as page:
         page.goto(f"{url}/?anchor={anchor}", wait_until="networkidle")
         images = page.get_by_label("Dataset size (images per epoch)")
         images.fill("50000")
@@ -330,7 +330,7 @@ def test_a_closed_session_releases_its_upload_and_results():
     _need_browser()
     rows = (ROOT / "examples" / "profiles_g3s.csv").read_bytes().split(b"\n", 1)
     data = rows[0] + b"\n" + (rows[1].rstrip(b"\n") + b"\n") * 150  # ~450 profile rows, 0.3 MB
-    with serve_app() as url, chromium_page() as page:
+    with serve_app() as url, chromium_page(shared=True) as page:
         page.goto(f"{url}/?anchor=g3s.xlarge", wait_until="networkidle")
         page.get_by_text("Upload a file", exact=True).click()
         page.locator('input[type="file"]').set_input_files(

@@ -34,7 +34,7 @@ def test_front_renders_readable_at_1440_px_with_every_offering():
         filter=OfferingFilter(),
     ).table
     points = int(want[["batch_latency_ms", "usd_per_1000_steps"]].notna().all(axis=1).sum())
-    with serve_app() as url, chromium_page(width=1440, height=1100) as page:
+    with serve_app(shared=True) as url, chromium_page(width=1440, height=1100, shared=True) as page:
         page.goto(f"{url}/?anchor={anchor}", wait_until="networkidle")
         t0 = time.perf_counter()
         page.get_by_role("button", name="Predict").click()
