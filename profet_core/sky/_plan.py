@@ -15,6 +15,7 @@ import pandas as pd
 from .._format import format_number
 from ..errors import ProfetFileNotFoundError, ProfetValueError
 from ..inputs._args import frame_arg, path_arg
+from ._notes import plan_notes
 from ._offline import TIMEOUT_S, catalog_source, run_child
 from ._runs import RunSpec, run_spec
 
@@ -314,63 +315,34 @@ def _assemble(answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path) -
     order = np.lexsort((np.arange(len(table)), table[key].to_numpy()))
     table = table.iloc[order].reset_index(drop=True)
     configs = tuple(configs[i] for i in order)
-    picked = {who: _row_of(table, name) for who, name in (("d", DEFAULT_PICK), ("p", PROFET_PICK))}
+    picked = {
+        who: _row_of(table, name, answer[f"{who}_launch"])
+        for who, name in (("default", DEFAULT_PICK), ("profet", PROFET_PICK))
+    }
     return SkyPlan(
         table,
-        picked["d"],
-        picked["p"],
+        picked["default"],
+        picked["profet"],
         minimize,
         spec,
         clouds,
         repr(answer["task"]) if answer["task"] else repr(str(path)),
-        tuple(_notes(answer, table, minimize)),
+        tuple(plan_notes(answer, table, minimize, picked)),
         tuple(answer["warnings"]),
         configs,
         tuple(answer["network"]),
     )
 
 
-def _row_of(table: pd.DataFrame, pick: str) -> dict | None:
+def _row_of(table: pd.DataFrame, pick: str, launch: dict | None) -> dict | None:
+    """The picked candidate's row at the offering SkyPilot would launch (minimizing time, a
+    tie among clouds may land on another than the candidate's cheapest)."""
     hit = table[table["pick"].str.split(", ").apply(lambda p: pick in p)]
-    return None if hit.empty else hit.iloc[0].to_dict()
-
-
-def _notes(answer: dict, table: pd.DataFrame, minimize: str) -> list[str]:
-    """What the table does not say by itself."""
-    notes = []
-    if answer["ordered"]:
-        notes.append(
-            "the task lists its resources in order: SkyPilot takes the first one offered "
-            "whatever its run time (any_of lets it choose)"
-        )
-    if minimize == "time":
-        notes.append(
-            "with its 1-hour default every candidate takes 1 h, so SkyPilot's time pick without "
-            "PROFET is a tie broken by order"
-        )
-    for label, reason in answer["unanswered"].items():
-        notes.append(f"{label}: no PROFET run time ({reason}); it was never preferred")
-    notes.extend(_variant_notes(table))
-    if answer["network"]:
-        notes.append(f"SkyPilot tried the network and was refused: {'; '.join(answer['network'])}")
-    return notes
-
-
-def _variant_notes(table: pd.DataFrame) -> list[str]:
-    """Offerings whose GPU is another variant than their accelerator name's (the offerings view
-    predicts the variant; SkyPilot gives every offering of one name the same time)."""
-    from ..offerings import GPU_OF_ACCELERATOR, spec_gpu
-
-    notes = []
-    for r in table.itertuples():
-        if not isinstance(r.instance, str) or not r.accelerator:
-            continue
-        named = GPU_OF_ACCELERATOR.get(r.accelerator, "")
-        rented = spec_gpu(r.cloud, r.instance, r.accelerator)
-        if named and rented and rented != named:
-            notes.append(
-                f"{r.cloud} {r.instance} rents the {rented}: SkyPilot gives every {r.accelerator} "
-                f"offering one run time, PROFET's for the {named} (the offerings view, profet "
-                "predict --offerings, predicts the variant)"
-            )
-    return notes
+    if hit.empty:
+        return None
+    row = hit.iloc[0].to_dict()
+    if launch is not None:
+        row.update({k: launch[k] for k in ("cloud", "instance", "region", "market")})
+        row["usd_per_hour"] = row["usd_1h_default"] = launch["usd_per_hour"]
+        row["run_usd"] = launch["usd_per_hour"] * row["run_hours"]
+    return row

@@ -96,6 +96,11 @@ def test_minimizing_time_picks_the_fastest(catalog, task):
     assert done.profet_pick["candidate"] == t.loc[t["run_hours"].idxmin(), "candidate"] == "H100:8"
     assert t["run_hours"].is_monotonic_increasing
     assert any("tie broken by order" in n for n in done.notes)
+    pick = done.profet_pick  # at the offering SkyPilot launches, its price
+    assert pick["run_usd"] == pytest.approx(pick["usd_per_hour"] * pick["run_hours"])
+    cheapest = t.loc[t["candidate"] == pick["candidate"]].iloc[0]
+    if pick["instance"] != cheapest["instance"]:  # every cloud's H100:8 takes the same time
+        assert any("SkyPilot breaks the tie by order" in n for n in done.notes)
 
 
 def test_a_candidate_without_a_prediction_is_never_preferred(catalog, tmp_path):

@@ -58,3 +58,29 @@ def test_the_readme_recipe_launches_profets_order(tmp_path):
     labels = [":".join(map(str, *r["accelerators"].items())) for r in resources]
     assert labels == got["order"]  # the plan's order: PROFET's objective, best first
     assert got["tried"] == []
+
+
+def test_skypilot_drops_a_time_estimator_on_its_way_to_the_api_server(tmp_path):
+    # Why the recipe orders the candidates: sky.launch and sky.optimize send the task as YAML
+    # (dag_utils.dump_chain_dag_to_yaml_str), which keeps no estimator.
+    write_catalog(tmp_path / ".sky" / "catalogs" / "v8")
+    code = (
+        "import sky\n"
+        "from sky.utils import dag_utils\n"
+        "task = sky.Task(run='echo')\n"
+        "task.set_resources({sky.Resources(accelerators='T4:1')})\n"
+        "task.set_time_estimator(lambda r: 60.0)\n"
+        "dag = sky.Dag()\n"
+        "dag.add(task)\n"
+        "back = dag_utils.load_chain_dag_from_yaml_str(dag_utils.dump_chain_dag_to_yaml_str(dag))\n"
+        "print(task.time_estimator_func is not None, back.tasks[0].time_estimator_func is None)\n"
+    )
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "SKY_RUNTIME_DIR": str(tmp_path),
+        "SKYPILOT_DISABLE_USAGE_COLLECTION": "1",
+    }
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True", "True"]
