@@ -46,9 +46,20 @@ def catalog_source(catalog=None, clouds=None) -> tuple[dict, Path, tuple]:
     ProfetValueError
         A cloud outside :data:`CLOUDS`, or one the folder lacks.
     """
+    from ..inputs._args import path_arg, shown
     from ..offerings import catalog_files
 
-    folder = Path(os.path.expanduser(os.fspath(DEFAULT_CATALOG if catalog is None else catalog)))
+    given = path_arg(DEFAULT_CATALOG if catalog is None else catalog, "the catalog folder")
+    folder = Path(os.path.expanduser(given))
+    clouds = [clouds] if isinstance(clouds, str) else clouds
+    if clouds is not None and (
+        not isinstance(clouds, (list, tuple))
+        or not clouds
+        or not all(isinstance(c, str) for c in clouds)
+    ):
+        raise ProfetValueError(
+            f"clouds must be a list of cloud names ({', '.join(CLOUDS)}); got {shown(clouds)}"
+        )
     if catalog is None and not folder.is_dir():
         raise ProfetFileNotFoundError(
             f"no SkyPilot catalog at {DEFAULT_CATALOG}; give a catalog folder (<cloud>/vms.csv "

@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._format import format_number
 from ..errors import ProfetFileNotFoundError, ProfetValueError
-from ..inputs._args import frame_arg, path_arg
+from ..inputs._args import frame_arg, is_number, path_arg, shown
 from ._notes import plan_notes
 from ._offline import TIMEOUT_S, catalog_source, run_child
 from ._runs import RunSpec, run_spec
@@ -247,6 +247,10 @@ def sky_plan(
     if minimize not in ("cost", "time"):
         raise ProfetValueError(f"minimize {minimize!r} is not allowed; use cost or time")
     frame_arg(profiles, "the profile")
+    if artifacts is not None:
+        artifacts = path_arg(artifacts, "the artifacts path")
+    if not is_number(timeout_s) or not 0 < timeout_s < float("inf"):
+        raise ProfetValueError(f"timeout_s {shown(timeout_s)} is not allowed; give seconds > 0")
     spec = run_spec(profiles, dataset_images, epochs, run_steps, batch_size)
     files, common, chosen = catalog_source(catalog, clouds)
     run = {
@@ -267,7 +271,7 @@ def sky_plan(
         "accelerators_csv": str(common),
         "clouds": list(chosen),
         "minimize": minimize,
-        "artifacts": None if artifacts is None else os.path.abspath(os.fspath(artifacts)),
+        "artifacts": None if artifacts is None else os.path.abspath(artifacts),
         "profile": {"columns": list(map(str, profiles.columns)), "data": _values(profiles)},
         "run": {k: _value(v) for k, v in run.items()},
     }

@@ -166,3 +166,35 @@ def test_nothing_imports_skypilot_until_a_plan_runs():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"catalog": 5}, "the catalog folder must be a path"),
+        ({"clouds": 5}, "clouds must be a list of cloud names"),
+        ({"clouds": [5]}, "clouds must be a list of cloud names"),
+        ({"clouds": []}, r"clouds must be a list .* got \[\]"),
+        ({"minimize": "fast"}, "minimize 'fast' is not allowed"),
+        ({"artifacts": 5}, "the artifacts path must be a path"),
+        ({"timeout_s": "x"}, "timeout_s 'x' is not allowed"),
+        ({"epochs": None}, "go together"),
+    ],
+    ids=[
+        "catalog",
+        "clouds-int",
+        "clouds-list-int",
+        "clouds-empty",
+        "minimize",
+        "artifacts",
+        "timeout",
+        "half-run",
+    ],
+)
+def test_sky_plan_refuses_bad_arguments_before_skypilot_runs(profile, tmp_path, kwargs, match):
+    from profet_core import sky_plan
+
+    task = tmp_path / "t.yaml"
+    task.write_text("resources:\n  accelerators: T4\n")
+    with pytest.raises(ProfetValueError, match=match):
+        sky_plan(task, profile, **{"dataset_images": 100, "epochs": 1, **kwargs})
