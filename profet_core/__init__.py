@@ -9,7 +9,8 @@ Typical use::
 
 This package exports the prediction side. Training (``train``, ``validate``, ``add_instance``,
 ``load_dataset``, ``cross_validate``) and the experiment-design subpackage
-(``profet_core.doe``) are imported only when used, so ``import profet_core`` stays light (no
+(``profet_core.doe``) and SkyPilot's planning (``sky_plan``, ``time_estimator``: the ``sky``
+extra) are imported only when used, so ``import profet_core`` stays light (no
 scikit-learn, scipy, statsmodels, plotly or TensorFlow).
 """
 
@@ -52,6 +53,9 @@ _LAZY = {
     "write_offerings": ".offerings",
     "list_offerings": ".offerings",
     "offerings_changes_text": ".offerings",
+    "SkyPlan": ".sky",
+    "sky_plan": ".sky",
+    "time_estimator": ".sky",
 }
 
 __all__ = [
@@ -66,6 +70,7 @@ __all__ = [
     "ProfetError",
     "ProfetFileNotFoundError",
     "ProfetValueError",
+    "SkyPlan",
     "Validation",
     "add_instance",
     "cross_validate",
@@ -87,7 +92,9 @@ __all__ = [
     "price_source",
     "read_profile",
     "refresh_offerings",
+    "sky_plan",
     "summarize",
+    "time_estimator",
     "train",
     "validate",
     "write_offerings",

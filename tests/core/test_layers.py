@@ -26,7 +26,7 @@ LAYERS = (
     ("prediction",),
     ("offerings",),
     ("training",),
-    ("capture", "doe"),
+    ("capture", "doe", "sky"),
     ("__init__",),
     ("cli", "capture._cli", "doe._cli", "__main__"),
 )

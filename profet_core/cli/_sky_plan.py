@@ -1,0 +1,148 @@
+"""``profet sky-plan``: what SkyPilot's optimizer would launch a task YAML on, with its one-hour
+default and with PROFET's predicted run time on each candidate (offline; nothing launched)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ._common import ARTIFACTS_HELP, table_text, warn
+
+#: Columns of ``--format table`` (csv and json carry every column), headers with units.
+_TABLE_COLUMNS = {
+    "candidate": "candidate",
+    "cloud": "cloud",
+    "instance": "instance",
+    "region": "region",
+    "market": "market",
+    "usd_per_hour": "usd_per_hour",
+    "basis": "basis",
+    "run_hours": "run_hours",
+    "run_hours_low": "low_h",
+    "run_hours_high": "high_h",
+    "run_usd": "run_usd",
+    "usd_1h_default": "usd_1h_default",
+    "pick": "pick",
+}
+
+
+def add_parser(subparsers) -> None:
+    """Register ``sky-plan`` on the ``profet`` subcommand parsers."""
+    sp = subparsers.add_parser(
+        "sky-plan",
+        help="SkyPilot's pick for a task YAML with PROFET's run times (offline, no launch)",
+    )
+    sp.add_argument("task", help="a SkyPilot task YAML whose resources name GPU candidates")
+    sp.add_argument(
+        "--profile", required=True, help="profile: PROFET JSON, TensorBoard CSV, or table"
+    )
+    sp.add_argument(
+        "--anchor", help="instance the profile was taken on (default: the profile's own)"
+    )
+    sp.add_argument(
+        "--anchor-latency-ms", type=float, help="measured step latency on the anchor (ms)"
+    )
+    sp.add_argument(
+        "--steps",
+        type=int,
+        help="training steps the profile covers (as for predict; default: the file's own, else 2)",
+    )
+    run = sp.add_argument_group(
+        "the run (its length: --dataset-images and --epochs, or --run-steps)"
+    )
+    run.add_argument("--dataset-images", type=int, help="training images per epoch")
+    run.add_argument("--epochs", type=int, help="epochs of the run")
+    run.add_argument(
+        "--run-steps",
+        type=int,
+        help="the run's training steps on one GPU (N GPUs take 1/N as many, each N batches)",
+    )
+    run.add_argument(
+        "--batch-size",
+        type=int,
+        help="images per step on one GPU, as profiled (default: the profile's)",
+    )
+    run.add_argument(
+        "--input-size", type=int, help="input image side (px), as profiled (will it fit)"
+    )
+    sp.add_argument(
+        "--precision",
+        choices=["fp32", "amp"],
+        default="fp32",
+        help="fp32 (default, the profile's) or amp: mixed precision on tensor-core GPUs",
+    )
+    sp.add_argument(
+        "--anchor-amp-latency-ms",
+        type=float,
+        help="measured AMP step latency on the anchor (ms); with --precision amp",
+    )
+    sp.add_argument("--params", type=float, help="the model's parameter count (for the all-reduce)")
+    sp.add_argument(
+        "--minimize",
+        choices=["cost", "time"],
+        default="cost",
+        help="SkyPilot's objective (default cost)",
+    )
+    sp.add_argument(
+        "--catalog",
+        help="a SkyPilot catalog folder: <cloud>/vms.csv and common/accelerators.csv (default "
+        "~/.sky/catalogs/v8; e.g. ../shared/data/skypilot-catalog); copied, never changed",
+    )
+    sp.add_argument(
+        "--cloud",
+        action="append",
+        help="enable this cloud (aws, azure, gcp, lambda, nebius, runpod); repeat or "
+        "comma-separate (default: every one the catalog has)",
+    )
+    sp.add_argument("--artifacts", help=ARTIFACTS_HELP)
+    sp.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="table: the plan for people (default); csv: every column; json: one document",
+    )
+
+
+def run(args) -> int:
+    """Plan the task; print the picks with and without PROFET's run times and each candidate."""
+    from .. import latency_seconds, read_profile, sky_plan
+
+    profiles = read_profile(args.profile, steps=args.steps)
+    clouds = None
+    if args.cloud:
+        clouds = [c for given in args.cloud for c in given.split(",") if c.strip()]
+    plan = sky_plan(
+        args.task,
+        profiles,
+        args.anchor,
+        catalog=args.catalog,
+        clouds=clouds,
+        minimize=args.minimize,
+        artifacts=args.artifacts,
+        dataset_images=args.dataset_images,
+        epochs=args.epochs,
+        run_steps=args.run_steps,
+        batch_size=args.batch_size,
+        anchor_latency_s=latency_seconds(args.anchor_latency_ms, "ms", "--anchor-latency-ms"),
+        precision=args.precision,
+        anchor_amp_latency_s=latency_seconds(
+            args.anchor_amp_latency_ms, "ms", "--anchor-amp-latency-ms"
+        ),
+        params=args.params,
+        input_size=args.input_size,
+    )
+    for text in (*plan.warnings, *plan.notes):
+        warn(text)
+    if args.format == "csv":
+        sys.stdout.write(plan.to_csv().decode("utf-8"))
+    elif args.format == "json":
+        json.dump(plan.to_json(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print("\n".join(plan.summary()))
+        print()
+        print(table_text(plan.table[list(_TABLE_COLUMNS)].rename(columns=_TABLE_COLUMNS)))
+        unanswered = plan.table[plan.table["reason"] != ""]
+        for r in unanswered.itertuples():
+            print(f"{r.candidate}: {r.reason}")
+    return 0

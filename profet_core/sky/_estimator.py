@@ -1,0 +1,179 @@
+"""The time estimator SkyPilot's optimizer takes (``Task.set_time_estimator``): a callable from a
+``sky.Resources`` to the run's predicted seconds on its accelerators, from one PROFET profile.
+
+It reads only the resource's ``accelerators`` (``{name: count}``), so it imports nothing of
+SkyPilot. SkyPilot calls it with each candidate of a task (``Resources(accelerators="H100:8")``)
+and with the launchable resources it settles on; every cloud's offering of one configuration
+takes the same time.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+
+from ..errors import ProfetValueError
+from ..inputs._args import frame_arg
+from ..offerings import GPU_OF_ACCELERATOR
+from ..prediction._scaling import check_options
+from ._runs import COMMON_COUNTS, RUN_COLUMNS, UNANSWERED_S, config_label, estimate_runs, run_spec
+
+
+class SkyTimeEstimator:
+    """``estimator(resources) -> seconds``: a whole run's predicted time on a SkyPilot resource.
+
+    A configuration PROFET cannot answer (no accelerator, a TPU, a fraction of a GPU, a GPU
+    without a spec line) gets :data:`UNANSWERED_S` seconds, so that the optimizer never prefers
+    it to one with a prediction; its reason is kept in :attr:`unanswered` and warned about once
+    (``UserWarning``). Build it with :func:`time_estimator`.
+
+    Attributes
+    ----------
+    run : RunSpec
+        The run the times are for.
+    anchor : str
+    unanswered : dict of str to str
+        ``{"MI300X:8": why}`` for every configuration asked about that got no prediction.
+    """
+
+    def __init__(self, predictor, anchor: str, profiles: pd.DataFrame, run, options: dict):
+        self.anchor, self.run = anchor, run
+        self._predictor, self._profiles, self._options = predictor, profiles, options
+        self._rows: dict = {}
+        self.unanswered: dict = {}
+        # Every accelerator with a spec line at the usual counts, predicted now: a profile
+        # PROFET refuses is refused here, not inside SkyPilot's optimizer.
+        names = sorted({n for n, gpu in GPU_OF_ACCELERATOR.items() if gpu})
+        self.prepare([(n, c) for n in names for c in COMMON_COUNTS])
+
+    def prepare(self, configs) -> None:
+        """Predict ``(name, count)`` configurations not yet predicted, in one call."""
+        todo = [cfg for cfg in dict.fromkeys(configs) if cfg not in self._rows]
+        if not todo:
+            return
+        table = estimate_runs(
+            self._predictor, self.anchor, self._profiles, todo, self.run, **self._options
+        )[0]
+        for cfg, row in zip(todo, table.to_dict("records"), strict=True):
+            self._rows[cfg] = row
+
+    def row(self, resources) -> dict:
+        """The :data:`~profet_core.sky._runs.RUN_COLUMNS` row of a resource's configuration."""
+        cfg = config_of(resources)
+        if cfg not in self._rows:
+            self.prepare([cfg])
+        return self._rows[cfg]
+
+    def __call__(self, resources) -> float:
+        """Predicted seconds of the whole run on ``resources`` (all its GPUs, data-parallel)."""
+        row = self.row(resources)
+        if row["reason"]:
+            name, count = config_of(resources)
+            label = "a resource without accelerators" if name is None else config_label(name, count)
+            if label not in self.unanswered:
+                self.unanswered[label] = row["reason"]
+                warnings.warn(
+                    f"PROFET gives no run time ({row['reason']}); SkyPilot is given "
+                    f"{UNANSWERED_S:.0e} s for {label}, so that it is never preferred",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            return UNANSWERED_S
+        return float(row["run_hours"]) * 3600.0
+
+    def warnings_for(self, configs) -> list[str]:
+        """The prediction's warnings about the profile (ops, novelty, fit, several GPUs) for
+        the ``(name, count)`` configurations a task asks about."""
+        configs = [cfg for cfg in dict.fromkeys(configs) if cfg[0] is not None]
+        if not configs:
+            return []
+        return estimate_runs(
+            self._predictor, self.anchor, self._profiles, configs, self.run, **self._options
+        )[1]
+
+    def table(self) -> pd.DataFrame:
+        """Every configuration predicted so far (:data:`RUN_COLUMNS`)."""
+        return pd.DataFrame(list(self._rows.values()), columns=list(RUN_COLUMNS))
+
+
+def config_of(resources) -> tuple:
+    """``(accelerator name or None, count)`` of a ``sky.Resources`` (one accelerator type)."""
+    acc = getattr(resources, "accelerators", None)
+    if not acc:
+        return (None, 0)
+    if not isinstance(acc, dict) or len(acc) != 1:
+        raise ProfetValueError(
+            f"resources with accelerators {str(acc)[:80]!r}; expected one type, {{name: count}}"
+        )
+    ((name, count),) = acc.items()
+    return (str(name), count)
+
+
+def time_estimator(
+    profiles: pd.DataFrame,
+    anchor: str | None = None,
+    *,
+    predictor=None,
+    dataset_images=None,
+    epochs=None,
+    run_steps=None,
+    batch_size=None,
+    anchor_latency_s=None,
+    precision: str = "fp32",
+    anchor_amp_latency_s=None,
+    params=None,
+    input_size=None,
+) -> SkyTimeEstimator:
+    """A time estimator for SkyPilot's optimizer from one profile.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        One profile row (``Host_*``/``Device_*`` op times in us), as
+        :func:`~profet_core.read_profile` returns it.
+    anchor : str, optional
+        The instance it was taken on (default: the one the profile names).
+    predictor : Predictor, optional
+        Default: :func:`~profet_core.load_artifacts`'s shipped models.
+    dataset_images, epochs : int, optional
+        The run: images per epoch and epochs, or
+    run_steps : int, optional
+        training steps on one GPU (``run_steps x batch_size`` images of work).
+    batch_size : int, optional
+        Images per step on one GPU, as profiled (default: the profile's ``batch_size``). On N
+        GPUs the step is data-parallel at this per-GPU batch (global batch N x batch).
+    anchor_latency_s, precision, anchor_amp_latency_s, params, input_size
+        As for :meth:`~profet_core.Predictor.predict` (``precision``: ``"fp32"`` or ``"amp"``).
+
+    Returns
+    -------
+    SkyTimeEstimator
+        ``estimator(resources) -> seconds``, for ``sky.Task.set_time_estimator``.
+
+    Raises
+    ------
+    ProfetValueError
+        A profile of other than one row, no run length, a bad option, or a profile PROFET
+        refuses (as :meth:`~profet_core.Predictor.predict` would).
+    """
+    from ..inputs._profile import profile_instance
+    from ..prediction._predictor import load_artifacts
+
+    frame_arg(profiles, "the profile")
+    if len(profiles) != 1:
+        raise ProfetValueError(
+            f"the profile has {len(profiles):,} rows; a run time is for one workload: give one row"
+        )
+    anchor = profile_instance(profiles) if anchor is None else anchor
+    run = run_spec(profiles, dataset_images, epochs, run_steps, batch_size)
+    check_options(precision, 1, anchor_amp_latency_s, params)
+    options = {
+        "anchor_latency_s": anchor_latency_s,
+        "precision": precision,
+        "anchor_amp_latency_s": anchor_amp_latency_s,
+        "params": params,
+        "input_size": input_size,
+    }
+    predictor = load_artifacts() if predictor is None else predictor
+    return SkyTimeEstimator(predictor, anchor, profiles, run, options)
