@@ -1,7 +1,9 @@
 """Wall time of the test suite (the README's pytest step), for a checkout or several.
 
-Issue 21 asks that the layout change leave the test command no slower: run this on the old and
-the new checkout on the same machine, one after the other, with nothing else running.
+Issue 42 asks for the README's test command within 6 minutes on the project's 2-core machine:
+run this on the old and the new checkout on the same machine, one after the other, with nothing
+else running (the load average is printed before and after each run). pytest's options come
+from pyproject.toml (pytest-xdist on every core); add ``-- -n 0`` for one process.
 
     .venv/bin/python bench/suite_time.py [--repo DIR ...] [--repeats 1] [-- PYTEST ARGS]
 
@@ -43,7 +45,10 @@ def main() -> None:
     for repo in args.repo or [ROOT]:
         for _ in range(args.repeats):
             seconds, summary = run_suite(repo.resolve(), args.pytest_args)
-            print(f"{repo}: {seconds:.0f} s ({summary})", flush=True)
+            load = os.getloadavg()[0]
+            print(
+                f"{repo}: {seconds:.0f} s ({summary}); load average after: {load:.2f}", flush=True
+            )
 
 
 if __name__ == "__main__":

@@ -24,13 +24,18 @@ def _magnitude(match: re.Match) -> str:
 
 
 def quote(value, limit: int = QUOTE_CHARS) -> str:
-    """``repr`` of a user value, cut to about ``limit`` characters with an ellipsis."""
+    """``repr`` of a user value, cut to about ``limit`` characters with an ellipsis. A long
+    path keeps its start and its end, where the file name is."""
     if isinstance(value, str) and len(value) > limit:
-        return (
-            _LONG_DIGITS.sub(_magnitude, repr(value[:limit])) + f"... ({len(value):,} characters)"
-        )
+        if "/" in value[-limit // 2 :]:
+            keep = limit // 2
+            text = repr(value[:keep]) + " ... " + repr(value[-keep:])
+        else:
+            text = repr(value[:limit]) + "..."
+        return _LONG_DIGITS.sub(_magnitude, text) + f" ({len(value):,} characters)"
     text = _LONG_DIGITS.sub(_magnitude, repr(value))
-    return text if len(text) <= limit else text[:limit] + "..."
+    # a string within the limit is shown whole (its quotes and escapes are not its length)
+    return text if len(text) <= limit or isinstance(value, str) else text[:limit] + "..."
 
 
 def show_number(value) -> str:

@@ -313,3 +313,12 @@ def test_boolean_anchor_latency_is_refused_in_the_library(trained):
     profile = parse_profile(json.dumps(GOOD), "p.json")
     with pytest.raises(ProfetError, match="True/False is not a number of seconds"):
         load_artifacts(trained).predict("gpu-a", profile, True)
+
+
+def test_a_long_path_keeps_its_file_name_in_messages():
+    # Under a deep folder the file name was cut off ('/tmp/.../test_x0/none.cs...').
+    path = "/tmp/" + "d" * 120 + "/none.csv"
+    said = quote(path)
+    assert said.startswith("'/tmp/dd") and "none.csv'" in said and "(134 characters)" in said
+    assert len(said) < 120
+    assert quote("9" * 400).endswith("'... (400 characters)")  # not a path: its start only

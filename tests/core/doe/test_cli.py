@@ -189,13 +189,14 @@ def test_fifo_results_path_is_refused_without_blocking(tmp_path):
     # a separate process: were it to block on the pipe, the timeout ends it and the test fails
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "profet_core", "doe", "analyze", str(fifo), "--response", "y"],
+        [sys.executable, "-m", "profet_core", "doe", "analyze", fifo.name, "--response", "y"],
         capture_output=True,
         text=True,
         env=env,
+        cwd=tmp_path,  # a short path: the message quotes it whole
         timeout=60,
     )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        f"profet: error: results file {str(fifo)!r} is a named pipe (FIFO), not a regular file"
+        f"profet: error: results file {fifo.name!r} is a named pipe (FIFO), not a regular file"
     ]
