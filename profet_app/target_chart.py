@@ -98,11 +98,6 @@ def _mark(fig: go.Figure, marks) -> None:
         )
 
 
-def _most_images(t: pd.DataFrame):
-    ips = t["images_per_s"].to_numpy(float)
-    return t.iloc[int(np.nanargmax(ips))] if np.isfinite(ips).any() else None
-
-
 def latency_cost_figure(
     table: pd.DataFrame,
     picks: dict,
@@ -112,6 +107,7 @@ def latency_cost_figure(
     cost_high: str | None = None,
     bars: str = "batch_latency_ms",
     bars_label: str = "Predicted batch latency (ms)",
+    criterion: str = "",
 ) -> go.Figure:
     """Bars (left axis) and markers of cost (right axis) per target.
 
@@ -121,8 +117,9 @@ def latency_cost_figure(
         One row per target: ``target``, ``batch_latency_ms``, ``low_ms``, ``high_ms``,
         ``cost_col`` and (for ``bars="images_per_s"``) ``images_per_s``.
     picks : dict
-        ``Prediction.picks``: the fastest and the cheapest row, marked with arrows (with
-        images/s bars, the target with the most images/s instead of the fastest step).
+        ``Prediction.picks``: the fastest and the cheapest row by the prediction's one
+        criterion, marked with arrows at their bar and marker whatever the bars and markers
+        show.
     cost_col, cost_label : str
         Column and axis title (with unit) of the cost.
     cost_low, cost_high : str, optional
@@ -130,6 +127,8 @@ def latency_cost_figure(
     bars, bars_label : str
         Column of the bars (``batch_latency_ms`` or ``images_per_s``) and their axis title
         (with unit).
+    criterion : str
+        The picks' criterion (``per step``, ``per image``, ``whole run``), named in the labels.
 
     Returns
     -------
@@ -157,14 +156,20 @@ def latency_cost_figure(
         ),
         secondary_y=True,
     )
-    top = ("fastest", picks.get("fastest"), bars)
-    if bars == "images_per_s":
-        top = ("most images/s", _most_images(t), bars)
+    name = f" ({criterion})" if criterion else ""
     _mark(
         fig,
         [
-            (*top, "y", -45, -35, None),
-            ("cheapest", picks.get("cheapest"), cost_col, "y2", 45, -55, {"color": "#F58518"}),
+            (f"fastest{name}", picks.get("fastest"), bars, "y", -45, -35, None),
+            (
+                f"cheapest{name}",
+                picks.get("cheapest"),
+                cost_col,
+                "y2",
+                45,
+                -55,
+                {"color": "#F58518"},
+            ),
         ],
     )
     fig.update_xaxes(title_text="Target instance")
@@ -184,9 +189,9 @@ def latency_cost_figure(
     return fig
 
 
-def render(prediction: Prediction, table: pd.DataFrame, shown: pd.DataFrame, row: int) -> None:
-    """The chart of one input row (``shown``, rows of ``table``) with its two controls: step
-    time or images/s bars; cost per 1,000 steps or (a run described) of the run, both at the
+def render(prediction: Prediction, shown: pd.DataFrame, row: int) -> None:
+    """The chart of one input row (``shown``, rows of the prediction's table) with its two
+    controls: step time or images/s bars; cost per 1,000 steps or (a run described) of the run, both at the
     whole instance's price."""
     run = "run_usd" in shown
     all_gpus = "gpus" in shown and bool((shown["gpus"] > 1).any())
@@ -221,12 +226,13 @@ def render(prediction: Prediction, table: pd.DataFrame, shown: pd.DataFrame, row
         bars_label = f"Images/s, {'every' if all_gpus else 'one'} GPU of the instance"
     fig = latency_cost_figure(
         shown,
-        prediction.picks(row, col, table),
+        prediction.picks(row),
         col,
         cost_label,
         lo,
         hi,
         bars_col,
         bars_label,
+        prediction.criterion.name,
     )
     st.plotly_chart(fig, width="stretch", key="result_chart")

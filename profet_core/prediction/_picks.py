@@ -235,3 +235,18 @@ def weak_picks_warning(picks: dict, kind: str, name: str, advise: bool = False) 
         else ""
     )
     return f"{text[:1].upper()}{text[1:]}: no training run of that GPU backs it.{advice}"
+
+
+def steps_text(table: pd.DataFrame) -> str | None:
+    """How many steps each GPU count runs (``steps`` of a table with run totals, one input
+    row), as one sentence; None without a run."""
+    if "steps" not in table or not len(table):
+        return None
+    used = "gpus_used" if "gpus_used" in table else "gpus"
+    n = table[used] if used in table else pd.Series(1, index=table.index)
+    per = table.assign(_n=n.to_numpy()).groupby("_n", sort=True)["steps"].first()
+    parts = [f"{int(s):,} on {int(g)} GPU{'s' if g > 1 else ''}" for g, s in per.items()]
+    return (
+        f"Steps in the run: {', '.join(parts)} (each configuration's global batch = GPUs used "
+        "x the per-GPU batch)."
+    )

@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._format import round_table
 from .._messages import quote
-from ._picks import criterion_of, picked_rows, weak_picks_warning, with_picks
+from ._picks import criterion_of, picked_rows, steps_text, weak_picks_warning, with_picks
 
 #: Relative novelty from which the CLI and the app warn (held-out CNNs above it were predicted
 #: about twice as badly as the rest: docs/accuracy.md, "Error by novelty").
@@ -157,6 +157,11 @@ class Prediction:
         if "pick" not in t:
             t = with_picks(t)[0]
         return picked_rows(t, row)
+
+    def steps_text(self, row: int = 0) -> str | None:
+        """How many steps each GPU count of :meth:`with_run`'s run takes for one input row
+        ("Steps in the run: 15,630 on 1 GPU, 1,960 on 8 GPUs ..."), or None without a run."""
+        return steps_text(self.table[self.table["row"] == row])
 
     def with_run(self, dataset_images=None, batch_size=None, epochs=None) -> Prediction:
         """The prediction with its run totals per configuration (``steps`` at each
