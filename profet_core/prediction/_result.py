@@ -211,6 +211,11 @@ class Prediction:
             "ignored_ops": list(self.ignored_ops),
             "matched_ops": dict(self.matched_ops),
             "warnings": self.warnings(),
+            "picks": {  # what the pick column ranks by
+                "criterion": self.criterion.name,
+                "time": self.criterion.time_column,
+                "cost": self.criterion.cost_column,
+            },
         }
 
     def to_json(self) -> dict:
