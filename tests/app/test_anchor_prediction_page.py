@@ -687,3 +687,46 @@ def test_chart_without_a_run_offers_the_cost_per_1000_steps_only(page, predictor
     assert at.radio(key="chart_cost_False").options == ["Cost per 1,000 steps"]
     spec = plotly_spec(at)
     assert spec["layout"]["yaxis2"]["title"]["text"] == "USD per 1,000 steps, whole instance"
+
+
+def _example_kwargs(predictor, anchor) -> dict:
+    example = predictor.examples[anchor]
+    return {
+        "anchor_latency_s": example["batch_latency_s"],
+        "batch_size": int(example["batch_size"]),
+        "input_size": int(example["input_size"]),
+    }
+
+
+@pytest.mark.parametrize("gpus", [2, 4, 8], ids=["two", "four", "eight"])
+def test_the_gpus_control_takes_n_as_the_cli_does(page, predictor, gpus):
+    """Issue 39: the page offered 1 or all where the CLI's --gpus takes N."""
+    anchor = "g3s.xlarge"
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    at.radio(key="gpus").set_value(str(gpus))
+    at.button(key="predict").click().run()
+    no_exception(at)
+    shown = _shown_table(at)
+    kw = _example_kwargs(predictor, anchor)
+    expected = predictor.predict(anchor, example_profile(predictor, anchor), gpus=gpus, **kw)
+    assert set(shown["gpus"]) == {gpus} and len(shown) >= 2
+    _assert_same(shown, expected.table.reset_index(drop=True), ("batch_latency_ms", "usd_per_hour"))
+
+
+def test_the_anchor_amp_latency_field_corrects_the_amp_gain_as_the_cli_does(page, predictor):
+    """Issue 39: the page had no field for --anchor-amp-latency-ms."""
+    anchor = "p3.2xlarge"  # a tensor-core anchor: its measured AMP gain corrects the others'
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    assert not [n for n in at.number_input if n.key == "amp_latency_ms"]  # fp32: not asked
+    at.radio(key="precision").set_value("amp").run()
+    at.number_input(key="amp_latency_ms").set_value(20.0)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    profile, kw = example_profile(predictor, anchor), _example_kwargs(predictor, anchor)
+    given = predictor.predict(anchor, profile, precision="amp", anchor_amp_latency_s=0.02, **kw)
+    plain_amp = predictor.predict(anchor, profile, precision="amp", **kw)
+    shown = _shown_table(at)
+    _assert_same(shown, given.table.reset_index(drop=True))
+    assert not np.allclose(shown["batch_latency_ms"], plain_amp.table["batch_latency_ms"])
