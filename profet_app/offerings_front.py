@@ -203,6 +203,21 @@ def filter_widgets(result) -> OfferingFilter:
     )
 
 
+def _pick_metrics(shown, time_label: str, cost_label: str) -> None:
+    """The three picks as metrics, each naming its criterion and the two numbers it rests on."""
+    picks = shown.picks()
+    cols = st.columns(3)
+    for col, (what, r) in zip(cols, picks.items(), strict=True):
+        if r is not None:
+            col.metric(
+                f"{what.capitalize()} ({shown.criterion.name})",
+                f"{r['cloud']} {r['instance']}",
+                f"{time_label} {r[shown.time_column]:.3g}, {cost_label} {r[shown.cost_column]:.3g}",
+                delta_color="off",
+                delta_arrow="off",
+            )
+
+
 def render(result) -> None:
     """The offerings section: source, filters, front, picks, table and download."""
     if result is None:
@@ -224,17 +239,7 @@ def render(result) -> None:
     )
     for note in shown.notes[2:]:
         st.caption(note)
-    picks = shown.picks()
-    cols = st.columns(3)
-    for col, (what, r) in zip(cols, picks.items(), strict=True):
-        if r is not None:
-            col.metric(
-                f"{what.capitalize()} ({shown.criterion.name})",
-                f"{r['cloud']} {r['instance']}",
-                f"{time_label} {r[shown.time_column]:.3g}, {cost_label} {r[shown.cost_column]:.3g}",
-                delta_color="off",
-                delta_arrow="off",
-            )
+    _pick_metrics(shown, time_label, cost_label)
     st.plotly_chart(
         front_figure(
             t, shown.cost_column, cost_label, shown.time_column, time_label, shown.criterion.name

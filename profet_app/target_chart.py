@@ -98,6 +98,20 @@ def _mark(fig: go.Figure, marks) -> None:
         )
 
 
+def _mark_picks(fig: go.Figure, picks: dict, bars: str, cost_col: str, criterion: str) -> None:
+    """The fastest and the cheapest target's arrows, at their bar and cost marker, each label
+    naming the ``criterion`` the picks rank by (whatever the bars and markers show)."""
+    name = f" ({criterion})" if criterion else ""
+    orange = {"color": "#F58518"}
+    _mark(
+        fig,
+        [
+            (f"fastest{name}", picks.get("fastest"), bars, "y", -45, -35, None),
+            (f"cheapest{name}", picks.get("cheapest"), cost_col, "y2", 45, -55, orange),
+        ],
+    )
+
+
 def latency_cost_figure(
     table: pd.DataFrame,
     picks: dict,
@@ -156,22 +170,7 @@ def latency_cost_figure(
         ),
         secondary_y=True,
     )
-    name = f" ({criterion})" if criterion else ""
-    _mark(
-        fig,
-        [
-            (f"fastest{name}", picks.get("fastest"), bars, "y", -45, -35, None),
-            (
-                f"cheapest{name}",
-                picks.get("cheapest"),
-                cost_col,
-                "y2",
-                45,
-                -55,
-                {"color": "#F58518"},
-            ),
-        ],
-    )
+    _mark_picks(fig, picks, bars, cost_col, criterion)
     fig.update_xaxes(title_text="Target instance")
     fig.update_yaxes(title_text=bars_label, secondary_y=False, rangemode="tozero")
     # Its own round ticks ($0.02, $0.04), not ones synced to the bars' grid (0.0201).
