@@ -203,6 +203,7 @@ _OFFERING_TABLE = (
     "images_per_s",
     "ms_per_batch",
     "usd_per_1000_batches",
+    "steps",
     "run_hours",
     "run_usd",
     "p_fit",

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..prediction._picks import (
+    BEST_VALUE,
     CRITERIA,
     PER_IMAGE,
     criterion,
@@ -159,9 +160,8 @@ class OfferingsResult:
         ]
         more = f" and {len(t) - limit} more" if len(t) > limit else ""
         return (
-            f"time-cost front ({len(t)} offerings; {self.criterion.describe()}): "
-            + "; ".join(parts)
-            + more
+            f"time-cost front ({len(t)} offerings; picks ({self.criterion.name}); best value = "
+            f"{BEST_VALUE}): " + "; ".join(parts) + more
         )
 
 
