@@ -103,15 +103,28 @@ with; enter dataset size and epochs on the Anchor page for the cost of the whole
 """
 )
 
-st.header("Limits")
+st.header("What is in scope")
 st.markdown(
     """
-* Only the instances in the table below are known, as anchors and as targets.
-* Predictions are for single-GPU training steps of CNNs like those in the
-  training data; very different workloads (transformers, multi-GPU) are out of scope.
-* The per-target table prices each instance on demand from the artifacts' instance catalog
-  (us-east-1; 2021 for the measured instances, 2024 unverified for the others). The time-cost
-  front below it prices every GPU offering of SkyPilot's catalog (on-demand and spot).
+* **Workloads**: training steps of CNNs like those in the training data, profiled on one of the
+  measured instances (the anchors, basis *measured* in the table below). Very different
+  workloads (transformers, language models) are out of scope.
+* **Targets**: every GPU of the spec sheet and every GPU offering of SkyPilot's catalog (six
+  clouds, on-demand and spot); a GPU the data never measured is predicted from its specs (basis
+  *specs only*, *calibrated* or *published (n)*, with a wider interval). AMD GPUs and GPUs
+  without a spec line are listed, not predicted.
+* **Precision**: FP32 (the profile's) or mixed precision (AMP) on tensor-core GPUs, with your
+  measured AMP step time on the anchor where you have it.
+* **GPUs**: 1, N or all of an instance's GPUs, data-parallel on one machine at the profiled
+  per-GPU batch (global batch = GPUs x batch; the run's steps shrink accordingly), at the
+  whole instance's price. Several machines (multi-node), model or pipeline parallelism are out
+  of scope.
+* **Picks**: the fastest, the cheapest and the best value (least cost x time) are chosen once,
+  by one criterion that each pick names: per step, per image (where GPU counts differ) or the
+  whole run (where a run is given).
+* **Prices**: the per-target table prices each instance on demand from the artifacts' instance
+  catalog (us-east-1; 2021 for the measured instances, 2024 unverified for the others). The
+  time-cost front below it prices every GPU offering of SkyPilot's catalog (on-demand and spot).
 """
 )
 

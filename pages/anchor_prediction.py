@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
@@ -13,7 +12,7 @@ from profet_core import (
     STEPS_ASSUMED,
     ProfetError,
     ProfetValueError,
-    estimate_run,
+    format_number,
     parse_profile,
 )
 
@@ -24,6 +23,8 @@ FILE = "file"
 INPUTS = "anchor_inputs"
 #: Batch and input size the form starts with when nothing says otherwise.
 DEFAULTS = {"batch": 32, "input": 224}
+#: The GPUs control: the CLI's --gpus (N or all).
+GPU_CHOICES = {"1": 1, "2": 2, "4": 4, "8": 8, "all": "all"}
 
 
 def _one_value(profile: pd.DataFrame, column: str):
@@ -176,12 +177,25 @@ with left:
     )
     gpus_choice = gpus_col.radio(
         "GPUs",
-        ["1", "all"],
+        list(GPU_CHOICES),
         horizontal=True,
         key="gpus",
-        help="all: data-parallel on every GPU of the instance at the profiled per-GPU batch "
-        "(images/s and cost for the whole instance).",
+        help="As the CLI's --gpus: N data-parallel at the profiled per-GPU batch (instances "
+        "with fewer GPUs are left out) or all of each instance's; images/s and cost for the "
+        "whole instance.",
     )
+    amp_latency = None
+    if precision == "amp":
+        amp_latency = st.number_input(
+            "Measured anchor AMP step latency (ms, optional)",
+            value=None,
+            min_value=0.0,
+            format="%.3f",
+            key="amp_latency_ms",
+            placeholder="not measured: the AMP gain is predicted",
+            help="As the CLI's --anchor-amp-latency-ms: one mixed-precision training step's "
+            "wall time on the anchor; every tensor-core target's AMP gain is corrected by it.",
+        )
 
 with right:
     st.markdown("**Whole training run** (optional)")
@@ -214,7 +228,7 @@ inputs = {
     "anchor latency": (known, latency, unit),
     "method": method,
     "sizes or run": (dataset_images, batch_size, input_size, epochs),
-    "precision or GPUs": (precision, gpus_choice),
+    "precision or GPUs": (precision, gpus_choice, amp_latency),
 }
 if st.button("Predict", type="primary", key="predict"):
     st.session_state.pop(common.ANCHOR_RESULT, None)
@@ -241,6 +255,11 @@ if st.button("Predict", type="primary", key="predict"):
                 profile = profile.drop(columns="batch_latency_s", errors="ignore")
         else:
             profile = parse_profile(pasted, "pasted.json", steps=steps)
+        options = {  # the CLI's --precision, --gpus and --anchor-amp-latency-ms
+            "precision": precision,
+            "gpus": GPU_CHOICES[gpus_choice],
+            "anchor_amp_latency_s": None if amp_latency is None else amp_latency / 1000,
+        }
         # A many-row file is predicted in a child process: the server's memory stays flat.
         prediction = worker.predict(
             predictor,
@@ -250,15 +269,13 @@ if st.button("Predict", type="primary", key="predict"):
             method=method,
             batch_size=batch_size,
             input_size=input_size,
-            precision=precision,
-            gpus=1 if gpus_choice == "1" else "all",
+            **options,
         )
-        table = prediction.table
-        if dataset_images is not None:
-            table = estimate_run(table, dataset_images, batch_size, epochs)
+        # Run totals per configuration and the one set of picks (the CLI's table, too).
+        prediction = prediction.with_run(dataset_images, batch_size, epochs)
         st.session_state[common.ANCHOR_RESULT] = common.AnchorResult(
             prediction,
-            table,
+            prediction.table,
             predictor.breakdown(anchor, profile),
             batch_size,
             input_size,
@@ -274,8 +291,7 @@ if st.button("Predict", type="primary", key="predict"):
             batch_size,
             input_size,
             run if dataset_images is not None else None,
-            precision=precision,
-            gpus=1 if gpus_choice == "1" else "all",
+            **options,
         )
     except ProfetError as exc:
         common.show_error(exc)
@@ -308,40 +324,30 @@ if result:
         st.caption(
             f"Novelty of this profile: {novelty:.2f} (1 = a typical held-out CNN in validation)."
         )
-    cost_col = "run_usd" if run else "usd_per_1000_steps"
-    picks = prediction.picks(row, cost_col, table)
-    fastest, cheapest = picks["fastest"], picks["cheapest"]
-    m1, m2, m3 = st.columns(3)
-    m1.metric(
-        "Fastest target",
-        fastest["target"],
-        common.fmt_ms(fastest["batch_latency_ms"]),
-        delta_color="off",
-        delta_arrow="off",
-    )
-    if cheapest is not None:
-        label = "run cost" if run else "per 1,000 steps"
-        m2.metric(
-            "Cheapest target",
-            cheapest["target"],
-            f"{common.fmt_usd(cheapest[cost_col])} {label}",
-            delta_color="off",
-            delta_arrow="off",
-        )
+    picks, crit = prediction.picks(row), prediction.criterion
+    cols = st.columns(3)
+    for col, (what, best) in zip(cols, picks.items(), strict=True):
+        if best is not None:
+            col.metric(
+                f"{what.capitalize()} target ({crit.name})",
+                best["target"],
+                f"{crit.time_label} {format_number(best[crit.time_column])}, "
+                f"{crit.cost_label} {format_number(best[crit.cost_column])}",
+                delta_color="off",
+                delta_arrow="off",
+            )
+    st.caption(common.safe(crit.describe()[:1].upper() + crit.describe()[1:] + "."))
     if run:
-        m3.metric("Steps in the run", f"{int(shown['steps'].iloc[0]):,}")
+        st.caption(prediction.steps_text(row))
 
-    notes = [
-        ", ".join(n for n, best in picks.items() if best is not None and best["target"] == t)
-        for t in shown["target"]
-    ]
+    notes = shown["pick"].tolist()
     result_table.result_table(shown, notes, prediction, run)
 
-    target_chart.render(prediction, table, shown, row)
+    target_chart.render(prediction, shown, row)
 
     d1, d2, _ = st.columns([1, 1, 4])
     stem = f"profet_{result.anchor}_{prediction.method}"
-    whole = replace(prediction, table=table)  # one document: `profet predict --format csv/json`
+    whole = prediction  # one document: `profet predict --format csv/json`
     # Made on click (deferred), not on every rerun: a many-row profile's tables run to 100s of MB.
     d1.download_button("Download CSV", whole.to_csv, f"{stem}.csv", "text/csv")
     d2.download_button(

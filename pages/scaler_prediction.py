@@ -54,8 +54,12 @@ def _anchor_point():
     row = common.pick_row(c1, "Anchor page profile row", table["row"].nunique(), "prefill_row")
     shown = table[table["row"] == row]
     targets = list(shown["target"])
-    fastest = result.prediction.picks(row)["fastest"]["target"]
-    target = c2.selectbox("Target instance", targets, targets.index(fastest), key="pre_target")
+    # A measured target first (its one-point curve rests on that instance's own runs), the
+    # fastest of them; a spec-only GPU was never measured at several sizes.
+    measured = shown[shown["basis"] == "measured"]
+    pool = measured if len(measured) else shown
+    first = pool["target"].iloc[int(np.nanargmin(pool["batch_latency_ms"].to_numpy(float)))]
+    target = c2.selectbox("Target instance", targets, targets.index(first), key="pre_target")
     size, other = (result.batch_size, result.input_size)[:: 1 if by == "batch" else -1]
     if not lo <= size <= hi:
         st.info(f"The profiled {dim['short']} {size} is outside {lo}..{hi}: nothing prefilled.")
@@ -138,8 +142,12 @@ def _reference_curve(_predictor, artifacts: int, target: str, by: str):
 
 
 def _sync(source: str, dest: str) -> None:
-    """Copy one latency widget's value to its twin (slider <-> number box)."""
-    st.session_state[dest] = st.session_state[source]
+    """Copy one latency widget's value to its twin (slider <-> number box); the slider's 0 is
+    "not entered": an empty box."""
+    value = st.session_state[source]
+    if source.endswith("_slider") and not value:
+        value = None
+    st.session_state[dest] = value
 
 
 def _latency_control(name: str, title: str, size0: int, reference) -> tuple[float, float | None]:
@@ -162,12 +170,13 @@ def _latency_control(name: str, title: str, size0: int, reference) -> tuple[floa
         top = max(top, _nice_ceil(1.25 * typed))
     step = 10.0 ** np.floor(np.log10(top / 1000))
     # Set every run: a new range is a new widget, which would start at its minimum. Untouched,
-    # the slider sits at the reference CNN's latency (the number box stays empty).
-    value = typed if typed is not None else round(reference[1][at] / step) * step
-    state[slider] = round(float(min(max(value, step), top)), 6)
+    # the slider sits at 0 ms, "not entered" (not at a reference CNN's latency: the page asks
+    # for the user's), and the number box stays empty.
+    value = typed if typed is not None and typed > 0 else 0.0
+    state[slider] = round(float(min(max(value, 0.0), top)), 6)
     c_slider.slider(
-        f"{title} latency (ms), at the {name} {dim['label'].lower()}",
-        step,
+        f"{title} latency (ms), at the {name} {dim['label'].lower()} (0: not entered)",
+        0.0,
         top,
         step=step,
         format="%.1f ms" if step < 1 else "%.0f ms",

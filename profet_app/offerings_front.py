@@ -47,6 +47,7 @@ _GRID = {
     "images_per_s": "images_per_s",
     "ms_per_batch": "ms_per_batch",
     "usd_per_1000_batches": "usd_per_1000_batches",
+    "steps": "steps",
     "run_hours": "run_hours",
     "run_usd": "run_usd",
     "pareto": "pareto",
@@ -134,9 +135,11 @@ def front_figure(
     cost_label: str,
     time_col: str = "batch_latency_ms",
     time_label: str = "Step time (ms)",
+    criterion: str = "",
 ) -> go.Figure:
     """Step time against cost, one point per offering, coloured by cloud, marked by basis, the
-    Pareto front drawn and the fastest / cheapest / best-value offerings named.
+    Pareto front drawn and the fastest / cheapest / best-value offerings named with their
+    ``criterion`` (per step, per image, whole run).
 
     Built as one figure from plain dicts: adding traces and annotations one by one costs the
     page several tenths of a second in Plotly's validation."""
@@ -157,7 +160,8 @@ def front_figure(
         {
             "x": float(np.log10(r[cost_col])),
             "y": float(np.log10(r[time_col])),
-            "text": f"{r['pick']}: {r['cloud']} {r['instance']}",
+            "text": f"{r['pick']}{f' ({criterion})' if criterion else ''}: "
+            f"{r['cloud']} {r['instance']}",
             "showarrow": True,
             "arrowhead": 2,
             "ax": 40,
@@ -199,6 +203,21 @@ def filter_widgets(result) -> OfferingFilter:
     )
 
 
+def _pick_metrics(shown, time_label: str, cost_label: str) -> None:
+    """The three picks as metrics, each naming its criterion and the two numbers it rests on."""
+    picks = shown.picks()
+    cols = st.columns(3)
+    for col, (what, r) in zip(cols, picks.items(), strict=True):
+        if r is not None:
+            col.metric(
+                f"{what.capitalize()} ({shown.criterion.name})",
+                f"{r['cloud']} {r['instance']}",
+                f"{time_label} {r[shown.time_column]:.3g}, {cost_label} {r[shown.cost_column]:.3g}",
+                delta_color="off",
+                delta_arrow="off",
+            )
+
+
 def render(result) -> None:
     """The offerings section: source, filters, front, picks, table and download."""
     if result is None:
@@ -220,19 +239,11 @@ def render(result) -> None:
     )
     for note in shown.notes[2:]:
         st.caption(note)
-    picks = shown.picks()
-    cols = st.columns(3)
-    for col, (what, r) in zip(cols, picks.items(), strict=True):
-        if r is not None:
-            col.metric(
-                what.capitalize(),
-                f"{r['cloud']} {r['instance']}",
-                f"{time_label} {r[shown.time_column]:.3g}, {cost_label} {r[shown.cost_column]:.3g}",
-                delta_color="off",
-                delta_arrow="off",
-            )
+    _pick_metrics(shown, time_label, cost_label)
     st.plotly_chart(
-        front_figure(t, shown.cost_column, cost_label, shown.time_column, time_label),
+        front_figure(
+            t, shown.cost_column, cost_label, shown.time_column, time_label, shown.criterion.name
+        ),
         width="stretch",
         key="offerings_front",
     )

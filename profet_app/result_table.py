@@ -58,7 +58,20 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
         ),
         "usd_per_hour": num("USD/h", format="%.3f", width=60),
         "usd_per_1000_steps": num("USD/1k steps", format="%.4f", width=105),
-        "run_hours": num("Run (h)", format="%.2f", width=60),
+        "steps": num(
+            "Steps",
+            format="%d",
+            width=60,
+            help="steps of the run at the configuration's global batch (GPUs used x per-GPU batch)",
+        ),
+        "ms_per_batch": num(
+            "ms / GPU batch",
+            format="%.2f",
+            width=95,
+            help="step time / GPUs used: the time per per-GPU batch of work (picks per image)",
+        ),
+        "usd_per_1000_batches": num("USD/1k GPU batches", format="%.4f", width=120),
+        "run_hours": num("Run (h)", format="%.4g", width=60),
         "run_usd": num("Run (USD)", format="%.2f", width=80),
         "run_range": text("80% (USD)", width=95, alignment="right"),
         "note": text("Note", width=105),
@@ -83,7 +96,7 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     shown : pandas.DataFrame
         The prediction table's rows of one profile (plus run columns when ``run``).
     notes : list of str
-        Per row: "fastest", "cheapest", both or "".
+        Per row: its ``pick`` ("fastest", "cheapest", "best value", several or "").
     prediction : Prediction
         For its member columns and interval level.
     run : bool
@@ -102,7 +115,9 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     )
     config = _config(display, prediction)
     columns = ["target", "gpu", "basis", "batch_latency_ms", "latency_range", "p_fit"]
-    columns += ["usd_per_hour", *(["run_hours", "run_usd", "run_range"] if run else [])]
+    columns += ["usd_per_hour", *(["steps", "run_hours", "run_usd", "run_range"] if run else [])]
+    if "ms_per_batch" in display.columns:  # picks per image rest on these
+        columns += ["ms_per_batch", "usd_per_1000_batches"]
     more = [*(["usd_per_1000_steps"] if run else []), "ensemble", *members]
     if "basis_precision" in display.columns:  # amp or several GPUs (issue 25)
         columns[3:3] = ["gpus"]

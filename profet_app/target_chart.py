@@ -98,9 +98,18 @@ def _mark(fig: go.Figure, marks) -> None:
         )
 
 
-def _most_images(t: pd.DataFrame):
-    ips = t["images_per_s"].to_numpy(float)
-    return t.iloc[int(np.nanargmax(ips))] if np.isfinite(ips).any() else None
+def _mark_picks(fig: go.Figure, picks: dict, bars: str, cost_col: str, criterion: str) -> None:
+    """The fastest and the cheapest target's arrows, at their bar and cost marker, each label
+    naming the ``criterion`` the picks rank by (whatever the bars and markers show)."""
+    name = f" ({criterion})" if criterion else ""
+    orange = {"color": "#F58518"}
+    _mark(
+        fig,
+        [
+            (f"fastest{name}", picks.get("fastest"), bars, "y", -45, -35, None),
+            (f"cheapest{name}", picks.get("cheapest"), cost_col, "y2", 45, -55, orange),
+        ],
+    )
 
 
 def latency_cost_figure(
@@ -112,6 +121,7 @@ def latency_cost_figure(
     cost_high: str | None = None,
     bars: str = "batch_latency_ms",
     bars_label: str = "Predicted batch latency (ms)",
+    criterion: str = "",
 ) -> go.Figure:
     """Bars (left axis) and markers of cost (right axis) per target.
 
@@ -121,8 +131,9 @@ def latency_cost_figure(
         One row per target: ``target``, ``batch_latency_ms``, ``low_ms``, ``high_ms``,
         ``cost_col`` and (for ``bars="images_per_s"``) ``images_per_s``.
     picks : dict
-        ``Prediction.picks``: the fastest and the cheapest row, marked with arrows (with
-        images/s bars, the target with the most images/s instead of the fastest step).
+        ``Prediction.picks``: the fastest and the cheapest row by the prediction's one
+        criterion, marked with arrows at their bar and marker whatever the bars and markers
+        show.
     cost_col, cost_label : str
         Column and axis title (with unit) of the cost.
     cost_low, cost_high : str, optional
@@ -130,6 +141,8 @@ def latency_cost_figure(
     bars, bars_label : str
         Column of the bars (``batch_latency_ms`` or ``images_per_s``) and their axis title
         (with unit).
+    criterion : str
+        The picks' criterion (``per step``, ``per image``, ``whole run``), named in the labels.
 
     Returns
     -------
@@ -157,16 +170,7 @@ def latency_cost_figure(
         ),
         secondary_y=True,
     )
-    top = ("fastest", picks.get("fastest"), bars)
-    if bars == "images_per_s":
-        top = ("most images/s", _most_images(t), bars)
-    _mark(
-        fig,
-        [
-            (*top, "y", -45, -35, None),
-            ("cheapest", picks.get("cheapest"), cost_col, "y2", 45, -55, {"color": "#F58518"}),
-        ],
-    )
+    _mark_picks(fig, picks, bars, cost_col, criterion)
     fig.update_xaxes(title_text="Target instance")
     fig.update_yaxes(title_text=bars_label, secondary_y=False, rangemode="tozero")
     # Its own round ticks ($0.02, $0.04), not ones synced to the bars' grid (0.0201).
@@ -184,9 +188,9 @@ def latency_cost_figure(
     return fig
 
 
-def render(prediction: Prediction, table: pd.DataFrame, shown: pd.DataFrame, row: int) -> None:
-    """The chart of one input row (``shown``, rows of ``table``) with its two controls: step
-    time or images/s bars; cost per 1,000 steps or (a run described) of the run, both at the
+def render(prediction: Prediction, shown: pd.DataFrame, row: int) -> None:
+    """The chart of one input row (``shown``, rows of the prediction's table) with its two
+    controls: step time or images/s bars; cost per 1,000 steps or (a run described) of the run, both at the
     whole instance's price."""
     run = "run_usd" in shown
     all_gpus = "gpus" in shown and bool((shown["gpus"] > 1).any())
@@ -221,12 +225,13 @@ def render(prediction: Prediction, table: pd.DataFrame, shown: pd.DataFrame, row
         bars_label = f"Images/s, {'every' if all_gpus else 'one'} GPU of the instance"
     fig = latency_cost_figure(
         shown,
-        prediction.picks(row, col, table),
+        prediction.picks(row),
         col,
         cost_label,
         lo,
         hi,
         bars_col,
         bars_label,
+        prediction.criterion.name,
     )
     st.plotly_chart(fig, width="stretch", key="result_chart")

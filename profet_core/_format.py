@@ -49,3 +49,49 @@ def format_number(value, digits: int = DIGITS) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
+
+
+def round_significant(values, digits: int = DIGITS, decimals: int = DIGITS):
+    """Numbers rounded for a document (``--format csv``): ``digits`` significant digits, and at
+    least ``decimals`` decimals, so that a small cost keeps its digits (0.001618 USD, not 0.0016)
+    and no number loses one that 4 decimals kept.
+
+    Parameters
+    ----------
+    values : array-like of float
+    digits, decimals : int
+
+    Returns
+    -------
+    numpy.ndarray of float
+        NaN and infinities unchanged.
+
+    Examples
+    --------
+    >>> round_significant([0.00161798, 154.81234, 0.0, 12345.678912]).tolist()
+    [0.001618, 154.8123, 0.0, 12345.6789]
+    """
+    import numpy as np
+
+    x = np.asarray(values, dtype=float)
+    out = np.round(x, decimals)
+    # Only numbers below 10**(digits - 1 - decimals) need more decimals than ``decimals``.
+    small = np.flatnonzero((np.abs(x) < 10.0 ** (digits - 1 - decimals)) & (x != 0))
+    if not len(small):
+        return out
+    xs = x[small]
+    keep = np.minimum(digits - 1 - np.floor(np.log10(np.abs(xs))), 300)
+    scale = 10.0**keep  # what numpy's round does: scale, round half to even, scale back
+    out[small] = np.rint(xs * scale) / scale
+    return out
+
+
+def round_table(table):
+    """A DataFrame with its float columns :func:`round_significant`: the numbers of every CSV
+    document (``--format csv``, the app's downloads)."""
+    import pandas as pd
+
+    floats = [c for c in table.columns if pd.api.types.is_float_dtype(table[c].dtype)]
+    if not floats:
+        return table
+    return table.assign(**{c: round_significant(table[c].to_numpy(float)) for c in floats})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 
 from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text, warn
 from ._offerings import add_filters, filters_given, offering_filter, write_table
@@ -21,8 +20,12 @@ _TABLE_COLUMNS = {
     "usd_per_hour": "usd_per_hour",
     "usd_per_1000_steps": "usd_per_1000_steps",
     "p_fit": "p_fit",
+    "ms_per_batch": "ms_per_batch",
+    "usd_per_1000_batches": "usd_per_1000_batches",
+    "steps": "steps",
     "run_hours": "run_hours",
     "run_usd": "run_usd",
+    "pick": "pick",
 }
 
 
@@ -57,7 +60,7 @@ def add_parser(subparsers) -> None:
         default="table",
         help="table: aligned text for people, numbers to 4 significant digits (default); "
         "json: one document with the warnings and every record; csv: one row per (profile "
-        "row, target), numbers to 4 decimals",
+        "row, target), numbers to 4 significant digits (at least 4 decimals)",
     )
     pr.add_argument(
         "--precision",
@@ -98,7 +101,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Predict ``--profile`` on every target; print it as a table, CSV or JSON."""
-    from .. import estimate_run, latency_seconds, read_profile
+    from .. import latency_seconds, read_profile
     from ..inputs._profile import profile_instance
 
     _check_run_args(args)
@@ -120,18 +123,17 @@ def run(args) -> int:
     }
     if args.offerings or filters_given(args):
         return _offerings(args, predictor, anchor, profiles, options)
+    # Run totals per configuration and the one set of picks: the app's table, too.
     result = predictor.predict(anchor, profiles, **options)
-    table = result.table
-    if args.dataset_images is not None:
-        table = estimate_run(table, args.dataset_images, args.batch_size, args.epochs)
+    result = result.with_run(args.dataset_images, args.batch_size, args.epochs)
     for warning in result.warnings():
         warn(warning)
     if args.format == "csv":
-        replace(result, table=table).write_csv(sys.stdout)  # the app's download, too
+        result.write_csv(sys.stdout)  # the app's download, too
     elif args.format == "json":
-        replace(result, table=table).write_json(sys.stdout)
+        result.write_json(sys.stdout)
     else:
-        _print_table(result, table)
+        _print_table(result, result.table)
     return 0
 
 
@@ -199,6 +201,9 @@ _OFFERING_TABLE = (
     "high_ms",
     "usd_per_1000_steps",
     "images_per_s",
+    "ms_per_batch",
+    "usd_per_1000_batches",
+    "steps",
     "run_hours",
     "run_usd",
     "p_fit",
@@ -247,5 +252,8 @@ def _print_table(result, table) -> None:
         "the spec sheet's (on-demand us-east-1: 2021 for the measured instances, 2024 "
         "unverified for the others; --offerings prices every offering of SkyPilot's catalog)"
     )
+    print(result.criterion.describe())
     # Significant digits, not fixed decimals: 0.0089 USD stays 0.0089, a 0.05 ms end not 0.000.
+    if "pick" in table:  # a dash, not an empty cell, where a row is no pick
+        table = table.assign(pick=table["pick"].replace("", "-"))
     print(table_text(table[cols].rename(columns=_TABLE_COLUMNS)))

@@ -16,6 +16,7 @@ import pandas as pd
 from .._base import kept_for
 from .._schema import MS_PER_HOUR
 from ..errors import ProfetValueError
+from ..prediction._picks import PER_IMAGE, criterion
 from ._front import front_arrays
 
 NO_SPEC = "no spec model"
@@ -273,12 +274,11 @@ class JoinPlan:
         ``sort_values`` (NaN last) of :func:`join_offerings`' table give; and the cost and
         time columns (per per-GPU batch where offerings use different GPU counts)."""
         v, extra = self.values, {}
-        time, cost = "batch_latency_ms", "usd_per_1000_steps"
-        used = v["gpus_used"]
-        if self.n and len(np.unique(used[~np.isnan(used)])) > 1:
+        crit = criterion(False, v["gpus_used"])
+        if crit is PER_IMAGE:
             extra["ms_per_batch"] = v["batch_latency_ms"] / v["gpus_used"]
             extra["usd_per_1000_batches"] = v["usd_per_1000_steps"] / v["gpus_used"]
-            time, cost = "ms_per_batch", "usd_per_1000_batches"
+        time, cost = crit.time_column, crit.cost_column
         t, c = {**v, **extra}[time], {**v, **extra}[cost]
         keys = [v["row"], *([self._pred["precision"][0]] if "precision" in v else [])]
         pareto, pick = front_arrays(t, c, keys)

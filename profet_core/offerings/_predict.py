@@ -9,9 +9,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..prediction._picks import (
+    BEST_VALUE,
+    CRITERIA,
+    PER_IMAGE,
+    criterion,
+    per_batch,
+    picked_rows,
+    weak_picks_warning,
+)
 from ..prediction._scaling import check_options
 from ._filter import OfferingFilter, check_offering_args, choose
-from ._front import BEST_VALUE, add_front, front_columns
+from ._front import add_front, front_columns
 from ._join import (
     catalog_offerings,
     join_offerings,
@@ -94,23 +103,26 @@ class OfferingsResult:
 
     def to_csv(self) -> bytes:
         """The CSV document (``profet predict --offerings --format csv`` and the app's
-        download): every column, numbers to 4 decimals, formula-looking text escaped."""
+        download): every column, numbers to 4 significant digits (at least 4 decimals),
+        formula-looking text escaped."""
+        from .._format import round_table
         from ..inputs._csv import escape_formulas
 
-        text = escape_formulas(self.table).round(4).to_csv(index=False, lineterminator="\n")
+        text = round_table(escape_formulas(self.table)).to_csv(index=False, lineterminator="\n")
         return text.encode("utf-8")
 
     def axis_labels(self) -> tuple[str, str]:
         """``(time label, cost label)`` of the front's axes, with units."""
         return _LABELS[self.time_column], _LABELS[self.cost_column]
 
+    @property
+    def criterion(self):
+        """The :class:`Criterion` the front and picks rank by (per step, per image, whole run)."""
+        return next(c for c in CRITERIA.values() if c.time_column == self.time_column)
+
     def picks(self, row: int = 0) -> dict:
         """``{"fastest" | "cheapest" | "best value": row of the table or None}``."""
-        t = self.table[(self.table["row"] == row) & (self.table["pick"] != "")]
-        return {
-            p: next((r for _, r in t.iterrows() if p in r["pick"].split(", ")), None)
-            for p in ("fastest", "cheapest", "best value")
-        }
+        return picked_rows(self.table, row)
 
     def where(self, f: OfferingFilter):
         """The same result narrowed to the offerings ``f`` keeps (clouds, GPUs, market, price;
@@ -132,18 +144,8 @@ class OfferingsResult:
         skip = {p.basis_warning(row)}
         kept = [w for w in p.warnings(row) if w not in skip and "of the instance's GPUs" not in w]
         picks = self.picks(0 if row is None else row)
-        weak = [
-            f"the {what} offering, {r['cloud']} {r['instance']}, rests on {r['basis']}"
-            for what, r in picks.items()
-            if r is not None and not str(r["basis"]).startswith(("measured", "anchor"))
-        ]
-        if weak:
-            text = "; ".join(weak)
-            kept.append(
-                f"{text[:1].upper()}{text[1:]}: no training run of that GPU backs it, so its "
-                "interval is wide."
-            )
-        return kept
+        weak = weak_picks_warning(picks, "offering", self.criterion.name)
+        return kept + ([weak] if weak else [])
 
     def front_text(self, row: int = 0, limit: int = 12) -> str:
         """The Pareto offerings of one input row, fastest first, as one line for people."""
@@ -158,9 +160,8 @@ class OfferingsResult:
         ]
         more = f" and {len(t) - limit} more" if len(t) > limit else ""
         return (
-            f"time-cost front ({len(t)} offerings; best value = {BEST_VALUE}): "
-            + "; ".join(parts)
-            + more
+            f"time-cost front ({len(t)} offerings; picks ({self.criterion.name}); best value = "
+            f"{BEST_VALUE}): " + "; ".join(parts) + more
         )
 
 
@@ -281,6 +282,8 @@ def predict_offerings(
     else:
         out, cost, time = _costed(join_offerings(_shown(pred), None, gpus, key, off), run)
     notes = offering_notes(out, f)
+    crit = next(c for c in CRITERIA.values() if c.time_column == time)
+    notes = (*notes, crit.describe()[:1].upper() + crit.describe()[1:] + ".")
     return OfferingsResult(out, prediction, notes, cost, f, time)
 
 
@@ -308,12 +311,8 @@ def _with_counts(predictor, off: pd.DataFrame):
 
 #: Axis labels (units included) of the front's time and cost columns.
 _LABELS = {
-    "batch_latency_ms": "step time (ms)",
-    "ms_per_batch": "time per per-GPU batch (ms)",
-    "run_hours": "run time (h)",
-    "usd_per_1000_steps": "USD per 1,000 steps",
-    "usd_per_1000_batches": "USD per 1,000 per-GPU batches",
-    "run_usd": "USD per run",
+    **{c.time_column: c.time_label for c in CRITERIA.values()},
+    **{c.cost_column: c.cost_label for c in CRITERIA.values()},
 }
 
 
@@ -324,16 +323,15 @@ def _costed(out: pd.DataFrame, run: dict | None) -> tuple[pd.DataFrame, str, str
     Offerings that use different GPU counts are compared on the same work: with a run, its
     time and cost (steps at the global batch); without, per per-GPU batch (a step of N GPUs
     does N batches), never per step."""
-    time, cost = "batch_latency_ms", "usd_per_1000_steps"
+    crit = criterion(run is not None, out["gpus_used"])
     if run is not None:
         from ..inputs._catalog import estimate_run
 
         out = estimate_run(out, run["dataset_images"], run["batch_size"], run["epochs"])
-        time, cost = "run_hours", "run_usd"
-    elif len(out) and out["gpus_used"].nunique() > 1:  # the join's own frame: in place
-        out["ms_per_batch"] = out["batch_latency_ms"] / out["gpus_used"]
-        out["usd_per_1000_batches"] = out["usd_per_1000_steps"] / out["gpus_used"]
-        time, cost = "ms_per_batch", "usd_per_1000_batches"
+    elif crit is PER_IMAGE:  # the join's own frame: in place
+        for c, v in per_batch(out).items():
+            out[c] = v
+    time, cost = crit.time_column, crit.cost_column
     out["pareto"], out["pick"] = front_columns(out, cost, time)
     # By row, cost, time (stable, NaN last: numpy's order, as sort_values'), in one take.
     keys = [out[c].to_numpy() for c in (time, cost, "row")]

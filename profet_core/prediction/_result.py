@@ -7,12 +7,14 @@ the web app say the same thing in the same words (a test compares them).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
+from .._format import round_table
 from .._messages import quote
+from ._picks import criterion_of, picked_rows, steps_text, weak_picks_warning, with_picks
 
 #: Relative novelty from which the CLI and the app warn (held-out CNNs above it were predicted
 #: about twice as badly as the rest: docs/accuracy.md, "Error by novelty").
@@ -38,35 +40,6 @@ BASE_COLUMNS = (
 CSV_FIRST = ("row", "target", "batch_latency_ms", "low_ms", "high_ms", "novelty")
 #: Op names quoted in a warning at most (the rest are counted).
 _MAX_QUOTED = 10
-
-
-def best_targets(table: pd.DataFrame, cost_column: str = "usd_per_1000_steps") -> dict:
-    """The fastest and the cheapest target of a prediction table.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Rows of :attr:`Prediction.table` (or of it with run-cost columns), usually one input
-        row's: ``target``, ``batch_latency_ms`` and ``cost_column``.
-    cost_column : str
-        The cost to rank by (USD): ``usd_per_1000_steps`` or ``run_usd``.
-
-    Returns
-    -------
-    dict
-        ``{"fastest": row, "cheapest": row}``: each the table's row (a Series) with the least
-        finite value, or None where no value is finite (no price known).
-    """
-    out = {}
-    for what, col in (("fastest", "batch_latency_ms"), ("cheapest", cost_column)):
-        values = table[col].to_numpy(dtype=float) if col in table else np.array([])
-        finite = np.isfinite(values)
-        out[what] = (
-            table.iloc[int(np.nanargmin(np.where(finite, values, np.nan)))]
-            if finite.any()
-            else None
-        )
-    return out
 
 
 @dataclass(frozen=True)
@@ -166,26 +139,41 @@ class Prediction:
         )
 
     def basis_warning(self, row: int | None = None) -> str | None:
-        """A warning when the fastest or the cheapest target rests on specs, not measurements."""
-        t = self.table if row is None else self.table[self.table["row"] == row]
-        picks = [
-            f"the {what} target, {best['target']}, rests on {best['basis']}"
-            for what, best in best_targets(t).items()
-            if best is not None and best["basis"] != "measured"
-        ]
-        if not picks:
-            return None
-        return (
-            f"{'; '.join(picks).capitalize()}: no training run of that GPU backs it, so its "
-            "interval is wide. Measure it (profet collect --quick, then profet add-instance) "
-            "before committing to it."
+        """A warning when a pick (:meth:`picks`) rests on specs, not measurements."""
+        return weak_picks_warning(
+            self.picks(0 if row is None else row), "target", self.criterion.name, advise=True
         )
 
-    def picks(self, row: int = 0, cost_column: str = "usd_per_1000_steps", table=None) -> dict:
-        """The fastest and the cheapest target for one input row (see :func:`best_targets`);
-        ``table`` is :attr:`table` with run-cost columns added, when ranking by ``run_usd``."""
-        t = self.table if table is None else table
-        return best_targets(t[t["row"] == row], cost_column)
+    @property
+    def criterion(self):
+        """The :class:`Criterion` the picks rank by (per step, per image or whole run)."""
+        return criterion_of(self.table)
+
+    def picks(self, row: int = 0) -> dict:
+        """The fastest, the cheapest and the best-value target of one input row
+        (``{"fastest" | "cheapest" | "best value": row or None}``), by :attr:`criterion`: the
+        ``pick`` column of :meth:`with_run`'s table, or computed so."""
+        t = self.table[self.table["row"] == row]
+        if "pick" not in t:
+            t = with_picks(t)[0]
+        return picked_rows(t, row)
+
+    def steps_text(self, row: int = 0) -> str | None:
+        """How many steps each GPU count of :meth:`with_run`'s run takes for one input row
+        ("Steps in the run: 15,630 on 1 GPU, 1,960 on 8 GPUs ..."), or None without a run."""
+        return steps_text(self.table[self.table["row"] == row])
+
+    def with_run(self, dataset_images=None, batch_size=None, epochs=None) -> Prediction:
+        """The prediction with its run totals per configuration (``steps`` at each
+        configuration's global batch, ``run_hours``, ``run_usd``; see ``estimate_run``) where
+        ``dataset_images`` is given, the columns its picks rest on and ``pick``: the one table
+        the CLI's table, CSV and JSON and the app's table, metrics and chart show."""
+        table = self.table
+        if dataset_images is not None:
+            from ..inputs._catalog import estimate_run
+
+            table = estimate_run(table, dataset_images, batch_size, epochs)
+        return replace(self, table=with_picks(table)[0])
 
     def fit_warning(self, row: int | None = None) -> str | None:
         """A warning naming the targets where the step may not fit in GPU memory (P < 0.5)."""
@@ -223,6 +211,11 @@ class Prediction:
             "ignored_ops": list(self.ignored_ops),
             "matched_ops": dict(self.matched_ops),
             "warnings": self.warnings(),
+            "picks": {  # what the pick column ranks by
+                "criterion": self.criterion.name,
+                "time": self.criterion.time_column,
+                "cost": self.criterion.cost_column,
+            },
         }
 
     def to_json(self) -> dict:
@@ -240,7 +233,7 @@ class Prediction:
         """Stream :attr:`table` as the CSV document (``profet predict --format csv`` and the
         app's download) to a text file object.
 
-        Numbers are rounded to 4 decimals; pyarrow's writer keeps 100,000-profile tables fast.
+        Numbers keep 4 significant digits and at least 4 decimals (``round_table``); pyarrow's writer keeps 100,000-profile tables fast.
         Text that a spreadsheet would run as a formula (a catalog's GPU name ``=HYPERLINK(...)``)
         is prefixed with ``'``.
 
@@ -316,7 +309,7 @@ def _csv_chunk(part: pd.DataFrame, header: bool) -> bytes:
 
 
 def _csv_parts(table: pd.DataFrame, chunk: int):
-    """CSV bytes of ``table`` (numbers rounded to 4 decimals), ``chunk`` rows at a time, in order.
+    """CSV bytes of ``table`` (numbers ``round_table``), ``chunk`` rows at a time, in order.
 
     pyarrow formats the numbers (most of the time) without holding the GIL, so chunks are
     formatted in two threads, at most a chunk ahead of the writer each (bounded memory).
@@ -326,14 +319,14 @@ def _csv_parts(table: pd.DataFrame, chunk: int):
 
     starts = range(0, max(len(table), 1), chunk)
     if len(starts) == 1:
-        yield _csv_chunk(table.round(4), True)
+        yield _csv_chunk(round_table(table), True)
         return
     workers = 2
     with ThreadPoolExecutor(workers) as pool:
         pending = deque()
         for start in starts:
             # pandas slices in this thread only: its objects are not safe to share across threads
-            part = table.iloc[start : start + chunk].round(4)
+            part = round_table(table.iloc[start : start + chunk])
             pending.append(pool.submit(_csv_chunk, part, start == 0))
             if len(pending) > workers:
                 yield pending.popleft().result()

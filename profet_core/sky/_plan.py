@@ -121,10 +121,12 @@ class SkyPlan:
         return lines
 
     def to_csv(self) -> bytes:
-        """The table as CSV (every column, numbers to 4 decimals)."""
+        """The table as CSV (every column, numbers to 4 significant digits, at least 4
+        decimals)."""
+        from .._format import round_table
         from ..inputs._csv import escape_formulas
 
-        text = escape_formulas(self.table).round(4).to_csv(index=False, lineterminator="\n")
+        text = round_table(escape_formulas(self.table)).to_csv(index=False, lineterminator="\n")
         return text.encode("utf-8")
 
     def to_json(self) -> dict:

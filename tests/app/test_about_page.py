@@ -55,3 +55,21 @@ def test_about_page_says_where_prices_come_from_and_how_old(page):
     text = plain("\n".join(m.value for m in at.markdown))
     assert "SkyPilot" in text and "00148f2a" in text and "2026-11-25" in text
     assert "carry no date" in text
+
+
+def test_about_page_says_what_is_in_scope_now(page):
+    """Issue 39: the page still said multi-GPU was out of scope, after AMP, every GPU of an
+    instance and every offering of six clouds came in."""
+    at = page("about").run()
+    no_exception(at)
+    assert "What is in scope" in [h.value for h in at.header]
+    text = " ".join(plain("\n".join(m.value for m in at.markdown)).split())
+    assert "multi-GPU) are out of scope" not in text and "single-GPU" not in text
+    for said in (
+        "mixed precision (AMP)",
+        "1, N or all of an instance's GPUs, data-parallel",
+        "every GPU offering of SkyPilot's catalog",
+        "per step, per image",
+        "multi-node",
+    ):
+        assert said in text, said

@@ -169,7 +169,9 @@ def test_run_time_and_cost_equal_estimate_run(page, predictor):
     _assert_same(shown, expected, ("run_hours", "run_usd", "run_usd_low", "run_usd_high"))
     cost = next(d for d in plotly_spec(at)["data"] if d.get("mode") == "markers")
     np.testing.assert_allclose(values(cost["y"]), expected["run_usd"], rtol=1e-9)
-    assert at.metric[2].value == f"{int(expected['steps'].iloc[0]):,}"
+    # Steps per GPU count (every target here uses one GPU), not one number for the page.
+    steps = int(expected["steps"].iloc[0])
+    assert any(f"Steps in the run: {steps:,} on 1 GPU " in c.value for c in at.caption)
     # The result is kept for the scaler page.
     kept = at.session_state[common.ANCHOR_RESULT]
     assert kept.anchor == anchor and kept.batch_size == 64
@@ -669,10 +671,14 @@ def test_chart_shows_images_per_s_and_whole_instance_cost(page, predictor):
     assert spec["layout"]["yaxis2"]["title"]["text"] == "USD per 1,000 steps, whole instance"
     cost = next(d for d in spec["data"] if d.get("mode") == "markers")
     np.testing.assert_allclose(values(cost["y"]), expected["usd_per_1000_steps"], rtol=1e-9)
+    # Issue 39: the arrows mark the one set of picks (here by the whole run, which the labels
+    # name) whatever the bars and markers show; "most images/s" once named another target.
     marks = {a["text"]: a["x"] for a in spec["layout"]["annotations"]}
-    assert marks["most images/s"] == expected.loc[expected["images_per_s"].idxmax(), "target"]
-    cheapest = expected.loc[expected["usd_per_1000_steps"].idxmin(), "target"]
-    assert marks["cheapest"] == cheapest
+    assert set(marks) == {"fastest (whole run)", "cheapest (whole run)"}
+    assert marks["fastest (whole run)"] == expected.loc[expected["run_hours"].idxmin(), "target"]
+    assert marks["cheapest (whole run)"] == expected.loc[expected["run_usd"].idxmin(), "target"]
+    assert at.metric[0].label == "Fastest target (whole run)"
+    assert at.metric[0].value == marks["fastest (whole run)"]
 
 
 def test_chart_without_a_run_offers_the_cost_per_1000_steps_only(page, predictor):
@@ -681,3 +687,46 @@ def test_chart_without_a_run_offers_the_cost_per_1000_steps_only(page, predictor
     assert at.radio(key="chart_cost_False").options == ["Cost per 1,000 steps"]
     spec = plotly_spec(at)
     assert spec["layout"]["yaxis2"]["title"]["text"] == "USD per 1,000 steps, whole instance"
+
+
+def _example_kwargs(predictor, anchor) -> dict:
+    example = predictor.examples[anchor]
+    return {
+        "anchor_latency_s": example["batch_latency_s"],
+        "batch_size": int(example["batch_size"]),
+        "input_size": int(example["input_size"]),
+    }
+
+
+@pytest.mark.parametrize("gpus", [2, 4, 8], ids=["two", "four", "eight"])
+def test_the_gpus_control_takes_n_as_the_cli_does(page, predictor, gpus):
+    """Issue 39: the page offered 1 or all where the CLI's --gpus takes N."""
+    anchor = "g3s.xlarge"
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    at.radio(key="gpus").set_value(str(gpus))
+    at.button(key="predict").click().run()
+    no_exception(at)
+    shown = _shown_table(at)
+    kw = _example_kwargs(predictor, anchor)
+    expected = predictor.predict(anchor, example_profile(predictor, anchor), gpus=gpus, **kw)
+    assert set(shown["gpus"]) == {gpus} and len(shown) >= 2
+    _assert_same(shown, expected.table.reset_index(drop=True), ("batch_latency_ms", "usd_per_hour"))
+
+
+def test_the_anchor_amp_latency_field_corrects_the_amp_gain_as_the_cli_does(page, predictor):
+    """Issue 39: the page had no field for --anchor-amp-latency-ms."""
+    anchor = "p3.2xlarge"  # a tensor-core anchor: its measured AMP gain corrects the others'
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    assert not [n for n in at.number_input if n.key == "amp_latency_ms"]  # fp32: not asked
+    at.radio(key="precision").set_value("amp").run()
+    at.number_input(key="amp_latency_ms").set_value(20.0)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    profile, kw = example_profile(predictor, anchor), _example_kwargs(predictor, anchor)
+    given = predictor.predict(anchor, profile, precision="amp", anchor_amp_latency_s=0.02, **kw)
+    plain_amp = predictor.predict(anchor, profile, precision="amp", **kw)
+    shown = _shown_table(at)
+    _assert_same(shown, given.table.reset_index(drop=True))
+    assert not np.allclose(shown["batch_latency_ms"], plain_amp.table["batch_latency_ms"])

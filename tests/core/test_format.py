@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
+
+import numpy as np
+import pandas as pd
 import pytest
 
 from profet_core import load_artifacts, read_profile
-from profet_core._format import format_number
+from profet_core._format import format_number, round_significant
 from tests._utils import run
 
 
@@ -37,8 +41,11 @@ def test_predict_table_shows_significant_digits_never_0_000():
     code, out, err = run("predict", "--profile", "examples/profile_g3s.json", "--method", "profet")
     assert code == 0, err
     lines = out.splitlines()
-    head = lines[2].split()
-    rows = {line.split()[1]: line.split() for line in lines[3:]}
+    at = next(i for i, line in enumerate(lines) if line.split()[:2] == ["row", "target"])
+    # The picks ("fastest, cheapest") hold spaces too: read up to the column before them.
+    cut = lines[at].index("p_fit") + len("p_fit")
+    head = lines[at][:cut].split()
+    rows = {line.split()[1]: line[:cut].split() for line in lines[at + 1 :]}
     table = (
         load_artifacts()
         .predict("g3s.xlarge", read_profile("examples/profile_g3s.json"), method="profet")
@@ -51,3 +58,39 @@ def test_predict_table_shows_significant_digits_never_0_000():
         for column in ("low_ms", "usd_per_1000_steps"):
             assert shown[column] == format_number(table.at[target, column]), (target, column)
     assert float(rows["g4dn.xlarge"][head.index("low_ms") - len(head)]) > 0
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        (0.00161798, 0.001618),
+        (0.0413712, 0.04137),
+        (154.81234, 154.8123),
+        (12345.678912, 12345.6789),
+        (0.0, 0.0),
+        (-0.000123456, -0.0001235),
+        (1.5e-9, 1.5e-9),
+    ],
+    ids=["usd-per-1000", "run-hours", "ms", "large", "zero", "negative", "tiny"],
+)
+def test_round_significant_keeps_four_digits_and_four_decimals(value, want):
+    assert round_significant([value])[0] == want
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"precision": "amp", "gpus": "all"}],
+    ids=["fp32-1gpu", "amp-all"],
+)
+def test_the_csv_keeps_a_small_cost_s_digits_and_every_latency_as_before(options):
+    """Issue 39: ``--format csv`` rounded to 4 decimals, so 0.0016 USD per 1,000 steps kept 2
+    digits; latencies (>= 0.1 ms) are written exactly as before."""
+    p = load_artifacts().predict("g3s.xlarge", read_profile("examples/profile_g3s.json"), **options)
+    p = p.with_run(50_000, 32, 10)
+    got = pd.read_csv(io.BytesIO(p.to_csv()))
+    cost = p.table["usd_per_1000_steps"].to_numpy(float)
+    assert (cost < 0.01).any()
+    want = [float(f"{v:.4g}") if abs(v) < 0.1 else round(v, 4) for v in cost]
+    np.testing.assert_array_equal(got["usd_per_1000_steps"], want)
+    assert (p.table["batch_latency_ms"] >= 0.1).all()
+    np.testing.assert_array_equal(got["batch_latency_ms"], p.table["batch_latency_ms"].round(4))

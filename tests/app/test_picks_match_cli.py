@@ -1,0 +1,156 @@
+"""One answer everywhere (issue 39): for GPUs 1 and all, fp32 and amp, with and without a run,
+every instance's USD/h, cost and pick agree between the CLI's table, CSV and JSON and the Anchor
+page's table, metrics, chart and time-cost front; each pick names its criterion on screen.
+
+The per-target table (the spec sheet's targets and prices) and the offerings (SkyPilot's
+catalog) are compared each with its own CLI command (``profet predict``, ``profet predict
+--offerings``): the one price source is issue 39's item 1, not this test's."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profet_core import format_number
+from tests._utils import run
+from tests.app._utils import no_exception, plotly_spec
+from tests.app.test_anchor_offerings import _front, _grid
+
+ANCHOR = "g3s.xlarge"
+RUN = {"dataset_images": 50_000, "epochs": 10}
+CASES = [
+    pytest.param(gpus, precision, with_run, id=f"gpus-{gpus}-{precision}-{'run' if with_run else 'steps'}")
+    for gpus in ("1", "all")
+    for precision in ("fp32", "amp")
+    for with_run in (False, True)
+]  # fmt: skip
+CRITERIA = {  # (criterion, time column, cost column) by (GPUs differ, run)
+    (False, False): ("per step", "batch_latency_ms", "usd_per_1000_steps"),
+    (True, False): ("per image", "ms_per_batch", "usd_per_1000_batches"),
+    (False, True): ("whole run", "run_hours", "run_usd"),
+    (True, True): ("whole run", "run_hours", "run_usd"),
+}
+
+
+def _cli(predictor, tmp_path, gpus, precision, with_run, *more) -> dict:
+    """``profet predict`` of the page's built-in example as table, CSV and JSON."""
+    example = predictor.examples[ANCHOR]
+    path = tmp_path / "example.json"
+    path.write_text(json.dumps(example["profile"]))
+    args = ["predict", "--anchor", ANCHOR, "--profile", path, "--precision", precision]
+    args += ["--gpus", gpus, "--anchor-latency-ms", repr(1000 * example["batch_latency_s"])]
+    args += ["--batch-size", int(example["batch_size"]), "--input-size", int(example["input_size"])]
+    if with_run:
+        args += ["--dataset-images", RUN["dataset_images"], "--epochs", RUN["epochs"]]
+    out = {}
+    for fmt in ("table", "csv", "json"):
+        code, text, err = run(*args, *more, "--format", fmt)
+        assert code == 0, err
+        out[fmt] = text
+    out["stderr"] = err
+    return out
+
+
+def _page(page, gpus, precision, with_run):
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(ANCHOR).run()
+    at.radio(key="precision").set_value(precision)
+    at.radio(key="gpus").set_value(gpus)
+    if with_run:
+        at.number_input(key="dataset_images").set_value(RUN["dataset_images"])
+        at.number_input(key="epochs").set_value(RUN["epochs"])
+    at.button(key="predict").click().run(timeout=60)
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _table_lines(text: str, key: str) -> dict:
+    """The CLI table's lines by their ``key`` cell(s), each as its tokens."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.split()[:2] == ["row", key])
+    return {line.split()[1]: line for line in lines[at + 1 :]}
+
+
+def _assert_line_shows(line: str, values: dict) -> None:
+    for col, v in values.items():
+        assert f" {format_number(v)} " in f" {line} ", (col, v, line)
+
+
+@pytest.mark.parametrize(("gpus", "precision", "with_run"), CASES)
+def test_every_target_and_offering_agrees_across_cli_and_page(
+    page, predictor, tmp_path, gpus, precision, with_run
+):
+    at = _page(page, gpus, precision, with_run)
+    cli = _cli(predictor, tmp_path, gpus, precision, with_run)
+    csv = pd.read_csv(io.StringIO(cli["csv"]), keep_default_na=False, na_values=[""])
+    csv["pick"] = csv["pick"].fillna("")  # an empty cell
+    doc = json.loads(cli["json"])
+    records = pd.DataFrame(doc["predictions"])
+    differ = records["gpus"].nunique() > 1
+    name, time_col, cost_col = CRITERIA[(differ, with_run)]
+    assert doc["picks"] == {"criterion": name, "time": time_col, "cost": cost_col}
+    assert f"picks ({name}): fastest = least" in cli["table"]
+
+    # The per-target table: CLI table, CSV, JSON and the page's grid, row by row.
+    shown = next(d.value for d in at.dataframe if "batch_latency_ms" in d.value.columns)
+    shown = shown.reset_index(drop=True)
+    assert list(csv["target"]) == list(records["target"]) == list(shown["target"])
+    lines = _table_lines(cli["table"], "target")
+    for i, r in records.iterrows():
+        for col in ("usd_per_hour", cost_col, time_col):
+            assert csv.at[i, col] == pytest.approx(r[col], rel=1e-3), (r["target"], col)
+            # the JSON's 10 decimals
+            assert shown.at[i, col] == pytest.approx(r[col], rel=1e-6), (r["target"], col)
+        assert csv.at[i, "pick"] == r["pick"] == shown.at[i, "note"]
+        _assert_line_shows(lines[r["target"]], {c: r[c] for c in ("usd_per_hour", cost_col)})
+        assert lines[r["target"]].rstrip().endswith(r["pick"] or "-")
+    picks = {p: records.loc[records["pick"].str.contains(p), "target"] for p in ("fastest", "cheapest", "best value")}  # fmt: skip
+    assert all(len(v) == 1 for v in picks.values()), picks
+    # ... its metrics and chart arrows name the same targets, with the criterion
+    metrics = {m.label: m.value for m in at.metric}
+    for what, target in picks.items():
+        assert metrics[f"{what.capitalize()} target ({name})"] == target.iloc[0]
+    marks = {a["text"]: a["x"] for a in plotly_spec(at)["layout"]["annotations"]}
+    assert marks == {
+        f"fastest ({name})": picks["fastest"].iloc[0],
+        f"cheapest ({name})": picks["cheapest"].iloc[0],
+    }
+
+    # The offerings: CLI table, CSV and JSON and the page's front (on-demand, as the CLI's).
+    off = _cli(predictor, tmp_path, gpus, precision, with_run, "--offerings")
+    ocsv = pd.read_csv(io.StringIO(off["csv"]), keep_default_na=False, na_values=[""])
+    ojson = pd.DataFrame(json.loads(off["json"])["offerings"])
+    grid = _grid(at)
+    key = ["cloud", "instance", "region", "market"]
+    ocsv, ojson, grid = (frame.set_index(key) for frame in (ocsv, ojson, grid))
+    assert set(ocsv.index) == set(ojson.index) == set(grid.index)
+    o_differ = ojson["gpus_used"].nunique() > 1
+    o_name, o_time, o_cost = CRITERIA[(o_differ, with_run)]
+    assert f"Picks ({o_name}): fastest = least" in off["stderr"]
+    grid = grid.loc[ojson.index]
+    ocsv = ocsv.loc[ojson.index]
+    g_cost = {"batch_latency_ms": "step_ms"}.get(o_cost, o_cost)
+    for col, g in (("usd_per_hour", "usd_per_hour"), (o_cost, g_cost), (o_time, {"batch_latency_ms": "step_ms"}.get(o_time, o_time))):  # fmt: skip
+        np.testing.assert_allclose(grid[g].to_numpy(float), ojson[col].to_numpy(float), rtol=1e-6)
+        np.testing.assert_allclose(ocsv[col].to_numpy(float), ojson[col].to_numpy(float), rtol=1e-3)
+    assert (ocsv["pick"].fillna("") == ojson["pick"]).all()
+    assert (grid["pick"] == ojson["pick"]).all()
+    # The CLI table shows the columns its picks rest on, and each pick beside them.
+    head = next(line for line in off["table"].splitlines() if line.split()[:2] == ["row", "cloud"])
+    assert {o_time, o_cost} <= set(head.split())
+    o_picks = ojson[ojson["pick"] != ""]
+    spec = _front(at)
+    texts = [a["text"] for a in spec["layout"]["annotations"]]
+    for (cloud, instance, _, _), r in o_picks.iterrows():
+        line = next(
+            x
+            for x in off["table"].splitlines()
+            if f" {instance} " in x and x.rstrip().endswith(r["pick"])
+        )
+        _assert_line_shows(line, {"usd_per_hour": r["usd_per_hour"], o_cost: r[o_cost]})
+        assert f"{r['pick']} ({o_name}): {cloud} {instance}" in texts
