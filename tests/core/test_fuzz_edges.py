@@ -216,6 +216,7 @@ HOSTILE = st.one_of(
 LIVE = re.compile(r"<\s*(a|img|b|i|br|span)\b", re.IGNORECASE)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(low=HOSTILE, high=HOSTILE, response=HOSTILE)
 def test_hostile_labels_never_come_out_live(low, high, response):

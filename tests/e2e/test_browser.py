@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e.browser import CHROMIUM, ROOT, chromium_page, serve_app, settle, wait_uploaded
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _need_browser() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.browser import CHROMIUM, chromium_page, serve_app
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def test_front_renders_readable_at_1440_px_with_every_offering():

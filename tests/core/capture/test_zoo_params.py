@@ -15,7 +15,7 @@ import pytest
 from profet_core.capture import _zoo
 from tests.core.capture._utils import requires_tf
 
-pytestmark = requires_tf
+pytestmark = [requires_tf, pytest.mark.slow]  # TensorFlow builds 20 networks
 
 # name: (input px, classes, parameters, {layer class: count} or None for the applications)
 ORIGINAL = {

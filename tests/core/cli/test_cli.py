@@ -323,6 +323,7 @@ def test_bad_input_exits_2_with_one_line(trained, profile_file, tmp_path, argv, 
     assert pytest.importorskip("re").search(match, err)
 
 
+@pytest.mark.slow
 def test_train_and_validate_commands(synthetic_dir, tmp_path):
     code, out, err = run(
         "train",

@@ -57,6 +57,7 @@ def test_linear_model_matches_sklearn(alpha, ref):
     np.testing.assert_array_equal(LinearModel.from_state(*m.to_state()).predict(X), m.predict(X))
 
 
+@pytest.mark.slow
 def test_dnn_numpy_forward_equals_keras():
     import tensorflow as tf
 
@@ -78,6 +79,7 @@ def test_dnn_numpy_forward_equals_keras():
     assert back.get_params()["hidden"] == (8, 4)
 
 
+@pytest.mark.slow
 def test_dnn_learns_the_signal():
     m = DenseNetRegressor(epochs=60, random_state=1).fit(X, y)
     assert np.corrcoef(m.predict(X), y)[0, 1] > 0.9

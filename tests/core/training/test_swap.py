@@ -17,6 +17,9 @@ import pytest
 from profet_core import load_artifacts, make_dataset, train
 from tests._utils import ROOT, make_synthetic, synthetic_catalog
 
+# Real `profet train` processes, killed at each step: seconds each.
+pytestmark = pytest.mark.slow
+
 
 def cli(*argv, stop=None, portable=False):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

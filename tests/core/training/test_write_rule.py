@@ -25,6 +25,9 @@ from profet_core.training import _swap
 from tests._utils import ROOT
 from tests.core.training.test_swap import cli, snapshot
 
+# Real `profet` processes per case: seconds each.
+pytestmark = pytest.mark.slow
+
 
 def _art_and_data(tmp_path, src, instances=("gpu-d",), factor=1.0) -> tuple[Path, Path]:
     """A copy of the cross-instance artifacts and a data folder with ``instances``' runs of one
