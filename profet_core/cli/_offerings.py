@@ -69,10 +69,12 @@ def filters_given(args) -> bool:
 
 def write_table(table, fmt: str, notes=(), **document) -> None:
     """A table as aligned text, CSV (4 decimals) or one JSON document with the notes."""
-    if fmt == "csv":
+    if fmt == "csv":  # printed: no terminal escape sequences from a catalog's names
+        from .._messages import printable
         from ..inputs._csv import escape_formulas
 
-        escape_formulas(table).round(4).to_csv(sys.stdout, index=False, lineterminator="\n")
+        text = escape_formulas(table).round(4).to_csv(index=False, lineterminator="\n")
+        sys.stdout.write(printable(text))
     elif fmt == "json":
         records = json.loads(table.to_json(orient="records", double_precision=10))
         json.dump({**document, "notes": list(notes), "offerings": records}, sys.stdout, indent=1)
@@ -106,6 +108,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     """Derive the snapshot; print what changed against the shipped one and the odd rows."""
     from .. import offerings_changes_text, refresh_offerings
+    from .._messages import printable
 
     out = None
     if args.out:  # the write rule, before any work: a new folder, or one this command wrote
@@ -114,12 +117,14 @@ def run(args) -> int:
         out = check_command_out(args.out, "offerings refresh", [args.catalog])
     done = refresh_offerings(args.catalog)
     meta, report = done["meta"], done["report"]
-    print(f"{meta['offerings']} offerings from {', '.join(meta['clouds'])}")
+    # The clouds' folder names and SOURCE.md lines are the catalog's text: printed as data.
+    print(printable(f"{meta['offerings']} offerings from {', '.join(meta['clouds'])}"))
     for cloud, info in meta["clouds"].items():
-        print(
+        line = (
             f"  {cloud}: {info.get('repository', info.get('path', ''))} "
             f"{info.get('schema', '')} commit {info.get('commit', 'unknown')}"
         )
+        print(printable(line))
     print("against the shipped snapshot: " + offerings_changes_text(done["changes"]))
     if len(report):
         warn(

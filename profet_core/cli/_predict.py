@@ -169,7 +169,9 @@ def _offerings(args, predictor, anchor, profiles, options) -> int:
         shown = [c for c in _OFFERING_TABLE if c in done.table.columns]
         print(table_text(done.table[shown]))
     elif args.format == "csv":  # the app's download: one document, one format
-        sys.stdout.write(done.to_csv().decode("utf-8"))
+        from .._messages import printable
+
+        sys.stdout.write(printable(done.to_csv().decode("utf-8")))
     else:
         write_table(
             done.table,

@@ -41,6 +41,8 @@ ROW_COLUMNS = ("cloud", "instance", "accelerator", "gpus", "vcpus", "memory_gib"
 ROW_COLUMNS = (*ROW_COLUMNS, "zone", "price", "spot")
 #: Largest vms.csv read (a full AWS file is about 4 MB).
 MAX_VMS_BYTES = 64 * 2**20
+#: Largest SOURCE.md read (the catalog copy's is a few hundred bytes).
+MAX_SOURCE_BYTES = 2**20
 #: A spot price this much above on-demand is odd (rounding to 4 decimals is not).
 SPOT_TOLERANCE = 1e-4
 
@@ -279,11 +281,17 @@ def source_of(path) -> dict:
     }
     source = path.parent / "SOURCE.md"
     if source.is_file():
-        text = source.read_text(errors="replace")
+        from .._messages import printable
+        from ..inputs._safe_read import read_bounded
+
+        # Bounded and regular files only (a 3 GB file or a FIFO is no SOURCE.md); its lines
+        # are the catalog's text, printed later: no control characters.
+        text = read_bounded(source, MAX_SOURCE_BYTES, "catalog SOURCE.md").decode(errors="replace")
         for key, label in (("repository", "Repository"), ("path", "Path"), ("commit", "Commit")):
             m = re.search(rf"^- {label}: *(.+)$", text, re.MULTILINE)
             if m:
-                info[key] = re.sub(r"[`*]", "", m.group(1)).split(" (")[0].strip()
+                value = re.sub(r"[`*]", "", printable(m.group(1))).split(" (")[0].strip()
+                info[key] = value[:200]
         m = re.search(r"catalogs/(v\d+)/", info.get("path", ""))
         info["schema"] = m.group(1) if m else info["schema"]
     import datetime as dt

@@ -150,8 +150,11 @@ def write_offerings(done: dict, folder) -> None:
 
 
 def write_snapshot(table: pd.DataFrame, path) -> None:
-    """Write the snapshot CSV (prices as the catalog writes them, at most 6 decimals)."""
-    table.round(6).to_csv(path, index=False, float_format="%.10g", lineterminator="\n")
+    """Write the snapshot CSV (prices as the catalog writes them, at most 6 decimals; text a
+    spreadsheet would run as a formula escaped, as every CSV the product writes)."""
+    from ..inputs._csv import to_csv
+
+    to_csv(table.round(6), path, index=False, float_format="%.10g", lineterminator="\n")
 
 
 def compare(old: pd.DataFrame, new: pd.DataFrame) -> dict:
