@@ -132,6 +132,7 @@ def run(args) -> int:
             + ", ".join(f"{k} {v}" for k, v in meta["odd_rows"].items())
         )
         print(table_text(report.groupby(["cloud", "kind"]).size().rename("rows").reset_index()))
+        _print_rows(report)
     if out is not None:
         from .. import write_offerings
         from ..training._swap import written_beside
@@ -140,3 +141,18 @@ def run(args) -> int:
             write_offerings(done, tmp)
         print(f"wrote {args.out}/offerings.csv and offerings_meta.json")
     return 0
+
+
+#: Odd catalog rows named one per line on stdout (the rest counted; the library returns all).
+ROWS_NAMED = 100
+
+
+def _print_rows(report) -> None:
+    """Each odd row by name with its reason (the first :data:`ROWS_NAMED`)."""
+    cols = ["cloud", "instance", "region", "zone", "kind", "detail"]
+    print(table_text(report[cols].head(ROWS_NAMED).fillna("")))
+    if len(report) > ROWS_NAMED:
+        print(
+            f"... and {len(report) - ROWS_NAMED} more (refresh_offerings(folder)['report'] "
+            "lists them all)"
+        )
