@@ -68,6 +68,26 @@ def float_range(low: float, high: float = math.inf, *, low_open: bool = False):
     return parse
 
 
+def number(text: str) -> float:
+    """An argparse type: a number as ``float`` parses it, but one too large for a float (a
+    400-digit latency) is refused as out of range rather than read as inf; ``inf`` and ``nan``
+    typed as such pass, for the core to refuse by name."""
+    if text.strip().lower().lstrip("+-") in _SPECIAL:
+        return float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_echo(text)!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(
+            f"{_echo(text)} is out of range (a number must be below 1.8e308)"
+        )
+    return value
+
+
+_SPECIAL = ("inf", "infinity", "nan")
+
+
 #: Op-clustering distance (a Levenshtein distance) and DNN epochs: checked at parse time.
 THRESHOLD = float_range(0.0, 1000.0)
 EPOCHS = int_range(1, 100_000)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ._argtypes import number
 from ._common import table_text, warn
 
 
@@ -26,7 +27,7 @@ def add_filters(parser, spot_help: str) -> None:
     g.add_argument("--spot", action="store_true", help=spot_help)
     g.add_argument(
         "--max-usd-per-hour",
-        type=float,
+        type=number,
         help="the whole instance's price at most this (USD per hour, in the market chosen)",
     )
     g.add_argument(
@@ -36,8 +37,22 @@ def add_filters(parser, spot_help: str) -> None:
     )
 
 
-def _names(values) -> tuple:
-    return tuple(v.strip() for item in values or () for v in item.split(",") if v.strip())
+def _names(values, flag: str) -> tuple:
+    """The names of a repeatable, comma-separated flag; an empty or wordless one is refused
+    (``--cloud ''`` would otherwise match every offering)."""
+    from .. import ProfetValueError
+
+    names = tuple(v.strip() for item in values or () for v in item.split(","))
+    bad = [n for n in names if not any(c.isalnum() for c in n)]
+    if bad:
+        raise ProfetValueError(
+            f"{flag} {bad[0]!r} names nothing (no letter or digit); give a name, e.g. "
+            f"{_EXAMPLES[flag]}, or leave {flag} out for all"
+        )
+    return names
+
+
+_EXAMPLES = {"--cloud": "--cloud aws", "--region": "--region us-east-1", "--gpu": "--gpu A100"}
 
 
 def offering_filter(args, spot_default):
@@ -46,9 +61,9 @@ def offering_filter(args, spot_default):
     from .. import OfferingFilter
 
     return OfferingFilter(
-        clouds=_names(args.cloud),
-        regions=_names(args.region),
-        gpus=_names(args.gpu),
+        clouds=_names(args.cloud, "--cloud"),
+        regions=_names(args.region, "--region"),
+        gpus=_names(args.gpu, "--gpu"),
         spot=True if args.spot else spot_default,
         max_usd_per_hour=args.max_usd_per_hour,
         all_regions=args.all_regions,
@@ -111,6 +126,12 @@ def run(args) -> int:
     from .._messages import printable
 
     out = None
+    if args.out is not None and not args.out.strip():
+        from .. import ProfetValueError
+
+        raise ProfetValueError(
+            "--out '' is empty; give the folder to write into, or leave --out out"
+        )
     if args.out:  # the write rule, before any work: a new folder, or one this command wrote
         from ..training._swap import check_command_out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
+from ._argtypes import number
 from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text, warn
 from ._offerings import add_filters, filters_given, offering_filter, write_table
 
@@ -38,7 +39,7 @@ def add_parser(subparsers) -> None:
         "--profile", required=True, help="profile: PROFET JSON, TensorBoard CSV, or table"
     )
     pr.add_argument(
-        "--anchor-latency-ms", type=float, help="measured batch latency on the anchor (ms)"
+        "--anchor-latency-ms", type=number, help="measured batch latency on the anchor (ms)"
     )
     pr.add_argument(
         "--method", choices=list(METHODS), help="prediction method (default: the artifacts')"
@@ -74,10 +75,12 @@ def add_parser(subparsers) -> None:
     )
     pr.add_argument(
         "--anchor-amp-latency-ms",
-        type=float,
+        type=number,
         help="measured AMP step latency on the anchor (ms); with --precision amp",
     )
-    pr.add_argument("--params", type=float, help="the model's parameter count (for the all-reduce)")
+    pr.add_argument(
+        "--params", type=number, help="the model's parameter count (for the all-reduce)"
+    )
     run = pr.add_argument_group("the workload: whole-run time and cost, will it fit")
     run.add_argument("--batch-size", type=int, help="images per step, as profiled")
     run.add_argument("--input-size", type=int, help="input image side (px), as profiled")
@@ -104,6 +107,8 @@ def run(args) -> int:
     _check_run_args(args)
     predictor = load_predictor(args.artifacts, args.catalog)
     profiles = read_profile(args.profile, steps=args.steps)
+    if args.dataset_images is not None and args.batch_size is None:
+        args.batch_size = _profile_batch(profiles)
     lat = latency_seconds(args.anchor_latency_ms, "ms", "--anchor-latency-ms")
     anchor = args.anchor or profile_instance(profiles)
     options = {  # what predict and predict_offerings both take
@@ -215,12 +220,24 @@ def _gpus(text: str):
 
     if text.strip().lower() == "all":
         return "all"
-    try:
-        return int(text)
-    except ValueError:
+    if not text.strip().isdigit() or not text.strip().isascii():  # not 1_0, +2 or ٣
+        raise ProfetValueError(f"--gpus {text[:40]!r} is not allowed; use all or a whole number")
+    return int(text)
+
+
+def _profile_batch(profiles) -> int:
+    """The batch size the profile says it was taken at (whole-run cost without --batch-size)."""
+    from .. import ProfetValueError
+
+    sizes = set()
+    if "batch_size" in profiles.columns:
+        sizes = set(profiles["batch_size"].dropna().tolist())
+    if len(sizes) != 1:
+        said = "says none" if not sizes else f"says several ({len(sizes)})"
         raise ProfetValueError(
-            f"--gpus {text!r} is not allowed; use all or a whole number"
-        ) from None
+            f"whole-run cost needs the batch size, and the profile {said}; give --batch-size"
+        )
+    return int(sizes.pop())
 
 
 def _check_run_args(args) -> None:
@@ -229,7 +246,8 @@ def _check_run_args(args) -> None:
         from .. import ProfetValueError
 
         raise ProfetValueError(
-            "whole-run cost needs --dataset-images, --batch-size and --epochs together"
+            "whole-run cost needs --dataset-images and --epochs together (--batch-size: the "
+            "profile's by default)"
         )
 
 

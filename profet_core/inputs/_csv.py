@@ -163,6 +163,9 @@ def escape_formulas(df: pd.DataFrame) -> pd.DataFrame:
         Same shape; numeric columns untouched, text escaped by :func:`escape_text`. ``df``
         itself (not a copy) when nothing needs escaping; the input is never changed.
     """
+    from ._args import frame_arg
+
+    frame_arg(df, "the table to escape")
     changed = {}
     for col in df.columns:
         s = df[col]
