@@ -121,6 +121,8 @@ class OfferingsResult:
 
         from ._filter import matches
 
+        if not isinstance(f, OfferingFilter):
+            raise ProfetValueError(f"where takes an OfferingFilter; got {type(f).__name__}")
         t = self.table
         rows = t.assign(spot=t["market"].eq("spot"), price_usd_per_hour=t["usd_per_hour"])
         kept = add_front(t[matches(rows, f)], self.cost_column, self.time_column)
