@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from ._argtypes import number
+from ._argtypes import measured
 from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text, warn
 from ._offerings import add_filters, filters_given, offering_filter, write_table
 
@@ -39,7 +39,7 @@ def add_parser(subparsers) -> None:
         "--profile", required=True, help="profile: PROFET JSON, TensorBoard CSV, or table"
     )
     pr.add_argument(
-        "--anchor-latency-ms", type=number, help="measured batch latency on the anchor (ms)"
+        "--anchor-latency-ms", type=measured, help="measured batch latency on the anchor (ms)"
     )
     pr.add_argument(
         "--method", choices=list(METHODS), help="prediction method (default: the artifacts')"
@@ -75,11 +75,11 @@ def add_parser(subparsers) -> None:
     )
     pr.add_argument(
         "--anchor-amp-latency-ms",
-        type=number,
+        type=measured,
         help="measured AMP step latency on the anchor (ms); with --precision amp",
     )
     pr.add_argument(
-        "--params", type=number, help="the model's parameter count (for the all-reduce)"
+        "--params", type=measured, help="the model's parameter count (for the all-reduce)"
     )
     run = pr.add_argument_group("the workload: whole-run time and cost, will it fit")
     run.add_argument("--batch-size", type=int, help="images per step, as profiled")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ._argtypes import number, size_latency
+from ._argtypes import measured, number, size_latency
 from ._common import ARTIFACTS_HELP, warn
 
 #: The flags of one point, by their ``args`` names.
@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
     one = s.add_argument_group(
         "from one point: a latency measured (or predicted by `profet predict`) at one size"
     )
-    one.add_argument("--latency-ms", type=number, help="the latency (ms) at --size-from")
+    one.add_argument("--latency-ms", type=measured, help="the latency (ms) at --size-from")
     one.add_argument(
         "--size-from",
         type=number,
@@ -53,8 +53,8 @@ def add_parser(subparsers) -> None:
     one.add_argument("--row", type=int, default=0, help="row of a multi-profile file (from 0)")
     one.add_argument("--steps", type=int, help="training steps the profile covers (default 2)")
     two = s.add_argument_group("from two or three points: latencies measured at those sizes")
-    two.add_argument("--latency-min-ms", type=number, help="latency at the smaller size (ms)")
-    two.add_argument("--latency-max-ms", type=number, help="latency at the larger size (ms)")
+    two.add_argument("--latency-min-ms", type=measured, help="latency at the smaller size (ms)")
+    two.add_argument("--latency-max-ms", type=measured, help="latency at the larger size (ms)")
     two.add_argument(
         "--size-min", type=number, help="size of --latency-min-ms (default: 16 batch / 32 px)"
     )
