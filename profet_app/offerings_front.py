@@ -9,12 +9,14 @@ is pressed); the widgets only narrow its table (:meth:`OfferingsResult.where`). 
 from __future__ import annotations
 
 import dataclasses
+import html
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from profet_app.common import safe
 from profet_core import OfferingFilter, ProfetError, predict_offerings, price_source
 
 #: Session-state key of the offerings priced at the last Predict.
@@ -98,6 +100,12 @@ def _basis_kind(basis: str) -> str:
     )
 
 
+def plot_text(text) -> str:
+    """``text`` (a catalog's or a user's) as Plotly draws it literally: Plotly renders ``<a>``,
+    ``<img>``-like tags, ``<b>`` and ``<br>`` in legends, annotations and hover text."""
+    return html.escape(str(text), quote=False)
+
+
 def _cloud_traces(t: pd.DataFrame, cost_col: str, time_col: str, units: str) -> list[dict]:
     """One marker trace per cloud, each marker shaped by the offering's basis; the hover text
     names the offering and its two numbers with their ``units``."""
@@ -111,7 +119,7 @@ def _cloud_traces(t: pd.DataFrame, cost_col: str, time_col: str, units: str) -> 
                 "x": g[cost_col].to_numpy(),
                 "y": g[time_col].to_numpy(),
                 "mode": "markers",
-                "name": cloud,
+                "name": plot_text(cloud),
                 "marker": {
                     "color": color,
                     "size": 9,
@@ -120,6 +128,7 @@ def _cloud_traces(t: pd.DataFrame, cost_col: str, time_col: str, units: str) -> 
                 },
                 "customdata": g[["instance", "region", "market", "basis", "gpu"]]
                 .astype(str)
+                .map(plot_text)
                 .to_numpy(),
                 "hovertemplate": "%{customdata[0]} (%{customdata[1]}, %{customdata[2]})<br>"
                 f"%{{customdata[4]}}<br>%{{y:.3g}}, %{{x:.3g}} ({units})<br>%{{customdata[3]}}"
@@ -160,8 +169,9 @@ def front_figure(
         {
             "x": float(np.log10(r[cost_col])),
             "y": float(np.log10(r[time_col])),
-            "text": f"{r['pick']}{f' ({criterion})' if criterion else ''}: "
-            f"{r['cloud']} {r['instance']}",
+            "text": plot_text(
+                f"{r['pick']}{f' ({criterion})' if criterion else ''}: {r['cloud']} {r['instance']}"
+            ),
             "showarrow": True,
             "arrowhead": 2,
             "ax": 40,
@@ -203,19 +213,34 @@ def filter_widgets(result) -> OfferingFilter:
     )
 
 
-def _pick_metrics(shown, time_label: str, cost_label: str) -> None:
-    """The three picks as metrics, each naming its criterion and the two numbers it rests on."""
-    picks = shown.picks()
-    cols = st.columns(3)
-    for col, (what, r) in zip(cols, picks.items(), strict=True):
-        if r is not None:
-            col.metric(
-                f"{what.capitalize()} ({shown.criterion.name})",
-                f"{r['cloud']} {r['instance']}",
-                f"{time_label} {r[shown.time_column]:.3g}, {cost_label} {r[shown.cost_column]:.3g}",
-                delta_color="off",
-                delta_arrow="off",
-            )
+def source_caption(meta: dict | None = None) -> str:
+    """The section's first caption: how offerings are priced and where the prices come from
+    (the price source names the catalog's commits: its text, escaped)."""
+    return (
+        "One prediction per GPU, joined to every offering that rents it (each instance type "
+        "at its cheapest region). " + safe(price_source(meta))
+    )
+
+
+def note_captions(shown) -> list[str]:
+    """The result's notes past the price source and region view, escaped (they name the
+    catalog's GPUs, e.g. those without a spec model)."""
+    return [safe(note) for note in shown.notes[2:]]
+
+
+def pick_metrics(shown) -> list[tuple[str, str, str]]:
+    """``(label, value, delta)`` of each pick's metric; the offering's names escaped (Streamlit
+    renders a metric's value as Markdown)."""
+    time_label, cost_label = shown.axis_labels()
+    return [
+        (
+            f"{what.capitalize()} ({shown.criterion.name})",
+            safe(f"{r['cloud']} {r['instance']}"),
+            f"{time_label} {r[shown.time_column]:.3g}, {cost_label} {r[shown.cost_column]:.3g}",
+        )
+        for what, r in shown.picks().items()
+        if r is not None
+    ]
 
 
 def render(result) -> None:
@@ -224,10 +249,7 @@ def render(result) -> None:
         return
     st.divider()
     st.subheader("Every GPU offering: the time-cost front")
-    st.caption(
-        "One prediction per GPU, joined to every offering that rents it (each instance type "
-        "at its cheapest region). " + price_source()
-    )
+    st.caption(source_caption())
     shown = result.where(filter_widgets(result))
     t = shown.table
     time_label, cost_label = shown.axis_labels()
@@ -237,9 +259,11 @@ def render(result) -> None:
         f"predicted); {int(t['pareto'].sum())} on the front. Best value = least cost x "
         f"{time_label.split(' (')[0]}. Spot capacity can be taken back."
     )
-    for note in shown.notes[2:]:
+    for note in note_captions(shown):
         st.caption(note)
-    _pick_metrics(shown, time_label, cost_label)
+    cols = st.columns(3)
+    for col, (label, value, delta) in zip(cols, pick_metrics(shown), strict=False):
+        col.metric(label, value, delta, delta_color="off", delta_arrow="off")
     st.plotly_chart(
         front_figure(
             t, shown.cost_column, cost_label, shown.time_column, time_label, shown.criterion.name

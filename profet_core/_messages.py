@@ -64,3 +64,15 @@ def quote_list(values, n: int = 5) -> str:
     values = list(values)
     shown = ", ".join(quote(v) for v in values[:n])
     return shown + (f" and {len(values) - n} more" if len(values) > n else "")
+
+
+# C0 controls but newline and tab, DEL and the C1 controls (ESC starts a terminal escape
+# sequence; CSI, OSC and the rest make a catalog's or a user's text move the cursor, retitle
+# the window or print a live link).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text) -> str:
+    """``text`` without control characters, for what reaches a terminal (stdout, stderr):
+    text from a catalog, a profile or a user is data, never a terminal escape sequence."""
+    return _CONTROL.sub("", str(text))

@@ -7,11 +7,14 @@ Each case is one malformed or absurd input; its outcome is one of
 ``garbage`` (exit 0 where the input must be refused, non-finite numbers, a RuntimeWarning on
 stderr, or a 300-digit number in a message), ``injected`` (user text written out as live
 markup or a spreadsheet formula), ``traceback`` (any other exit or a Python traceback) or
-``hang`` (no answer within 60 s); ``wrong-message`` (refused, but not for the reason the case
+``hang`` (no answer within 60 s); ``memory`` (issue 41's classes: past 4 GiB of address
+space); ``wrong-message`` (refused, but not for the reason the case
 is about: the bad value was let through). The classes of issue 19 live in bench/fuzz/fuzz_edges.py;
 those of issue 27: library type misuse, out-of-range numbers and tampered resume files in
 bench/fuzz/fuzz_library.py, the write-rule probes (class ``writes``: ``data-loss`` counted too) in
-bench/fuzz/fuzz_writes.py. Run it on an old checkout (``--repo``) and on this one to compare.
+bench/fuzz/fuzz_writes.py; issue 41's catalog files, hostile catalog text, option
+combinations, many-row offerings and the offerings library in bench/fuzz/fuzz_offerings.py.
+Run it on an old checkout (``--repo``) and on this one to compare.
 """
 
 from __future__ import annotations
@@ -158,8 +161,9 @@ def _all_cases(tmp: Path, classes: list[str]):
     """(class, name, argv, expect, check) of every case of the chosen classes."""
     from fuzz_edges import CLASSES, good_profile
     from fuzz_library import CLASSES as MORE
+    from fuzz_offerings import CLASSES as OFFERINGS
 
-    CLASSES = {**CLASSES, **MORE}
+    CLASSES = {**CLASSES, **MORE, **OFFERINGS}
     good_profile(tmp)
     for cls in classes:
         if cls == "issue-13":
@@ -170,7 +174,17 @@ def _all_cases(tmp: Path, classes: list[str]):
                 yield cls, name, argv, expect, check
 
 
-def _run_case(repo: str, argv, expect: str, check, tmp: Path) -> tuple[str, float]:
+#: Address space a case may take (issue 41's classes): beyond it, a memory blow-up.
+MEMORY_LIMIT = 4 * 2**30
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def _run_case(repo: str, argv, expect: str, check, tmp: Path, limit=False) -> tuple[str, float]:
     t0 = time.perf_counter()
     try:
         run = subprocess.run(
@@ -182,16 +196,20 @@ def _run_case(repo: str, argv, expect: str, check, tmp: Path) -> tuple[str, floa
             timeout=60,
             stdin=subprocess.DEVNULL,
             errors="replace",
+            preexec_fn=_limit_memory if limit else None,
         )
     except subprocess.TimeoutExpired:
         return "hang", time.perf_counter() - t0
     seconds = time.perf_counter() - t0
+    if limit and ("MemoryError" in run.stderr or "Unable to allocate" in run.stderr):
+        return "memory", seconds
     csv_out = "--format" in argv and "csv" in argv
     result = outcome(run.returncode, run.stdout, run.stderr, expect == "refuse", csv_out)
     if result == "refused" and isinstance(check, str):
         result = "refused" if re.search(check, run.stderr) else "wrong-message"
     elif result == "answered" and callable(check):
-        result = check(tmp, run.stdout) or result
+        text = run.stdout + run.stderr if getattr(check, "wants_err", False) else run.stdout
+        result = check(tmp, text) or result
     return result, seconds
 
 
@@ -200,10 +218,14 @@ def main() -> None:
     from fuzz_edges import CLASSES
     from fuzz_library import CLASSES as MORE
     from fuzz_library import LIBRARY_CLASSES, run_library
+    from fuzz_offerings import CLASSES as OFFERINGS
+    from fuzz_offerings import LIBRARY_OFFERINGS, run_offerings_library
+
+    LIBRARY_CLASSES = {**LIBRARY_CLASSES, "library-offerings": LIBRARY_OFFERINGS}
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[2]))
-    every = ["issue-13", *CLASSES, *MORE, *LIBRARY_CLASSES, "writes"]
+    every = ["issue-13", *CLASSES, *MORE, *LIBRARY_CLASSES, "writes", *OFFERINGS]
     ap.add_argument("--classes", nargs="+", default=every, choices=every)
     args = ap.parse_args()
     counts, rows = {}, []
@@ -213,7 +235,8 @@ def main() -> None:
         counts["writes"] = run_probes(args.repo)
     for cls in [c for c in args.classes if c in LIBRARY_CLASSES]:
         t0 = time.perf_counter()
-        found = run_library(args.repo, LIBRARY_CLASSES[cls])
+        runner = run_offerings_library if cls == "library-offerings" else run_library
+        found = runner(args.repo, LIBRARY_CLASSES[cls])
         seconds = (time.perf_counter() - t0) / max(1, len(found))
         for name, result in found.items():
             counts.setdefault(cls, Counter())[result] += 1
@@ -221,7 +244,8 @@ def main() -> None:
     cli_classes = [c for c in args.classes if c not in LIBRARY_CLASSES and c != "writes"]
     with tempfile.TemporaryDirectory() as tmp:
         for cls, name, argv, expect, check in _all_cases(Path(tmp), cli_classes):
-            result, seconds = _run_case(args.repo, argv, expect, check, Path(tmp))
+            limit = cls in OFFERINGS  # issue 41's: memory blow-ups counted, not suffered
+            result, seconds = _run_case(args.repo, argv, expect, check, Path(tmp), limit)
             counts.setdefault(cls, Counter())[result] += 1
             rows.append(f"{cls:15s} {name:32s} {result:10s} {seconds:6.1f} s")
     print("\n".join(rows))

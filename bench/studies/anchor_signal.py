@@ -11,6 +11,11 @@ rate (a profile given its own instance as the anchor) and its catch rate (given 
 instance), and the verdict on the example profiles.
 
     python bench/studies/anchor_signal.py --data ../shared/data/profet [--examples examples]
+    python bench/studies/anchor_signal.py --data ../shared/data/profet --rule
+
+``--rule`` applies docs/anchor_hint_rule.md (issue 41): the hint's threshold chosen on the 10
+non-reserved CNNs held out in turn (largest t whose false-alarm rate is at most 5% on every
+instance), then VGG16 and InceptionV3 and the demo's VGG16 file judged at that t.
 """
 
 from __future__ import annotations
@@ -61,13 +66,121 @@ def alarm_rates(prof, names, P, meta) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: The thresholds the rule may choose from (docs/anchor_hint_rule.md): log10 steps of 0.5.
+GRID = tuple(10.0 ** np.arange(-6.0, -0.25, 0.5))
+#: The most a genuine profile may be flagged, on the worst instance.
+FALSE_ALARM_BOUND = 0.05
+
+
+def hint_rates(truth, names, P, t) -> tuple[pd.Series, float]:
+    """At threshold ``t``: the false-alarm rate per instance (own instance as the anchor) and
+    the catch rate (every other instance as the anchor)."""
+    best = np.nanargmax(np.nan_to_num(P, nan=-1.0), axis=1)
+    valid = ~np.isnan(P).any(axis=1)
+    false, caught, tried = {}, 0, 0
+    for j, true in enumerate(names):
+        mine = (truth == true) & valid
+        false[true] = float(((P[mine, j] <= t) & (best[mine] != j)).mean())
+        for k in range(len(names)):
+            if k != j:
+                caught += int(((P[mine, k] <= t) & (best[mine] != k)).sum())
+                tried += int(mine.sum())
+    return pd.Series(false), caught / tried
+
+
+def _old_flag(p, k) -> bool:
+    return p[k] < _anchor.ANCHOR_BELOW and np.nanmax(p) >= _anchor.OTHER_FROM
+
+
+def old_rule_rates(truth, names, P) -> tuple[pd.Series, float]:
+    """:func:`hint_rates` under the old two thresholds (anchor below, another from)."""
+    best = np.nanargmax(np.nan_to_num(P, nan=-1.0), axis=1)
+    p_best = P[np.arange(len(P)), best]
+    valid = ~np.isnan(P).any(axis=1)
+    false, caught, tried = {}, 0, 0
+    for j, true in enumerate(names):
+        mine = (truth == true) & valid
+        sure = p_best[mine] >= _anchor.OTHER_FROM
+        false[true] = float(((P[mine, j] < _anchor.ANCHOR_BELOW) & sure).mean())
+        for k in range(len(names)):
+            if k != j:
+                caught += int(((P[mine, k] < _anchor.ANCHOR_BELOW) & sure).sum())
+                tried += int(mine.sum())
+    return pd.Series(false), caught / tried
+
+
+def apply_rule(prof: pd.DataFrame, examples: Path | None) -> None:
+    """docs/anchor_hint_rule.md: choose t on the non-reserved CNNs, then check it."""
+    reserved = ("VGG16", "InceptionV3")
+    fit = prof[~prof["model"].isin(reserved)].reset_index(drop=True)
+    print(f"rule: {len(fit)} profiles of {fit['model'].nunique()} CNNs (VGG16, InceptionV3 out)")
+    names, P, _ = leave_one_architecture_out(fit)
+    truth = fit["instance"].to_numpy()
+    rows, chosen = [], None
+    for t in GRID:
+        false, catch = hint_rates(truth, names, P, t)
+        rows.append(
+            {
+                "t": t,
+                "worst false alarm %": 100 * false.max(),
+                "mean false alarm %": 100 * false.mean(),
+                "catch %": 100 * catch,
+            }
+        )
+        if false.max() <= FALSE_ALARM_BOUND:
+            chosen = (t, false, catch)
+    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    old = old_rule_rates(truth, names, P)
+    print(
+        f"the old thresholds (anchor < {_anchor.ANCHOR_BELOW:g}, another >= "
+        f"{_anchor.OTHER_FROM:g}): false alarms {100 * old[0].max():.2f}% worst instance "
+        f"({100 * old[0].mean():.2f}% mean), catch {100 * old[1]:.1f}%"
+    )
+    if chosen is None:
+        print("no threshold meets the bound: the old thresholds stay (checked below)")
+        t, flag_of = None, _old_flag
+    else:
+        t, false, catch = chosen
+        print(
+            f"\nchosen t = {t:.3g}: false alarms {100 * false.max():.2f}% worst instance "
+            f"({', '.join(f'{k} {100 * v:.2f}%' for k, v in false.items())}), catch "
+            f"{100 * catch:.1f}%"
+        )
+        flag_of = lambda p, k: p[k] <= t and int(np.nanargmax(p)) != k  # noqa: E731
+    meta, arrays = _anchor.fit_anchor_classifier(fit)
+    held = prof[prof["model"].isin(reserved)].reset_index(drop=True)
+    Pr = anchor_probabilities(held, arrays)
+    if t is None:
+        false_r, catch_r = old_rule_rates(held["instance"].to_numpy(), names, Pr)
+    else:
+        false_r, catch_r = hint_rates(held["instance"].to_numpy(), names, Pr, t)
+    print(
+        f"independent check (VGG16, InceptionV3; classifier of the others): false alarms "
+        f"{100 * false_r.max():.2f}% worst instance ({100 * false_r.mean():.2f}% mean), "
+        f"catch {100 * catch_r:.1f}%"
+    )
+    if examples:
+        for path in sorted(Path(examples).glob("*.json")):
+            profile = read_profile(path).drop(columns="instance", errors="ignore")
+            p = anchor_probabilities(profile, arrays)[0]
+            flagged = flag_of(p, names.index("p3.2xlarge"))
+            print(
+                f"  {path.name:30s} "
+                + " ".join(f"{n} {v:.4f}" for n, v in zip(names, p, strict=True))
+                + f"; given as p3.2xlarge: {'flagged' if flagged else 'not flagged'}"
+            )
+
+
 def main(argv=None) -> None:
     """Run the validation and print the tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="folder with profiles.parquet")
     ap.add_argument("--examples", type=Path, help="folder of JSON profiles to judge")
+    ap.add_argument("--rule", action="store_true", help="apply docs/anchor_hint_rule.md")
     args = ap.parse_args(argv)
     prof = pd.read_parquet(args.data / "profiles.parquet")
+    if args.rule:
+        return apply_rule(prof, args.examples)
     # Every CNN left out in turn: the reserved ones too (fit_anchor_classifier skips them in
     # training, so none is reserved here).
     _anchor.RESERVED_ARCHITECTURES = ()

@@ -68,6 +68,44 @@ def float_range(low: float, high: float = math.inf, *, low_open: bool = False):
     return parse
 
 
+def number(text: str) -> float:
+    """An argparse type: a number as ``float`` parses it, but one too large for a float (a
+    400-digit number) is refused as out of range rather than read as inf; ``inf`` and ``nan``
+    typed as such pass, for the core to refuse by name."""
+    value = _float(text)
+    if not math.isfinite(value) and not _special(text):
+        raise argparse.ArgumentTypeError(
+            f"{_echo(text)} is out of range (a number must be below 1.8e308)"
+        )
+    return value
+
+
+def measured(text: str):
+    """:func:`number`, but a whole number too large for a float stays an ``int``: the core's
+    range check then refuses it by name, shown by its magnitude (latencies, parameter count)."""
+    value = _float(text)
+    if math.isfinite(value) or _special(text):
+        return value
+    try:
+        return int(text.strip())
+    except ValueError:
+        return number(text)
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_echo(text)!r} is not a number") from None
+
+
+def _special(text: str) -> bool:
+    return text.strip().lower().lstrip("+-") in _SPECIAL
+
+
+_SPECIAL = ("inf", "infinity", "nan")
+
+
 #: Op-clustering distance (a Levenshtein distance) and DNN epochs: checked at parse time.
 THRESHOLD = float_range(0.0, 1000.0)
 EPOCHS = int_range(1, 100_000)

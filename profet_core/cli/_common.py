@@ -36,8 +36,11 @@ class Progress:
 
 
 def warn(message: str) -> None:
-    """One ``profet: warning: ...`` line on stderr."""
-    print(f"profet: warning: {message}", file=sys.stderr)
+    """One ``profet: warning: ...`` line on stderr (control characters removed: names from a
+    catalog or a profile are data, never terminal escape sequences)."""
+    from .._messages import printable
+
+    print(f"profet: warning: {printable(message)}", file=sys.stderr)
 
 
 def renamed(old: str, new: str) -> None:
@@ -82,8 +85,10 @@ def load_predictor(artifacts, catalog=None):
 
 def table_text(df, fmt=None) -> str:
     """A table as aligned text, without the index; floats as ``fmt`` (a format spec), or by the
-    one rule for numbers shown to people (:func:`profet_core.format_number`)."""
+    one rule for numbers shown to people (:func:`profet_core.format_number`); control
+    characters removed (it is printed to a terminal)."""
     from .. import format_number
+    from .._messages import printable
 
     show = format_number if fmt is None else (lambda v: format(v, fmt))
-    return df.to_string(index=False, float_format=show)
+    return printable(df.to_string(index=False, float_format=show))

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text, warn
-from ._offerings import add_filters, offering_filter, write_table
+from ._offerings import add_filters, filters_given, offering_filter, write_table
 
 
 def add_parser(subparsers) -> None:
@@ -36,6 +36,14 @@ def run(args) -> int:
     for note in predictor.catalog_notes:
         warn(note)
     if args.targets:
+        if filters_given(args):  # the spec lines have no cloud, region or market
+            from .. import ProfetValueError
+
+            raise ProfetValueError(
+                "--targets lists the artifacts' spec lines, which the offering filters (--cloud, "
+                "--region, --gpu, --spot, --max-usd-per-hour, --all-regions) do not apply to; "
+                "drop the filters, or drop --targets to list offerings"
+            )
         write_table(predictor.instance_table(), args.format)
         return 0
     given = load_catalog(args.catalog, missing_price_ok=True) if args.catalog else None

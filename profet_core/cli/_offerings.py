@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ._argtypes import number
 from ._common import table_text, warn
 
 
@@ -26,7 +27,7 @@ def add_filters(parser, spot_help: str) -> None:
     g.add_argument("--spot", action="store_true", help=spot_help)
     g.add_argument(
         "--max-usd-per-hour",
-        type=float,
+        type=number,
         help="the whole instance's price at most this (USD per hour, in the market chosen)",
     )
     g.add_argument(
@@ -36,8 +37,22 @@ def add_filters(parser, spot_help: str) -> None:
     )
 
 
-def _names(values) -> tuple:
-    return tuple(v.strip() for item in values or () for v in item.split(",") if v.strip())
+def _names(values, flag: str) -> tuple:
+    """The names of a repeatable, comma-separated flag; an empty or wordless one is refused
+    (``--cloud ''`` would otherwise match every offering)."""
+    from .. import ProfetValueError
+
+    names = tuple(v.strip() for item in values or () for v in item.split(","))
+    bad = [n for n in names if not any(c.isalnum() for c in n)]
+    if bad:
+        raise ProfetValueError(
+            f"{flag} {bad[0]!r} names nothing (no letter or digit); give a name, e.g. "
+            f"{_EXAMPLES[flag]}, or leave {flag} out for all"
+        )
+    return names
+
+
+_EXAMPLES = {"--cloud": "--cloud aws", "--region": "--region us-east-1", "--gpu": "--gpu A100"}
 
 
 def offering_filter(args, spot_default):
@@ -46,9 +61,9 @@ def offering_filter(args, spot_default):
     from .. import OfferingFilter
 
     return OfferingFilter(
-        clouds=_names(args.cloud),
-        regions=_names(args.region),
-        gpus=_names(args.gpu),
+        clouds=_names(args.cloud, "--cloud"),
+        regions=_names(args.region, "--region"),
+        gpus=_names(args.gpu, "--gpu"),
         spot=True if args.spot else spot_default,
         max_usd_per_hour=args.max_usd_per_hour,
         all_regions=args.all_regions,
@@ -69,10 +84,12 @@ def filters_given(args) -> bool:
 
 def write_table(table, fmt: str, notes=(), **document) -> None:
     """A table as aligned text, CSV (4 decimals) or one JSON document with the notes."""
-    if fmt == "csv":
+    if fmt == "csv":  # printed: no terminal escape sequences from a catalog's names
+        from .._messages import printable
         from ..inputs._csv import escape_formulas
 
-        escape_formulas(table).round(4).to_csv(sys.stdout, index=False, lineterminator="\n")
+        text = escape_formulas(table).round(4).to_csv(index=False, lineterminator="\n")
+        sys.stdout.write(printable(text))
     elif fmt == "json":
         records = json.loads(table.to_json(orient="records", double_precision=10))
         json.dump({**document, "notes": list(notes), "offerings": records}, sys.stdout, indent=1)
@@ -106,20 +123,29 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     """Derive the snapshot; print what changed against the shipped one and the odd rows."""
     from .. import offerings_changes_text, refresh_offerings
+    from .._messages import printable
 
     out = None
+    if args.out is not None and not args.out.strip():
+        from .. import ProfetValueError
+
+        raise ProfetValueError(
+            "--out '' is empty; give the folder to write into, or leave --out out"
+        )
     if args.out:  # the write rule, before any work: a new folder, or one this command wrote
         from ..training._swap import check_command_out
 
         out = check_command_out(args.out, "offerings refresh", [args.catalog])
     done = refresh_offerings(args.catalog)
     meta, report = done["meta"], done["report"]
-    print(f"{meta['offerings']} offerings from {', '.join(meta['clouds'])}")
+    # The clouds' folder names and SOURCE.md lines are the catalog's text: printed as data.
+    print(printable(f"{meta['offerings']} offerings from {', '.join(meta['clouds'])}"))
     for cloud, info in meta["clouds"].items():
-        print(
+        line = (
             f"  {cloud}: {info.get('repository', info.get('path', ''))} "
             f"{info.get('schema', '')} commit {info.get('commit', 'unknown')}"
         )
+        print(printable(line))
     print("against the shipped snapshot: " + offerings_changes_text(done["changes"]))
     if len(report):
         warn(
@@ -127,6 +153,7 @@ def run(args) -> int:
             + ", ".join(f"{k} {v}" for k, v in meta["odd_rows"].items())
         )
         print(table_text(report.groupby(["cloud", "kind"]).size().rename("rows").reset_index()))
+        _print_rows(report)
     if out is not None:
         from .. import write_offerings
         from ..training._swap import written_beside
@@ -135,3 +162,18 @@ def run(args) -> int:
             write_offerings(done, tmp)
         print(f"wrote {args.out}/offerings.csv and offerings_meta.json")
     return 0
+
+
+#: Odd catalog rows named one per line on stdout (the rest counted; the library returns all).
+ROWS_NAMED = 100
+
+
+def _print_rows(report) -> None:
+    """Each odd row by name with its reason (the first :data:`ROWS_NAMED`)."""
+    cols = ["cloud", "instance", "region", "zone", "kind", "detail"]
+    print(table_text(report[cols].head(ROWS_NAMED).fillna("")))
+    if len(report) > ROWS_NAMED:
+        print(
+            f"... and {len(report) - ROWS_NAMED} more (refresh_offerings(folder)['report'] "
+            "lists them all)"
+        )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ._argtypes import measured
 from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text, warn
 from ._offerings import add_filters, filters_given, offering_filter, write_table
 
@@ -41,7 +42,7 @@ def add_parser(subparsers) -> None:
         "--profile", required=True, help="profile: PROFET JSON, TensorBoard CSV, or table"
     )
     pr.add_argument(
-        "--anchor-latency-ms", type=float, help="measured batch latency on the anchor (ms)"
+        "--anchor-latency-ms", type=measured, help="measured batch latency on the anchor (ms)"
     )
     pr.add_argument(
         "--method", choices=list(METHODS), help="prediction method (default: the artifacts')"
@@ -77,10 +78,12 @@ def add_parser(subparsers) -> None:
     )
     pr.add_argument(
         "--anchor-amp-latency-ms",
-        type=float,
+        type=measured,
         help="measured AMP step latency on the anchor (ms); with --precision amp",
     )
-    pr.add_argument("--params", type=float, help="the model's parameter count (for the all-reduce)")
+    pr.add_argument(
+        "--params", type=measured, help="the model's parameter count (for the all-reduce)"
+    )
     run = pr.add_argument_group("the workload: whole-run time and cost, will it fit")
     run.add_argument("--batch-size", type=int, help="images per step, as profiled")
     run.add_argument("--input-size", type=int, help="input image side (px), as profiled")
@@ -107,6 +110,8 @@ def run(args) -> int:
     _check_run_args(args)
     predictor = load_predictor(args.artifacts, args.catalog)
     profiles = read_profile(args.profile, steps=args.steps)
+    if args.dataset_images is not None and args.batch_size is None:
+        args.batch_size = _profile_batch(profiles)
     lat = latency_seconds(args.anchor_latency_ms, "ms", "--anchor-latency-ms")
     anchor = args.anchor or profile_instance(profiles)
     options = {  # what predict and predict_offerings both take
@@ -122,7 +127,8 @@ def run(args) -> int:
         "params": args.params,
     }
     if args.offerings or filters_given(args):
-        return _offerings(args, predictor, anchor, profiles, options)
+        return _offerings(args, predictor, anchor, _first_row(profiles), options)
+    _check_table_size(args.format, len(profiles), predictor, anchor)
     # Run totals per configuration and the one set of picks: the app's table, too.
     result = predictor.predict(anchor, profiles, **options)
     result = result.with_run(args.dataset_images, args.batch_size, args.epochs)
@@ -171,7 +177,9 @@ def _offerings(args, predictor, anchor, profiles, options) -> int:
         shown = [c for c in _OFFERING_TABLE if c in done.table.columns]
         print(table_text(done.table[shown]))
     elif args.format == "csv":  # the app's download: one document, one format
-        sys.stdout.write(done.to_csv().decode("utf-8"))
+        from .._messages import printable
+
+        sys.stdout.write(printable(done.to_csv().decode("utf-8")))
     else:
         write_table(
             done.table,
@@ -218,12 +226,56 @@ def _gpus(text: str):
 
     if text.strip().lower() == "all":
         return "all"
-    try:
-        return int(text)
-    except ValueError:
+    if not text.strip().isdigit() or not text.strip().isascii():  # not 1_0, +2 or ٣
+        raise ProfetValueError(f"--gpus {text[:40]!r} is not allowed; use all or a whole number")
+    return int(text)
+
+
+#: The most lines ``--format table`` prints: aligned text is built whole in memory (40,000
+#: lines take about 1.3 s and 5 MB; a 95,000-row profile's 3.6 million took 367 s and 6 GB),
+#: while CSV and JSON are written as they are made.
+TABLE_MAX_LINES = 50_000
+
+
+def _check_table_size(fmt: str, rows: int, predictor, anchor) -> None:
+    """Refuse the table format for an answer too long to align, before predicting it."""
+    if fmt != "table" or rows * 2 <= TABLE_MAX_LINES // 100:
+        return
+    from .. import ProfetValueError
+
+    lines = rows * max(len(predictor.targets(anchor)), 1)
+    if lines > TABLE_MAX_LINES:
         raise ProfetValueError(
-            f"--gpus {text!r} is not allowed; use all or a whole number"
-        ) from None
+            f"the answer has about {lines:,} lines ({rows:,} profile rows x targets), and the "
+            f"table format prints at most {TABLE_MAX_LINES:,}; use --format csv (or json)"
+        )
+
+
+def _first_row(profiles):
+    """The profile's first row, with a note where it has more (offerings are priced for one
+    row, as the app prices them: every row x every offering ran to gigabytes)."""
+    if len(profiles) <= 1:
+        return profiles
+    warn(
+        f"the profile has {len(profiles):,} rows; --offerings prices the first one, as the app "
+        "does (give a one-row profile to price another, or call predict_offerings in Python)"
+    )
+    return profiles.iloc[:1]
+
+
+def _profile_batch(profiles) -> int:
+    """The batch size the profile says it was taken at (whole-run cost without --batch-size)."""
+    from .. import ProfetValueError
+
+    sizes = set()
+    if "batch_size" in profiles.columns:
+        sizes = set(profiles["batch_size"].dropna().tolist())
+    if len(sizes) != 1:
+        said = "says none" if not sizes else f"says several ({len(sizes)})"
+        raise ProfetValueError(
+            f"whole-run cost needs the batch size, and the profile {said}; give --batch-size"
+        )
+    return int(sizes.pop())
 
 
 def _check_run_args(args) -> None:
@@ -232,7 +284,8 @@ def _check_run_args(args) -> None:
         from .. import ProfetValueError
 
         raise ProfetValueError(
-            "whole-run cost needs --dataset-images, --batch-size and --epochs together"
+            "whole-run cost needs --dataset-images and --epochs together (--batch-size: the "
+            "profile's by default)"
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ._argtypes import size_latency
+from ._argtypes import measured, number, size_latency
 from ._common import ARTIFACTS_HELP, warn
 
 #: The flags of one point, by their ``args`` names.
@@ -31,19 +31,19 @@ def add_parser(subparsers) -> None:
         help="the size that changes: batch (images per step) or input (image side, px); the "
         "other stays as measured",
     )
-    s.add_argument("--size", type=float, required=True, help="size to predict")
+    s.add_argument("--size", type=number, required=True, help="size to predict")
     one = s.add_argument_group(
         "from one point: a latency measured (or predicted by `profet predict`) at one size"
     )
-    one.add_argument("--latency-ms", type=float, help="the latency (ms) at --size-from")
+    one.add_argument("--latency-ms", type=measured, help="the latency (ms) at --size-from")
     one.add_argument(
         "--size-from",
-        type=float,
+        type=number,
         help="its batch size (images) or input side (px) (default: the profile's, if it says)",
     )
     one.add_argument(
         "--other-size",
-        type=float,
+        type=number,
         help="the size held fixed: input side (px) when scaling the batch, batch size (images) "
         "when scaling the input (default: the profile's, if it says)",
     )
@@ -53,12 +53,12 @@ def add_parser(subparsers) -> None:
     one.add_argument("--row", type=int, default=0, help="row of a multi-profile file (from 0)")
     one.add_argument("--steps", type=int, help="training steps the profile covers (default 2)")
     two = s.add_argument_group("from two or three points: latencies measured at those sizes")
-    two.add_argument("--latency-min-ms", type=float, help="latency at the smaller size (ms)")
-    two.add_argument("--latency-max-ms", type=float, help="latency at the larger size (ms)")
+    two.add_argument("--latency-min-ms", type=measured, help="latency at the smaller size (ms)")
+    two.add_argument("--latency-max-ms", type=measured, help="latency at the larger size (ms)")
     two.add_argument(
-        "--size-min", type=float, help="size of --latency-min-ms (default: 16 batch / 32 px)"
+        "--size-min", type=number, help="size of --latency-min-ms (default: 16 batch / 32 px)"
     )
-    two.add_argument("--size-max", type=float, help="size of --latency-max-ms (default: 256)")
+    two.add_argument("--size-max", type=number, help="size of --latency-max-ms (default: 256)")
     two.add_argument(
         "--point",
         type=size_latency,

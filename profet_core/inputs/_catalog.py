@@ -272,6 +272,14 @@ def estimate_run(
         raise ProfetValueError(
             f"the prediction table lacks {missing}; give Prediction.table (from predict)"
         )
+    for col in ("batch_latency_ms", "usd_per_hour"):  # a negative one: a negative cost
+        v = pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
+        if (v < 0).any() or np.isinf(v).any():
+            bad = v[(v < 0) | np.isinf(v)][0]
+            raise ProfetValueError(
+                f"the prediction table's {col} holds {bad:g}; a latency or price must be finite "
+                "and >= 0"
+            )
     dataset_images = _positive_int("dataset_images", dataset_images)
     batch_size = _positive_int("batch_size", batch_size)
     epochs = _positive_int("epochs", epochs)

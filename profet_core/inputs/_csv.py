@@ -22,7 +22,6 @@ import pandas as pd
 
 from .._messages import quote, quote_list
 from ..errors import ProfetValueError
-from ._args import shown, type_name
 
 _FORMULA = re.compile(r"[=+\-@\t\r]")
 _HARMLESS = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]", re.ASCII)
@@ -164,8 +163,9 @@ def escape_formulas(df: pd.DataFrame) -> pd.DataFrame:
         Same shape; numeric columns untouched, text escaped by :func:`escape_text`. ``df``
         itself (not a copy) when nothing needs escaping; the input is never changed.
     """
-    if not isinstance(df, pd.DataFrame):
-        raise ProfetValueError(f"df must be a pandas DataFrame; got {type_name(df)} {shown(df)}")
+    from ._args import frame_arg
+
+    frame_arg(df, "the table to escape")
     changed = {}
     for col in df.columns:
         s = df[col]

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
+from .._messages import quote, quote_list
 from ..errors import ProfetValueError
 
 SPOT_NOTE = "spot capacity can be taken back at any time (the run must resume from checkpoints)"
@@ -49,8 +50,17 @@ class OfferingFilter:
     def __post_init__(self):
         for name in ("clouds", "regions", "gpus"):
             value = getattr(self, name)
-            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-                raise ProfetValueError(f"{name} must be a sequence of names, got {value!r}"[:120])
+            if isinstance(value, str) or not _names_ok(value):
+                raise ProfetValueError(
+                    f"{name} must be a sequence of names, got {quote(value)}; e.g. ('aws',), "
+                    "or () for all"
+                )
+            wordless = [v for v in value if not _words(v)]
+            if wordless:  # "" or "-" would match every offering
+                raise ProfetValueError(
+                    f"{name} names {quote(wordless[0])}, which has no letter or digit; give a "
+                    "name (e.g. aws, A100, us-east-1)"
+                )
             object.__setattr__(self, name, tuple(value))
         m = self.max_usd_per_hour
         if m is not None and (
@@ -61,6 +71,13 @@ class OfferingFilter:
             )
         if self.spot not in (True, False, None):
             raise ProfetValueError(f"spot {self.spot!r}; allowed: True, False, None")
+
+
+def _names_ok(value) -> bool:
+    try:
+        return all(isinstance(v, str) for v in value)
+    except TypeError:  # None, a number: not a sequence
+        return False
 
 
 def _words(text: str) -> set[str]:
@@ -147,3 +164,45 @@ def check_offering_args(predictor, filter=None, catalog=None, offerings=None) ->
     for name, value in (("catalog", catalog), ("offerings", offerings)):
         if value is not None:
             frame_arg(value, name)
+    if offerings is not None:
+        from ._args import check_snapshot
+
+        check_snapshot(offerings)
+
+
+def why_nothing(table: pd.DataFrame, f: OfferingFilter, gpus=1) -> str:
+    """Which filter leaves no offering, and what exists where it looked (one line)."""
+    rows = markets(table)
+    said = ""
+    steps = (
+        ("clouds", "cloud", "cloud", OfferingFilter(clouds=f.clouds, spot=None)),
+        ("regions", "region", "region", replace(f, gpus=(), spot=None, max_usd_per_hour=None)),
+        ("gpus", "GPU", "accelerator", replace(f, spot=None, max_usd_per_hour=None)),
+    )
+    for attr, label, col, step in steps:
+        kept = rows[matches(rows, step)]
+        if getattr(f, attr) and kept.empty:
+            have = sorted(set(rows[col].astype(str)))
+            return (
+                f"no offering{said} matches {label} {quote_list(getattr(f, attr))}; "
+                f"{label}s offered: {quote_list(have, 12)}"
+            )
+        rows = kept if getattr(f, attr) else rows
+        said = f" of {label} {quote_list(getattr(f, attr))}" if getattr(f, attr) else said
+    if f.spot is not None and not (rows["spot"] == f.spot).any():
+        market = "a spot price" if f.spot else "an on-demand price"
+        return (
+            f"no offering{said} has {market} in the catalog; {'drop' if f.spot else 'add'} --spot"
+        )
+    rows = rows[rows["spot"] == f.spot] if f.spot is not None else rows
+    if (
+        f.max_usd_per_hour is not None
+        and not (rows["price_usd_per_hour"] <= f.max_usd_per_hour).any()
+    ):
+        return (
+            f"no offering{said} costs at most {f.max_usd_per_hour:g} USD/h; the cheapest costs "
+            f"{rows['price_usd_per_hour'].min():.4g} USD/h"
+        )
+    if gpus not in (1, "all") and len(rows) and not (rows["gpus"] >= gpus).any():
+        return f"no offering{said} has {gpus} GPUs; the most any has is {int(rows['gpus'].max())}"
+    return "no offering matches the filters given"

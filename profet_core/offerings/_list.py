@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter
+from ..errors import ProfetValueError
+from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter, why_nothing
 from ._join import NO_SPEC, spec_key_of_gpu
 from ._predict import catalog_offerings, extended
 from ._snapshot import SNAPSHOT_COLUMNS, load_offerings, price_source
@@ -65,6 +66,8 @@ def list_offerings(predictor, filter: OfferingFilter | None = None, catalog=None
     if catalog is not None:
         table = pd.concat([table, catalog_offerings(catalog, predictor)], ignore_index=True)
     lines = choose_lines(table, f)
+    if lines.empty:  # which filter leaves nothing, and what there is
+        raise ProfetValueError(why_nothing(table, f))
     lines["basis"] = basis_of(predictor, lines["gpu"], lines["instance"])
     # The snapshot's columns (zones aside), with the basis before the note.
     cols = [c for c in SNAPSHOT_COLUMNS if c not in ("zones", "note")] + ["basis", "note"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..errors import ProfetValueError
 from ..prediction._picks import (
     BEST_VALUE,
     CRITERIA,
@@ -19,7 +20,8 @@ from ..prediction._picks import (
     weak_picks_warning,
 )
 from ..prediction._scaling import check_options
-from ._filter import OfferingFilter, check_offering_args, choose
+from ._args import gpus_arg, no_target, run_arg
+from ._filter import OfferingFilter, check_offering_args, choose, why_nothing
 from ._front import add_front, front_columns
 from ._join import (
     catalog_offerings,
@@ -131,6 +133,8 @@ class OfferingsResult:
 
         from ._filter import matches
 
+        if not isinstance(f, OfferingFilter):
+            raise ProfetValueError(f"where takes an OfferingFilter; got {type(f).__name__}")
         t = self.table
         rows = t.assign(spot=t["market"].eq("spot"), price_usd_per_hour=t["usd_per_hour"])
         kept = add_front(t[matches(rows, f)], self.cost_column, self.time_column)
@@ -249,13 +253,15 @@ def predict_offerings(
     """
     check_offering_args(predictor, filter, catalog, offerings)
     f = OfferingFilter() if filter is None else filter
+    gpus = gpus_arg(gpus)
+    run = run_arg(run)
+
     if offerings is None and catalog is None:
         off = _shipped_side(f, gpus)
     else:
-        table = load_offerings() if offerings is None else offerings
-        if catalog is not None:
-            table = pd.concat([table, catalog_offerings(catalog, predictor)], ignore_index=True)
-        off = offer_side(choose(table, f), gpus)
+        off = offer_side(choose(_table(predictor, offerings, catalog), f), gpus)
+    if off.empty:  # which filter leaves nothing, and what there is
+        raise ProfetValueError(why_nothing(_table(predictor, offerings, catalog), f, gpus))
     key = spec_key_of_gpu()
     side = offer_facts(off)
     wanted = side["wanted"]
@@ -263,6 +269,8 @@ def predict_offerings(
     reach = set(wide.all_instances)
     targets = [t for t in wanted if t != anchor and t in reach]
     wide._check_instance(anchor, "anchor")
+    if not targets:
+        raise ProfetValueError(no_target(off, anchor))
     counts = list(side["counts"]) or [1]
     gpu_option = 1 if counts == [1] else counts
     options = check_options(precision, gpu_option, anchor_amp_latency_s, params)
@@ -288,6 +296,14 @@ def predict_offerings(
 
 
 _KEPT = frozenset(OFFERING_COLUMNS)
+
+
+def _table(predictor, offerings, catalog) -> pd.DataFrame:
+    """The offerings chosen from: the snapshot (given or shipped) and a user's catalog."""
+    out = load_offerings() if offerings is None else offerings
+    if catalog is not None:
+        out = pd.concat([out, catalog_offerings(catalog, predictor)], ignore_index=True)
+    return out
 
 
 def _shown(table: pd.DataFrame) -> pd.DataFrame:

@@ -24,23 +24,12 @@ from ._gpus import (
     RETIRED,
     count_in_name,
 )
+from ._vms import REPORT_COLUMNS, read_vms
 
-#: Catalog columns read (by name: the order differs per cloud and schema).
-COLUMNS = {
-    "InstanceType": "instance",
-    "AcceleratorName": "accelerator",
-    "AcceleratorCount": "gpus",
-    "vCPUs": "vcpus",
-    "MemoryGiB": "memory_gib",
-    "Price": "price",
-    "SpotPrice": "spot",
-    "Region": "region",
-}
-ZONE = "AvailabilityZone"
 ROW_COLUMNS = ("cloud", "instance", "accelerator", "gpus", "vcpus", "memory_gib", "region")
 ROW_COLUMNS = (*ROW_COLUMNS, "zone", "price", "spot")
-#: Largest vms.csv read (a full AWS file is about 4 MB).
-MAX_VMS_BYTES = 64 * 2**20
+#: Largest SOURCE.md read (the catalog copy's is a few hundred bytes).
+MAX_SOURCE_BYTES = 2**20
 #: A spot price this much above on-demand is odd (rounding to 4 decimals is not).
 SPOT_TOLERANCE = 1e-4
 
@@ -61,7 +50,12 @@ def catalog_files(folder) -> dict[str, Path]:
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise ProfetFileNotFoundError(f"catalog folder {str(folder)!r} does not exist")
+        if folder.exists():
+            raise ProfetValueError(
+                f"catalog folder {str(folder)[:200]!r} is not a folder; pass a SkyPilot catalog "
+                "folder of <cloud>/vms.csv such as ~/.sky/catalogs/v8"
+            )
+        raise ProfetFileNotFoundError(f"catalog folder {str(folder)[:200]!r} does not exist")
     found = {p.parent.name: p for p in sorted(folder.glob("*/vms.csv"))}
     if not found:
         for schema in ("v8", "v7"):
@@ -72,30 +66,6 @@ def catalog_files(folder) -> dict[str, Path]:
             "~/.sky/catalogs/v8"
         )
     return found
-
-
-def read_vms(path, cloud: str) -> pd.DataFrame:
-    """One cloud's ``vms.csv`` as :data:`ROW_COLUMNS` (all rows; GPU rows chosen later)."""
-    path = Path(path)
-    if path.stat().st_size > MAX_VMS_BYTES:
-        raise ProfetValueError(f"{str(path)!r} is over {MAX_VMS_BYTES // 2**20} MB")
-    head = pd.read_csv(path, nrows=0).columns
-    missing = [c for c in COLUMNS if c not in head]
-    if missing:
-        raise ProfetValueError(
-            f"{str(path)!r} lacks column(s) {missing}; a SkyPilot vms.csv has {list(COLUMNS)}"
-        )
-    use = [*COLUMNS, *([ZONE] if ZONE in head else [])]
-    text = {"InstanceType": str, "AcceleratorName": str, "Region": str, ZONE: str}
-    df = pd.read_csv(path, usecols=use, dtype={k: v for k, v in text.items() if k in use})
-    df = df.rename(columns={**COLUMNS, ZONE: "zone"})
-    if "zone" not in df:
-        df["zone"] = df["region"]  # clouds without zones: one row per region
-    for c in ("gpus", "vcpus", "memory_gib", "price", "spot"):
-        df[c] = pd.to_numeric(df[c], errors="coerce")
-    df["cloud"] = cloud
-    df["zone"] = df["zone"].fillna(df["region"])
-    return df[list(ROW_COLUMNS)]
 
 
 def gpu_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -115,43 +85,75 @@ def compose_gcp(df: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
     rows : pandas.DataFrame
         :data:`ROW_COLUMNS`, one per composed instance and zone.
     skipped : list of dict
-        Machine-type rows with no GPU row in their zone (reported).
+        Machine-type rows with no GPU row in their zone, GPU rows listed twice for one zone
+        or with a fractional count (reported).
     """
     gpus = gpu_rows(df[df["instance"].isna()])
     gpus = gpus[gpus["gpus"].notna()]
     key = ["accelerator", "gpus", "zone"]
-    gpu_price = gpus.set_index(key)[["price", "spot"]]
-    out, skipped = [], []
+    skipped = _odd_gpus(gpus, key)
+    gpus = gpus[~gpus.duplicated(key) & (gpus["gpus"] == gpus["gpus"].round())]
+    gpu_price = {(a, n, z): (p, sp) for a, n, z, p, sp in gpus[[*key, "price", "spot"]].to_numpy()}
+    out = []
     machines = df[df["instance"].isin(list(GCP_BUILT_IN))]
     for m in machines.itertuples(index=False):
         acc, n = GCP_BUILT_IN[m.instance]
         k = (acc, float(n), m.zone)
-        if k not in gpu_price.index:
+        if k not in gpu_price:
             skipped.append(_odd(m, "no GPU row", f"no {acc}:{n} row in zone {m.zone}"))
             continue
-        g = gpu_price.loc[k]
-        out.append(_composed(m, m.instance, acc, n, m.price + g["price"], m.spot + g["spot"]))
-    hosts = df[df["instance"].fillna("").str.startswith("n1-")]
+        price, spot = gpu_price[k]
+        out.append(_composed(m, m.instance, acc, n, m.price + price, m.spot + spot))
     attach = gpus[~gpus["accelerator"].isin({a for a, _ in GCP_BUILT_IN.values()})]
-    by_zone = {z: h for z, h in hosts.groupby("zone")}
+    cpus = [
+        GCP_HOST_CPUS.get(a, GCP_HOST_CPUS["DEFAULT"]).get(int(n))
+        for a, n in zip(attach["accelerator"], attach["gpus"], strict=True)
+    ]
+    attach = attach.assign(cpus=pd.array(cpus, dtype="Int64"))
+    cheapest = _cheapest_hosts(df, attach)
+    zones = set(df.loc[df["instance"].fillna("").str.startswith("n1-"), "zone"])
     for g in attach.itertuples(index=False):
-        table = GCP_HOST_CPUS.get(g.accelerator, GCP_HOST_CPUS["DEFAULT"])
-        cpus = table.get(int(g.gpus))
-        h = by_zone.get(g.zone)
-        if cpus is None or h is None:
+        if pd.isna(g.cpus) or g.zone not in zones:
             skipped.append(_odd(g, "no host", f"no N1 host for {g.accelerator}:{g.gpus:g}"))
             continue
-        h = h[(h["vcpus"] >= cpus) & (h["memory_gib"] >= GCP_HOST_MEMORY_PER_CPU * cpus)]
-        h = h.dropna(subset=["price"])
-        if h.empty:
-            skipped.append(_odd(g, "no host", f"no N1 host with {cpus} vCPUs in {g.zone}"))
+        host = cheapest.get((g.zone, g.cpus))
+        if host is None:
+            skipped.append(_odd(g, "no host", f"no N1 host with {g.cpus} vCPUs in {g.zone}"))
             continue
-        host = h.loc[h["price"].idxmin()]
         name = f"{host['instance']}+{g.accelerator}x{int(g.gpus)}"
         price, spot = host["price"] + g.price, host["spot"] + g.spot
         out.append(_composed(host, name, g.accelerator, int(g.gpus), price, spot, g.zone))
     rows = pd.DataFrame(out, columns=list(ROW_COLUMNS))
     return rows, skipped
+
+
+def _cheapest_hosts(df: pd.DataFrame, attach: pd.DataFrame) -> dict:
+    """``{(zone, vCPUs): host row}``: the cheapest N1 host of each zone with at least that many
+    vCPUs and 4 GiB per vCPU, found for every pair at once (one merge, linear in the rows;
+    one filter per GPU row took minutes on a 200,000-row file)."""
+    hosts = df[df["instance"].fillna("").str.startswith("n1-")].dropna(subset=["price"])
+    need = attach[["zone", "cpus"]].dropna().drop_duplicates()
+    both = need.merge(hosts, on="zone")
+    both = both[
+        (both["vcpus"] >= both["cpus"])
+        & (both["memory_gib"] >= GCP_HOST_MEMORY_PER_CPU * both["cpus"])
+    ]
+    both = both.sort_values("price", kind="stable").drop_duplicates(["zone", "cpus"])
+    return {(r["zone"], r["cpus"]): r for _, r in both.iterrows()}
+
+
+def _odd_gpus(gpus: pd.DataFrame, key: list) -> list[dict]:
+    """GCP GPU rows that cannot be priced: a second row for one GPU, count and zone (the first
+    is kept), or a fractional count (a T4 x1.5 is no attachable configuration)."""
+    dup = gpus[gpus.duplicated(key)]
+    part = gpus[gpus["gpus"] != gpus["gpus"].round()]
+    return [
+        _odd(r, "duplicate", f"a second {r.accelerator}:{r.gpus:g} row in zone {r.zone}")
+        for r in dup.itertuples(index=False)
+    ] + [
+        _odd(r, "fractional GPUs", f"{r.gpus:g} GPUs cannot be attached")
+        for r in part.itertuples(index=False)
+    ]
 
 
 def _composed(host, name, acc, n, price, spot, zone=None) -> dict:
@@ -213,7 +215,9 @@ def odd_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         why = None
         if (r.cloud, r.accelerator) in RETIRED:
             why = ("retired series", RETIRED[(r.cloud, r.accelerator)])
-        elif not np.isfinite(r.gpus) or r.gpus < 1 or r.gpus != int(r.gpus):
+        elif not np.isfinite(r.gpus) or r.gpus <= 0:  # NaN, inf, 0 or negative: no count
+            why = ("impossible GPU count", f"{r.gpus:g} GPUs: not a count of GPUs")
+        elif r.gpus != int(r.gpus):
             why = ("fractional GPUs", f"{r.gpus:g} of a GPU (a slice, not a whole GPU)")
         elif _impossible_count(r):
             why = ("impossible GPU count", _impossible_count(r))
@@ -253,9 +257,10 @@ def read_catalog(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
     report : pandas.DataFrame
         The odd rows (see :func:`odd_rows`) and GCP rows that could not be composed.
     """
-    parts, skipped = [], []
+    parts, skipped, read_report = [], [], []
     for cloud, path in catalog_files(folder).items():
-        df = read_vms(path, cloud)
+        df, bad = read_vms(path, cloud)
+        read_report.append(bad)
         if cloud == "gcp":
             rows, bad = compose_gcp(df)
             parts.append(rows)
@@ -265,8 +270,11 @@ def read_catalog(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ROW_COLUMNS)
     rows["instance"] = rows["instance"].astype(str).str.strip()
     kept, report = odd_rows(rows)
-    report = pd.concat([report, pd.DataFrame(skipped, columns=report.columns)], ignore_index=True)
-    return kept, report
+    parts = [*read_report, report, pd.DataFrame(skipped, columns=REPORT_COLUMNS)]
+    report = pd.concat(
+        [p for p in parts if len(p)] or [pd.DataFrame(columns=REPORT_COLUMNS)], ignore_index=True
+    )
+    return kept, report.reindex(columns=REPORT_COLUMNS)
 
 
 def source_of(path) -> dict:
@@ -279,11 +287,17 @@ def source_of(path) -> dict:
     }
     source = path.parent / "SOURCE.md"
     if source.is_file():
-        text = source.read_text(errors="replace")
+        from .._messages import printable
+        from ..inputs._safe_read import read_bounded
+
+        # Bounded and regular files only (a 3 GB file or a FIFO is no SOURCE.md); its lines
+        # are the catalog's text, printed later: no control characters.
+        text = read_bounded(source, MAX_SOURCE_BYTES, "catalog SOURCE.md").decode(errors="replace")
         for key, label in (("repository", "Repository"), ("path", "Path"), ("commit", "Commit")):
             m = re.search(rf"^- {label}: *(.+)$", text, re.MULTILINE)
             if m:
-                info[key] = re.sub(r"[`*]", "", m.group(1)).split(" (")[0].strip()
+                value = re.sub(r"[`*]", "", printable(m.group(1))).split(" (")[0].strip()
+                info[key] = value[:200]
         m = re.search(r"catalogs/(v\d+)/", info.get("path", ""))
         info["schema"] = m.group(1) if m else info["schema"]
     import datetime as dt

@@ -7,6 +7,7 @@ import datetime as dt
 import functools
 import json
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -144,19 +145,56 @@ def write_offerings(done: dict, folder) -> None:
             f"output folder {str(folder)!r} exists and is not empty; give a new folder "
             "(nothing was changed)"
         )
-    folder.mkdir(parents=True, exist_ok=True)
-    write_snapshot(done["table"], folder / SNAPSHOT_FILE)
-    (folder / META_FILE).write_text(json.dumps(done["meta"], indent=1) + "\n")
+    if not isinstance(done["table"], pd.DataFrame) or not isinstance(done["meta"], dict):
+        raise ProfetValueError("write_offerings takes the dict refresh() returns (table, meta)")
+    _write_swapped(done, folder)
+
+
+def _write_swapped(done: dict, folder) -> None:
+    """Write both files into a temporary sibling, then rename it into place: a failure (a
+    full disk, a table that cannot be written) never leaves a half-written folder."""
+    import os
+    import shutil
+    import tempfile
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name[:40]}.profet-tmp-", dir=folder.parent))
+    try:
+        try:
+            write_snapshot(done["table"], tmp / SNAPSHOT_FILE)
+            text = json.dumps(done["meta"], indent=1, allow_nan=False)
+        except (TypeError, ValueError, OSError) as exc:
+            raise ProfetValueError(f"the snapshot cannot be written: {str(exc)[:200]}") from None
+        (tmp / META_FILE).write_text(text + "\n")
+        if folder.is_dir():
+            folder.rmdir()  # empty (checked): the rename below takes its place
+        os.rename(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_snapshot(table: pd.DataFrame, path) -> None:
-    """Write the snapshot CSV (prices as the catalog writes them, at most 6 decimals)."""
-    table.round(6).to_csv(path, index=False, float_format="%.10g", lineterminator="\n")
+    """Write the snapshot CSV (prices as the catalog writes them, at most 6 decimals; text a
+    spreadsheet would run as a formula escaped, as every CSV the product writes)."""
+    from ..inputs._csv import to_csv
+
+    to_csv(table.round(6), path, index=False, float_format="%.10g", lineterminator="\n")
 
 
 def compare(old: pd.DataFrame, new: pd.DataFrame) -> dict:
     """What changed between two snapshots: lines added and removed, on-demand and spot prices
-    changed (per cloud), as counts and a few examples."""
+    changed (per cloud), as counts and a few examples.
+
+    Raises
+    ------
+    ProfetValueError
+        ``old`` or ``new`` is not a snapshot table (:data:`SNAPSHOT_COLUMNS`'s key and prices).
+    """
+    for name, table in (("old", old), ("new", new)):
+        frame_arg(table, f"the {name} snapshot")
+        missing = [c for c in (*KEY, "usd_per_hour", "spot_usd_per_hour") if c not in table]
+        if missing:
+            raise ProfetValueError(f"the {name} snapshot lacks column(s) {missing}")
     o, n = old.set_index(KEY), new.set_index(KEY)
     added = n.index.difference(o.index)
     removed = o.index.difference(n.index)
@@ -250,10 +288,12 @@ def price_source(meta: dict | None = None) -> str:
             f"offerings metadata must be a dict with a 'clouds' dict; got {type(meta).__name__}"
         )
     parts = [
-        f"{cloud} {info.get('schema', '')} @{info.get('commit', 'unknown')[:8]}".replace("  ", " ")
+        f"{cloud} {info.get('schema', '')} @{str(info.get('commit', 'unknown'))[:8]}".replace(
+            "  ", " "
+        )
         for cloud, info in meta["clouds"].items()
     ]
-    copied = sorted({info.get("file_date", "") for info in meta["clouds"].values()} - {""})
+    copied = sorted({str(info.get("file_date", "")) for info in meta["clouds"].values()} - {""})
     when = f"catalog copied {copied[-1]}" if copied else "copy date unknown"
     return (
         f"Prices: SkyPilot's catalog (github.com/skypilot-org/skypilot-catalog; {', '.join(parts)}; "

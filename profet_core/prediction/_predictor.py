@@ -86,6 +86,7 @@ class Predictor(TrainedModels):
         """:meth:`predict` with checked ``options``; also the prepared profiles (op times at 2
         steps, latency), which :meth:`_configure` takes instead of preparing them again."""
         from ._engine import run_prediction
+        from ._option_checks import batch_notes
         from ._scaling import apply_options
 
         self._check_instance(anchor, "anchor")
@@ -95,7 +96,7 @@ class Predictor(TrainedModels):
         ops, lat = prepared.ops, prepared.latency_s
         model, arrays = self.bundle.model, self.bundle.arrays
         checks = sense_checks(model, profiles, anchor_latency_s, anchor, arrays)
-        notes = (*self.catalog_notes, *checks)
+        notes = (*self.catalog_notes, *checks, *batch_notes(profiles, batch_size))
         sizes = workload_sizes(profiles, batch_size, input_size)
         pred = run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
         batch = _batch(profiles, batch_size)

@@ -22,6 +22,13 @@ from ..crossgpu._dataparallel import link_gbs, row_half_width, step_factor
 from ..crossgpu._gpuref import amp_dtype, fp32_rate, gpu_table
 from ..crossgpu._pairs import FAM_COLS, model_family_times
 from ..errors import ProfetValueError
+from ._option_checks import (
+    PARAMS_UNUSED,
+    amp_latency_notes,
+    checked_amp_latency,
+    checked_params,
+    no_count_left,
+)
 
 PRECISIONS = ("fp32", "amp")
 MS_PER_HOUR = 3_600_000.0
@@ -63,14 +70,8 @@ def check_options(precision, gpus, anchor_amp_latency_s, params):
             if list(many) == [1] and not isinstance(gpus, (list, tuple))
             else sorted({int(g) for g in many})
         )
-    for name, v in (("anchor_amp_latency_s", anchor_amp_latency_s), ("params", params)):
-        if v is not None and not (
-            isinstance(v, (int, float, np.floating, np.integer))
-            and not isinstance(v, bool)
-            and np.isfinite(v)
-            and v > 0
-        ):
-            raise ProfetValueError(f"{name} {quote(v)} is not allowed; it must be a number > 0")
+    anchor_amp_latency_s = checked_amp_latency(anchor_amp_latency_s)
+    params = checked_params(params)
     if anchor_amp_latency_s is not None and precision != "amp":
         raise ProfetValueError("an anchor AMP latency is only used with precision amp")
     return precision, gpus, anchor_amp_latency_s, params
@@ -164,15 +165,19 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
     row = table["row"].to_numpy()
     n_rows = int(row.max()) + 1 if len(table) else 0
     batch = np.broadcast_to(np.asarray(batch, float), (n_rows,))
+    unused = [PARAMS_UNUSED] if params is not None and gpus == 1 else []
     if precision == "fp32" and gpus == 1:
         table["precision"], table["gpus"] = "fp32", 1
         table["images_per_s"] = batch[row] / table["batch_latency_ms"].to_numpy() * 1e3
-        return dataclasses.replace(pred, table=table)
-    notes = list(pred.notes)
+        return dataclasses.replace(pred, table=table, notes=(*pred.notes, *unused))
+    notes = [*pred.notes, *unused]
     fam = model_family_times(ops)
     table["precision"] = precision
     table["basis_precision"] = ""
     if precision == "amp":
+        a_gpu = predictor.cross.specs_.set_index("instance")["gpu"][anchor]
+        tensor = amp_dtype(gpu_table(predictor.cross.specs_).loc[a_gpu]) not in ("fp32", "unknown")
+        notes += amp_latency_notes(tensor, ops, lat, amp_lat)
         notes += _apply_amp(predictor, table, anchor, fam, amp_lat, lat)
     out, more = _apply_gpus(predictor, table, anchor, fam, gpus, params)
     notes = [s for s in notes if "the latency is for one of the instance's GPUs" not in s] + more
@@ -223,6 +228,9 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     names = table["target"].astype(str)
     counts = _counts(predictor, sorted(set(names)), gpus)
     out = table.loc[table.index.repeat([len(counts[t]) for t in names])].reset_index(drop=True)
+    if len(table):  # a count no target has: refused, not an empty table
+        have = _counts(predictor, sorted(set(names)), "all")
+        no_count_left(out, {t: n[0] for t, n in have.items()}, gpus)
     out["gpus"] = np.array([g for t in names for g in counts[t]], dtype=int)
     notes = []
     missing = sorted(t for t in set(names) if not counts[t])

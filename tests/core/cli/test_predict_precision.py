@@ -39,7 +39,7 @@ def test_amp_and_all_gpus_in_the_cli():
     [
         (["--gpus", "x"], "--gpus 'x' is not allowed"),
         (["--gpus", "0"], "gpus 0 is not allowed"),
-        (["--params", "-5"], "params -5.0 is not allowed"),
+        (["--params", "-5"], "params -5 is not allowed"),
         (["--anchor-amp-latency-ms", "20"], "only used with precision amp"),
     ],
     ids=["text", "zero", "params", "amp-latency-without-amp"],

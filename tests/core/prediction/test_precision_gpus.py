@@ -116,7 +116,7 @@ def test_params_size_the_all_reduce(predictor, profile):
         ({"gpus": 0}, "gpus 0 is not allowed"),
         ({"gpus": True}, "gpus True is not allowed"),
         ({"gpus": "some"}, "gpus 'some' is not allowed"),
-        ({"params": -1.0}, "params -1.0 is not allowed"),
+        ({"params": -1.0}, "params -1 is not allowed"),
         ({"anchor_amp_latency_s": 0.01}, "only used with precision amp"),
     ],
     ids=["precision", "zero-gpus", "bool-gpus", "text-gpus", "params", "amp-latency-fp32"],
