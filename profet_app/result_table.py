@@ -115,13 +115,16 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     )
     config = _config(display, prediction)
     columns = ["target", "gpu", "basis", "batch_latency_ms", "latency_range", "p_fit"]
-    columns += ["usd_per_hour", *(["steps", "run_hours", "run_usd", "run_range"] if run else [])]
+    columns += ["usd_per_hour", *(["run_hours", "run_usd", "run_range"] if run else [])]
     if "ms_per_batch" in display.columns:  # picks per image rest on these
         columns += ["ms_per_batch", "usd_per_1000_batches"]
-    more = [*(["usd_per_1000_steps"] if run else []), "ensemble", *members]
+    more = [*(["steps", "usd_per_1000_steps"] if run else []), "ensemble", *members]
     if "basis_precision" in display.columns:  # amp or several GPUs (issue 25)
         columns[3:3] = ["gpus"]
         more[:0] = ["basis_precision", "precision", "images_per_s"]
+    if run and display["steps"].nunique() > 1:  # GPU counts differ: so do their steps
+        more.remove("steps")
+        columns.insert(columns.index("run_hours"), "steps")
     if not run:
         columns.append("usd_per_1000_steps")
     more = st.multiselect(

@@ -96,8 +96,8 @@ class Predictor(TrainedModels):
         ops, lat = prepared.ops, prepared.latency_s
         model, arrays = self.bundle.model, self.bundle.arrays
         checks = sense_checks(model, profiles, anchor_latency_s, anchor, arrays)
+        sizes = workload_sizes(profiles, batch_size, input_size)  # checks the sizes first
         notes = (*self.catalog_notes, *checks, *batch_notes(profiles, batch_size))
-        sizes = workload_sizes(profiles, batch_size, input_size)
         pred = run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
         batch = _batch(profiles, batch_size)
         return apply_options(self, pred, anchor, ops, lat, options, batch), prepared

@@ -49,7 +49,7 @@ def test_fastest_target_on_specs_only_is_warned_about(artifacts, tables):
     fastest = res.table.loc[res.table["batch_latency_ms"].idxmin()]
     assert fastest["basis"] == "specs only"
     assert any(
-        f"the fastest target, {fastest['target']}, rests on specs only" in w.lower()
+        f"the fastest target (per step), {fastest['target']}, rests on specs only" in w.lower()
         for w in res.warnings()
     )
 
