@@ -48,7 +48,7 @@ def test_readme_has_examples():
 
 
 #: Examples that train or validate on the whole shared data: about a minute each.
-SLOW = ("profet train ", "profet validate ")
+SLOW = ("profet train ", "profet validate ", "profet sky-plan ", "profet profile ")
 
 
 @pytest.mark.parametrize(

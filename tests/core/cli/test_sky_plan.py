@@ -11,6 +11,8 @@ import pytest
 from tests._utils import run
 from tests.core.sky._utils import ROOT, needs_sky, task_yaml, write_catalog
 
+pytestmark = pytest.mark.slow  # SkyPilot's optimizer in a child process: seconds each
+
 PROFILE = str(ROOT / "examples" / "profile_g3s.json")
 RUN = ("--dataset-images", "50000", "--epochs", "100")
 

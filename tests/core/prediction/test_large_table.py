@@ -15,6 +15,8 @@ from profet_core.cli._main import main
 from profet_core.models._intervals import novelty_band, novelty_bands
 from tests._utils import OPS
 
+pytestmark = pytest.mark.slow  # 200,000 profile rows
+
 BANDS = pd.DataFrame(
     {
         "estimator": ["hybrid"] * 4 + ["profet"] * 2,

@@ -17,7 +17,7 @@ from profet_core import (
 from profet_core.sky import sky_plan
 from tests.core.sky._utils import heavy_profile, needs_sky, task_yaml, write_catalog
 
-pytestmark = needs_sky
+pytestmark = [needs_sky, pytest.mark.slow]  # SkyPilot's optimizer in a child process: seconds each
 RUN = {"dataset_images": 50_000, "epochs": 10, "batch_size": 32}
 
 

@@ -15,6 +15,7 @@ from tests.core.sky._utils import heavy_profile, needs_sky, task_yaml
 CATALOG = SHARED.parent / "skypilot-catalog"
 pytestmark = [
     needs_sky,
+    pytest.mark.slow,
     pytest.mark.realdata,
     pytest.mark.skipif(
         not (CATALOG / "common" / "accelerators.csv").is_file(),

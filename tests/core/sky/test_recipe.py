@@ -10,9 +10,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.core.sky._utils import ROOT, needs_sky, write_catalog
 
-pytestmark = needs_sky
+pytestmark = [needs_sky, pytest.mark.slow]  # SkyPilot's optimizer in a child process: seconds each
 
 #: Run before the recipe: no network, and ``sky.launch`` records instead of launching.
 PRELUDE = """

@@ -10,6 +10,9 @@ from profet_core import ProfetError, Validation, validate
 from profet_core.training._validate import SUMMARY_COLUMNS
 from tests.core.crossgpu._utils import GPUS, make_multi_gpu, spec_table
 
+# validate() trains a model per left-out fold: seconds each.
+pytestmark = pytest.mark.slow
+
 #: Small ensembles: these tests check what is written and returned, not accuracy.
 SMALL = {"hybrid": {"n_trees_et": 10, "n_trees_gb": 20}}
 
