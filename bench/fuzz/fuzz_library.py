@@ -114,12 +114,13 @@ print(json.dumps(out))
 """
 
 
-def run_library(repo: str, cases) -> dict[str, str]:
-    """Outcome per case name, all cases in one subprocess of the checkout ``repo``."""
+def run_library(repo: str, cases, runner: str = _RUNNER) -> dict[str, str]:
+    """Outcome per case name, all cases in one subprocess of the checkout ``repo`` running the
+    script ``runner`` (it prints ``{case: outcome}`` as its last line)."""
     import os
 
     run = subprocess.run(
-        [sys.executable, "-c", _RUNNER, json.dumps(cases)],
+        [sys.executable, "-c", runner, json.dumps(cases)],
         cwd=repo,
         env={**os.environ, "PYTHONPATH": repo},
         capture_output=True,

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,SpotPrice\n"
@@ -368,16 +365,7 @@ MUST_REFUSE = {n for n, _ in LIBRARY_OFFERINGS} - {
 
 def run_offerings_library(repo: str, cases) -> dict[str, str]:
     """Outcome per case name, all cases in one subprocess of the checkout ``repo``."""
-    run = subprocess.run(
-        [sys.executable, "-c", _RUNNER, json.dumps(cases)],
-        cwd=repo,
-        env={**os.environ, "PYTHONPATH": repo},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    lines = run.stdout.strip().splitlines()
-    if run.returncode != 0 or not lines:
-        return {name: "traceback" for name, _ in cases}
-    found = json.loads(lines[-1])
+    from fuzz_library import run_library  # this folder is on sys.path, as for fuzz.py
+
+    found = run_library(repo, cases, _RUNNER)
     return {n: "garbage" if r == "answered" and n in MUST_REFUSE else r for n, r in found.items()}
