@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import sys
 
+from .._messages import printable
 from ._argtypes import number
-from ._common import table_text, warn
+from ._common import table_text
 
 
 def add_filters(parser, spot_help: str) -> None:
@@ -123,7 +124,6 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     """Derive the snapshot; print what changed against the shipped one and the odd rows."""
     from .. import offerings_changes_text, refresh_offerings
-    from .._messages import printable
 
     out = None
     if args.out is not None and not args.out.strip():
@@ -147,13 +147,13 @@ def run(args) -> int:
         )
         print(printable(line))
     print("against the shipped snapshot: " + offerings_changes_text(done["changes"]))
+    _print_accounting(meta.get("rows", {}))
     if len(report):
-        warn(
-            f"{len(report)} odd catalog row(s) left out or corrected (not ranked): "
+        print(
+            f"{len(report)} catalog row(s) left out or corrected, each named (not ranked): "
             + ", ".join(f"{k} {v}" for k, v in meta["odd_rows"].items())
         )
-        print(table_text(report.groupby(["cloud", "kind"]).size().rename("rows").reset_index()))
-        _print_rows(report)
+        _print_rows(meta["reported_rows"])
     if out is not None:
         from .. import write_offerings
         from ..training._swap import written_beside
@@ -164,16 +164,26 @@ def run(args) -> int:
     return 0
 
 
-#: Odd catalog rows named one per line on stdout (the rest counted; the library returns all).
-ROWS_NAMED = 100
-
-
-def _print_rows(report) -> None:
-    """Each odd row by name with its reason (the first :data:`ROWS_NAMED`)."""
-    cols = ["cloud", "instance", "region", "zone", "kind", "detail"]
-    print(table_text(report[cols].head(ROWS_NAMED).fillna("")))
-    if len(report) > ROWS_NAMED:
+def _print_accounting(rows: dict) -> None:
+    """Every input row per cloud: priced, reported by name, a GCP host, no accelerator."""
+    for cloud, c in rows.items():
         print(
-            f"... and {len(report) - ROWS_NAMED} more (refresh_offerings(folder)['report'] "
-            "lists them all)"
+            printable(
+                f"  {cloud}: {c['rows']} row(s) read: {c['priced']} priced, {c['reported']} "
+                f"reported below, {c['gcp_hosts']} GCP N1 host(s) no GPU was priced on, "
+                f"{c['no_accelerator']} without an accelerator"
+                + (f", {c['unaccounted']} UNACCOUNTED" if c["unaccounted"] else "")
+            )
+        )
+
+
+def _print_rows(groups: list) -> None:
+    """Each odd row by name with its reason: one line per cloud, instance, kind and reason,
+    naming every region/zone and vms.csv line it holds (the metadata's ``reported_rows``)."""
+    for g in groups:
+        print(
+            printable(
+                f"{g['cloud']} {g['instance'] or '(no instance name)'}: {g['kind']}: "
+                f"{g['detail']} [{g['rows']} row(s): {g['where']}]"
+            )
         )

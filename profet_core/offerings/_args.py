@@ -60,9 +60,9 @@ def no_target(off: pd.DataFrame, anchor: str) -> str:
 def check_snapshot(table: pd.DataFrame, name: str = "offerings") -> None:
     """An offerings table a caller passes: names present, prices finite and >= 0 or empty, GPU
     counts whole and >= 1 (a negative price would be the cheapest)."""
-    from ._snapshot import SNAPSHOT_COLUMNS
+    from ._snapshot import OPTIONAL_COLUMNS, SNAPSHOT_COLUMNS
 
-    missing = [c for c in SNAPSHOT_COLUMNS if c not in table.columns]
+    missing = [c for c in SNAPSHOT_COLUMNS if c not in table.columns and c not in OPTIONAL_COLUMNS]
     if missing:
         raise ProfetValueError(f"{name} lacks column(s) {missing}; give load_offerings()'s table")
     for col in ("cloud", "instance", "region"):

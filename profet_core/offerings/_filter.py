@@ -12,11 +12,18 @@ import pandas as pd
 
 from .._messages import quote, quote_list
 from ..errors import ProfetValueError
+from ._checks import cat, price_check_codes
 
 SPOT_NOTE = "spot capacity can be taken back at any time (the run must resume from checkpoints)"
 CHEAPEST_NOTE = (
     "each instance type is shown once per cloud, at its cheapest region (--region or "
-    "--all-regions shows regions)"
+    "--all-regions shows regions); where regions tie, the note names the others"
+)
+LISTING_NOTE = (
+    "each instance type is shown once per cloud, at its cheapest region: usd_per_hour at its "
+    "cheapest on-demand region (region; regions_at_price: how many regions share that price, the first by name shown), "
+    "spot_usd_per_hour at its cheapest spot region (spot_region), which may be another region; "
+    "--region or --all-regions shows each region's own prices"
 )
 
 
@@ -97,7 +104,22 @@ def markets(table: pd.DataFrame) -> pd.DataFrame:
     od["price_usd_per_hour"] = od["usd_per_hour"]
     sp = table[table["spot_usd_per_hour"].notna()].assign(spot=True)
     sp["price_usd_per_hour"] = sp["spot_usd_per_hour"]
-    return pd.concat([od, sp], ignore_index=True)
+    out = pd.concat([_noted(od, "price_note"), _noted(sp, "spot_note")], ignore_index=True)
+    out["price_check"] = price_check_codes(out["note"].tolist())
+    return out
+
+
+def _noted(rows: pd.DataFrame, col: str) -> pd.DataFrame:
+    """``rows`` whose ``note`` also says what their market's price needs said (``col``)."""
+    if col not in rows or "note" not in rows:
+        return rows
+    extra = rows[col].fillna("").astype(str).to_numpy()
+    said = np.flatnonzero(extra != "")
+    if len(said):
+        notes = rows["note"].fillna("").astype(str).to_numpy(dtype=object)
+        notes[said] = [cat(notes[i], extra[i]) for i in said]
+        rows = rows.assign(note=notes)
+    return rows
 
 
 def matches(rows: pd.DataFrame, f: OfferingFilter) -> np.ndarray:
@@ -125,9 +147,39 @@ def choose(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
     rows = markets(table)
     rows = rows[matches(rows, f)]
     if not (f.all_regions or f.regions) and len(rows):
+        key = ["cloud", "instance", "spot"]
         order = rows.sort_values(["price_usd_per_hour", "region"], kind="stable")
-        rows = order.drop_duplicates(["cloud", "instance", "spot"]).sort_index()
+        tied = _tied(order, key)
+        rows = order.drop_duplicates(key).sort_index()
+        more = tied.reindex(rows.index)
+        said = np.flatnonzero(more.notna().to_numpy())
+        if len(said):
+            notes = rows["note"].fillna("").astype(str).to_numpy(dtype=object)
+            notes[said] = [cat(notes[i], more.iat[i]) for i in said]
+            rows = rows.assign(note=notes)
     return rows.reset_index(drop=True)
+
+
+def _tied(order: pd.DataFrame, key: list) -> pd.Series:
+    """For the first (shown) row of each ``key`` in ``order`` (sorted by price, region): a note
+    naming the other regions with the same price, where there are any."""
+    price = order["price_usd_per_hour"]
+    best = price.groupby([order[k] for k in key]).transform("min")
+    same = order[np.isclose(price, best, rtol=1e-9, atol=0)]
+    regions = same.groupby(key, sort=False)["region"].agg(list)
+    first = same.drop_duplicates(key)
+    out = {}
+    for i, k in zip(first.index, zip(*(first[c] for c in key), strict=True), strict=True):
+        names = regions.get(k, [])
+        if len(names) > 1:
+            shown = ", ".join(map(str, names[1:5])) + (
+                f" and {len(names) - 5} more" if len(names) > 5 else ""
+            )
+            out[i] = (
+                f"the same price in {len(names) - 1} other region(s) ({shown}); "
+                f"{names[0]} shown, first by name"
+            )
+    return pd.Series(out, dtype=object)
 
 
 def choose_lines(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
@@ -137,11 +189,60 @@ def choose_lines(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
     for all."""
     rows = markets(table)
     rows = rows[matches(rows, f)]
-    if not (f.all_regions or f.regions) and len(rows):
+    cols = [c for c in table.columns if c not in ("price_note", "spot_note")]
+    if f.all_regions or f.regions or not len(rows):
+        lines = rows.drop_duplicates(["cloud", "instance", "region"])
+        lines = table.loc[_positions(table, lines)].copy() if len(lines) else table.iloc[:0].copy()
+        lines["spot_region"] = np.where(lines["spot_usd_per_hour"].notna(), lines["region"], "")
+        lines["regions_at_price"] = np.nan
+        lines["note"] = [_line_note(r) for r in lines.itertuples(index=False)]
+    else:
         order = rows.sort_values(["spot", "price_usd_per_hour", "region"], kind="stable")
-        rows = order.drop_duplicates(["cloud", "instance"]).sort_index()
-    rows = rows.drop_duplicates(["cloud", "instance", "region"])
-    return rows[list(table.columns)].reset_index(drop=True)
+        key = ["cloud", "instance"]
+        first = order.drop_duplicates(key)
+        lines = table.loc[_positions(table, first)].copy()
+        count = order[~order["spot"]].groupby(key)["price_usd_per_hour"].agg(_at_min)
+        lines["regions_at_price"] = [
+            count.get(k, np.nan) for k in zip(lines["cloud"], lines["instance"], strict=True)
+        ]
+        sp = order[order["spot"]].drop_duplicates(key).set_index(key)
+        spot_at = [
+            sp.index.get_loc(k) if k in sp.index else None
+            for k in zip(lines["cloud"], lines["instance"], strict=True)
+        ]
+        lines["spot_usd_per_hour"] = [
+            np.nan if j is None else sp["spot_usd_per_hour"].iat[j] for j in spot_at
+        ]
+        lines["spot_region"] = ["" if j is None else sp["region"].iat[j] for j in spot_at]
+        spot_note = [
+            "" if j is None else str(sp["spot_note"].iat[j]) if "spot_note" in sp else ""
+            for j in spot_at
+        ]
+        lines["note"] = [
+            cat(r.note if isinstance(r.note, str) else "", getattr(r, "price_note", ""), sn)
+            for r, sn in zip(lines.itertuples(index=False), spot_note, strict=True)
+        ]
+    lines["price_check"] = price_check_codes(lines["note"].tolist())
+    return lines[[*cols, "spot_region", "regions_at_price", "price_check"]].reset_index(drop=True)
+
+
+def _positions(table: pd.DataFrame, rows: pd.DataFrame) -> list:
+    """Index labels of ``table``'s lines (cloud, instance, region) that ``rows`` name."""
+    key = ["cloud", "instance", "region"]
+    at = {
+        k: i for i, k in zip(table.index, zip(*(table[c] for c in key), strict=True), strict=True)
+    }
+    return [at[k] for k in zip(*(rows[c] for c in key), strict=True)]
+
+
+def _at_min(prices: pd.Series) -> int:
+    return int(np.isclose(prices, prices.min(), rtol=1e-9, atol=0).sum())
+
+
+def _line_note(r) -> str:
+    """A region line's note with what both of its prices need said."""
+    note = r.note if isinstance(r.note, str) else ""
+    return cat(note, getattr(r, "price_note", "") or "", getattr(r, "spot_note", "") or "")
 
 
 def check_offering_args(predictor, filter=None, catalog=None, offerings=None) -> None:

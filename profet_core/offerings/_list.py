@@ -6,10 +6,11 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import ProfetValueError
-from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter, why_nothing
+from ._filter import LISTING_NOTE, SPOT_NOTE, OfferingFilter, why_nothing
 from ._join import NO_SPEC, spec_key_of_gpu
+from ._notes import price_check_note
 from ._predict import catalog_offerings, extended
-from ._snapshot import SNAPSHOT_COLUMNS, load_offerings, price_source
+from ._snapshot import OPTIONAL_COLUMNS, SNAPSHOT_COLUMNS, load_offerings, price_source
 
 
 def basis_of(predictor, gpu: pd.Series, instance: pd.Series) -> list[str]:
@@ -53,10 +54,14 @@ def list_offerings(predictor, filter: OfferingFilter | None = None, catalog=None
     Returns
     -------
     table : pandas.DataFrame
-        ``cloud, instance, region, gpu, accelerator, gpus, vcpus, memory_gib, usd_per_hour,
-        spot_usd_per_hour, basis, note`` (``gpu`` empty: no spec model).
+        ``cloud, instance, region, regions_at_price, gpu, accelerator, gpus, vcpus,
+        memory_gib, usd_per_hour, spot_usd_per_hour, spot_region, basis, price_check, note``
+        (``gpu`` empty: no spec model; ``region`` the on-demand price's, ``spot_region`` the
+        spot price's: in the default view each the type's cheapest, which may differ;
+        ``regions_at_price`` how many regions share the cheapest on-demand price;
+        ``price_check`` the catalog-price checks that speak, their words in ``note``).
     notes : tuple of str
-        The prices' source and date, the region view, spot.
+        The prices' source and date, the region view, spot, prices to check.
     """
     from ._filter import check_offering_args, choose_lines
 
@@ -69,11 +74,18 @@ def list_offerings(predictor, filter: OfferingFilter | None = None, catalog=None
     if lines.empty:  # which filter leaves nothing, and what there is
         raise ProfetValueError(why_nothing(table, f))
     lines["basis"] = basis_of(predictor, lines["gpu"], lines["instance"])
-    # The snapshot's columns (zones aside), with the basis before the note.
-    cols = [c for c in SNAPSHOT_COLUMNS if c not in ("zones", "note")] + ["basis", "note"]
+    # The snapshot's columns (zones and the market notes aside: merged into the note), each
+    # price beside its region, the basis and the price checks before the note.
+    cols = [c for c in SNAPSHOT_COLUMNS if c not in ("zones", "note", *OPTIONAL_COLUMNS)]
+    cols.insert(cols.index("region") + 1, "regions_at_price")
+    cols.insert(cols.index("spot_usd_per_hour") + 1, "spot_region")
+    cols += ["basis", "price_check", "note"]
     notes = [price_source()]
     if not (f.all_regions or f.regions):
-        notes.append(CHEAPEST_NOTE)
+        notes.append(LISTING_NOTE)
     if lines["spot_usd_per_hour"].notna().any():
         notes.append(f"spot prices: {SPOT_NOTE}")
+    checked = price_check_note(lines)
+    if checked:
+        notes.append(checked)
     return lines[cols], tuple(notes)

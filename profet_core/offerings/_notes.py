@@ -52,7 +52,44 @@ def offering_notes(out: pd.DataFrame, f: OfferingFilter) -> tuple:
             "offerings use different GPU counts: they are compared per per-GPU batch of work "
             "(step time / GPUs used), or by the whole run's time and cost where a run is given"
         )
+    checked = price_check_note(out)
+    if checked:
+        notes.append(checked)
     own = basis == "anchor (your measured latency)"
     if own.any() and np.isnan(latency[own]).any():
         notes.append("offerings of the anchor's own GPU need the anchor latency to be priced")
     return tuple(notes)
+
+
+#: Offerings a price-check note names before it counts the rest.
+NAMED = 6
+
+
+def price_check_note(out: pd.DataFrame) -> str:
+    """One note naming the offerings whose catalog price needs a word (``price_check``: a
+    swapped pair, spot not below on-demand, far below the type's other regions), the picks
+    among them first; ``""`` where none. Their ``note`` column says why, each in full."""
+    if "price_check" not in out or out.empty:
+        return ""
+    check = out["price_check"].fillna("").astype(str).to_numpy(dtype=object)
+    hit = np.flatnonzero(check != "")
+    if not len(hit):
+        return ""
+    picks = out["pick"].fillna("").astype(str).to_numpy() if "pick" in out else None
+    if picks is not None:
+        hit = sorted(hit, key=lambda i: picks[i] == "")
+    cols = [c for c in ("cloud", "instance", "region", "market") if c in out]
+    seen, named = set(), []
+    for i in hit:
+        what = " ".join(str(out[c].iat[i]) for c in cols)
+        if what in seen:
+            continue
+        seen.add(what)
+        pick = f" [{picks[i]}]" if picks is not None and picks[i] else ""
+        named.append(f"{what}{pick} ({check[i]})")
+    shown = "; ".join(named[:NAMED])
+    more = f"; and {len(named) - NAMED} more" if len(named) > NAMED else ""
+    return (
+        f"{len(named)} offering(s) rest on catalog prices to check (the note column says why): "
+        f"{shown}{more}"
+    )

@@ -69,6 +69,7 @@ OFFERING_COLUMNS = (
     "memory_gib",
     "on_demand_usd_per_hour",
     "spot_usd_per_hour",
+    "price_check",
     "note",
 )
 

@@ -2,9 +2,11 @@
 row per GPU instance type, region and zone, columns read by name; GCP's prices composed.
 
 Rows that would rank wrongly are reported, not silently kept or dropped (:func:`odd_rows`):
-duplicates, fractional GPUs, GPU counts an instance cannot have, retired series, spot prices
-above on-demand (the spot price is dropped, never replaced by the on-demand one) and rows with
-no price at all.
+duplicates, fractional GPUs, GPU counts an instance cannot have, retired series, rows with no
+price at all, accelerators that are not GPUs, GCP GPU machine types SkyPilot does not map and GPU
+rows no machine type uses; a spot price above on-demand is taken as a swapped pair, exchanged
+and noted (:mod:`._checks`). Every row of the input is accounted for (:func:`account`): priced,
+reported by name, a GCP N1 host, or a row without an accelerator.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfetFileNotFoundError, ProfetValueError
+from ._account import GCP_GPU_FAMILY, account, line_text
+from ._checks import far_below, swap_pairs
 from ._gpus import (
     GCP_BUILT_IN,
     GCP_HOST_CPUS,
@@ -27,11 +31,10 @@ from ._gpus import (
 from ._vms import REPORT_COLUMNS, read_vms
 
 ROW_COLUMNS = ("cloud", "instance", "accelerator", "gpus", "vcpus", "memory_gib", "region")
-ROW_COLUMNS = (*ROW_COLUMNS, "zone", "price", "spot")
+#: ``lines``: the vms.csv records a row is made of (a composed GCP row: machine or host, GPU).
+ROW_COLUMNS = (*ROW_COLUMNS, "zone", "price", "spot", "price_note", "spot_note", "lines")
 #: Largest SOURCE.md read (the catalog copy's is a few hundred bytes).
 MAX_SOURCE_BYTES = 2**20
-#: A spot price this much above on-demand is odd (rounding to 4 decimals is not).
-SPOT_TOLERANCE = 1e-4
 
 
 def catalog_files(folder) -> dict[str, Path]:
@@ -75,6 +78,16 @@ def gpu_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df[keep]
 
 
+def not_gpus(df: pd.DataFrame) -> list[dict]:
+    """Report lines for rows whose accelerator is not a GPU (TPU, Inferentia, Gaudi...)."""
+    acc = df["accelerator"].fillna("")
+    hit = df[acc.str.contains(NOT_GPUS)]
+    return [
+        _odd(r, "not a GPU", f"accelerator {r.accelerator} is not a GPU: not an offering")
+        for r in hit.itertuples(index=False)
+    ]
+
+
 def compose_gcp(df: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
     """GCP's full prices: a GPU machine type (a2, a3, a4, g2) plus its GPU row of the same zone;
     an attachable GPU (T4, V100, P100, P4) plus the cheapest N1 host with SkyPilot's vCPUs and
@@ -93,8 +106,10 @@ def compose_gcp(df: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
     key = ["accelerator", "gpus", "zone"]
     skipped = _odd_gpus(gpus, key)
     gpus = gpus[~gpus.duplicated(key) & (gpus["gpus"] == gpus["gpus"].round())]
-    gpu_price = {(a, n, z): (p, sp) for a, n, z, p, sp in gpus[[*key, "price", "spot"]].to_numpy()}
-    out = []
+    gpus = gpus.assign(price_note=_gpu_row_notes(gpus))
+    cols = [*key, "price", "spot", "price_note", "line"]
+    gpu_price = {(a, n, z): (p, sp, nt, ln) for a, n, z, p, sp, nt, ln in gpus[cols].to_numpy()}
+    out, used = [], set()
     machines = df[df["instance"].isin(list(GCP_BUILT_IN))]
     for m in machines.itertuples(index=False):
         acc, n = GCP_BUILT_IN[m.instance]
@@ -102,8 +117,11 @@ def compose_gcp(df: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
         if k not in gpu_price:
             skipped.append(_odd(m, "no GPU row", f"no {acc}:{n} row in zone {m.zone}"))
             continue
-        price, spot = gpu_price[k]
-        out.append(_composed(m, m.instance, acc, n, m.price + price, m.spot + spot))
+        price, spot, note, line = gpu_price[k]
+        used.add(k)
+        row = _composed(m, m.instance, acc, n, m.price + price, m.spot + spot)
+        out.append({**row, "price_note": note, "lines": (m.line, line)})
+    skipped += _unmapped(df, gpus, used)
     attach = gpus[~gpus["accelerator"].isin({a for a, _ in GCP_BUILT_IN.values()})]
     cpus = [
         GCP_HOST_CPUS.get(a, GCP_HOST_CPUS["DEFAULT"]).get(int(n))
@@ -122,9 +140,62 @@ def compose_gcp(df: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
             continue
         name = f"{host['instance']}+{g.accelerator}x{int(g.gpus)}"
         price, spot = host["price"] + g.price, host["spot"] + g.spot
-        out.append(_composed(host, name, g.accelerator, int(g.gpus), price, spot, g.zone))
+        row = _composed(host, name, g.accelerator, int(g.gpus), price, spot, g.zone)
+        out.append({**row, "price_note": g.price_note, "lines": (host["line"], g.line)})
     rows = pd.DataFrame(out, columns=list(ROW_COLUMNS))
+    rows["spot_note"] = ""
     return rows, skipped
+
+
+def _gpu_row_notes(gpus: pd.DataFrame) -> pd.Series:
+    """GCP GPU rows whose on-demand price is far below the same GPU and count's other regions
+    (compared per region at its cheapest zone): a note every composed offering of theirs keeps
+    (the europe-west4 A100 row at half of me-west1's decides "cheapest region" otherwise)."""
+    if gpus.empty:
+        return pd.Series([], dtype=object, index=gpus.index)
+    k = ["accelerator", "gpus", "region"]
+    per_region = gpus.groupby(k, sort=False)["price"].min().reset_index()
+    notes = far_below(per_region[["accelerator", "gpus"]], per_region["price"], "its GPU row's")
+    label = [
+        f"{a}:{n:g} " for a, n in zip(per_region["accelerator"], per_region["gpus"], strict=True)
+    ]
+    notes = [
+        nt.replace("its GPU row's", f"its {lb}GPU row's") if nt else ""
+        for nt, lb in zip(notes, label, strict=True)
+    ]
+    per_region["note"] = notes
+    merged = gpus[k].merge(per_region[[*k, "note"]], on=k, how="left")
+    return pd.Series(merged["note"].fillna("").to_numpy(), index=gpus.index)
+
+
+def _unmapped(df: pd.DataFrame, gpus: pd.DataFrame, used: set) -> list[dict]:
+    """GCP rows no offering is made of: a GPU machine type SkyPilot does not map to a GPU
+    (a3-edgegpu-8g, the -nolssd variants), and a built-in GPU's row (A100, H100...) in a zone
+    without its machine type."""
+    name = df["instance"].fillna("")
+    odd = df[name.str.match(GCP_GPU_FAMILY) & ~name.isin(list(GCP_BUILT_IN))]
+    out = [
+        _odd(
+            r,
+            "unmapped GPU machine type",
+            "SkyPilot maps no GPU to this machine type "
+            "(gcp_catalog's accelerator table): not an offering",
+        )
+        for r in odd.itertuples(index=False)
+    ]
+    built_in = {a for a, _ in GCP_BUILT_IN.values()}
+    rows = gpus[gpus["accelerator"].isin(built_in)]
+    for r in rows.itertuples(index=False):
+        if (r.accelerator, r.gpus, r.zone) not in used:
+            out.append(
+                _odd(
+                    r,
+                    "no machine type",
+                    f"no machine type of {r.accelerator}:{r.gpus:g} "
+                    f"in zone {r.zone}: its price makes no offering",
+                )
+            )
+    return out
 
 
 def _cheapest_hosts(df: pd.DataFrame, attach: pd.DataFrame) -> dict:
@@ -169,6 +240,8 @@ def _composed(host, name, acc, n, price, spot, zone=None) -> dict:
         "zone": zone or get("zone"),
         "price": round(float(price), 6),
         "spot": round(float(spot), 6) if pd.notna(spot) else np.nan,
+        "price_note": "",
+        "spot_note": "",
     }
 
 
@@ -182,7 +255,12 @@ def _odd(row, kind: str, detail: str) -> dict:
         "accelerator": get("accelerator"),
         "kind": kind,
         "detail": detail,
+        "line": line_text(get("lines") if "lines" in _fields(row) else get("line")),
     }
+
+
+def _fields(row) -> tuple:
+    return tuple(row.keys()) if isinstance(row, (pd.Series, dict)) else row._fields
 
 
 def _impossible_count(row) -> str | None:
@@ -201,7 +279,8 @@ def odd_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     Returns
     -------
     kept : pandas.DataFrame
-        Rows to offer; a spot price above on-demand is removed (NaN) from its row.
+        Rows to offer; a spot price above on-demand is taken as a swapped pair (exchanged,
+        with a note: :func:`~profet_core.offerings._checks.swap_pairs`).
     report : pandas.DataFrame
         ``cloud, instance, region, zone, accelerator, kind, detail``, one line per odd row.
     """
@@ -226,19 +305,13 @@ def odd_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         if why:
             drop[i] = True
             report.append(_odd(r, *why))
-    rows = rows[~drop].copy()
-    high = rows["spot"] > rows["price"] * (1 + SPOT_TOLERANCE)
-    for r in rows[high].itertuples(index=False):
-        report.append(
-            _odd(
-                r, "spot above on-demand", f"spot {r.spot:g} > on-demand {r.price:g}: spot left out"
-            )
-        )
-    rows.loc[high, "spot"] = np.nan
+    rows, swapped = swap_pairs(rows[~drop])
+    for r in swapped.itertuples(index=False):
+        detail = f"Price {r.price:g} < SpotPrice {r.spot:g}: taken as on-demand {r.spot:g}, spot {r.price:g}"
+        report.append(_odd(r, "swapped prices", detail))
     rows.loc[~(rows["price"] > 0), "price"] = np.nan
     rows.loc[~(rows["spot"] > 0), "spot"] = np.nan
-    cols = ["cloud", "instance", "region", "zone", "accelerator", "kind", "detail"]
-    return rows.reset_index(drop=True), pd.DataFrame(report, columns=cols)
+    return rows.reset_index(drop=True), pd.DataFrame(report, columns=REPORT_COLUMNS)
 
 
 def read_catalog(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -255,18 +328,29 @@ def read_catalog(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
         :data:`ROW_COLUMNS`: ``gpus`` the GPUs of the instance, ``price``/``spot`` its full
         hourly prices (USD; GCP's composed), NaN where the catalog has none.
     report : pandas.DataFrame
-        The odd rows (see :func:`odd_rows`) and GCP rows that could not be composed.
+        :data:`REPORT_COLUMNS`: the odd rows (see :func:`odd_rows`), rows that are not GPUs
+        and GCP rows that could not be composed, each by name with its reason.
     """
-    parts, skipped, read_report = [], [], []
+    rows, report, _ = read_accounted(folder)
+    return rows, report
+
+
+def read_accounted(folder) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """:func:`read_catalog`'s rows and report, and :func:`account`'s count of every input row."""
+    parts, skipped, read_report, seen = [], [], [], {}
     for cloud, path in catalog_files(folder).items():
         df, bad = read_vms(path, cloud)
         read_report.append(bad)
+        seen[cloud] = df
+        skipped += not_gpus(df)
         if cloud == "gcp":
             rows, bad = compose_gcp(df)
             parts.append(rows)
             skipped += bad
         else:
-            parts.append(gpu_rows(df))
+            rows = gpu_rows(df).assign(price_note="", spot_note="")
+            parts.append(rows.assign(lines=[(n,) for n in rows["line"]]).drop(columns="line"))
+    parts = [p.reindex(columns=ROW_COLUMNS) for p in parts]
     rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ROW_COLUMNS)
     rows["instance"] = rows["instance"].astype(str).str.strip()
     kept, report = odd_rows(rows)
@@ -274,7 +358,9 @@ def read_catalog(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
     report = pd.concat(
         [p for p in parts if len(p)] or [pd.DataFrame(columns=REPORT_COLUMNS)], ignore_index=True
     )
-    return kept, report.reindex(columns=REPORT_COLUMNS)
+    report = report.reindex(columns=REPORT_COLUMNS)
+    report["line"] = [line_text(v) for v in report["line"]]
+    return kept, report, account(seen, read_report, kept, report)
 
 
 def source_of(path) -> dict:

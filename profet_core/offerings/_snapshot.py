@@ -14,8 +14,9 @@ import pandas as pd
 
 from ..errors import ProfetValueError
 from ..inputs._args import frame_arg, path_arg
+from ._checks import cat, far_below, spot_not_below
 from ._gpus import INSTANCE_NOTES, VARIANT_NOTES, spec_gpu
-from ._read import catalog_files, read_catalog, source_of
+from ._read import catalog_files, read_accounted, source_of
 
 SNAPSHOT_FILE = "offerings.csv"
 META_FILE = "offerings_meta.json"
@@ -33,7 +34,11 @@ SNAPSHOT_COLUMNS = (
     "spot_usd_per_hour",
     "zones",
     "note",
+    "price_note",
+    "spot_note",
 )
+#: Columns a snapshot written before the price checks lacks (read as empty: nothing said).
+OPTIONAL_COLUMNS = ("price_note", "spot_note")
 KEY = ["cloud", "instance", "region"]
 
 
@@ -51,10 +56,15 @@ def derive_offerings(rows: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         :data:`SNAPSHOT_COLUMNS`, sorted by cloud, instance and region. ``gpu`` is the spec
         sheet's GPU (empty: no spec model), ``spot_usd_per_hour`` NaN where the catalog has no
-        spot price, ``note`` what differs from the GPU's measured or specified variant.
+        spot price, ``note`` what differs from the GPU's measured or specified variant,
+        ``price_note``/``spot_note`` what the catalog's on-demand/spot price needs said
+        (:mod:`._checks`: swapped pairs, spot not below on-demand, far below other regions).
     """
     if rows.empty:
         return pd.DataFrame(columns=SNAPSHOT_COLUMNS)
+    rows = rows.copy()
+    for col in OPTIONAL_COLUMNS:
+        rows[col] = rows[col].fillna("").astype(str) if col in rows else ""
     agg = rows.groupby(KEY, sort=True).agg(
         accelerator=("accelerator", "first"),
         gpus=("gpus", "first"),
@@ -63,6 +73,8 @@ def derive_offerings(rows: pd.DataFrame) -> pd.DataFrame:
         usd_per_hour=("price", "min"),
         spot_usd_per_hour=("spot", "min"),
         zones=("zone", "nunique"),
+        price_note=("price_note", _joined),
+        spot_note=("spot_note", _joined),
     )
     out = agg.reset_index()
     out["gpus"] = out["gpus"].astype(int)
@@ -78,7 +90,16 @@ def derive_offerings(rows: pd.DataFrame) -> pd.DataFrame:
         out.loc[hit, "note"] = note
     no_od = out["usd_per_hour"].isna()
     out.loc[no_od, "note"] = "no on-demand price in the catalog (spot only)"
+    low = far_below(out[["cloud", "instance"]], out["usd_per_hour"])
+    spot = spot_not_below(out)
+    out["price_note"] = [cat(a, b) for a, b in zip(out["price_note"], low, strict=True)]
+    out["spot_note"] = [cat(a, b) for a, b in zip(out["spot_note"], spot, strict=True)]
     return out[list(SNAPSHOT_COLUMNS)]
+
+
+def _joined(notes: pd.Series) -> str:
+    """The notes of a line's zones, each once."""
+    return cat(*notes.tolist())
 
 
 def refresh(folder, previous: pd.DataFrame | None = None) -> dict:
@@ -95,8 +116,10 @@ def refresh(folder, previous: pd.DataFrame | None = None) -> dict:
     Returns
     -------
     dict
-        ``table`` (the snapshot), ``meta`` (sources, dates, counts, odd rows per kind),
-        ``report`` (the odd rows) and ``changes`` (:func:`compare`).
+        ``table`` (the snapshot), ``meta`` (sources, dates, counts, ``rows``: every input row
+        accounted for per cloud, ``odd_rows`` per kind and ``reported_rows``: each by name,
+        :func:`report_groups`), ``report`` (the odd rows, one line each) and ``changes``
+        (:func:`compare`).
 
     Raises
     ------
@@ -106,7 +129,7 @@ def refresh(folder, previous: pd.DataFrame | None = None) -> dict:
     folder = path_arg(folder, "the catalog folder")
     if previous is not None:
         frame_arg(previous, "the previous snapshot")
-    rows, report = read_catalog(folder)
+    rows, report, counts = read_accounted(folder)
     table = derive_offerings(rows)
     sources = {cloud: source_of(path) for cloud, path in catalog_files(folder).items()}
     for info in sources.values():
@@ -117,11 +140,38 @@ def refresh(folder, previous: pd.DataFrame | None = None) -> dict:
         "derived": dt.date.today().isoformat(),
         "clouds": sources,
         "offerings": int(len(table)),
+        "rows": counts,
         "odd_rows": {k: int(v) for k, v in report["kind"].value_counts().sort_index().items()},
+        "reported_rows": report_groups(report).to_dict(orient="records"),
     }
     prev = load_offerings() if previous is None else previous
     changes = compare(prev, table)
     return {"table": table, "meta": meta, "report": report, "changes": changes}
+
+
+def report_groups(report: pd.DataFrame) -> pd.DataFrame:
+    """The report with one line per cloud, instance, kind and reason: ``where`` names every
+    ``region/zone`` (and vms.csv record) it holds, so each row is named, none counted away.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``cloud, instance, kind, detail, rows, where``.
+    """
+    cols = ["cloud", "instance", "kind", "detail"]
+    if report.empty:
+        return pd.DataFrame(columns=[*cols, "rows", "where"])
+    r = report.copy()
+    r[cols] = r[cols].fillna("").astype(str)
+    zone = r["zone"].fillna("").astype(str)
+    region = r["region"].fillna("").astype(str)
+    place = np.where((zone == region) | (zone == ""), region, region + "/" + zone)
+    r["where"] = [
+        f"{p or '-'} (line {ln})" if ln else (p or "-")
+        for p, ln in zip(place, r["line"].fillna("").astype(str), strict=True)
+    ]
+    g = r.groupby(cols, sort=False)["where"]
+    return pd.concat([g.size().rename("rows"), g.agg(", ".join)], axis=1).reset_index()
 
 
 def write_offerings(done: dict, folder) -> None:
@@ -245,7 +295,17 @@ def changes_text(changes: dict) -> str:
 def _shipped() -> pd.DataFrame:
     with resources.files("profet_core").joinpath(f"data/{SNAPSHOT_FILE}").open("rb") as fh:
         df = pd.read_csv(fh, dtype={"gpu": str, "note": str, "region": str, "instance": str})
-    df[["gpu", "note"]] = df[["gpu", "note"]].fillna("")
+    return _notes_filled(df)
+
+
+def _notes_filled(df: pd.DataFrame) -> pd.DataFrame:
+    """Text notes empty where missing; a snapshot without the price checks' columns gains
+    them empty (nothing said)."""
+    for col in OPTIONAL_COLUMNS:
+        if col not in df.columns:
+            df[col] = ""
+    cols = ["gpu", "note", *OPTIONAL_COLUMNS]
+    df[cols] = df[cols].fillna("").astype(str)
     return df
 
 
@@ -262,14 +322,13 @@ def load_offerings(path=None) -> pd.DataFrame:
     from ..inputs._csv import read_csv_file
 
     df = read_csv_file(path_arg(path, "the offerings table"), 64 * 2**20, "offerings table")
-    for col in ("gpu", "note", "region", "instance"):
+    for col in ("gpu", "note", "region", "instance", *OPTIONAL_COLUMNS):
         if col in df.columns:
             df[col] = df[col].where(df[col].isna(), df[col].astype(str))
-    missing = [c for c in SNAPSHOT_COLUMNS if c not in df.columns]
+    missing = [c for c in SNAPSHOT_COLUMNS if c not in df.columns and c not in OPTIONAL_COLUMNS]
     if missing:
         raise ProfetValueError(f"offerings table {str(path)!r} lacks column(s) {missing}")
-    df[["gpu", "note"]] = df[["gpu", "note"]].fillna("")
-    return df
+    return _notes_filled(df)
 
 
 @functools.lru_cache(maxsize=1)

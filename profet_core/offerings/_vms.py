@@ -29,7 +29,8 @@ COLUMNS = {
 }
 ZONE = "AvailabilityZone"
 TEXT = ("instance", "accelerator", "region", "zone")
-REPORT_COLUMNS = ["cloud", "instance", "region", "zone", "accelerator", "kind", "detail"]
+#: ``line``: the row's record number in its vms.csv (the header is 1).
+REPORT_COLUMNS = ["cloud", "instance", "region", "zone", "accelerator", "kind", "detail", "line"]
 #: Largest vms.csv read (a full AWS file is about 4 MB).
 MAX_VMS_BYTES = 64 * 2**20
 #: The dearest GPU instance listed costs about 100 USD/h (8 H200s); 1,000 USD/h is no price.
@@ -67,7 +68,8 @@ def read_vms(path, cloud: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     Returns
     -------
     rows : pandas.DataFrame
-        ``cloud, instance, accelerator, gpus, vcpus, memory_gib, region, zone, price, spot``:
+        ``cloud, instance, accelerator, gpus, vcpus, memory_gib, region, zone, price, spot,
+        line`` (``line``: its record number in the file):
         text NaN where empty, numbers float (NaN where empty or left out).
     report : pandas.DataFrame
         :data:`REPORT_COLUMNS`, one line per row dropped or changed.
@@ -83,7 +85,8 @@ def read_vms(path, cloud: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         records = list(csv.reader(io.StringIO(decoded(path))))
     except csv.Error as exc:
         raise ProfetValueError(f"cannot read catalog file {shown} as CSV: {exc}") from None
-    records = [r for r in records if any(f.strip() for f in r)]
+    numbered = [(i + 1, r) for i, r in enumerate(records) if any(f.strip() for f in r)]
+    records = [r for _, r in numbered]
     header = [h.strip() for h in records[0]]
     missing = [c for c in COLUMNS if c not in header]
     if missing:
@@ -92,16 +95,18 @@ def read_vms(path, cloud: str) -> tuple[pd.DataFrame, pd.DataFrame]:
             f"{list(COLUMNS)}"
         )
     width, at = len(header), header.index("InstanceType")
-    ragged = [(i + 2, r) for i, r in enumerate(records[1:]) if len(r) != width]
+    ragged = [(n, r) for n, r in numbered[1:] if len(r) != width]
     df = pd.DataFrame([r for r in records[1:] if len(r) == width], columns=header, dtype=object)
     use = {**COLUMNS, **({ZONE: "zone"} if ZONE in header else {})}
     df = df[list(use)].rename(columns=use) if len(df) else pd.DataFrame(columns=list(use.values()))
+    df["line"] = np.array([n for n, r in numbered[1:] if len(r) == width], dtype=np.int64)
     report = [
         pd.DataFrame(
             {
                 "instance": [r[at] if len(r) > at else "" for _, r in ragged],
                 "kind": "ragged row",
                 "detail": [f"line {n}: {len(r)} fields, the header has {width}" for n, r in ragged],
+                "line": [n for n, _ in ragged],
             }
         )
     ]
@@ -154,7 +159,7 @@ def _checked(df: pd.DataFrame, cloud: str, report: list) -> tuple[pd.DataFrame, 
 
 def _lines(rows: pd.DataFrame, kind: str, detail) -> pd.DataFrame:
     """Report lines for ``rows`` (instance, region, zone, accelerator) with one reason."""
-    out = rows.reindex(columns=["instance", "region", "zone", "accelerator"]).copy()
+    out = rows.reindex(columns=["instance", "region", "zone", "accelerator", "line"]).copy()
     out["instance"] = out["instance"].fillna("").astype(str)
     out["kind"], out["detail"] = kind, detail
     return out.reset_index(drop=True)

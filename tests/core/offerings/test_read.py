@@ -110,17 +110,18 @@ def test_gcp_attachable_gpu_takes_the_cheapest_n1_host_with_enough_memory(read):
         ("impossible GPU count", "Standard_ND96isr_H100_v5"),
         ("retired series", "Standard_NC6"),
         ("duplicate", "2x_B200_SECURE"),
-        ("spot above on-demand", "1x_L40S_SECURE"),
+        ("swapped prices", "1x_L40S_SECURE"),
     ],
-    ids=["fractional", "impossible-count", "retired", "duplicate", "spot-above"],
+    ids=["fractional", "impossible-count", "retired", "duplicate", "swapped"],
 )
 def test_odd_rows_are_reported_not_ranked(read, kind, instance):
     rows, report = read
     assert ((report["kind"] == kind) & (report["instance"] == instance)).any(), report
     table = derive_offerings(rows)
-    if kind == "spot above on-demand":  # kept on-demand, its spot price left out
+    if kind == "swapped prices":  # Price 0.43 < SpotPrice 0.86: taken swapped, both noted
         line = _row(table, "runpod", instance).iloc[0]
-        assert line["usd_per_hour"] == 0.43 and math.isnan(line["spot_usd_per_hour"])
+        assert line["usd_per_hour"] == 0.86 and line["spot_usd_per_hour"] == 0.43
+        assert "swapped prices" in line["price_note"] and "swapped prices" in line["spot_note"]
     elif kind == "duplicate":
         assert len(_row(table, "runpod", instance)) == 1
     else:
@@ -167,8 +168,9 @@ def test_the_shipped_snapshot_is_what_the_derivation_gives():
     pd.testing.assert_frame_equal(
         shipped.reset_index(drop=True),
         pd.read_csv(
-            _roundtrip(derived), dtype=dict.fromkeys(["gpu", "note", "region"], str)
-        ).fillna({"gpu": "", "note": ""}),
+            _roundtrip(derived),
+            dtype=dict.fromkeys(["gpu", "note", "region", "price_note", "spot_note"], str),
+        ).fillna({"gpu": "", "note": "", "price_note": "", "spot_note": ""}),
         check_dtype=False,
     )
     assert done["changes"]["added"] == done["changes"]["removed"] == 0
