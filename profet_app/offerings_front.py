@@ -54,6 +54,7 @@ _GRID = {
     "run_usd": "run_usd",
     "pareto": "pareto",
     "pick": "pick",
+    "price_check": "price_check",
     "note": "note",
 }
 
@@ -171,6 +172,7 @@ def front_figure(
             "y": float(np.log10(r[time_col])),
             "text": plot_text(
                 f"{r['pick']}{f' ({criterion})' if criterion else ''}: {r['cloud']} {r['instance']}"
+                + (f" (price to check: {r['price_check']})" if r.get("price_check") else "")
             ),
             "showarrow": True,
             "arrowhead": 2,
@@ -236,7 +238,8 @@ def pick_metrics(shown) -> list[tuple[str, str, str]]:
         (
             f"{what.capitalize()} ({shown.criterion.name})",
             safe(f"{r['cloud']} {r['instance']}"),
-            f"{time_label} {r[shown.time_column]:.3g}, {cost_label} {r[shown.cost_column]:.3g}",
+            f"{time_label} {r[shown.time_column]:.3g}, {cost_label} {r[shown.cost_column]:.3g}"
+            + (f"; price to check: {r['price_check']}" if r.get("price_check") else ""),
         )
         for what, r in shown.picks().items()
         if r is not None
