@@ -130,8 +130,9 @@ def override_notes(base: pd.DataFrame, other: pd.DataFrame, known) -> tuple[str,
     -------
     tuple of str
         One warning naming the user's instances that no prediction reaches (their lines are
-        unused), one naming those listed without a price (the artifacts' price is kept, or
-        none is known); empty when every line is used as written.
+        unused), one naming those listed without a price (the per-target table keeps the
+        artifacts' price, or has none; no offering is added); empty when every line is used
+        as written.
     """
     from .._messages import quote_list
 
@@ -149,10 +150,18 @@ def override_notes(base: pd.DataFrame, other: pd.DataFrame, known) -> tuple[str,
             f"so their lines are unused: {quote_list(unknown)}; 'profet instances' lists those "
             "predicted (a new GPU needs 'profet add-instance')"
         )
-    if kept or lost:
-        parts = [f"the artifacts' price is kept for {quote_list(kept)}"] if kept else []
-        parts += [f"no price is known for {quote_list(lost)}, so its cost is empty"] if lost else []
-        notes.append(f"the catalog gives no usd_per_hour for some instances: {'; '.join(parts)}")
+    if kept or lost:  # what each such line does, in both answers a catalog reaches
+        shown = ", ".join(f"{i!r} {priced[i]:g} USD/h" for i in kept[:8])
+        more = f" and {len(kept) - 8} more" if len(kept) > 8 else ""
+        parts = [f"the per-target table keeps the artifacts' price ({shown}{more})"] if kept else []
+        parts += (
+            [f"{quote_list(lost)} has no price at all, so its cost is empty there"] if lost else []
+        )
+        notes.append(
+            f"the catalog gives no usd_per_hour for {quote_list([*kept, *lost])}, so those "
+            f"line(s) set no price: {'; '.join(parts)}; and they add no offering (cloud "
+            "'catalog'): give a usd_per_hour to price one"
+        )
     return tuple(notes)
 
 
