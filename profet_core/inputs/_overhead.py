@@ -35,6 +35,10 @@ MIN_OPS = 2
 QUANTILE_HIGH = 0.995
 QUANTILE_LOW = 0.005
 WIDEN = 1.3
+#: An overhead ratio beyond this is shown as "over 1000x" (and below its inverse as "under
+#: 1/1000 of"): 2,000 steps or more, past what --steps takes (1,000) and any profile taken on
+#: purpose; a number such as 22648517655x says nothing more and reads as a measurement.
+ABSURD_RATIO = 1000.0
 #: Reference key pooled over every instance: for an anchor without a reference of its own.
 POOLED = "*"
 #: Architectures never fitted on: kept for an independent check of the signal.
@@ -141,7 +145,46 @@ def reference_for(stored: dict | None, instance: str | None):
     return ref, float(entry["high"]), float(entry["low"]), pooled
 
 
-def steps_findings(profiles: pd.DataFrame, anchor, stored) -> list[Finding]:
+def ratio_words(r: float) -> str:
+    """An overhead ratio for people: ``12.3x``, ``0.25x``, or past :data:`ABSURD_RATIO`
+    ``over 1000x`` / ``under 1/1000 of``."""
+    if r > ABSURD_RATIO:
+        return f"over {ABSURD_RATIO:.0f}x"
+    if r < 1 / ABSURD_RATIO:
+        return f"under 1/{ABSURD_RATIO:.0f} of"
+    return f"{r:.{1 if r >= 1 else 2}f}x"
+
+
+def _too_many(r: float, s: int, k: int, limit: str, measured: bool) -> str:
+    """The rest of a "more steps than said" warning: the step count it suggests and what
+    follows if it is wrong, or, past :data:`ABSURD_RATIO`, that no step count explains it."""
+    if r > ABSURD_RATIO:
+        return (
+            f"{limit}: more than any step count explains (--steps takes "
+            "at most 1000). Check that the op times are microseconds over the profile's "
+            f"{s} steps, and whether these host ops stalled (a blocked input pipeline or summary "
+            "writer inflates them alone); "
+            + (
+                "the prediction rests on your measured anchor latency, so its scale holds, but "
+                "the op mix it reads may be off"
+                if measured
+                else "if every op time is inflated as these are, the prediction is far too high"
+            )
+        )
+    scale = (
+        "the prediction rests on your measured anchor latency, so its scale holds, but the op "
+        "mix it reads is off"
+        if measured
+        else f"the prediction is about {r:.0f}x too high"
+    )
+    return (
+        f"{limit}: it looks taken over about {k:,} training steps, not "
+        f"{s}. If so, {say_steps(k)}; otherwise every op time is read as {s} steps' worth and "
+        + scale
+    )
+
+
+def steps_findings(profiles: pd.DataFrame, anchor, stored, measured: bool = False) -> list[Finding]:
     """Warnings for profiles whose per-step overhead ops say another step count.
 
     Parameters
@@ -152,6 +195,9 @@ def steps_findings(profiles: pd.DataFrame, anchor, stored) -> list[Finding]:
         Instance the profiles were taken on (its reference, else the pooled one).
     stored : dict or None
         From :func:`learn_step_reference` (model.json's ``steps_reference``).
+    measured : bool
+        The anchor's latency was measured (given or in the profile): the prediction's scale
+        rests on it, not on the op times.
 
     Returns
     -------
@@ -179,18 +225,13 @@ def steps_findings(profiles: pd.DataFrame, anchor, stored) -> list[Finding]:
         rows = _rows(mask)
         i = rows[0]
         r, s = float(ratio[i]), int(steps[i])
-        k = max(1, round(r * s))
+        k = max(1, round(min(r, ABSURD_RATIO * 10) * s))
         head = (
-            f"the profile's per-step overhead ops ({ops}) take {r:.{1 if more else 2}f}x what "
+            f"the profile's per-step overhead ops ({ops}) take {ratio_words(r)} what "
             f"{s}-step profiles on {on} show "
         )
         if more:
-            text = (
-                f"(up to {high:.2f}x in training){_where(rows, n)}: it looks taken over about "
-                f"{k:,} training steps, not {s}. If so, {say_steps(k)}; "
-                f"otherwise every op time is read as {s} steps' worth and the prediction is "
-                f"about {r:.0f}x too high"
-            )
+            text = _too_many(r, s, k, f"(up to {high:.2f}x in training){_where(rows, n)}", measured)
         else:
             text = (
                 f"(from {low:.2f}x in training){_where(rows, n)}: it looks taken over about "

@@ -221,7 +221,9 @@ def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None, arrays=No
         raise ProfetValueError(errors[0])
     note = steps_assumed_note(profiles)
     findings = [note] * (note is not None) + findings
-    findings += steps_findings(profiles, anchor, model.get("steps_reference"))
+    given = "batch_latency_s" in profiles and profiles["batch_latency_s"].notna().all()
+    measured = anchor_latency_s is not None or bool(given)
+    findings += steps_findings(profiles, anchor, model.get("steps_reference"), measured)
     named = "instance" in profiles.columns and profiles["instance"].notna().all()
     if arrays is not None and not named:  # rows naming their instance are never flagged
         state = {k[len("anchor|") :]: arrays[k] for k in arrays if k.startswith("anchor|")}

@@ -156,3 +156,22 @@ def test_overhead_ratio_reads_ops_as_a_filled_reindex_would(profile):
     steps = profile["steps"].to_numpy(dtype=float)
     expect = overhead_ratio(pd.DataFrame(times, columns=list(OVERHEAD_OPS)), REF, steps)
     np.testing.assert_array_equal(overhead_ratio(profile, REF, steps), expect)
+
+
+@pytest.mark.parametrize(
+    ("scale", "measured", "said", "unsaid"),
+    [
+        (2.26e10, True, ["over 1000x", "scale holds"], ["22600000000", "too high"]),
+        (2.26e10, False, ["over 1000x", "far too high"], ["about 22600000000x"]),
+        (5.0, True, ["5.0x", "scale holds"], ["too high"]),
+        (5.0, False, ["5.0x", "about 5x too high"], ["scale holds"]),
+        (1e-9, False, ["under 1/1000 of"], ["0.00x"]),
+    ],
+    ids=["absurd-measured", "absurd-unmeasured", "5x-measured", "5x-unmeasured", "absurd-low"],
+)
+def test_absurd_overhead_ratios_are_stated_sensibly(scale, measured, said, unsaid):
+    # "about 22648517655x too high" beside a 60 ms answer (issue 41): a ratio past any step
+    # count is "over 1000x", and "too high" only where no measured latency sets the scale.
+    (f,) = steps_findings(_row(scale), "g3s.xlarge", STORED, measured=measured)
+    assert all(s in f.message for s in said), f.message
+    assert not any(s in f.message for s in unsaid), f.message
