@@ -217,6 +217,7 @@ _OFFERING_TABLE = (
     "p_fit",
     "pareto",
     "pick",
+    "price_check",
 )
 
 

@@ -189,6 +189,14 @@ def test_refresh_prints_every_odd_row_by_name_and_the_accounting(catalog):
     assert "UNACCOUNTED" not in out
 
 
+def test_predict_offerings_table_shows_the_check_and_says_it():
+    code, out, err = run("predict", "--profile", PROFILE, "--gpu", "L40S", "--cloud", "runpod")
+    assert code == 0, err
+    header, *lines = out.splitlines()[-5:]
+    assert "price_check" in out and all("swapped prices" in x for x in lines if "L40S" in x)
+    assert "rest on catalog prices to check" in err and "1x_L40S_SECURE" in err
+
+
 def test_instances_json_and_predict_notes_name_the_checks():
     code, out, err = run("instances", "--gpu", "L40S", "--cloud", "runpod", "--format", "json")
     assert code == 0, err
