@@ -203,6 +203,7 @@ _OFFERING_TABLE = (
     "gpus",
     "market",
     "usd_per_hour",
+    "price_check",
     "basis",
     "batch_latency_ms",
     "low_ms",
@@ -217,7 +218,6 @@ _OFFERING_TABLE = (
     "p_fit",
     "pareto",
     "pick",
-    "price_check",
 )
 
 

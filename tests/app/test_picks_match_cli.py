@@ -153,4 +153,6 @@ def test_every_target_and_offering_agrees_across_cli_and_page(
             if f" {instance} " in x and x.rstrip().endswith(r["pick"])
         )
         _assert_line_shows(line, {"usd_per_hour": r["usd_per_hour"], o_cost: r[o_cost]})
-        assert f"{r['pick']} ({o_name}): {cloud} {instance}" in texts
+        label = f"{r['pick']} ({o_name}): {cloud} {instance}"
+        check = f" (price to check: {r['price_check']})" if r["price_check"] else ""
+        assert label + check in texts  # a flagged catalog price is said on the chart too
