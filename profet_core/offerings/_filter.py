@@ -105,21 +105,24 @@ def markets(table: pd.DataFrame) -> pd.DataFrame:
     sp = table[table["spot_usd_per_hour"].notna()].assign(spot=True)
     sp["price_usd_per_hour"] = sp["spot_usd_per_hour"]
     out = pd.concat([_noted(od, "price_note"), _noted(sp, "spot_note")], ignore_index=True)
-    out["price_check"] = price_check_codes(out["note"].tolist())
-    return out
+    # merged into each market row's note: fewer text columns for every later take
+    return out.drop(columns=["price_note", "spot_note"], errors="ignore")
 
 
 def _noted(rows: pd.DataFrame, col: str) -> pd.DataFrame:
-    """``rows`` whose ``note`` also says what their market's price needs said (``col``)."""
+    """``rows`` whose ``note`` also says what their market's price needs said (``col``), and
+    ``price_check`` its short words (only the rows it speaks of are read)."""
+    check = np.full(len(rows), "", dtype=object)
     if col not in rows or "note" not in rows:
-        return rows
-    extra = rows[col].fillna("").astype(str).to_numpy()
+        return rows.assign(price_check=check)
+    extra = rows[col].fillna("").astype(str).to_numpy(dtype=object)
     said = np.flatnonzero(extra != "")
     if len(said):
         notes = rows["note"].fillna("").astype(str).to_numpy(dtype=object)
         notes[said] = [cat(notes[i], extra[i]) for i in said]
-        rows = rows.assign(note=notes)
-    return rows
+        check[said] = price_check_codes(extra[said])
+        return rows.assign(note=notes, price_check=check)
+    return rows.assign(price_check=check)
 
 
 def matches(rows: pd.DataFrame, f: OfferingFilter) -> np.ndarray:
@@ -162,23 +165,30 @@ def choose(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
 
 def _tied(order: pd.DataFrame, key: list) -> pd.Series:
     """For the first (shown) row of each ``key`` in ``order`` (sorted by price, region): a note
-    naming the other regions with the same price, where there are any."""
-    price = order["price_usd_per_hour"]
-    best = price.groupby([order[k] for k in key]).transform("min")
-    same = order[np.isclose(price, best, rtol=1e-9, atol=0)]
-    regions = same.groupby(key, sort=False)["region"].agg(list)
-    first = same.drop_duplicates(key)
+    naming the other regions with the same price, where there are any (vectorised: one
+    Python step per tied row only)."""
+    group = order.groupby(key, sort=False).ngroup().to_numpy()
+    price = order["price_usd_per_hour"].to_numpy(dtype=float)
+    best = np.full(group.max() + 1 if len(group) else 0, np.inf)
+    np.minimum.at(best, group, price)
+    at_min = np.isclose(price, best[group], rtol=1e-9, atol=0)
+    count = np.bincount(group[at_min], minlength=len(best))
+    tied = at_min & (count[group] > 1)
+    names: dict = {}
+    first: dict = {}
+    labels, regions = order.index.to_numpy()[tied], order["region"].to_numpy()[tied]
+    for label, g, r in zip(labels, group[tied], regions, strict=True):
+        names.setdefault(g, []).append(str(r))
+        first.setdefault(g, label)
     out = {}
-    for i, k in zip(first.index, zip(*(first[c] for c in key), strict=True), strict=True):
-        names = regions.get(k, [])
-        if len(names) > 1:
-            shown = ", ".join(map(str, names[1:5])) + (
-                f" and {len(names) - 5} more" if len(names) > 5 else ""
-            )
-            out[i] = (
-                f"the same price in {len(names) - 1} other region(s) ({shown}); "
-                f"{names[0]} shown, first by name"
-            )
+    for g, regions in names.items():
+        shown = ", ".join(regions[1:5]) + (
+            f" and {len(regions) - 5} more" if len(regions) > 5 else ""
+        )
+        out[first[g]] = (
+            f"the same price in {len(regions) - 1} other region(s) ({shown}); "
+            f"{regions[0]} shown, first by name"
+        )
     return pd.Series(out, dtype=object)
 
 
@@ -195,33 +205,9 @@ def choose_lines(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
         lines = table.loc[_positions(table, lines)].copy() if len(lines) else table.iloc[:0].copy()
         lines["spot_region"] = np.where(lines["spot_usd_per_hour"].notna(), lines["region"], "")
         lines["regions_at_price"] = np.nan
-        lines["note"] = [_line_note(r) for r in lines.itertuples(index=False)]
+        lines["note"] = _with_notes(lines, ("price_note", "spot_note"))
     else:
-        order = rows.sort_values(["spot", "price_usd_per_hour", "region"], kind="stable")
-        key = ["cloud", "instance"]
-        first = order.drop_duplicates(key)
-        lines = table.loc[_positions(table, first)].copy()
-        count = order[~order["spot"]].groupby(key)["price_usd_per_hour"].agg(_at_min)
-        lines["regions_at_price"] = [
-            count.get(k, np.nan) for k in zip(lines["cloud"], lines["instance"], strict=True)
-        ]
-        sp = order[order["spot"]].drop_duplicates(key).set_index(key)
-        spot_at = [
-            sp.index.get_loc(k) if k in sp.index else None
-            for k in zip(lines["cloud"], lines["instance"], strict=True)
-        ]
-        lines["spot_usd_per_hour"] = [
-            np.nan if j is None else sp["spot_usd_per_hour"].iat[j] for j in spot_at
-        ]
-        lines["spot_region"] = ["" if j is None else sp["region"].iat[j] for j in spot_at]
-        spot_note = [
-            "" if j is None else str(sp["spot_note"].iat[j]) if "spot_note" in sp else ""
-            for j in spot_at
-        ]
-        lines["note"] = [
-            cat(r.note if isinstance(r.note, str) else "", getattr(r, "price_note", ""), sn)
-            for r, sn in zip(lines.itertuples(index=False), spot_note, strict=True)
-        ]
+        lines = _cheapest_lines(table, rows)
     lines["price_check"] = price_check_codes(lines["note"].tolist())
     return lines[[*cols, "spot_region", "regions_at_price", "price_check"]].reset_index(drop=True)
 
@@ -229,20 +215,41 @@ def choose_lines(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
 def _positions(table: pd.DataFrame, rows: pd.DataFrame) -> list:
     """Index labels of ``table``'s lines (cloud, instance, region) that ``rows`` name."""
     key = ["cloud", "instance", "region"]
-    at = {
-        k: i for i, k in zip(table.index, zip(*(table[c] for c in key), strict=True), strict=True)
-    }
-    return [at[k] for k in zip(*(rows[c] for c in key), strict=True)]
+    names = zip(*(table[c].tolist() for c in key), strict=True)  # lists: fast to walk
+    at = dict(zip(names, table.index.tolist(), strict=True))
+    return [at[k] for k in zip(*(rows[c].tolist() for c in key), strict=True)]
 
 
-def _at_min(prices: pd.Series) -> int:
-    return int(np.isclose(prices, prices.min(), rtol=1e-9, atol=0).sum())
+def _cheapest_lines(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """The default listing: each type's line at its cheapest on-demand region (or cheapest spot
+    where it has no on-demand price), ``regions_at_price`` how many regions share that price,
+    and the type's cheapest spot price with its region (``spot_region``), which may be another
+    line's; ``note`` with what the shown prices need said."""
+    key = ["cloud", "instance"]
+    order = rows.sort_values(["spot", "price_usd_per_hour", "region"], kind="stable")
+    lines = table.loc[_positions(table, order.drop_duplicates(key))].copy()
+    od = order[~order["spot"]]
+    best = od.groupby(key, sort=False)["price_usd_per_hour"].transform("min")
+    at_min = od[np.isclose(od["price_usd_per_hour"], best, rtol=1e-9, atol=0)]
+    count = at_min.groupby(key, sort=False).size().rename("regions_at_price").reset_index()
+    sp = order[order["spot"]].drop_duplicates(key)
+    spot = table.loc[_positions(table, sp), [*key, "spot_usd_per_hour", "region"]]
+    spot["spot_note"] = table.loc[spot.index, "spot_note"] if "spot_note" in table else ""
+    spot = spot.rename(columns={"region": "spot_region", "spot_note": "_spot_note"})
+    lines = lines.drop(columns="spot_usd_per_hour").reset_index(drop=True)
+    lines = lines.merge(count, on=key, how="left").merge(spot, on=key, how="left")
+    lines["spot_region"] = lines["spot_region"].fillna("")
+    lines["note"] = _with_notes(lines, ("price_note", "_spot_note"))
+    return lines
 
 
-def _line_note(r) -> str:
-    """A region line's note with what both of its prices need said."""
-    note = r.note if isinstance(r.note, str) else ""
-    return cat(note, getattr(r, "price_note", "") or "", getattr(r, "spot_note", "") or "")
+def _with_notes(lines: pd.DataFrame, cols) -> np.ndarray:
+    """``lines``' notes with what ``cols`` (the market notes) say, read only where they speak."""
+    notes = lines["note"].fillna("").astype(str).to_numpy(dtype=object)
+    extra = [lines[c].fillna("").astype(str).to_numpy(dtype=object) for c in cols if c in lines]
+    for i in np.flatnonzero(np.any([e != "" for e in extra], axis=0)) if extra else ():
+        notes[i] = cat(notes[i], *(e[i] for e in extra))
+    return notes
 
 
 def check_offering_args(predictor, filter=None, catalog=None, offerings=None) -> None:
