@@ -48,7 +48,8 @@ def _sources() -> pd.DataFrame:
 def problems(sheets: dict[str, pd.DataFrame], sources: pd.DataFrame) -> list[str]:
     """Each way the sheets and their sources disagree, one line each (empty: they agree)."""
     out = []
-    key = dict(zip(zip(sources["gpu"], sources["field"]), sources["value"]))
+    pairs = zip(sources["gpu"], sources["field"], strict=True)
+    key = dict(zip(pairs, sources["value"], strict=True))
     if len(key) != len(sources):
         out.append("spec_sources.csv has a (gpu, field) twice")
     used = set()
@@ -62,7 +63,9 @@ def problems(sheets: dict[str, pd.DataFrame], sources: pd.DataFrame) -> list[str
                 if cited is None:
                     out.append(f"{name}: {row['gpu']} {field} has no source row")
                 elif not math.isclose(float(cited), float(row[field]), rel_tol=1e-9):
-                    out.append(f"{name}: {row['gpu']} {field} = {row[field]}, its source says {cited}")
+                    out.append(
+                        f"{name}: {row['gpu']} {field} = {row[field]}, its source says {cited}"
+                    )
     out += [f"spec_sources.csv: {g} {f} is no sheet's value" for g, f in key if (g, f) not in used]
     return out
 
@@ -118,9 +121,7 @@ def test_a_gpu_with_an_unsure_value_says_so_in_its_spec_source(name):
     unsure = src[src["status"] == "unsure"]
     sheet = _sheets()[name]
     for _, row in sheet.iterrows():
-        fields = [
-            f for f in unsure[unsure["gpu"] == row["gpu"]]["field"] if f in sheet.columns
-        ]
+        fields = [f for f in unsure[unsure["gpu"] == row["gpu"]]["field"] if f in sheet.columns]
         for f in fields:
             assert f in row["spec_source"].split("unsure:", 1)[-1], (row["gpu"], f)
 
