@@ -7,9 +7,15 @@ import fcntl
 import os
 from pathlib import Path
 
-import pytest
+# One BLAS/OpenMP thread per test process (and the processes tests start): pytest-xdist already
+# runs a worker per core, and a second thread per worker only spins against the other worker
+# (the spec model's least-squares SVDs took a third longer with two). Set before numpy loads.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from tests._utils import make_synthetic, synthetic_catalog
+import pytest  # noqa: E402
+
+from tests._utils import make_synthetic, synthetic_catalog  # noqa: E402
 
 
 @pytest.fixture(scope="session")

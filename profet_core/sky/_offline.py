@@ -100,6 +100,36 @@ def check_installed() -> None:
         )
 
 
+#: A SkyPilot task is a short file; anything longer is not read (or handed to SkyPilot).
+TASK_MAX_BYTES = 1_000_000
+
+
+def check_task_yaml(path: Path) -> None:
+    """Refuse, before SkyPilot starts (seconds of imports), a task file that is not a YAML
+    mapping: too long, not text, not YAML, or a list or a scalar. What SkyPilot's schema says of
+    a mapping (keys, accelerators) the child checks."""
+    check_installed()
+    import yaml  # SkyPilot's own dependency
+
+    size = path.stat().st_size
+    if size > TASK_MAX_BYTES:
+        raise ProfetValueError(
+            f"task YAML {str(path)!r} is {size:,} bytes; a SkyPilot task is a short file "
+            f"(up to {TASK_MAX_BYTES:,} bytes here)"
+        )
+    try:
+        doc = yaml.safe_load(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        what = " ".join(str(exc).split())[:300]
+        raise ProfetValueError(f"task YAML {str(path)!r} is not a SkyPilot task: {what}") from None
+    if not isinstance(doc, dict):
+        held = {list: "a list", str: "text", int: "a number", float: "a number", bool: "a flag"}
+        raise ProfetValueError(
+            f"task YAML {str(path)!r} is not a SkyPilot task: it holds "
+            f"{held.get(type(doc), 'nothing')}, not a mapping of task fields (resources, run, ...)"
+        )
+
+
 def run_child(request: dict, timeout_s: float = TIMEOUT_S) -> dict:
     """Run :mod:`._child` on ``request`` in a fresh folder; its JSON answer.
 

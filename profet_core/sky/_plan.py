@@ -16,7 +16,7 @@ from .._format import format_number
 from ..errors import ProfetFileNotFoundError, ProfetValueError
 from ..inputs._args import frame_arg, is_number, path_arg, shown
 from ._notes import plan_notes
-from ._offline import TIMEOUT_S, catalog_source, run_child
+from ._offline import TIMEOUT_S, catalog_source, check_task_yaml, run_child
 from ._runs import RunSpec, run_spec
 
 #: Columns of :attr:`SkyPlan.table` (USD per hour, hours per run, USD per run).
@@ -277,6 +277,7 @@ def sky_plan(
         "profile": {"columns": list(map(str, profiles.columns)), "data": _values(profiles)},
         "run": {k: _value(v) for k, v in run.items()},
     }
+    check_task_yaml(path)
     answer = run_child(request, timeout_s)
     return _assemble(answer, minimize, spec, chosen, path)
 

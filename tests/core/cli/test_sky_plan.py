@@ -74,13 +74,11 @@ def test_plan_as_json(catalog, tmp_path):
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("resources: [accelerators: {\n", "is not a SkyPilot task"),
         ("resources:\n  acelerators: T4\n", "did you mean 'accelerators'"),
         ("resources:\n  accelerators: A100X\n", "accelerator 'A100X' is unknown"),
         ("resources:\n  cpus: 4\nrun: echo\n", "the task asks for no GPU"),
-        ("- just\n- a list\n", "is not a SkyPilot task"),
     ],
-    ids=["syntax", "misspelt-key", "unknown-accelerator", "no-gpu", "not-a-mapping"],
+    ids=["misspelt-key", "unknown-accelerator", "no-gpu"],
 )
 def test_bad_tasks_are_refused_in_one_line(catalog, tmp_path, text, match):
     (tmp_path / "t.yaml").write_text(text)
@@ -137,3 +135,34 @@ def test_without_skypilot_it_says_how_to_install_it(catalog, tmp_path, monkeypat
     task = task_yaml(tmp_path / "t.yaml", ["T4:1"])
     code, _, err = run("sky-plan", task, "--profile", PROFILE, *RUN, "--catalog", catalog)
     assert code == 2 and "pip install 'profet[sky]'" in _refused(err)
+
+
+@needs_sky
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"resources: [accelerators: {\n", "is not a SkyPilot task"),
+        (b"- just\n- a list\n", "it holds a list, not a mapping"),
+        (b"42\n", "it holds a number"),
+        (b"", "it holds nothing"),
+        (b"\xff\xfe r\x00", "is not a SkyPilot task"),
+        (b"#" * 1_000_001, "a SkyPilot task is a short file"),
+    ],
+    ids=["syntax", "a-list", "a-number", "empty", "not-utf8", "too-long"],
+)
+def test_a_task_that_is_no_yaml_mapping_is_refused_before_skypilot_starts(
+    catalog, tmp_path, monkeypatch, data, match
+):
+    """Refused in the parent: the child (SkyPilot's imports, seconds) never starts."""
+    from profet_core.sky import _offline
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("the SkyPilot child was started")
+
+    monkeypatch.setattr(_offline, "run_child", never)
+    monkeypatch.setattr("profet_core.sky._plan.run_child", never)
+    (tmp_path / "t.yaml").write_bytes(data)
+    code, _, err = run(
+        "sky-plan", tmp_path / "t.yaml", "--profile", PROFILE, *RUN, "--catalog", catalog
+    )
+    assert code == 2 and match in _refused(err)
