@@ -17,17 +17,28 @@ pytestmark = pytest.mark.slow
 SMALL = {"hybrid": {"n_trees_et": 10, "n_trees_gb": 20}}
 
 
-def test_validate_writes_the_report_and_returns_it(synthetic_dir, tmp_path):
-    done = validate(
-        synthetic_dir,  # a folder, read as `profet validate --data` reads it
-        tmp_path / "val",
-        methods=["hybrid"],
-        anchors=["gpu-a"],
-        targets=["gpu-b"],
-        method_params=SMALL,
-    )
-    assert isinstance(done, Validation) and done.out == tmp_path / "val"
-    assert done.report == (tmp_path / "val" / "report.md").read_text()
+@pytest.fixture(scope="module")
+def validated(tmp_path_factory, synthetic_dir):
+    """``validated(**selection)``: the folder data validated (hybrid, small) under a selection,
+    once per selection for this module (a validation takes seconds)."""
+    done = {}
+
+    def run(**selection):
+        key = repr(sorted(selection.items()))
+        if key not in done:
+            out = tmp_path_factory.mktemp("val") / "val"
+            # the folder, read as `profet validate --data` reads it
+            done[key] = validate(synthetic_dir, out, methods=["hybrid"], method_params=SMALL,
+                                 **selection)  # fmt: skip
+        return done[key]
+
+    return run
+
+
+def test_validate_writes_the_report_and_returns_it(validated):
+    done = validated(anchors=["gpu-a"], targets=["gpu-b"])
+    assert isinstance(done, Validation) and done.out.name == "val"
+    assert done.report == (done.out / "report.md").read_text()
     assert "MAPE" in done.report
     assert done.files[0] == "report.md"
     assert all((done.out / name).is_file() for name in (*done.files, "run.json"))
@@ -87,15 +98,14 @@ def _sections(report: str) -> dict:
     ids=["architectures", "pairs", "no-selection"],
 )
 def test_full_data_tables_are_labelled_under_a_selection(
-    synthetic_dir, synthetic_dataset, tmp_path, selection, said
+    validated, synthetic_dataset, selection, said
 ):
     """Issue 20, item 8: the noise floor and scaler tables ignore the selection, and say so."""
     archs = sorted(synthetic_dataset.profiles["model"].unique())
     if "architectures" in selection:
         selection = {"architectures": archs[:2]}
         said = f"architectures {', '.join(archs[:2])}"
-    done = validate(synthetic_dir, tmp_path / "val", methods=["hybrid"], method_params=SMALL,
-                    **selection)  # fmt: skip
+    done = validated(**selection)
     sections = _sections(done.report)
     full = [h for h in sections if h.startswith(("## Noise floor", "## Scaler"))]
     assert len(full) >= 3
