@@ -66,3 +66,18 @@ def use_artifacts(monkeypatch):
 
     yield use
     common.get_predictor.clear()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_keras_reset_after_each_run():
+    """After every script run Streamlit clears Keras' session if ``keras`` is imported
+    (``_clean_problem_modules``): 0.3-0.5 s a run, most of an AppTest's time. The app never
+    imports TensorFlow (``test_smoke`` checks it in a fresh process); here ``keras`` is loaded
+    only by another test file of the same pytest-xdist worker, so the reset is skipped (the app
+    draws with Plotly: matplotlib, the other module it resets, is never loaded either)."""
+    from streamlit.runtime.scriptrunner import script_runner
+
+    original = script_runner._clean_problem_modules
+    script_runner._clean_problem_modules = lambda: None
+    yield
+    script_runner._clean_problem_modules = original
