@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 # One BLAS/OpenMP thread per test process (and the processes tests start): pytest-xdist already
@@ -39,22 +43,108 @@ def synthetic_dir(tmp_path_factory, synthetic_tables):
     return d
 
 
+def _run_root(tmp_path_factory) -> Path:
+    """The folder every pytest-xdist worker of this run shares (the workers' basetemps' parent)."""
+    return tmp_path_factory.getbasetemp().parent
+
+
 def once_per_run(tmp_path_factory, name: str, build) -> Path:
     """``build(folder)`` once per test run, its folder shared by every pytest-xdist worker (the
-    first to get the lock builds it, the others wait and reuse it); without xdist, once per
-    session. The folder is ``name`` under the run's temporary root; ``build`` creates it."""
+    first to get the lock builds it, the others wait and reuse it; one started in the background
+    by :func:`pytest_collection_finish` is waited for); without xdist, once per session. The
+    folder is ``name`` under the run's temporary root; ``build`` creates it."""
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
         out = tmp_path_factory.mktemp(name) / name
         build(out)
         return out
-    root = tmp_path_factory.getbasetemp().parent  # shared by the workers of this run
+    root = _run_root(tmp_path_factory)
     out, done = root / name, root / f"{name}.done"
+    _wait_for_background(root, name)
     with (root / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not done.exists():
             build(out)
             done.touch()
     return out
+
+
+#: The background build of the ``trained`` artifacts (a script run by ``python -c``).
+_BACKGROUND = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from profet_core import make_dataset
+from tests._utils import make_synthetic
+from tests.conftest import _train
+out = Path(sys.argv[2])
+_train(out / "artifacts", make_dataset(*make_synthetic()))
+(out / "artifacts.done").touch()
+"""
+
+
+def pytest_collection_finish(session):
+    """Under pytest-xdist, start training the shared ``trained`` artifacts in a background
+    process as soon as a worker sees a test that needs them: the other tests run meanwhile, and
+    no worker sits idle waiting for a build that takes a minute (the first to claim it starts
+    it; a test needing it waits for it, or builds it itself if the background build failed)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return
+    if not any("trained" in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    root = _run_root(session.config._tmp_path_factory)
+    try:
+        claim = os.open(root / "artifacts.started", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return  # another worker started it
+    with (root / "artifacts.log").open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _BACKGROUND, str(Path(__file__).resolve().parents[1]), root],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    os.write(claim, str(proc.pid).encode())
+    os.close(claim)
+    _BUILDS.append(proc)
+
+
+#: Background builds this worker started (stopped when its session ends).
+_BUILDS: list = []
+
+
+def pytest_sessionfinish(session):
+    """A background build still running when this worker ends (a run cut short) is stopped: a
+    worker still waiting for it then builds the artifacts itself."""
+    for proc in _BUILDS:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _wait_for_background(root: Path, name: str) -> None:
+    """Wait for a background build of ``name`` (if one was started) to end, either way."""
+    started = root / f"{name}.started"
+    if not started.exists() or (root / f"{name}.done").exists():
+        return
+    try:
+        pid = int(started.read_text() or 0)
+    except ValueError:
+        return
+    while pid and not (root / f"{name}.done").exists():
+        try:
+            os.kill(pid, 0)  # still running? (a zombie counts until its parent reaps it)
+        except ProcessLookupError:
+            return  # it ended without finishing: the caller builds under the lock
+        if _is_zombie(pid):
+            return
+        time.sleep(0.5)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return False
 
 
 @pytest.fixture(scope="session")
