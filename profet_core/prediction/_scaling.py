@@ -168,8 +168,9 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
     unused = [PARAMS_UNUSED] if params is not None and gpus == 1 else []
     if precision == "fp32" and gpus == 1:
         table["precision"], table["gpus"] = "fp32", 1
+        table, order = _spec_order(predictor, table, precision)
         table["images_per_s"] = batch[row] / table["batch_latency_ms"].to_numpy() * 1e3
-        return dataclasses.replace(pred, table=table, notes=(*pred.notes, *unused))
+        return dataclasses.replace(pred, table=table, notes=(*pred.notes, *unused, *order))
     notes = [*pred.notes, *unused]
     fam = model_family_times(ops)
     table["precision"] = precision
@@ -182,9 +183,22 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
     out, more = _apply_gpus(predictor, table, anchor, fam, gpus, params)
     notes = [s for s in notes if "the latency is for one of the instance's GPUs" not in s] + more
     out.loc[out["basis_precision"] == "", "basis_precision"] = "fp32, one GPU: as basis"
+    out, order = _spec_order(predictor, out, precision)
+    notes += order
     out["usd_per_1000_steps"] = out["batch_latency_ms"] * 1000 / MS_PER_HOUR * out["usd_per_hour"]
     out["images_per_s"] = out["gpus"] * batch[out["row"].to_numpy()] / out["batch_latency_ms"] * 1e3
     return dataclasses.replace(pred, table=out, notes=tuple(dict.fromkeys(notes)))
+
+
+def _spec_order(predictor, table, precision) -> tuple:
+    """``table`` with its steps in the spec sheet's order (issue 40) and its note, if any:
+    a GPU with at least another's rates and 95% of its bandwidth is never slower than it."""
+    from ..crossgpu._consistency import order_notes, published_exceptions, spec_order
+
+    if predictor.cross is None or table.empty:
+        return table, []
+    out, moved, kept = spec_order(table, predictor.cross.specs_, precision, published_exceptions())
+    return out, order_notes(moved, precision, kept)
 
 
 def _apply_amp(predictor, table, anchor, fam, amp_lat, lat) -> list:
