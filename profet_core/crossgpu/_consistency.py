@@ -123,7 +123,7 @@ def published_exceptions(published: pd.DataFrame | None = None, slack: float = S
     keys = ["source_doc", "framework", "kind", "model", "batch_size", "image_size"]
     pub = pub.assign(source_doc=pub["source"].str.rsplit(":", n=1).str[0])
     out = {}
-    for k, grp in pub.groupby(keys, sort=False):
+    for k, grp in pub.groupby(keys, sort=False, dropna=False):
         rows = grp[grp["catalog_gpu"].isin(where)].drop_duplicates("catalog_gpu")
         names, ips = rows["catalog_gpu"].tolist(), rows["images_per_s"].to_numpy(float)
         for a, ga in enumerate(names):
