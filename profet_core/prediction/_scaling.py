@@ -191,14 +191,23 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
 
 
 def _spec_order(predictor, table, precision) -> tuple:
-    """``table`` with its steps in the spec sheet's order (issue 40) and its note, if any:
-    a GPU with at least another's rates and 95% of its bandwidth is never slower than it."""
+    """``table`` with its steps in the spec sheet's order (issue 40) and its notes: what moved
+    (a GPU with at least another's rates and 95% of its bandwidth is never slower than it) and
+    what the published- and spec-based intervals rest on (the spread between sources)."""
     from ..crossgpu._consistency import order_notes, published_exceptions, spec_order
 
     if predictor.cross is None or table.empty:
         return table, []
     out, moved, kept = spec_order(table, predictor.cross.specs_, precision, published_exceptions())
-    return out, order_notes(moved, precision, kept)
+    notes = order_notes(moved, precision, kept)
+    kinds = out["basis"].astype(str).str.split(" (", regex=False).str[0]
+    if kinds.isin(["published", "specs only"]).any():
+        from ..crossgpu._calibrate import source_note
+
+        multi = "gpus" in out and bool((out["gpus"] > 1).any())
+        note = source_note(predictor.cross, precision, multi)
+        notes += [] if note is None else [note]
+    return out, notes
 
 
 def _apply_amp(predictor, table, anchor, fam, amp_lat, lat) -> list:
