@@ -1,6 +1,8 @@
 """Issue 40 validation: spec inversions, rank agreement with published throughput, intervals.
 
-    python bench/validation.py [--data ../shared/data/profet] [--artifacts DIR]
+    python bench/validation.py [--data ../shared/data/profet] [--artifacts DIR] [--out FILE]
+
+(with --out FILE, e.g. docs/crossgpu.md, it also replaces the ``spec-order`` section of FILE)
 
 Prints, for the shipped predictor without the spec order (``before``: what main answered) and
 with it (``after``):
@@ -176,7 +178,32 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "profet"))
     ap.add_argument("--artifacts", default=None)
+    ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
+    import contextlib
+    import io
+    import time
+
+    t0 = time.time()
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = report(args)
+    text = buf.getvalue()
+    print(text, end="")
+    if args.out:
+        from _sections import markers, write_section
+
+        start, end = markers("spec-order")
+        body = (
+            "## Spec order and intervals for a user's setup (issue 40)\n\n```\n"
+            + text
+            + f"```\n\nMade by `python bench/validation.py` in {time.time() - t0:.0f} s."
+        )
+        write_section(args.out, "spec-order", f"{start}\n{body}\n{end}")
+    return code
+
+
+def report(args) -> int:
     data = Path(args.data)
     if not (data / "profiles.parquet").exists():
         print(f"no data at {data}: nothing to validate")
@@ -212,6 +239,14 @@ def main(argv=None) -> int:
     )
     print("factor on the widths; spread: the sources' own median predicted/published ratio:")
     print(calibration_table(predictor).to_string(index=False, float_format="%.3g"))
+    q = predictor.cross.interval_log_
+    amp = (predictor.cross.amp_state_ or {}).get("half_width")
+    widths = [(b, q[b]) for b in ("published", "specs only") if b in q]
+    widths += [("AMP gain", amp)] if amp else []
+    print(
+        "80% intervals shipped: "
+        + "; ".join(f"{b} x{np.exp(-w):.2f}..x{np.exp(w):.2f}" for b, w in widths)
+    )
     return 0
 
 

@@ -17,7 +17,7 @@ import numpy as np
 #: The coverage band both leave-one-out schemes should land in (of an 80% interval).
 BAND = (0.75, 0.85)
 #: Factors tried (the widths set leave-one-GPU-out times s).
-GRID = np.round(np.arange(0.5, 4.0001, 0.01), 2)
+GRID = np.round(np.arange(0.5, 8.0001, 0.01), 2)
 
 
 def coverage(err, hw, s: float = 1.0) -> float:

@@ -40,6 +40,7 @@ def dominance(specs: pd.DataFrame, multi_gpu: bool = False) -> np.ndarray:
     multi_gpu : bool
         Compare steps of every GPU of each line: also the same GPU count and at least j's link.
     """
+    specs = _with_columns(specs, multi_gpu)
     ok = np.ones((len(specs), len(specs)), dtype=bool)
     for col in RATES:
         v = specs[col].to_numpy(dtype=float)
@@ -52,6 +53,25 @@ def dominance(specs: pd.DataFrame, multi_gpu: bool = False) -> np.ndarray:
         ok &= (n[:, None] == n[None, :]) & (link[:, None] >= link[None, :])
     np.fill_diagonal(ok, False)
     return ok
+
+
+def _with_columns(specs: pd.DataFrame, multi_gpu: bool) -> pd.DataFrame:
+    """``specs`` with every column :func:`dominance` reads: missing ones (a sheet made before
+    them) filled by GPU name from the package's sheets, else NaN (then nothing dominates)."""
+    need = [*RATES, "mem_bandwidth_gbs", *(("gpu_count", "interconnect_gbs") if multi_gpu else ())]
+    missing = [c for c in need if c not in specs]
+    if not missing:
+        return specs
+    from ._gpuref import gpu_table
+
+    out = specs.copy()
+    gpus = gpu_table(specs) if "gpu" in specs else None
+    for c in missing:
+        if gpus is not None and c in gpus:
+            out[c] = specs["gpu"].map(gpus[c]).to_numpy(dtype=float)
+        else:
+            out[c] = np.nan
+    return out
 
 
 def inversions(table: pd.DataFrame, specs: pd.DataFrame, slack: float = SLACK) -> pd.DataFrame:
