@@ -70,6 +70,54 @@ def count_inversions(predictor, profiles) -> dict:
     }
 
 
+def causes(predictor, profiles) -> pd.DataFrame:
+    """Inversions without the spec order with parts of the spec model switched off (the model
+    as shipped, then without each part): what caused them. ``spec vs spec``: both answers from
+    the spec model (neither measured)."""
+    import copy
+
+    cross = predictor.cross
+    keep = copy.copy(cross.__dict__)
+
+    def no_residual():
+        cross.residual_model_ = None
+
+    def no_gpu_terms():
+        cross.published_eta_ = {}
+
+    def no_memory_roof():
+        roof = cross.roof_.copy()
+        roof[1, 1] = -50.0  # the memory class's bandwidth-per-FLOP term off
+        cross.roof_ = roof
+
+    variants = {
+        "as shipped": [],
+        "no residual trees": [no_residual],
+        "no per-GPU efficiency offsets": [no_gpu_terms],
+        "no memory-class roofline term": [no_memory_roof],
+        "none of the three": [no_residual, no_gpu_terms, no_memory_roof],
+    }
+    rows = []
+    for name, parts in variants.items():
+        for f in parts:
+            f()
+        try:
+            t = inv_bench.all_tables(predictor, profiles)
+        finally:
+            cross.__dict__.update(keep)
+        inv = inversions(t, cross.specs_)
+        spec = inversions(t[t["basis"] != "measured"], cross.specs_)
+        rows.append(
+            {
+                "spec model": name,
+                "inversions": len(inv),
+                "spec vs spec": len(spec),
+                "involving a measured answer": len(inv) - len(spec),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def published_tables(data: Path) -> list[dict]:
     """Published one-GPU FP32 tables with >= 3 catalog GPUs and a data CNN standing in: the
     published throughput per GPU and the anchor profile (ops, latency s) of that CNN."""
@@ -222,6 +270,10 @@ def report(args) -> int:
                 ctx.__exit__(None, None, None)
     print("Spec inversions (97 data profiles x 4 anchors x fp32/amp x 1/all GPUs):")
     print(pd.DataFrame({k: v[0] for k, v in res.items()}).to_string())
+    with _without_order():
+        why = causes(predictor, profiles)
+    print("\nWithout the spec order, with parts of the spec model off (what caused them):")
+    print(why.to_string(index=False))
     sp = res["before"][1].rename(columns={"rho": "rho_before"})
     sp["rho_after"] = res["after"][1]["rho"].to_numpy()
     print("\nSpearman rho, predicted vs published one-GPU FP32 throughput, per published table:")
