@@ -19,8 +19,12 @@ between measured answers (and the same-spec lines raised to them) are kept and c
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
+
+from .._base import kept_for
 
 #: Share of the dominated GPU's bandwidth the dominating one needs.
 BW_SHARE = 0.95
@@ -131,10 +135,22 @@ def published_exceptions(published: pd.DataFrame | None = None, slack: float = S
     framework, precision, CNN, batch and image size) gives a more than ``slack`` times b's step.
     ``precision`` is ``fp32`` (FP32, TF32) or ``amp``; VGG16 and Inception-v3 rows are left out
     (never used for any choice)."""
-    from ._gpuref import gpu_table
-    from ._published import held_out, load_published
+    if published is None:  # the package's table: read and compared once per process
+        return dict(_package_exceptions(slack))
+    return _exceptions(published, slack)
 
-    pub = load_published() if published is None else published
+
+@functools.lru_cache(maxsize=4)
+def _package_exceptions(slack: float) -> tuple:
+    from ._published import load_published
+
+    return tuple(_exceptions(load_published(), slack).items())
+
+
+def _exceptions(pub: pd.DataFrame, slack: float) -> dict:
+    from ._gpuref import gpu_table
+    from ._published import held_out
+
     pub = pub[(pub["gpu_count"] == 1) & ~held_out(pub["model"])]
     gpus = gpu_table().reset_index()
     dom = dominance(gpus.assign(instance=gpus["gpu"]))
@@ -206,23 +222,22 @@ def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32"
         Inversions between two measured answers, kept (the largest ratio per pair).
     """
     exceptions = {} if exceptions is None else exceptions
-    specs = specs.drop_duplicates("instance").set_index("instance")
-    names = table["target"].astype(str).to_numpy()
+    sheet = kept_for(_SHEETS, specs, _sheet, 8)
+    names = strings(table["target"])
     gpus = table["gpus"].to_numpy() if "gpus" in table else np.ones(len(table), dtype=int)
-    fixed = _fixed(table.assign(precision=precision, gpus=gpus))
+    fixed = (strings(table["basis"]) == "measured") & (gpus == 1)
+    fixed &= precision == "fp32"
     p = table["batch_latency_ms"].to_numpy(dtype=float)
     new, moved, kept = p.copy(), {}, []
+    where = sheet["where"]
     for g in np.unique(gpus):
-        sel = np.flatnonzero((gpus == g) & np.isin(names, specs.index))
+        sel = np.flatnonzero(
+            (gpus == g) & np.fromiter((n in where for n in names), bool, len(names))
+        )
         if not len(sel):
             continue
         tg = sorted(set(names[sel]))
-        sub = specs.loc[tg].reset_index()
-        dom = dominance(sub, multi_gpu=g > 1)
-        gn = sub["gpu"].to_numpy()
-        for a, b in zip(*np.nonzero(dom), strict=True):
-            dom[a, b] = (gn[a], gn[b], precision) not in exceptions
-        clo = _closure(dom)
+        dom, clo = _graph(sheet, tuple(where[t] for t in tg), g > 1, precision, exceptions)
         # a (profile rows x targets) matrix of steps, NaN where a row lacks a target
         r_codes, rows = pd.factorize(table["row"].to_numpy()[sel])
         t_codes = pd.Index(tg).get_indexer(names[sel])
@@ -232,15 +247,37 @@ def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32"
         fix[r_codes, t_codes] = fixed[sel]
         lim = _order_matrix(q, fix, clo)
         new[sel] = lim[r_codes, t_codes]
-        _moved(moved, q, lim, clo, tg)
+        if not np.array_equal(lim, q, equal_nan=True):
+            _moved(moved, q, lim, clo, tg)
         kept += _kept(lim, fix, dom, tg)
-    out = table.copy()
+    if np.array_equal(new, p):
+        return table, [], kept
+    out = table.copy(deep=False)
     factor = new / p
     out["batch_latency_ms"] = new
     for col in ("low_ms", "high_ms"):
         if col in out:
             out[col] = out[col].to_numpy(dtype=float) * factor
     return out, [(t, b, f) for t, (b, f) in moved.items()], kept
+
+
+_SHEETS: dict = {}
+
+
+def strings(col: pd.Series) -> np.ndarray:
+    """A column's values as Python strings (object array); a categorical one through its
+    categories (the prediction tables' target and basis: astype(str) costs milliseconds)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = np.asarray(col.cat.categories.astype(str), dtype=object)
+        return cats[col.cat.codes.to_numpy()]
+    return col.astype(str).to_numpy(dtype=object)
+
+
+def _sheet(specs: pd.DataFrame) -> dict:
+    """A spec sheet's lines by instance (the first of a name), read once per sheet object."""
+    lines = specs.drop_duplicates("instance").reset_index(drop=True)
+    lines = _with_columns(lines, True)
+    return {"lines": lines, "where": {n: i for i, n in enumerate(lines["instance"])}, "graphs": {}}
 
 
 def _order_matrix(q, fix, clo) -> np.ndarray:
@@ -262,10 +299,31 @@ def _order_matrix(q, fix, clo) -> np.ndarray:
     return np.where(fix, q, lim)
 
 
+def _graph(sheet: dict, rows: tuple, multi: bool, precision: str, exceptions: dict) -> tuple:
+    """Dominance (exceptions removed) and its closure of the sheet's lines ``rows``, kept per
+    sheet (a prediction asks it for the same targets on every call)."""
+    key = (rows, multi, precision, tuple(sorted(exceptions)))
+    got = sheet["graphs"].get(key)
+    if got is None:
+        sub = sheet["lines"].iloc[list(rows)].reset_index(drop=True)
+        dom = dominance(sub, multi_gpu=multi)
+        gn = sub["gpu"].to_numpy()
+        for a, b in zip(*np.nonzero(dom), strict=True):
+            dom[a, b] = (gn[a], gn[b], precision) not in exceptions
+        got = (dom, _closure(dom))
+        for m in got:
+            m.flags.writeable = False
+        if len(sheet["graphs"]) > 64:
+            sheet["graphs"].clear()
+        sheet["graphs"][key] = got
+    return got
+
+
 def _kept(lim, fix, dom, tg) -> list:
     """Pairs of measured answers (trained pairs) inverted beyond :data:`SLACK`."""
     out = []
-    for a, b in zip(*np.nonzero(dom), strict=True):
+    cols = fix.any(axis=0)
+    for a, b in zip(*np.nonzero(dom & cols[:, None] & cols[None, :]), strict=True):
         both = fix[:, a] & fix[:, b]
         if both.any():
             r = float(np.max(lim[both, a] / lim[both, b]))

@@ -196,6 +196,10 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
     pairs = published_pairs(table, specs, medians)
     fitted = fit_published(model, pairs[~pairs["held_out"]])
     fitted.amp_state_, fitted.dp_state_ = learn_amp_dp(fitted, table, medians)
+    # inversions the published tables themselves show (issue 40): kept, not ordered away
+    from ._consistency import published_exceptions
+
+    fitted.spec_exceptions_ = published_exceptions(table)
     if quantiles is None or pairs.empty:
         return (fitted if quantiles is None else fitted.with_intervals(quantiles)), {}
     oof, bases = published_logo(model, pairs), basis_frames(model, pairs)

@@ -194,14 +194,16 @@ def _spec_order(predictor, table, precision) -> tuple:
     """``table`` with its steps in the spec sheet's order (issue 40) and its notes: what moved
     (a GPU with at least another's rates and 95% of its bandwidth is never slower than it) and
     what the published- and spec-based intervals rest on (the spread between sources)."""
-    from ..crossgpu._consistency import order_notes, published_exceptions, spec_order
+    from ..crossgpu._consistency import order_notes, published_exceptions, spec_order, strings
 
     if predictor.cross is None or table.empty:
         return table, []
-    out, moved, kept = spec_order(table, predictor.cross.specs_, precision, published_exceptions())
+    exceptions = getattr(predictor.cross, "spec_exceptions_", None)
+    exceptions = published_exceptions() if exceptions is None else exceptions
+    out, moved, kept = spec_order(table, predictor.cross.specs_, precision, exceptions)
     notes = order_notes(moved, precision, kept)
-    kinds = out["basis"].astype(str).str.split(" (", regex=False).str[0]
-    if kinds.isin(["published", "specs only"]).any():
+    bases = set(strings(out["basis"]))
+    if any(b.startswith(("published", "specs only")) for b in bases):
         from ..crossgpu._calibrate import source_note
 
         multi = "gpus" in out and bool((out["gpus"] > 1).any())
