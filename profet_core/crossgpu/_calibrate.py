@@ -110,6 +110,8 @@ def source_note(model, precision: str, multi_gpu: bool) -> str | None:
     if not parts:
         return None
     return (
-        "published- and spec-based intervals are set to hold for a source the model never saw "
-        "(a user's framework, version and settings are another source): " + "; ".join(parts) + "."
+        "published- and spec-based intervals are set to hold for a new source (a user's "
+        "framework, version and settings are another source than the published ones): "
+        + "; ".join(parts)
+        + "."
     )
