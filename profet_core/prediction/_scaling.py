@@ -201,6 +201,10 @@ def _spec_order(predictor, table, precision) -> tuple:
     exceptions = getattr(predictor.cross, "spec_exceptions_", None)
     exceptions = published_exceptions() if exceptions is None else exceptions
     out, moved, kept = spec_order(table, predictor.cross.specs_, precision, exceptions)
+    if moved and "usd_per_1000_steps" in out:
+        out["usd_per_1000_steps"] = (
+            out["batch_latency_ms"] * 1000 / MS_PER_HOUR * out["usd_per_hour"]
+        )
     notes = order_notes(moved, precision, kept)
     bases = set(strings(out["basis"]))
     if any(b.startswith(("published", "specs only")) for b in bases):
@@ -323,3 +327,29 @@ def _gpu_notes(st: dict, no_p2p: pd.DataFrame, amp: bool) -> list[str]:
             f"{100 * st['k0_amp']:.0f}% of the one-GPU step per doubling of the GPU count)."
         )
     return notes
+
+
+def order_over_all(subset, full) -> object:
+    """A :class:`Prediction` of some targets with the steps (and intervals, costs, images/s) the
+    spec order gives them among every target (``full``, the same call on all of them): an
+    answer does not depend on which other targets were asked for."""
+    t, f = subset.table, full.table
+    keys = ["row", "target", "gpus"]
+    cols = ["batch_latency_ms", "low_ms", "high_ms"]
+    got = (
+        t[keys]
+        .astype({"target": str})
+        .merge(f[keys + cols].astype({"target": str}), on=keys, how="left", validate="one_to_one")
+    )
+    if np.array_equal(got["batch_latency_ms"].to_numpy(), t["batch_latency_ms"].to_numpy()):
+        return subset
+    table = t.copy(deep=False)
+    factor = got["batch_latency_ms"].to_numpy() / t["batch_latency_ms"].to_numpy()
+    for c in cols:
+        table[c] = got[c].to_numpy()
+    for c in ("usd_per_1000_steps", "images_per_s"):
+        if c in table:
+            table[c] = table[c].to_numpy() * (factor if c != "images_per_s" else 1 / factor)
+    spec = [n for n in full.notes if n.startswith("spec order")]
+    notes = [n for n in subset.notes if not n.startswith("spec order")] + spec
+    return dataclasses.replace(subset, table=table, notes=tuple(notes))

@@ -181,3 +181,16 @@ def test_the_issues_repro_is_in_spec_order(predicted):
     assert ms["gpu-h100-pcie-80gb"] <= 1.10 * min(
         ms["gpu-a100-pcie-40gb"], ms["gpu-a100-pcie-80gb"]
     )
+
+
+@pytest.mark.parametrize("precision", ["fp32", "amp"])
+def test_an_answer_does_not_depend_on_the_other_targets_asked(predicted, precision):
+    pred, _ = predicted
+    prof = read_profile("examples/profile_g3s.json")
+    full = pred.predict("g3s.xlarge", prof, precision=precision).table.set_index("target")
+    alone = pred.predict("g3s.xlarge", prof, precision=precision, targets=["g6e.xlarge"])
+    row = alone.table.set_index("target").loc["g6e.xlarge"]
+    assert row["batch_latency_ms"] == full.loc["g6e.xlarge", "batch_latency_ms"]
+    assert row["batch_latency_ms"] <= 1.10 * full.loc["gpu-l40", "batch_latency_ms"]
+    assert row["high_ms"] == full.loc["g6e.xlarge", "high_ms"]
+    assert any("spec order" in n for n in alone.warnings())
