@@ -55,7 +55,7 @@ def all_tables(predictor, profiles: dict) -> pd.DataFrame:
     """Every (anchor, precision, GPUs) prediction table, concatenated (``key``: the anchor)."""
     parts = []
     for anchor, prof in profiles.items():
-        ops = prof.drop(columns=[c for c in META if c != "batch_latency_s"])
+        ops = prof.drop(columns=[c for c in META if c != "batch_latency_s"], errors="ignore")
         ops = ops.drop(columns="batch_latency_s").fillna(0.0)  # ops a profile lacks: 0 us
         for precision in ("fp32", "amp"):
             for gpus in (1, "all"):
