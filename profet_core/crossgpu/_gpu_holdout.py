@@ -196,19 +196,42 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
     pairs = published_pairs(table, specs, medians)
     fitted = fit_published(model, pairs[~pairs["held_out"]])
     fitted.amp_state_, fitted.dp_state_ = learn_amp_dp(fitted, table, medians)
+    # inversions the published tables themselves show (issue 40): kept, not ordered away
+    from ._consistency import published_exceptions
+
+    fitted.spec_exceptions_ = published_exceptions(table)
     if quantiles is None or pairs.empty:
         return (fitted if quantiles is None else fitted.with_intervals(quantiles)), {}
     oof, bases = published_logo(model, pairs), basis_frames(model, pairs)
     # Every catalog GPU the data lacks is a tensor-core one: its specs-only interval comes from
     # whole generations left out of the published pairs, not from the data's FP32 GPUs.
     widths = {b: published_half_width(f) for b, f in bases.items()}
+    # ... times one factor so that they also hold with a whole source left out (issue 40)
+    cal = fp32_source_calibration(model, pairs, bases, widths)
+    widths = {b: w * cal["scale"] for b, w in widths.items()}
     fitted = fitted.with_intervals({**quantiles, **widths})
+    fitted.source_calibration_ = {**getattr(fitted, "source_calibration_", {}), "fp32": cal}
     summary = summarize_published(oof, bases)
     frames = [f.assign(fold=b) for b, f in bases.items()]
     return fitted, {
         "published.csv": summary,
         "published_pairs.csv": pd.concat([oof.assign(fold="gpu"), *frames], ignore_index=True),
     }
+
+
+def fp32_source_calibration(model, pairs, bases, widths) -> dict:
+    """:func:`calibration` of the FP32 published/specs-only widths: each basis' out-of-fold
+    rows (GPU side) against one source document left out at a time."""
+    from ._calibrate import calibration
+
+    gpu = pd.concat([f[f["basis"] == b] for b, f in bases.items()])
+    gpu = gpu[~gpu["held_out"]]
+    src = published_logo(model, pairs, "document")
+    src = src[~src["held_out"]]
+    signed = np.log(src["cross"].to_numpy(float) / src["speedup"].to_numpy(float))
+    return calibration(
+        log_errors(gpu), gpu["basis"].map(widths), signed, src["basis"].map(widths), src["document"]
+    )
 
 
 def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dict, dict]:
@@ -232,9 +255,41 @@ def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dic
             # also reports sources left out, which a user's own training resembles).
             oof = amp_logo(pairs, gpus, shares)
             amp["half_width"], amp["source_half_width"] = amp_half_widths(oof)
+            # ... times one factor so that it also holds with a source left out (issue 40)
+            amp["source_calibration"] = _amp_calibration(
+                oof, amp_logo(pairs, gpus, shares, "repo"), amp["half_width"]
+            )
+            amp["half_width"] *= amp["source_calibration"]["scale"]
     rows = scaling_rows(table, gpus)
     if rows.loc[~rows["held_out"], "catalog_gpu"].nunique() >= 2:
         dp = fit_dataparallel(rows[~rows["held_out"]])
         # per peer-to-peer class and doubling of the GPU count (rounds 9 and 10)
         dp.update(half_widths(dp_logo(rows)))
+        dp["source_calibration"] = _dp_calibration(dp_logo(rows), dp_logo(rows, "repo"), dp)
+        f = dp["source_calibration"]["scale"]
+        dp["half_width"] *= f
+        dp["class_half_width"] = {k: v * f for k, v in dp.get("class_half_width", {}).items()}
     return amp, dp
+
+
+def _amp_calibration(by_gpu, by_source, half_width) -> dict:
+    from ._calibrate import calibration
+
+    g, s = by_gpu[~by_gpu["held_out"]], by_source[~by_source["held_out"]]
+    err = np.abs(np.log(g["pred"] / g["gain"])).to_numpy(float)
+    signed = np.log(s["pred"] / s["gain"]).to_numpy(float)
+    return calibration(
+        err, np.full(len(g), half_width), signed, np.full(len(s), half_width), s["repo"]
+    )
+
+
+def _dp_calibration(by_gpu, by_source, state) -> dict:
+    from ._calibrate import calibration
+    from ._dataparallel import row_half_width
+
+    g, s = by_gpu[~by_gpu["held_out"]], by_source[~by_source["held_out"]]
+    err = np.abs(np.log(g["pred"] / g["scaling"])).to_numpy(float)
+    signed = np.log(s["pred"] / s["scaling"]).to_numpy(float)
+    hw_g = row_half_width(state, g["no_p2p"], g["gpu_count"])
+    hw_s = row_half_width(state, s["no_p2p"], s["gpu_count"])
+    return calibration(err, hw_g, signed, hw_s, s["repo"])

@@ -200,7 +200,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         )
         self.residual_sd_ = float(np.std(y - phys))
         self.residual_model_ = self._fit_residual(fam, d_spec, y - phys) if self.residual else None
-        self.interval_log_ = {}
+        self.interval_log_, self.source_calibration_ = {}, {}
         self.tensor_eta_, self.published_eta_, self.published_n_ = None, {}, {}
         self.tensor_beta_, self.bw_centre_, self.roof_ = np.zeros(2), None, None
         return self
@@ -347,6 +347,10 @@ class CrossInstanceModel(BasisMixin, Estimator):
             "generations": list(self.generations_),
             "calibration": self.calibration_,
             "interval_log": self.interval_log_,
+            "source_calibration": getattr(self, "source_calibration_", {}),
+            "spec_exceptions": [
+                [*k, v] for k, v in (getattr(self, "spec_exceptions_", None) or {}).items()
+            ],
             "latency_per_us": self.latency_per_us_,
             "residual_sd": self.residual_sd_,
             "residual_meta": None,
@@ -370,6 +374,10 @@ class CrossInstanceModel(BasisMixin, Estimator):
         model.generations_ = list(meta["generations"])
         model.calibration_ = {k: dict(v) for k, v in meta["calibration"].items()}
         model.interval_log_ = dict(meta["interval_log"])
+        # artifacts made before issue 40: intervals set with one GPU left out only
+        model.source_calibration_ = dict(meta.get("source_calibration", {}))
+        exc = meta.get("spec_exceptions")  # None: artifacts before issue 40 (read the package's)
+        model.spec_exceptions_ = None if exc is None else {tuple(e[:3]): e[3] for e in exc}
         model.latency_per_us_ = float(meta["latency_per_us"])
         model.residual_sd_ = float(meta["residual_sd"])
         model.theta_ = np.asarray(arrays["theta"], dtype=float)

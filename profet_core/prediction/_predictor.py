@@ -100,7 +100,15 @@ class Predictor(TrainedModels):
         notes = (*self.catalog_notes, *checks, *batch_notes(profiles, batch_size))
         pred = run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
         batch = _batch(profiles, batch_size)
-        return apply_options(self, pred, anchor, ops, lat, options, batch), prepared
+        out = apply_options(self, pred, anchor, ops, lat, options, batch)
+        every = self.targets(anchor)
+        if self.cross is not None and set(targets) < set(every):
+            # the spec order is among every target: an answer does not depend on the others asked
+            from ._scaling import order_over_all
+
+            full = run_prediction(self, anchor, ops, lat, method, every, notes, sizes)
+            out = order_over_all(out, apply_options(self, full, anchor, ops, lat, options, batch))
+        return out, prepared
 
     def configure(
         self,

@@ -168,8 +168,9 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
     unused = [PARAMS_UNUSED] if params is not None and gpus == 1 else []
     if precision == "fp32" and gpus == 1:
         table["precision"], table["gpus"] = "fp32", 1
+        table, order = _spec_order(predictor, table, precision)
         table["images_per_s"] = batch[row] / table["batch_latency_ms"].to_numpy() * 1e3
-        return dataclasses.replace(pred, table=table, notes=(*pred.notes, *unused))
+        return dataclasses.replace(pred, table=table, notes=(*pred.notes, *unused, *order))
     notes = [*pred.notes, *unused]
     fam = model_family_times(ops)
     table["precision"] = precision
@@ -182,9 +183,37 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
     out, more = _apply_gpus(predictor, table, anchor, fam, gpus, params)
     notes = [s for s in notes if "the latency is for one of the instance's GPUs" not in s] + more
     out.loc[out["basis_precision"] == "", "basis_precision"] = "fp32, one GPU: as basis"
+    out, order = _spec_order(predictor, out, precision)
+    notes += order
     out["usd_per_1000_steps"] = out["batch_latency_ms"] * 1000 / MS_PER_HOUR * out["usd_per_hour"]
     out["images_per_s"] = out["gpus"] * batch[out["row"].to_numpy()] / out["batch_latency_ms"] * 1e3
     return dataclasses.replace(pred, table=out, notes=tuple(dict.fromkeys(notes)))
+
+
+def _spec_order(predictor, table, precision) -> tuple:
+    """``table`` with its steps in the spec sheet's order (issue 40) and its notes: what moved
+    (a GPU with at least another's rates and 95% of its bandwidth is never slower than it) and
+    what the published- and spec-based intervals rest on (the spread between sources)."""
+    from ..crossgpu._consistency import order_notes, published_exceptions, spec_order, strings
+
+    if predictor.cross is None or table.empty:
+        return table, []
+    exceptions = getattr(predictor.cross, "spec_exceptions_", None)
+    exceptions = published_exceptions() if exceptions is None else exceptions
+    out, moved, kept = spec_order(table, predictor.cross.specs_, precision, exceptions)
+    if moved and "usd_per_1000_steps" in out:
+        out["usd_per_1000_steps"] = (
+            out["batch_latency_ms"] * 1000 / MS_PER_HOUR * out["usd_per_hour"]
+        )
+    notes = order_notes(moved, precision, kept)
+    bases = set(strings(out["basis"]))
+    if any(b.startswith(("published", "specs only")) for b in bases):
+        from ..crossgpu._calibrate import source_note
+
+        multi = "gpus" in out and bool((out["gpus"] > 1).any())
+        note = source_note(predictor.cross, precision, multi)
+        notes += [] if note is None else [note]
+    return out, notes
 
 
 def _apply_amp(predictor, table, anchor, fam, amp_lat, lat) -> list:
@@ -298,3 +327,29 @@ def _gpu_notes(st: dict, no_p2p: pd.DataFrame, amp: bool) -> list[str]:
             f"{100 * st['k0_amp']:.0f}% of the one-GPU step per doubling of the GPU count)."
         )
     return notes
+
+
+def order_over_all(subset, full) -> object:
+    """A :class:`Prediction` of some targets with the steps (and intervals, costs, images/s) the
+    spec order gives them among every target (``full``, the same call on all of them): an
+    answer does not depend on which other targets were asked for."""
+    t, f = subset.table, full.table
+    keys = ["row", "target", "gpus"]
+    cols = ["batch_latency_ms", "low_ms", "high_ms"]
+    got = (
+        t[keys]
+        .astype({"target": str})
+        .merge(f[keys + cols].astype({"target": str}), on=keys, how="left", validate="one_to_one")
+    )
+    if np.array_equal(got["batch_latency_ms"].to_numpy(), t["batch_latency_ms"].to_numpy()):
+        return subset
+    table = t.copy(deep=False)
+    factor = got["batch_latency_ms"].to_numpy() / t["batch_latency_ms"].to_numpy()
+    for c in cols:
+        table[c] = got[c].to_numpy()
+    for c in ("usd_per_1000_steps", "images_per_s"):
+        if c in table:
+            table[c] = table[c].to_numpy() * (factor if c != "images_per_s" else 1 / factor)
+    spec = [n for n in full.notes if n.startswith("spec order")]
+    notes = [n for n in subset.notes if not n.startswith("spec order")] + spec
+    return dataclasses.replace(subset, table=table, notes=tuple(notes))

@@ -200,7 +200,10 @@ def test_trained_amp_interval_is_conformal_on_gpus_left_out_and_per_source(model
     gpus = gpu_table(model.specs_)
     _, pairs, shares = amp_state_from(table, gpus, medians, model.theta_)
     pooled, per = amp_half_widths(amp_logo(pairs, gpus, shares))
-    assert amp["half_width"] == pytest.approx(pooled)
+    # widened by one factor so that it also holds with a whole source left out (issue 40)
+    cal = amp["source_calibration"]
+    assert cal["scale"] >= 1 and cal["coverage_source"] >= 0.75
+    assert amp["half_width"] == pytest.approx(pooled * cal["scale"])
     assert amp["source_half_width"] == pytest.approx(per) and len(per) >= 2
 
 

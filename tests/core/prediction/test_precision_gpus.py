@@ -29,7 +29,8 @@ def _table(predictor, profile, **kw):
 
 
 def test_default_answer_is_the_fp32_one_gpu_engine_answer(predictor, profile):
-    """The defaults change no number the table had before (only new columns are added)."""
+    """The defaults change no number the table had before (only new columns are added), but
+    for the spec order."""
     got = predictor.predict("g3s.xlarge", profile)
     prepared = prepare_profiles(profile, None, "g3s.xlarge")
     targets = [t for t in predictor.targets("g3s.xlarge") if t != "g3s.xlarge"]
@@ -44,7 +45,17 @@ def test_default_answer_is_the_fp32_one_gpu_engine_answer(predictor, profile):
         (),
         sizes,
     )
-    pd.testing.assert_frame_equal(got.table[raw.table.columns], raw.table)
+    # ... but for the spec order (issue 40): steps that contradict the spec sheet are capped
+    from profet_core.crossgpu._consistency import published_exceptions, spec_order
+
+    ordered, moved, _ = spec_order(
+        raw.table, predictor.cross.specs_, "fp32", published_exceptions()
+    )
+    # a moved step costs what it takes: USD per 1000 steps follows it
+    ordered["usd_per_1000_steps"] = ordered["batch_latency_ms"] / 3600 * ordered["usd_per_hour"]
+    pd.testing.assert_frame_equal(got.table[raw.table.columns], ordered)
+    same = raw.table["batch_latency_ms"] == ordered["batch_latency_ms"]
+    assert len(moved) == (~same).groupby(raw.table["target"]).any().sum()
     assert (got.table["precision"] == "fp32").all() and (got.table["gpus"] == 1).all()
     explicit = predictor.predict("g3s.xlarge", profile, precision="fp32", gpus=1)
     pd.testing.assert_frame_equal(explicit.table, got.table)
@@ -153,10 +164,16 @@ def test_amp_on_gpus_without_tensor_cores_is_the_fp32_time(predictor, target):
     assert any(f"{target}" in w and "no FP16 tensor cores" in w for w in amp.warnings())
 
 
-def test_amp_on_several_gpus_adds_the_tensorflow_amp_synchronisation(predictor, profile):
+def test_amp_on_several_gpus_adds_the_tensorflow_amp_synchronisation(
+    predictor, profile, monkeypatch
+):
     """Round 7 (docs/amp_decision_rule.md): an AMP answer on N GPUs carries ``k0_amp`` per
     doubling of the GPU count; FP32 does not. With a negligible all-reduce (params=1) the two
-    step factors differ by exactly that term."""
+    step factors differ by exactly that term (before the spec order, which caps the one-GPU
+    p4d step at the A100 PCIe's: tested in tests/core/crossgpu/test_spec_consistency.py)."""
+    from profet_core.prediction import _scaling
+
+    monkeypatch.setattr(_scaling, "_spec_order", lambda pred, table, precision: (table, []))
     st = predictor.cross.dp_state_
     assert st["k0_amp"] > 0
     key = ("p4d.24xlarge", 8)
