@@ -29,7 +29,8 @@ from .inputs._catalog import estimate_run, load_catalog
 from .inputs._csv import escape_formulas
 from .inputs._profile import parse_profile, read_profile
 from .inputs._rules import latency_seconds
-from .prediction._predictor import Predictor, load_artifacts
+from .offerings._prices import load_artifacts
+from .prediction._predictor import Predictor
 from .prediction._result import NOVELTY_WARN, Prediction
 
 #: Public names loaded on first use: ``name -> module``.

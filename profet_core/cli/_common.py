@@ -11,8 +11,8 @@ import time
 DEFAULT_DATA = "../shared/data/profet"
 ARTIFACTS_HELP = "artifacts folder (default: the shipped ones)"
 CATALOG_HELP = (
-    "instance catalog CSV (instance,gpu,usd_per_hour) overriding the artifacts' prices and GPU "
-    "names without retraining"
+    "price catalog CSV (instance,gpu,usd_per_hour): its prices replace the offerings' (SkyPilot's "
+    "catalog snapshot) for the instances it names, without retraining"
 )
 
 
@@ -41,6 +41,14 @@ def warn(message: str) -> None:
     from .._messages import printable
 
     print(f"profet: warning: {printable(message)}", file=sys.stderr)
+
+
+def note(message: str) -> None:
+    """One ``profet: note: ...`` line on stderr: what an answer rests on (where its prices come
+    from, which view is shown), as opposed to a :func:`warn`\ing about the input or the answer."""
+    from .._messages import printable
+
+    print(f"profet: note: {printable(message)}", file=sys.stderr)
 
 
 def renamed(old: str, new: str) -> None:

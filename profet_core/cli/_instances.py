@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text, warn
+from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, note, table_text, warn
 from ._offerings import add_filters, filters_given, offering_filter, write_table
 
 
@@ -33,8 +33,8 @@ def run(args) -> int:
     from .. import list_offerings, load_catalog
 
     predictor = load_predictor(args.artifacts, args.catalog)
-    for note in predictor.catalog_notes:
-        warn(note)
+    for text in predictor.catalog_notes:
+        warn(text)
     if args.targets:
         if filters_given(args):  # the spec lines have no cloud, region or market
             from .. import ProfetValueError
@@ -48,8 +48,8 @@ def run(args) -> int:
         return 0
     given = load_catalog(args.catalog, missing_price_ok=True) if args.catalog else None
     table, notes = list_offerings(predictor, offering_filter(args, None), catalog=given)
-    for note in notes:
-        warn(note)
+    for text in notes:
+        note(text)
     if args.format == "table":
         print(table_text(table.drop(columns="note")))
     else:

@@ -84,12 +84,14 @@ def filters_given(args) -> bool:
 
 
 def write_table(table, fmt: str, notes=(), **document) -> None:
-    """A table as aligned text, CSV (4 decimals) or one JSON document with the notes."""
+    """A table as aligned text, CSV (4 significant digits, as every CSV document) or one JSON
+    document with the notes."""
     if fmt == "csv":  # printed: no terminal escape sequences from a catalog's names
+        from .._format import round_table
         from .._messages import printable
         from ..inputs._csv import escape_formulas
 
-        text = escape_formulas(table).round(4).to_csv(index=False, lineterminator="\n")
+        text = round_table(escape_formulas(table)).to_csv(index=False, lineterminator="\n")
         sys.stdout.write(printable(text))
     elif fmt == "json":
         records = json.loads(table.to_json(orient="records", double_precision=10))

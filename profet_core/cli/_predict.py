@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from ._argtypes import measured
-from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, table_text, warn
+from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, note, table_text, warn
 from ._offerings import add_filters, filters_given, offering_filter, write_table
 
 #: Columns of `profet predict --format table` with their headers (units included).
@@ -19,6 +19,7 @@ _TABLE_COLUMNS = {
     "high_ms": "high_ms",
     "novelty": "novelty",
     "usd_per_hour": "usd_per_hour",
+    "offering": "offering",
     "usd_per_1000_steps": "usd_per_1000_steps",
     "p_fit": "p_fit",
     "ms_per_batch": "ms_per_batch",
@@ -134,6 +135,7 @@ def run(args) -> int:
     result = result.with_run(args.dataset_images, args.batch_size, args.epochs)
     for warning in result.warnings():
         warn(warning)
+    note(_price_note(args.catalog))
     if args.format == "csv":
         result.write_csv(sys.stdout)  # the app's download, too
     elif args.format == "json":
@@ -166,10 +168,10 @@ def _offerings(args, predictor, anchor, profiles, options) -> int:
     )
     for warning in done.warnings():
         warn(warning)
-    for note in done.notes:
-        warn(note)
+    for text in done.notes:
+        note(text)
     for row in sorted(done.table["row"].unique()):
-        warn(
+        note(
             ("" if done.table["row"].nunique() == 1 else f"profile row {row}: ")
             + done.front_text(row)
         )
@@ -290,7 +292,17 @@ def _check_run_args(args) -> None:
         )
 
 
+def _price_note(catalog) -> str:
+    """Where the per-configuration table's prices come from (a note: the answer rests on it)."""
+    from .. import price_source
+
+    mine = f" (and {catalog!r} for the instances it prices)" if catalog else ""
+    return f"{price_source()}{mine}"
+
+
 def _print_table(result, table) -> None:
+    from ..offerings._prices import PRICE_RULE
+
     cols = [c for c in _TABLE_COLUMNS if c in table.columns]
     if "basis_precision" in table.columns:  # --precision amp or --gpus other than 1
         cols[cols.index("basis") + 1 : cols.index("basis") + 1] = [
@@ -302,9 +314,8 @@ def _print_table(result, table) -> None:
     level = int(round(result.interval_level * 100))
     print(f"anchor {result.anchor}, method {result.method}: {result.table['ensemble'].iloc[0]}")
     print(
-        f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD, "
-        "the spec sheet's (on-demand us-east-1: 2021 for the measured instances, 2024 "
-        "unverified for the others; --offerings prices every offering of SkyPilot's catalog)"
+        f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD: "
+        f"{PRICE_RULE}; --offerings prices every offering"
     )
     print(result.criterion.describe())
     # Significant digits, not fixed decimals: 0.0089 USD stays 0.0089, a 0.05 ms end not 0.000.

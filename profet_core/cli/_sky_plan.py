@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import ARTIFACTS_HELP, table_text, warn
+from ._common import ARTIFACTS_HELP, note, table_text, warn
 
 #: Columns of ``--format table`` (csv and json carry every column), headers with units.
 _TABLE_COLUMNS = {
@@ -131,8 +131,10 @@ def run(args) -> int:
         params=args.params,
         input_size=args.input_size,
     )
-    for text in (*plan.warnings, *plan.notes):
+    for text in plan.warnings:
         warn(text)
+    for text in plan.notes:
+        note(text)
     if args.format == "csv":
         sys.stdout.write(plan.to_csv().decode("utf-8"))
     elif args.format == "json":

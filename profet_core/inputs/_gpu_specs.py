@@ -1,8 +1,9 @@
-"""The GPU/instance spec catalog: what each instance's GPU can do on paper, and what it costs.
+"""The GPU/instance spec catalog: what each instance's GPU can do on paper (never what it costs:
+prices belong to offerings, :mod:`profet_core.offerings`).
 
 Instances are data: the package ships ``profet_core/data/gpu_specs.csv`` and a user may pass
-their own CSV with the same columns (one line per instance). Every value carries its source in
-``spec_source``/``price_source``; values the catalog is unsure of say so there.
+their own CSV with the same columns (one line per GPU configuration). Every value carries its
+source in ``spec_source``; values the catalog is unsure of say so there.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ POSITIVE = (
     "release_year",
     "vcpus",
 )
-#: Finite numbers >= 0 (0 = no tensor-core rate for FP32 training; a free instance is allowed).
-NON_NEGATIVE = ("tensor_tflops_fp32_training", "usd_per_hour")
-TEXT = ("instance", "gpu", "arch", "price_source", "price_date", "spec_source")
+#: Finite numbers >= 0 (0 = no tensor-core rate for FP32 training).
+NON_NEGATIVE = ("tensor_tflops_fp32_training",)
+TEXT = ("instance", "gpu", "arch", "spec_source")
 SPEC_COLUMNS = (*TEXT[:2], *POSITIVE, *NON_NEGATIVE, *TEXT[2:])
 #: Plausible ranges: a value outside is almost surely a unit mistake (GB/s typed as TB/s...).
 RANGES = {
@@ -47,7 +48,6 @@ RANGES = {
     "release_year": (2000, 2100),
     "gpu_count": (1, 64),
     "vcpus": (1, 1024),
-    "usd_per_hour": (0.0, 10000.0),
 }
 
 
@@ -61,10 +61,9 @@ def validate_specs(df: pd.DataFrame) -> pd.DataFrame:
         ``gpu_count``, ``fp32_tflops`` (per GPU), ``tensor_tflops_fp32_training`` (dense TF32
         rate FP32 training gets; 0 where it gets none), ``mem_bandwidth_gbs``, ``gpu_memory_gb``,
         ``sm_count``, ``boost_clock_mhz``, ``arch`` (generation name), ``release_year``,
-        ``vcpus`` and ``usd_per_hour`` (the whole instance's: what a user pays, also when a
-        prediction uses one of its ``gpu_count`` GPUs), ``price_source``, ``price_date``,
-        ``spec_source``. GPU specs are per GPU. Extra columns
-        are kept.
+        ``vcpus`` (the whole instance's) and ``spec_source``. GPU specs are per GPU. No prices:
+        an offering's price comes from the offerings snapshot (or a user's catalog). Extra
+        columns are kept (and a price column is never read).
 
     Returns
     -------

@@ -204,7 +204,9 @@ def _wider(predictor, new: pd.DataFrame):
     wider = copy.copy(cross)
     wider._set_specs(pd.concat([cross.specs_, new], ignore_index=True))
     catalog = merge_catalogs(
-        predictor.catalog, new[["instance", "gpu", "gpu_count", "usd_per_hour"]], "base"
+        predictor.catalog,
+        new[["instance", "gpu", "gpu_count"]].assign(usd_per_hour=float("nan")),
+        "base",
     )
     cache = {k: v for k, v in predictor._cache.items() if not str(k[0]).startswith("offerings-")}
     cache[("cross",)] = wider

@@ -75,7 +75,7 @@ def run_prediction(
     }
     _check_latencies(predictor, flat["p"])
     price = np.tile([float(usd.get(t, np.nan)) for t in targets], n)
-    notes = (*notes, *_multi_gpu_notes(counts, targets))
+    notes = (*notes, *_multi_gpu_notes(counts, targets), *_unpriced_notes(predictor, targets, usd))
 
     def per_target(values) -> pd.Categorical:
         # Categorical: 100,000 rows x k targets repeat k strings; no copies of the strings.
@@ -95,6 +95,7 @@ def run_prediction(
         "high_ms": flat["hi"],
         "novelty": flat["novelty"],
         "usd_per_hour": price,
+        "offering": per_target([offering_of(predictor, t) for t in targets]),
         "usd_per_1000_steps": flat["p"] * 1000 / MS_PER_HOUR * price,
         "method": categorical(np.zeros(n * k, dtype=int), [method]),
         "ensemble": per_target([b["ensemble"] for b in blocks]),
@@ -174,6 +175,32 @@ def catalog_maps(predictor) -> tuple[dict, dict, dict | None]:
         return usd, gpu, counts
 
     return predictor._derived(("catalog-maps",), predictor.catalog, build)
+
+
+def offering_of(predictor, target: str) -> str:
+    """The offering whose price a target carries (``"<cloud> <type> (<region>)"``, the user's
+    catalog, or ``""`` where nothing prices it): the catalog's ``offering`` column."""
+    offers = predictor._derived(
+        ("catalog-offerings",),
+        predictor.catalog,
+        lambda cat: dict(zip(cat["instance"], cat["offering"].fillna(""), strict=True))
+        if "offering" in cat
+        else {},
+    )
+    return str(offers.get(target, ""))
+
+
+def _unpriced_notes(predictor, targets, usd: dict) -> tuple:
+    """A note on targets no offering prices (a retired instance such as p2.xlarge): their
+    latency is shown, their cost is not."""
+    gone = [t for t in targets if not np.isfinite(float(usd.get(t, np.nan)))]
+    if not gone or "offering" not in predictor.catalog:  # unpriced artifacts: nothing to say
+        return ()
+    return (
+        f"{', '.join(gone)}: no offering of the price source rents "
+        f"{'this configuration' if len(gone) == 1 else 'these configurations'} (retired or "
+        "never offered), so its latency is shown without a price or cost.",
+    )
 
 
 def _multi_gpu_notes(counts: dict | None, targets) -> tuple:

@@ -317,15 +317,16 @@ def _batch(profiles: pd.DataFrame, batch_size):
 
 
 def load_artifacts(path=None, catalog=None) -> Predictor:
-    """Load and verify trained artifacts.
+    """Load and verify trained artifacts, unpriced: :func:`profet_core.load_artifacts` prices
+    every GPU configuration from the offerings (the one price source).
 
     Parameters
     ----------
     path : path-like, optional
         Artifacts folder; default: ``$PROFET_ARTIFACTS`` or the project's ``artifacts/``.
     catalog : pandas.DataFrame, optional
-        An instance catalog (``instance, gpu, usd_per_hour``) overriding the artifacts' prices
-        and GPU names, without touching the models; an empty price keeps the artifacts'. Its
+        An instance catalog (``instance, gpu, usd_per_hour``) giving prices and GPU names,
+        without touching the models; an empty price leaves the instance unpriced. Its
         lines that no prediction uses, or that lack a price, are named in
         :attr:`Predictor.catalog_notes` and in every prediction's warnings.
 
@@ -357,9 +358,13 @@ def load_artifacts(path=None, catalog=None) -> Predictor:
         base_catalog = validate_catalog(bundle.catalog)
     except ProfetValueError as exc:
         raise ArtifactError(f"the artifacts' prices are invalid: {exc}") from None
+    # Prices belong to offerings (profet_core.load_artifacts prices every configuration from
+    # the offerings snapshot); the artifacts' own (the training data's 2021 list) are not used.
+    base_catalog = base_catalog.assign(usd_per_hour=float("nan"))
     predictor = Predictor(bundle, base_catalog)
     if predictor.cross is not None:
-        specs = predictor.cross.specs_[["instance", "gpu", "gpu_count", "usd_per_hour"]]
+        specs = predictor.cross.specs_[["instance", "gpu", "gpu_count"]]
+        specs = specs.assign(usd_per_hour=float("nan"))
         catalog_all = merge_catalogs(base_catalog, specs, prefer="base")
         predictor = Predictor(bundle, catalog_all, predictor._cache)
     return predictor.with_catalog(catalog) if catalog is not None else predictor

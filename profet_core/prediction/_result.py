@@ -31,6 +31,7 @@ BASE_COLUMNS = (
     "high_ms",
     "novelty",
     "usd_per_hour",
+    "offering",
     "usd_per_1000_steps",
     "p_fit",
     "method",

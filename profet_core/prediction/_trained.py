@@ -155,12 +155,14 @@ class TrainedModels:
         Returns
         -------
         pandas.DataFrame
-            ``instance, gpu, gpus, usd_per_hour, basis``, in :attr:`all_instances` order.
-            ``gpus`` is the instance's GPU count (1 where the catalog does not say): the price
-            is the whole instance's. ``basis``: ``"measured"`` or the cross-instance model's
+            ``instance, gpu, gpus, usd_per_hour, offering, basis``, in :attr:`all_instances`
+            order. ``gpus`` is the instance's GPU count (1 where the catalog does not say);
+            the price is that of ``offering``, the offering renting the configuration cheapest
+            (empty: none does). ``basis``: ``"measured"`` or the cross-instance model's
             (``"specs only"``, ``"calibrated (k runs)"``, ``"published (n)"``).
         """
         cat = self.catalog.set_index("instance")
+        offers = cat["offering"].fillna("") if "offering" in cat else pd.Series(dtype=str)
         gpus = pd.to_numeric(cat.get("gpu_count", pd.Series(dtype=float)), errors="coerce")
         rows = [
             {
@@ -168,11 +170,13 @@ class TrainedModels:
                 "gpu": cat["gpu"].get(i, ""),
                 "gpus": int(gpus.get(i, 1)) if pd.notna(gpus.get(i, 1)) else 1,
                 "usd_per_hour": cat["usd_per_hour"].get(i),
+                "offering": offers.get(i, ""),
                 "basis": "measured" if i in self.instances else self.cross.basis(i),
             }
             for i in self.all_instances
         ]
-        return pd.DataFrame(rows, columns=["instance", "gpu", "gpus", "usd_per_hour", "basis"])
+        cols = ["instance", "gpu", "gpus", "usd_per_hour", "offering", "basis"]
+        return pd.DataFrame(rows, columns=cols)
 
     def targets(self, anchor: str) -> list[str]:
         """Every instance but ``anchor``: measured ones and those of the spec catalog."""
