@@ -45,7 +45,7 @@ def warn(message: str) -> None:
 
 def note(message: str) -> None:
     """One ``profet: note: ...`` line on stderr: what an answer rests on (where its prices come
-    from, which view is shown), as opposed to a :func:`warn`\ing about the input or the answer."""
+    from, which view is shown), not a warning (:func:`warn`) about the input or the answer."""
     from .._messages import printable
 
     print(f"profet: note: {printable(message)}", file=sys.stderr)

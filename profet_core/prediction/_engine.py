@@ -183,9 +183,11 @@ def offering_of(predictor, target: str) -> str:
     offers = predictor._derived(
         ("catalog-offerings",),
         predictor.catalog,
-        lambda cat: dict(zip(cat["instance"], cat["offering"].fillna(""), strict=True))
-        if "offering" in cat
-        else {},
+        lambda cat: (
+            dict(zip(cat["instance"], cat["offering"].fillna(""), strict=True))
+            if "offering" in cat
+            else {}
+        ),
     )
     return str(offers.get(target, ""))
 
