@@ -131,7 +131,7 @@ def override_notes(base: pd.DataFrame, other: pd.DataFrame, known) -> tuple[str,
     tuple of str
         One warning naming the user's instances that no prediction reaches (their lines are
         unused), one naming those listed without a price (the per-target table keeps the
-        artifacts' price, or has none; no offering is added); empty when every line is used
+        offerings' price, or has none; no offering is added); empty when every line is used
         as written.
     """
     from .._messages import quote_list
@@ -153,7 +153,7 @@ def override_notes(base: pd.DataFrame, other: pd.DataFrame, known) -> tuple[str,
     if kept or lost:  # what each such line does, in both answers a catalog reaches
         shown = ", ".join(f"{i!r} {priced[i]:g} USD/h" for i in kept[:8])
         more = f" and {len(kept) - 8} more" if len(kept) > 8 else ""
-        parts = [f"the per-target table keeps the artifacts' price ({shown}{more})"] if kept else []
+        parts = [f"the per-target table keeps the offerings' price ({shown}{more})"] if kept else []
         parts += (
             [f"{quote_list(lost)} has no price at all, so its cost is empty there"] if lost else []
         )

@@ -122,7 +122,7 @@ def test_wider_predictor_is_cached_per_catalog():
     base = load_artifacts()
     first = extended(base)
     assert extended(base) is first
-    user = base.catalog[["instance", "gpu", "usd_per_hour"]].head(1)
+    user = base.catalog.dropna(subset=["usd_per_hour"])[["instance", "gpu", "usd_per_hour"]].head(1)
     user = user.assign(usd_per_hour=user["usd_per_hour"] * 2 + 1)
     other = base.with_catalog(user)
     assert other._cache is base._cache

@@ -38,7 +38,10 @@ def test_catalog_file_changes_prices_not_models(trained, prices, synthetic_datas
     a = base.predict("gpu-a", profile).table.set_index("target")
     b = custom.predict("gpu-a", profile).table.set_index("target")
     assert b.at["gpu-b", "usd_per_hour"] == 7.25 and b.at["gpu-b", "gpu"] == "GB-2"
-    assert b.at["gpu-c", "usd_per_hour"] == a.at["gpu-c", "usd_per_hour"]  # others kept
+    assert b.at["gpu-b", "offering"] == "your catalog"
+    # others kept: no offering rents gpu-c, so it has no price either way
+    assert pd.isna(b.at["gpu-c", "usd_per_hour"]) and pd.isna(a.at["gpu-c", "usd_per_hour"])
+    assert a.at["gpu-b", "offering"] == b.at["gpu-c", "offering"] == ""
     pd.testing.assert_series_equal(a["batch_latency_ms"], b["batch_latency_ms"])
     assert _digests(trained) == before
 

@@ -1,0 +1,135 @@
+"""One price source (issue 39, item 1): a prediction is made for a GPU configuration, a price
+belongs to an offering. Each configuration of the per-target table is priced by the offering
+renting it cheapest (the snapshot, or a user's catalog), so an instance type has one price
+wherever it appears; the spec sheet holds no price."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profet_core import load_artifacts, read_profile
+from profet_core.offerings import OfferingFilter, list_offerings, load_offerings, predict_offerings
+from profet_core.offerings._prices import USER_OFFERING, configuration_prices
+from tests._utils import run
+
+PROFILE = "examples/profile_g3s.json"
+
+
+def _snapshot(rows) -> pd.DataFrame:
+    cols = ("cloud", "instance", "region", "gpu", "gpus", "usd_per_hour")
+    out = pd.DataFrame(rows, columns=cols)
+    return out.assign(
+        accelerator="X", vcpus=8, memory_gib=32, spot_usd_per_hour=np.nan, zones=1, note=""
+    )
+
+
+SNAP = _snapshot(
+    [
+        ("aws", "p9.big", "us-west-2", "GPU A", 8, 40.0),
+        ("aws", "p9.big", "us-east-1", "GPU A", 8, 30.0),  # its own cheapest region
+        ("lambda", "gpu_8x_a", "us-south-1", "GPU A", 8, 20.0),  # cheaper, another type
+        ("lambda", "gpu_1x_a", "us-south-1", "GPU A", 1, 2.5),
+        ("runpod", "1x_A", "CA", "GPU A", 1, 2.5),  # a tie: cloud, then region decides
+        ("runpod", "2x_B", "CA", "GPU B", 2, 3.0),
+        ("runpod", "4x_B", "CA", "GPU B", 4, 5.0),
+        ("runpod", "1x_C", "CA", "GPU C", 1, np.nan),  # spot only: no on-demand price
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("instance", "gpu", "count", "price", "offering"),
+    [
+        ("p9.big", "GPU A", 8, 30.0, "aws p9.big (us-east-1)"),
+        ("gpu-a", "GPU A", 1, 2.5, "lambda gpu_1x_a (us-south-1)"),
+        ("gpu-a8", "GPU A", 8, 20.0, "lambda gpu_8x_a (us-south-1)"),
+        ("gpu-b", "GPU B", 1, 3.0, "runpod 2x_B (CA)"),  # no 1-GPU B: the fewest GPUs above
+        ("gpu-b3", "GPU B", 3, 5.0, "runpod 4x_B (CA)"),
+        ("gpu-c", "GPU C", 1, np.nan, ""),
+        ("gpu-d", "GPU D", 1, np.nan, ""),
+        ("gpu-a16", "GPU A", 16, np.nan, ""),
+    ],
+    ids=["own-type", "by-gpu", "by-gpu-count", "fewest-above", "fewest-above-3", "spot-only",
+         "no-offering", "too-many-gpus"],
+)  # fmt: skip
+def test_each_configuration_takes_the_offering_renting_it_cheapest(
+    instance, gpu, count, price, offering
+):
+    catalog = pd.DataFrame({"instance": [instance], "gpu": [gpu], "gpu_count": [count]})
+    got = configuration_prices(catalog, SNAP).iloc[0]
+    assert got["offering"] == offering
+    if np.isnan(price):
+        assert np.isnan(got["usd_per_hour"])
+    else:
+        assert got["usd_per_hour"] == price
+
+
+@pytest.fixture(scope="module")
+def predictor():
+    return load_artifacts()
+
+
+def test_an_instance_type_has_one_price_everywhere(predictor):
+    """p5.48xlarge: 98.32 USD/h in the per-target table and 55.04 in the catalog before."""
+    listed, _ = list_offerings(predictor, OfferingFilter(clouds=("aws",)))
+    listed = listed.set_index("instance")
+    targets = predictor.instance_table().set_index("instance")
+    table = predictor.predict("g3s.xlarge", read_profile(PROFILE), gpus="all").table
+    table = table.set_index("target")
+    front = predict_offerings(predictor, "g3s.xlarge", read_profile(PROFILE), gpus="all").table
+    front = front[front["cloud"].eq("aws")].set_index("instance")
+    for name in ("p5.48xlarge", "p4d.24xlarge", "g4dn.xlarge", "p3.2xlarge", "g5.xlarge"):
+        price = listed.at[name, "usd_per_hour"]
+        assert targets.at[name, "usd_per_hour"] == price
+        assert table.at[name, "usd_per_hour"] == price
+        assert front.at[name, "usd_per_hour"] == price
+        assert table.at[name, "offering"] == f"aws {name} ({listed.at[name, 'region']})"
+    assert table.at["p5.48xlarge", "usd_per_hour"] == pytest.approx(55.04)
+    # the whole 8-GPU instance, as renting it costs
+    assert targets.at["p4d.24xlarge", "gpus"] == 8 == listed.at["p4d.24xlarge", "gpus"]
+
+
+def test_spec_lines_are_priced_by_the_cheapest_offering_of_their_gpu(predictor):
+    snap = load_offerings()
+    snap = snap[snap["usd_per_hour"].notna()]
+    targets = predictor.instance_table().set_index("instance")
+    spec_lines = [i for i in targets.index if i.startswith("gpu-")]
+    assert len(spec_lines) >= 10
+    for name in spec_lines:
+        row = targets.loc[name]
+        same = snap[snap["gpu"].eq(row["gpu"]) & snap["gpus"].eq(row["gpus"])]
+        if same.empty:
+            continue
+        assert row["usd_per_hour"] == same["usd_per_hour"].min(), name
+        cloud, instance = row["offering"].split()[:2]
+        assert ((same["cloud"] == cloud) & (same["instance"] == instance)).any(), name
+
+
+def test_a_retired_instance_has_no_price_and_says_so(predictor):
+    """p2.xlarge (K80) is no longer in any cloud's catalog: no price, no cost, a note."""
+    res = predictor.predict("g3s.xlarge", read_profile(PROFILE))
+    row = res.table.set_index("target").loc["p2.xlarge"]
+    assert np.isnan(row["usd_per_hour"]) and np.isnan(row["usd_per_1000_steps"])
+    assert row["offering"] == ""
+    assert any(w.startswith("p2.xlarge: no offering of the price source") for w in res.warnings())
+
+
+def test_a_users_catalog_prices_what_it_names_and_says_so(tmp_path, predictor):
+    path = tmp_path / "prices.csv"
+    path.write_text("instance,gpu,usd_per_hour\np5.48xlarge,NVIDIA H100 SXM5 80GB,12.5\n")
+    mine = load_artifacts(catalog=pd.read_csv(path))
+    got = mine.instance_table().set_index("instance")
+    base = predictor.instance_table().set_index("instance")
+    assert got.at["p5.48xlarge", "usd_per_hour"] == 12.5
+    assert got.at["p5.48xlarge", "offering"] == USER_OFFERING
+    assert got.at["p4d.24xlarge", "usd_per_hour"] == base.at["p4d.24xlarge", "usd_per_hour"]
+    code, out, err = run("predict", "--profile", PROFILE, "--catalog", path, "--format", "csv")
+    assert code == 0, err
+    csv = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""]).set_index("target")
+    assert csv.at["p5.48xlarge", "usd_per_hour"] == 12.5
+    assert csv.at["p5.48xlarge", "offering"] == USER_OFFERING
+    assert f"and {str(path)!r} for the instances it prices" in err
