@@ -122,9 +122,14 @@ st.markdown(
 * **Picks**: the fastest, the cheapest and the best value (least cost x time) are chosen once,
   by one criterion that each pick names: per step, per image (where GPU counts differ) or the
   whole run (where a run is given).
-* **Prices**: the per-target table prices each instance on demand from the artifacts' instance
-  catalog (us-east-1; 2021 for the measured instances, 2024 unverified for the others). The
-  time-cost front below it prices every GPU offering of SkyPilot's catalog (on-demand and spot).
+* **Prices**: a prediction is made for a GPU configuration (GPU, GPU count, precision); a price
+  belongs to an offering (cloud, instance type, region, market), and SkyPilot's catalog
+  snapshot is the one source of prices. The per-target table prices each configuration by the
+  offering that rents it cheapest on demand (named in its Offering column; an instance type
+  named as a target, such as p5.48xlarge, at its own cheapest region), so an instance has one
+  price wherever it appears; the time-cost front prices every offering (on-demand and spot). An
+  instance no cloud rents any more (p2.xlarge, g3s.xlarge) is predicted without a price. The
+  spec sheet holds specs and their sources only.
 """
 )
 
@@ -173,6 +178,9 @@ else:
                 )
             },
             "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
+            "offering": st.column_config.TextColumn(
+                "Offering", help="the offering renting it cheapest on demand: where the price is"
+            ),
         },
     )
     meta = predictor.metadata

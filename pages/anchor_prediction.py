@@ -313,7 +313,9 @@ if result:
     st.caption(
         f"Method **{prediction.method}**: {ensemble}. Bands: "
         f"{prediction.interval_level:.0%} prediction intervals from the leave-one-"
-        "architecture-out validation. Latencies in ms per training step, prices in USD."
+        "architecture-out validation. Latencies in ms per training step; prices in USD, each "
+        "GPU configuration's from the offering that rents it cheapest on demand (Offering "
+        "column; SkyPilot's catalog snapshot, the same prices as the time-cost front below)."
     )
     row = common.pick_row(st, "Profile row to show", table["row"].nunique())
     for warning in prediction.warnings(row):

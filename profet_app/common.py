@@ -131,7 +131,7 @@ def instance_label(predictor: Predictor):
             return name
         gpu = cat.at[name, "gpu"]
         price = cat.at[name, "usd_per_hour"]
-        price_txt = f"{price:.3g} USD/h" if pd.notna(price) else "price unknown"
+        price_txt = f"{price:.3g} USD/h" if pd.notna(price) else "no offering rents it"
         return f"{name} — {gpu}, {price_txt}"
 
     return label

@@ -57,6 +57,13 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
             "latency, batch and input size); — where unknown (no anchor latency)",
         ),
         "usd_per_hour": num("USD/h", format="%.3f", width=60),
+        "offering": text(
+            "Offering",
+            width=150,
+            help="the offering that rents this GPU configuration cheapest on demand (cloud, "
+            "instance type, region), whose price USD/h is: an instance type named as a target "
+            "at its own cheapest region; empty where no offering rents it",
+        ),
         "usd_per_1000_steps": num("USD/1k steps", format="%.4f", width=105),
         "steps": num(
             "Steps",
@@ -115,7 +122,8 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     )
     config = _config(display, prediction)
     columns = ["target", "gpu", "basis", "batch_latency_ms", "latency_range", "p_fit"]
-    columns += ["usd_per_hour", *(["run_hours", "run_usd", "run_range"] if run else [])]
+    columns += ["usd_per_hour", "offering"]
+    columns += ["run_hours", "run_usd", "run_range"] if run else []
     if "ms_per_batch" in display.columns:  # picks per image rest on these
         columns += ["ms_per_batch", "usd_per_1000_batches"]
     more = [*(["steps", "usd_per_1000_steps"] if run else []), "ensemble", *members]

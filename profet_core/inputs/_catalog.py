@@ -120,7 +120,7 @@ def override_notes(base: pd.DataFrame, other: pd.DataFrame, known) -> tuple[str,
     Parameters
     ----------
     base : pandas.DataFrame
-        The catalog overridden (validated; the artifacts' prices and GPU names).
+        The catalog overridden (validated; the offerings' prices and the artifacts' GPU names).
     other : pandas.DataFrame
         The user's catalog (validated with ``missing_price_ok``).
     known : collection of str

@@ -19,6 +19,10 @@ from ..errors import ProfetValueError
 from ..prediction._picks import PER_IMAGE, criterion
 from ._front import front_arrays
 
+#: The region of a user's catalog price (``--catalog``): its offering is ``"catalog <instance>
+#: (your catalog)"`` in the offerings view and in the per-configuration table alike.
+USER_REGION = "(your catalog)"
+
 NO_SPEC = "no spec model"
 
 
@@ -366,7 +370,7 @@ def catalog_offerings(catalog: pd.DataFrame, predictor) -> pd.DataFrame:
         {
             "cloud": "catalog",
             "instance": rows["instance"].to_numpy(),
-            "region": "(your catalog)",
+            "region": USER_REGION,
             "gpu": [specs.get(i, "") for i in rows["instance"]],
             "accelerator": rows["gpu"].astype(str).to_numpy(),
             "gpus": [

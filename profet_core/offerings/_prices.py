@@ -8,10 +8,9 @@ import numpy as np
 import pandas as pd
 
 from ..inputs._args import frame_arg
+from ._join import USER_REGION
 from ._snapshot import SNAPSHOT_COLUMNS, load_offerings
 
-#: The ``offering`` of a price from the user's catalog (``--catalog``, ``load_artifacts(catalog=)``).
-USER_OFFERING = "your catalog"
 #: What the per-configuration table says of its prices (CLI header, app caption).
 PRICE_RULE = (
     "each GPU configuration priced by the offering that rents it cheapest on demand (the "
@@ -82,7 +81,7 @@ def _by_gpu(rows: pd.DataFrame | None, count: float):
 def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=None):
     """``predictor`` with every price taken from ``offerings`` (default: the shipped snapshot)
     and then from the user's catalog ``user`` (validated; its prices win, ``offering`` says
-    :data:`USER_OFFERING`).
+     ``"catalog <instance> (your catalog)"``).
 
     Returns
     -------
@@ -106,7 +105,8 @@ def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=
     out = out.with_catalog(user)
     given = set(user.loc[pd.to_numeric(user["usd_per_hour"], errors="coerce").notna(), "instance"])
     cat = out.catalog.copy()
-    cat.loc[cat["instance"].isin(given), "offering"] = USER_OFFERING
+    mine = cat["instance"].isin(given)
+    cat.loc[mine, "offering"] = "catalog " + cat.loc[mine, "instance"] + f" {USER_REGION}"
     return type(out)(out.bundle, cat, out._cache, out.catalog_notes)
 
 
@@ -120,7 +120,8 @@ def load_artifacts(path=None, catalog=None):
         Artifacts folder; default: ``$PROFET_ARTIFACTS`` or the project's ``artifacts/``.
     catalog : pandas.DataFrame, optional
         A user's price catalog (``instance, gpu, usd_per_hour``): its prices replace the
-        offerings' for the instances it names (``offering`` = :data:`USER_OFFERING`); an empty
+        offerings' for the instances it names (``offering``: ``catalog <instance> (your
+        catalog)``, as the offerings view names it); an empty
         price keeps the offering's. Lines no prediction uses, or without a price, are named in
         :attr:`Predictor.catalog_notes` and in every prediction's warnings.
 

@@ -2,14 +2,16 @@
 every instance's USD/h, cost and pick agree between the CLI's table, CSV and JSON and the Anchor
 page's table, metrics, chart and time-cost front; each pick names its criterion on screen.
 
-The per-target table (the spec sheet's targets and prices) and the offerings (SkyPilot's
-catalog) are compared each with its own CLI command (``profet predict``, ``profet predict
---offerings``): the one price source is issue 39's item 1, not this test's."""
+The per-target table (GPU configurations, each priced by the offering renting it cheapest) and
+the offerings (SkyPilot's catalog) are compared each with its own CLI command (``profet
+predict``, ``profet predict --offerings``), and with each other and ``profet instances``: one
+price source, so an instance type (p5.48xlarge) has one USD/h wherever it appears."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -129,6 +131,7 @@ def test_every_target_and_offering_agrees_across_cli_and_page(
     key = ["cloud", "instance", "region", "market"]
     ocsv, ojson, grid = (frame.set_index(key) for frame in (ocsv, ojson, grid))
     assert set(ocsv.index) == set(ojson.index) == set(grid.index)
+    _assert_one_price(records, shown, lines, ojson)
     o_differ = ojson["gpus_used"].nunique() > 1
     o_name, o_time, o_cost = CRITERIA[(o_differ, with_run)]
     assert f"Picks ({o_name}): fastest = least" in off["stderr"]
@@ -156,3 +159,32 @@ def test_every_target_and_offering_agrees_across_cli_and_page(
         label = f"{r['pick']} ({o_name}): {cloud} {instance}"
         check = f" (price to check: {r['price_check']})" if r["price_check"] else ""
         assert label + check in texts  # a flagged catalog price is said on the chart too
+
+
+def _instances_prices() -> pd.DataFrame:
+    """``profet instances --format csv``: each type at its cheapest region, by cloud and type."""
+    code, text, err = run("instances", "--format", "csv")
+    assert code == 0, err
+    listed = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+    return listed.set_index(["cloud", "instance"])
+
+
+def _assert_one_price(records, shown, lines, offerings) -> None:
+    """Every per-target row names the offering its USD/h is from (in the CLI's table, CSV and
+    JSON and the page's grid); that offering has the same USD/h in the offerings view (CLI and
+    page front, compared above) and in ``profet instances``."""
+    listed = _instances_prices()
+    assert list(shown["offering"].fillna("")) == list(records["offering"])
+    priced = records[records["offering"] != ""]
+    assert len(priced) >= len(records) - 2  # the retired p2.xlarge (and g3s.xlarge) only
+    for _, r in priced.iterrows():
+        assert r["offering"] in lines[r["target"]], (r["target"], r["offering"])
+        cloud, instance, region = re.fullmatch(r"(\S+) (\S+) \((.*)\)", r["offering"]).groups()
+        there = offerings.loc[(cloud, instance, region, "on-demand")]
+        assert there["usd_per_hour"] == pytest.approx(r["usd_per_hour"], rel=1e-9), r["target"]
+        assert listed.at[(cloud, instance), "region"] == region
+        assert listed.at[(cloud, instance), "usd_per_hour"] == pytest.approx(
+            r["usd_per_hour"], rel=1e-3
+        )
+    p5 = records.set_index("target").at["p5.48xlarge", "usd_per_hour"]
+    assert p5 == pytest.approx(listed.at[("aws", "p5.48xlarge"), "usd_per_hour"], rel=1e-3)

@@ -13,7 +13,7 @@ import pytest
 
 from profet_core import load_artifacts, read_profile
 from profet_core.offerings import OfferingFilter, list_offerings, load_offerings, predict_offerings
-from profet_core.offerings._prices import USER_OFFERING, configuration_prices
+from profet_core.offerings._prices import configuration_prices
 from tests._utils import run
 
 PROFILE = "examples/profile_g3s.json"
@@ -125,11 +125,11 @@ def test_a_users_catalog_prices_what_it_names_and_says_so(tmp_path, predictor):
     got = mine.instance_table().set_index("instance")
     base = predictor.instance_table().set_index("instance")
     assert got.at["p5.48xlarge", "usd_per_hour"] == 12.5
-    assert got.at["p5.48xlarge", "offering"] == USER_OFFERING
+    assert got.at["p5.48xlarge", "offering"] == "catalog p5.48xlarge (your catalog)"
     assert got.at["p4d.24xlarge", "usd_per_hour"] == base.at["p4d.24xlarge", "usd_per_hour"]
     code, out, err = run("predict", "--profile", PROFILE, "--catalog", path, "--format", "csv")
     assert code == 0, err
     csv = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""]).set_index("target")
     assert csv.at["p5.48xlarge", "usd_per_hour"] == 12.5
-    assert csv.at["p5.48xlarge", "offering"] == USER_OFFERING
+    assert csv.at["p5.48xlarge", "offering"] == "catalog p5.48xlarge (your catalog)"
     assert f"and {str(path)!r} for the instances it prices" in err
