@@ -11,8 +11,9 @@ import time
 DEFAULT_DATA = "../shared/data/profet"
 ARTIFACTS_HELP = "artifacts folder (default: the shipped ones)"
 CATALOG_HELP = (
-    "price catalog CSV (instance,gpu,usd_per_hour): its prices replace the offerings' (SkyPilot's "
-    "catalog snapshot) for the instances it names, without retraining"
+    "prices: a CSV (instance,gpu,usd_per_hour) whose prices replace the offerings' (SkyPilot's "
+    "catalog snapshot) for the instances it names, or a SkyPilot catalog folder "
+    "(~/.sky/catalogs/v8) every price is taken from instead of the snapshot; no retraining"
 )
 
 
@@ -82,13 +83,34 @@ def method_params(dnn_epochs: int | None) -> dict:
     return {"profet": {"dnn_params": {"epochs": dnn_epochs}}} if dnn_epochs else {}
 
 
-def load_predictor(artifacts, catalog=None):
-    """The artifacts (``--artifacts``) with ``--catalog``'s prices, if given."""
-    from .. import load_artifacts, load_catalog
+def read_prices(catalog) -> tuple:
+    """``--catalog``: ``(user catalog, offerings snapshot, price-source line)``. A CSV of prices
+    (``instance,gpu,usd_per_hour``) is the user's catalog, merged over the shipped snapshot; a
+    SkyPilot catalog folder (``~/.sky/catalogs/v8``) is derived into the snapshot every price
+    comes from (its odd rows are ``profet offerings refresh``'s to report)."""
+    from pathlib import Path
 
-    # An empty price in the user's catalog keeps the artifacts' (said in catalog_notes).
-    given = load_catalog(catalog, missing_price_ok=True) if catalog else None
-    return load_artifacts(artifacts, catalog=given)
+    from .. import load_catalog, price_source
+
+    if not catalog:
+        return None, None, price_source()
+    if Path(catalog).is_dir():
+        from .. import refresh_offerings
+
+        done = refresh_offerings(catalog)
+        return None, done["table"], f"{price_source(done['meta'])} (from {catalog!r})"
+    # An empty price in the user's catalog keeps the offerings' (said in catalog_notes).
+    given = load_catalog(catalog, missing_price_ok=True)
+    return given, None, f"{price_source()} (and {catalog!r} for the instances it prices)"
+
+
+def load_predictor(artifacts, catalog=None):
+    """The artifacts (``--artifacts``) priced by the offerings, or by ``--catalog``
+    (:func:`read_prices`); returns ``(predictor, user catalog, snapshot, price-source line)``."""
+    from .. import load_artifacts
+
+    given, snapshot, source = read_prices(catalog)
+    return load_artifacts(artifacts, catalog=given, offerings=snapshot), given, snapshot, source
 
 
 def table_text(df, fmt=None) -> str:

@@ -30,9 +30,9 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Print the offerings (or the artifacts' targets) and the notes about their prices."""
-    from .. import list_offerings, load_catalog
+    from .. import list_offerings
 
-    predictor = load_predictor(args.artifacts, args.catalog)
+    predictor, given, snapshot, source = load_predictor(args.artifacts, args.catalog)
     for text in predictor.catalog_notes:
         warn(text)
     if args.targets:
@@ -46,10 +46,11 @@ def run(args) -> int:
             )
         write_table(predictor.instance_table(), args.format)
         return 0
-    given = load_catalog(args.catalog, missing_price_ok=True) if args.catalog else None
-    table, notes = list_offerings(predictor, offering_filter(args, None), catalog=given)
+    table, notes = list_offerings(
+        predictor, offering_filter(args, None), catalog=given, offerings=snapshot
+    )
     for text in notes:
-        note(text)
+        note(source if text.startswith("Prices:") else text)
     if args.format == "table":
         print(table_text(table.drop(columns="note")))
     else:

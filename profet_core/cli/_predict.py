@@ -109,7 +109,7 @@ def run(args) -> int:
     from ..inputs._profile import profile_instance
 
     _check_run_args(args)
-    predictor = load_predictor(args.artifacts, args.catalog)
+    predictor, given, snapshot, source = load_predictor(args.artifacts, args.catalog)
     profiles = read_profile(args.profile, steps=args.steps)
     if args.dataset_images is not None and args.batch_size is None:
         args.batch_size = _profile_batch(profiles)
@@ -128,14 +128,15 @@ def run(args) -> int:
         "params": args.params,
     }
     if args.offerings or filters_given(args):
-        return _offerings(args, predictor, anchor, _first_row(profiles), options)
+        prices = {"catalog": given, "offerings": snapshot}
+        return _offerings(args, predictor, anchor, _first_row(profiles), options, prices, source)
     _check_table_size(args.format, len(profiles), predictor, anchor)
     # Run totals per configuration and the one set of picks: the app's table, too.
     result = predictor.predict(anchor, profiles, **options)
     result = result.with_run(args.dataset_images, args.batch_size, args.epochs)
     for warning in result.warnings():
         warn(warning)
-    note(_price_note(args.catalog))
+    note(source)
     if args.format == "csv":
         result.write_csv(sys.stdout)  # the app's download, too
     elif args.format == "json":
@@ -145,9 +146,9 @@ def run(args) -> int:
     return 0
 
 
-def _offerings(args, predictor, anchor, profiles, options) -> int:
+def _offerings(args, predictor, anchor, profiles, options, prices, source) -> int:
     """``--offerings`` (or a filter): every chosen offering priced, the front named."""
-    from .. import load_catalog, offerings_meta, predict_offerings
+    from .. import offerings_meta, predict_offerings
 
     run = None
     if args.dataset_images is not None:
@@ -156,20 +157,19 @@ def _offerings(args, predictor, anchor, profiles, options) -> int:
             "batch_size": args.batch_size,
             "epochs": args.epochs,
         }
-    given = load_catalog(args.catalog, missing_price_ok=True) if args.catalog else None
     done = predict_offerings(
         predictor,
         anchor,
         profiles,
         filter=offering_filter(args, False),
         run=run,
-        catalog=given,
+        **prices,
         **options,
     )
     for warning in done.warnings():
         warn(warning)
-    for text in done.notes:
-        note(text)
+    for text in done.notes:  # the prices' source: the snapshot's, or --catalog's
+        note(source if text.startswith("Prices:") else text)
     for row in sorted(done.table["row"].unique()):
         note(
             ("" if done.table["row"].nunique() == 1 else f"profile row {row}: ")
@@ -290,14 +290,6 @@ def _check_run_args(args) -> None:
             "whole-run cost needs --dataset-images and --epochs together (--batch-size: the "
             "profile's by default)"
         )
-
-
-def _price_note(catalog) -> str:
-    """Where the per-configuration table's prices come from (a note: the answer rests on it)."""
-    from .. import price_source
-
-    mine = f" (and {catalog!r} for the instances it prices)" if catalog else ""
-    return f"{price_source()}{mine}"
 
 
 def _print_table(result, table) -> None:

@@ -110,7 +110,7 @@ def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=
     return type(out)(out.bundle, cat, out._cache, out.catalog_notes)
 
 
-def load_artifacts(path=None, catalog=None):
+def load_artifacts(path=None, catalog=None, offerings=None):
     """Load and verify trained artifacts, priced by the offerings (see
     :func:`profet_core.prediction._predictor.load_artifacts` for ``path`` and the errors).
 
@@ -124,6 +124,10 @@ def load_artifacts(path=None, catalog=None):
         catalog)``, as the offerings view names it); an empty
         price keeps the offering's. Lines no prediction uses, or without a price, are named in
         :attr:`Predictor.catalog_notes` and in every prediction's warnings.
+    offerings : pandas.DataFrame, optional
+        The offerings snapshot to price from (default: the shipped one; a newer catalog
+        folder's: ``refresh_offerings("~/.sky/catalogs/v8")["table"]``; pass the same to
+        :func:`predict_offerings` so that both views price alike).
 
     Returns
     -------
@@ -135,8 +139,11 @@ def load_artifacts(path=None, catalog=None):
 
     if catalog is not None:
         frame_arg(catalog, "the instance catalog")
+    if offerings is not None:
+        frame_arg(offerings, "the offerings snapshot")
     base = load_models(path)
-    return with_offering_prices(base, user=None if catalog is None else _validated(catalog))
+    user = None if catalog is None else _validated(catalog)
+    return with_offering_prices(base, offerings, user)
 
 
 def _validated(catalog: pd.DataFrame) -> pd.DataFrame:

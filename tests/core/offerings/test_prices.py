@@ -133,3 +133,43 @@ def test_a_users_catalog_prices_what_it_names_and_says_so(tmp_path, predictor):
     assert csv.at["p5.48xlarge", "usd_per_hour"] == 12.5
     assert csv.at["p5.48xlarge", "offering"] == "catalog p5.48xlarge (your catalog)"
     assert f"and {str(path)!r} for the instances it prices" in err
+
+
+def test_another_snapshot_prices_everything_from_it():
+    """``load_artifacts(offerings=...)``: a newer catalog's snapshot is the one price source."""
+    snap = load_offerings()
+    snap.loc[snap["instance"].eq("p5.48xlarge"), "usd_per_hour"] = 40.0
+    mine = load_artifacts(offerings=snap)
+    table = mine.predict("g3s.xlarge", read_profile(PROFILE)).table.set_index("target")
+    assert table.at["p5.48xlarge", "usd_per_hour"] == 40.0
+    front = predict_offerings(mine, "g3s.xlarge", read_profile(PROFILE), offerings=snap).table
+    assert front.set_index("instance").at["p5.48xlarge", "usd_per_hour"] == 40.0
+
+
+def test_a_catalog_folder_is_the_one_price_source(tmp_path):
+    """``--catalog ~/.sky/catalogs/v8``: every price of every view comes from that folder."""
+    (tmp_path / "aws").mkdir()
+    (tmp_path / "aws" / "vms.csv").write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
+        "Region,AvailabilityZone,Arch\n"
+        "p5.48xlarge,H100,8.0,192.0,2048.0,,44.5,,us-west-2,usw2-az1,x86_64\n"
+        "g4dn.xlarge,T4,1.0,4.0,16.0,,0.5,0.2,us-east-1,use1-az1,x86_64\n"
+    )
+    code, out, err = run("predict", "--profile", PROFILE, "--catalog", tmp_path, "--format", "csv")
+    assert code == 0, err
+    table = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    table = table.set_index("target")
+    assert table.at["p5.48xlarge", "usd_per_hour"] == 44.5
+    assert table.at["p5.48xlarge", "offering"] == "aws p5.48xlarge (us-west-2)"
+    assert table["usd_per_hour"].notna().sum() == 2  # nothing else is in that folder
+    assert f"(from {str(tmp_path)!r})" in err
+    args = ("--profile", PROFILE, "--catalog", tmp_path, "--offerings", "--format", "csv")
+    code, out, err = run("predict", *args)
+    assert code == 0, err
+    front = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    assert set(front["instance"]) == {"p5.48xlarge", "g4dn.xlarge"}
+    assert front.set_index("instance").at["p5.48xlarge", "usd_per_hour"] == 44.5
+    code, out, err = run("instances", "--catalog", tmp_path, "--format", "csv")
+    assert code == 0, err
+    listed = pd.read_csv(io.StringIO(out)).set_index("instance")
+    assert listed.at["p5.48xlarge", "usd_per_hour"] == 44.5
