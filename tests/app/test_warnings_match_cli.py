@@ -11,6 +11,13 @@ from profet_core.cli._main import main
 from tests.app._utils import no_exception, plain
 
 
+def _warnings(err: str) -> list[str]:
+    """The CLI's warnings; its notes (where prices come from) are notes, not warnings."""
+    lines = err.splitlines()
+    assert all(line.startswith(("profet: warning: ", "profet: note: ")) for line in lines)
+    return [line.removeprefix("profet: warning: ") for line in lines if "warning:" in line[:16]]
+
+
 def test_cli_and_page_show_the_same_warnings(page, predictor, tmp_path):
     anchor = predictor.instances[0]
     profile = dict(predictor.examples[anchor]["profile"])
@@ -24,7 +31,7 @@ def test_cli_and_page_show_the_same_warnings(page, predictor, tmp_path):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = main(["predict", "--anchor", anchor, "--profile", str(path), "--method", "profet"])
     assert code == 0
-    cli = [line.removeprefix("profet: warning: ") for line in err.getvalue().splitlines()]
+    cli = _warnings(err.getvalue())
     at = page("anchor").run()
     at.radio(key="source").set_value("Paste JSON").run()
     at.text_area(key="profile_text").input(text)
@@ -47,7 +54,7 @@ def test_a_file_without_steps_warns_as_the_cli_does(page, predictor):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = main(["predict", "--anchor", "g3s.xlarge", "--profile", str(path)])
     assert code == 0
-    cli = [line.removeprefix("profet: warning: ") for line in err.getvalue().splitlines()]
+    cli = _warnings(err.getvalue())
     at = page("anchor").run()
     at.selectbox(key="anchor").set_value("g3s.xlarge").run()
     at.radio(key="source").set_value("Upload a file").run()
