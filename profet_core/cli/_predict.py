@@ -293,8 +293,6 @@ def _check_run_args(args) -> None:
 
 
 def _print_table(result, table) -> None:
-    from ..offerings._prices import PRICE_RULE
-
     cols = [c for c in _TABLE_COLUMNS if c in table.columns]
     if "basis_precision" in table.columns:  # --precision amp or --gpus other than 1
         cols[cols.index("basis") + 1 : cols.index("basis") + 1] = [
@@ -307,7 +305,9 @@ def _print_table(result, table) -> None:
     print(f"anchor {result.anchor}, method {result.method}: {result.table['ensemble'].iloc[0]}")
     print(
         f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD: "
-        f"{PRICE_RULE}; --offerings prices every offering"
+        "each GPU configuration's from the offering renting it cheapest on demand (offering; an "
+        "instance type at its own cheapest region, as profet instances lists it); --offerings "
+        "prices every offering"
     )
     print(result.criterion.describe())
     # Significant digits, not fixed decimals: 0.0089 USD stays 0.0089, a 0.05 ms end not 0.000.

@@ -11,14 +11,6 @@ from ..inputs._args import frame_arg
 from ._join import USER_REGION
 from ._snapshot import SNAPSHOT_COLUMNS, load_offerings
 
-#: What the per-configuration table says of its prices (CLI header, app caption).
-PRICE_RULE = (
-    "each GPU configuration priced by the offering that rents it cheapest on demand (the "
-    "offering column: an instance type named as a target is priced at its own cheapest region, "
-    "as profet instances lists it)"
-)
-
-
 def configuration_prices(catalog: pd.DataFrame, offerings: pd.DataFrame) -> pd.DataFrame:
     """The cheapest on-demand offering of each GPU configuration of ``catalog``.
 

@@ -157,6 +157,7 @@ CLI_ALLOWED = {
     "inputs._csv": "to_csv: the formula-escaping CSV writer of doe's tables",
     "training._swap": "the one write rule: doe's output folders checked first, swapped in",
     "_messages": "printable: a catalog's or a profile's text without terminal escapes",
+    "_format": "round_table: 4 significant digits in every CSV document (profet instances)",
 }
 CLI_MODULES = sorted(
     m for m in MODULES if m.startswith("cli.") or m in ("capture._cli", "doe._cli", "__main__")
