@@ -11,6 +11,7 @@ from ..inputs._args import frame_arg
 from ._join import USER_REGION
 from ._snapshot import SNAPSHOT_COLUMNS, load_offerings
 
+
 def configuration_prices(catalog: pd.DataFrame, offerings: pd.DataFrame) -> pd.DataFrame:
     """The cheapest on-demand offering of each GPU configuration of ``catalog``.
 
