@@ -159,6 +159,7 @@ else:
         "gpu_memory_gb": "{:g}",
         "vcpus": "{:.0f}",
         "memory_gib": "{:g}",
+        "usd_per_hour": "{:.3f}",  # an instance no offering rents (p2.xlarge): a dash
     }
     shown = common.dashed(catalog, numbers)
     st.dataframe(
@@ -175,9 +176,9 @@ else:
                     ("gpu_memory_gb", "GPU memory (GB, per GPU)"),
                     ("vcpus", "vCPUs"),
                     ("memory_gib", "Memory (GiB)"),
+                    ("usd_per_hour", "Price (USD/h)"),
                 )
             },
-            "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
             "offering": st.column_config.TextColumn(
                 "Offering", help="the offering renting it cheapest on demand: where the price is"
             ),
