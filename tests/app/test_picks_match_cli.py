@@ -79,8 +79,9 @@ def _table_lines(text: str, key: str) -> dict:
 
 
 def _assert_line_shows(line: str, values: dict) -> None:
-    for col, v in values.items():
-        assert f" {format_number(v)} " in f" {line} ", (col, v, line)
+    for col, v in values.items():  # no price (an instance no offering rents): NaN
+        shown = "NaN" if pd.isna(v) else format_number(v)
+        assert f" {shown} " in f" {line} ", (col, v, line)
 
 
 @pytest.mark.parametrize(("gpus", "precision", "with_run"), CASES)
@@ -105,9 +106,15 @@ def test_every_target_and_offering_agrees_across_cli_and_page(
     lines = _table_lines(cli["table"], "target")
     for i, r in records.iterrows():
         for col in ("usd_per_hour", cost_col, time_col):
-            assert csv.at[i, col] == pytest.approx(r[col], rel=1e-3), (r["target"], col)
+            assert csv.at[i, col] == pytest.approx(r[col], rel=1e-3, nan_ok=True), (
+                r["target"],
+                col,
+            )
             # the JSON's 10 decimals
-            assert shown.at[i, col] == pytest.approx(r[col], rel=1e-6), (r["target"], col)
+            assert shown.at[i, col] == pytest.approx(r[col], rel=1e-6, nan_ok=True), (
+                r["target"],
+                col,
+            )
         assert csv.at[i, "pick"] == r["pick"] == shown.at[i, "note"]
         _assert_line_shows(lines[r["target"]], {c: r[c] for c in ("usd_per_hour", cost_col)})
         assert lines[r["target"]].rstrip().endswith(r["pick"] or "-")
