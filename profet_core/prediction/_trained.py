@@ -139,8 +139,8 @@ class TrainedModels:
     def with_catalog(self, catalog: pd.DataFrame):
         """The same models with other prices/GPU names (a user's catalog; validated).
 
-        Instances the catalog lacks keep the artifacts' line, and so do the values a line
-        leaves empty (an empty price keeps the artifacts' price). :attr:`catalog_notes` names
+        Instances the catalog lacks keep their line (prices from the offerings), and so do the
+        values a line leaves empty (an empty price keeps the offering's). :attr:`catalog_notes` names
         the lines that change less than they seem to: instances no prediction reaches, and
         those without a price.
         """

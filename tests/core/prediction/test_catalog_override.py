@@ -38,7 +38,7 @@ def test_catalog_file_changes_prices_not_models(trained, prices, synthetic_datas
     a = base.predict("gpu-a", profile).table.set_index("target")
     b = custom.predict("gpu-a", profile).table.set_index("target")
     assert b.at["gpu-b", "usd_per_hour"] == 7.25 and b.at["gpu-b", "gpu"] == "GB-2"
-    assert b.at["gpu-b", "offering"] == "your catalog"
+    assert b.at["gpu-b", "offering"] == "catalog gpu-b (your catalog)"
     # others kept: no offering rents gpu-c, so it has no price either way
     assert pd.isna(b.at["gpu-c", "usd_per_hour"]) and pd.isna(a.at["gpu-c", "usd_per_hour"])
     assert a.at["gpu-b", "offering"] == b.at["gpu-c", "offering"] == ""
@@ -107,7 +107,7 @@ def test_spec_only_targets_keep_gpu_and_price_under_an_override():
             "g4dn.xlarge,NVIDIA T4,\n",
             [
                 "no usd_per_hour for 'g4dn.xlarge'",
-                "keeps the artifacts' price ('g4dn.xlarge' 0.526 USD/h)",
+                "keeps the offerings' price ('g4dn.xlarge' 0.526 USD/h)",
                 "add no offering (cloud 'catalog')",
             ],
         ),
