@@ -23,7 +23,8 @@ def add_parser(subparsers) -> None:
     ins.add_argument(
         "--targets",
         action="store_true",
-        help="list the spec lines predictions reach (instance, GPU, price, basis) instead",
+        help="list the GPU configurations predictions reach (instance, GPU, price, the offering "
+        "it is from, basis) instead",
     )
     add_filters(ins, "only offerings with a spot price (spot capacity can be taken back)")
 
