@@ -122,8 +122,7 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     )
     config = _config(display, prediction)
     columns = ["target", "gpu", "basis", "batch_latency_ms", "latency_range", "p_fit"]
-    columns += ["usd_per_hour", "offering"]
-    columns += ["run_hours", "run_usd", "run_range"] if run else []
+    columns += ["usd_per_hour", *(["run_hours", "run_usd", "run_range"] if run else [])]
     if "ms_per_batch" in display.columns:  # picks per image rest on these
         columns += ["ms_per_batch", "usd_per_1000_batches"]
     more = [*(["steps", "usd_per_1000_steps"] if run else []), "ensemble", *members]
@@ -144,7 +143,8 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     )
     st.dataframe(
         display,
-        column_order=[*columns, "note", *more],
+        # The offering each USD/h is from, after the picks: the numbers still fit 1440 px.
+        column_order=[*columns, "note", "offering", *more],
         column_config=config,
         hide_index=True,
         width="stretch",
