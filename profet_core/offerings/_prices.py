@@ -4,6 +4,8 @@ never by the spec sheet (which holds specs and their sources only)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -34,41 +36,50 @@ def configuration_prices(catalog: pd.DataFrame, offerings: pd.DataFrame) -> pd.D
     """
     frame_arg(catalog, "the instance catalog")
     frame_arg(offerings, "the offerings snapshot")
-    priced = offerings[pd.to_numeric(offerings["usd_per_hour"], errors="coerce").notna()]
-    # Cheapest first; ties in a fixed order (cloud, region), as the default listing shows them.
-    priced = priced.assign(usd_per_hour=priced["usd_per_hour"].astype(float))
-    priced = priced.sort_values(["usd_per_hour", "cloud", "region", "instance"], kind="stable")
-    by_name = priced.drop_duplicates("instance").set_index("instance")
-    by_gpu = {g: rows for g, rows in priced[priced["gpu"].astype(str) != ""].groupby("gpu")}
+    return _priced(catalog, _index(offerings))
+
+
+def _priced(catalog: pd.DataFrame, index: tuple) -> pd.DataFrame:
+    """:func:`configuration_prices` through a snapshot's :func:`_index`."""
+    by_name, by_config = index
     counts = catalog["gpu_count"] if "gpu_count" in catalog else pd.Series(1, index=catalog.index)
-    counts = pd.to_numeric(counts, errors="coerce").fillna(1)
+    counts = pd.to_numeric(counts, errors="coerce").fillna(1).tolist()
     usd, where = [], []
     for inst, gpu, n in zip(catalog["instance"], catalog["gpu"], counts, strict=True):
-        hit = by_name.loc[inst] if inst in by_name.index else _by_gpu(by_gpu.get(gpu), n)
-        if hit is None:
-            usd.append(np.nan)
-            where.append("")
-            continue
-        usd.append(float(hit["usd_per_hour"]))
-        where.append(f"{hit['cloud']} {hit.get('instance', inst)} ({hit['region']})")
+        hit = by_name.get(inst)
+        if hit is None:  # exactly n GPUs, else the fewest above n
+            more = sorted(c for g, c in by_config if g == gpu and c >= n)
+            hit = by_config[(gpu, more[0])] if more else None
+        usd.append(np.nan if hit is None else hit[0])
+        where.append("" if hit is None else f"{hit[1]} {hit[2]} ({hit[3]})")
     return pd.DataFrame(
         {"instance": catalog["instance"].to_numpy(), "usd_per_hour": usd, "offering": where}
     )
 
 
-def _by_gpu(rows: pd.DataFrame | None, count: float):
-    """The cheapest of ``rows`` (one GPU's offerings, cheapest first) with ``count`` GPUs, else
-    with the fewest GPUs above it; None where none has enough."""
-    if rows is None:
-        return None
-    gpus = rows["gpus"].astype(float)
-    exact = rows[gpus == count]
-    if len(exact):
-        return exact.iloc[0]
-    more = rows[gpus > count]
-    if not len(more):
-        return None
-    return more[more["gpus"].astype(float) == more["gpus"].astype(float).min()].iloc[0]
+def _index(offerings: pd.DataFrame) -> tuple:
+    """``({instance type: cheapest}, {(GPU, count): cheapest})`` of a snapshot's on-demand
+    lines, each ``(USD/h, cloud, instance, region)``; ties in a fixed order (cloud, region),
+    as the default listing breaks them."""
+    price = pd.to_numeric(offerings["usd_per_hour"], errors="coerce")
+    priced = offerings.assign(usd_per_hour=price)[price.notna()]
+    priced = priced.sort_values(["usd_per_hour", "cloud", "region", "instance"], kind="stable")
+    cols = ["usd_per_hour", "cloud", "instance", "region"]
+    first = priced.drop_duplicates("instance")
+    by_name = dict(
+        zip(first["instance"], first[cols].itertuples(index=False, name=None), strict=True)
+    )
+    spec = priced[priced["gpu"].fillna("").astype(str) != ""]
+    first = spec.drop_duplicates(["gpu", "gpus"])
+    keys = zip(first["gpu"], first["gpus"].astype(float), strict=True)
+    by_config = dict(zip(keys, first[cols].itertuples(index=False, name=None), strict=True))
+    return by_name, by_config
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_index() -> tuple:
+    """:func:`_index` of the shipped snapshot, built once a process."""
+    return _index(load_offerings())
 
 
 def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=None):
@@ -81,14 +92,17 @@ def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=
     Predictor
         A predictor sharing the models, whose catalog has ``usd_per_hour`` and ``offering``.
     """
-    snap = load_offerings() if offerings is None else offerings
-    missing = [c for c in SNAPSHOT_COLUMNS if c not in snap.columns]
-    if missing:
-        from ..errors import ProfetValueError
+    if offerings is None:
+        index = _shipped_index()
+    else:
+        missing = [c for c in SNAPSHOT_COLUMNS if c not in offerings.columns]
+        if missing:
+            from ..errors import ProfetValueError
 
-        raise ProfetValueError(f"the offerings snapshot lacks column(s) {missing}")
+            raise ProfetValueError(f"the offerings snapshot lacks column(s) {missing}")
+        index = _index(offerings)
     cat = predictor.catalog.drop(columns=["usd_per_hour", "offering"], errors="ignore")
-    prices = configuration_prices(cat, snap)
+    prices = _priced(cat, index)
     cat = cat.assign(
         usd_per_hour=prices["usd_per_hour"].to_numpy(), offering=prices["offering"].to_numpy()
     )
