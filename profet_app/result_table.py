@@ -56,6 +56,25 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
             help="Probability that the step fits the target GPU's memory (from the anchor "
             "latency, batch and input size); — where unknown (no anchor latency)",
         ),
+        **_cost_config(),
+        "note": text("Note", width=105),
+        "gpus": num("GPUs", format="%d", width=50),
+        "images_per_s": num("Images/s", format="%.0f", width=80),
+        "basis_precision": text(
+            "AMP / GPUs basis",
+            help="what the mixed-precision gain and the several-GPU step rest on: published "
+            "(n) pairs or rows of that GPU, or specs only",
+        ),
+        "precision": text("Precision", width=70),
+        "ensemble": text("Ensemble"),
+        **{m: common.number_column(display, m, f"{m[:-3]} member (ms)", "{:.1f}") for m in members},
+    }
+
+
+def _cost_config() -> dict:
+    """Labels, formats and widths of the price, cost and run columns."""
+    num, text = st.column_config.NumberColumn, st.column_config.TextColumn
+    return {
         "usd_per_hour": num("USD/h", format="%.3f", width=60),
         "offering": text(
             "Offering",
@@ -81,17 +100,6 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
         "run_hours": num("Run (h)", format="%.4g", width=60),
         "run_usd": num("Run (USD)", format="%.2f", width=80),
         "run_range": text("80% (USD)", width=95, alignment="right"),
-        "note": text("Note", width=105),
-        "gpus": num("GPUs", format="%d", width=50),
-        "images_per_s": num("Images/s", format="%.0f", width=80),
-        "basis_precision": text(
-            "AMP / GPUs basis",
-            help="what the mixed-precision gain and the several-GPU step rest on: published "
-            "(n) pairs or rows of that GPU, or specs only",
-        ),
-        "precision": text("Precision", width=70),
-        "ensemble": text("Ensemble"),
-        **{m: common.number_column(display, m, f"{m[:-3]} member (ms)", "{:.1f}") for m in members},
     }
 
 
@@ -125,7 +133,8 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     columns += ["usd_per_hour", *(["run_hours", "run_usd", "run_range"] if run else [])]
     if "ms_per_batch" in display.columns:  # picks per image rest on these
         columns += ["ms_per_batch", "usd_per_1000_batches"]
-    more = [*(["steps", "usd_per_1000_steps"] if run else []), "ensemble", *members]
+    # The offering each USD/h is from: one click away, so the numbers fit 1440 px.
+    more = ["offering", *(["steps", "usd_per_1000_steps"] if run else []), "ensemble", *members]
     if "basis_precision" in display.columns:  # amp or several GPUs (issue 25)
         columns[3:3] = ["gpus"]
         more[:0] = ["basis_precision", "precision", "images_per_s"]
@@ -139,12 +148,13 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
         more,
         format_func=lambda c: config[c]["label"],
         key="more_columns",
-        placeholder="cost per 1,000 steps, ensemble members…" if run else "ensemble members…",
+        placeholder="offering, cost per 1,000 steps, ensemble members…"
+        if run
+        else "offering, ensemble members…",
     )
     st.dataframe(
         display,
-        # The offering each USD/h is from, after the picks: the numbers still fit 1440 px.
-        column_order=[*columns, "note", "offering", *more],
+        column_order=[*columns, "note", *more],
         column_config=config,
         hide_index=True,
         width="stretch",

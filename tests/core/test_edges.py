@@ -292,8 +292,8 @@ def test_profile_json_instance_with_a_separator_is_refused():
 # ----------------------------------------------------------------------------- wrong messages
 @pytest.mark.parametrize("kind", ["folder", "dev-zero", "fifo"])
 def test_catalog_path_is_named_for_what_it_is(trained, profile_file, tmp_path, kind):
-    if kind == "folder":
-        path, word = tmp_path, "is a folder"
+    if kind == "folder":  # a folder is read as a SkyPilot catalog folder (issue 39)
+        path, word = tmp_path, "no <cloud>/vms.csv in"
     elif kind == "dev-zero":
         path, word = "/dev/zero", "is a character device"
     else:

@@ -42,22 +42,28 @@ def test_predict_table_shows_significant_digits_never_0_000():
     assert code == 0, err
     lines = out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.split()[:2] == ["row", "target"])
-    # The picks ("fastest, cheapest") hold spaces too: read up to the column before them.
-    cut = lines[at].index("p_fit") + len("p_fit")
-    head = lines[at][:cut].split()
-    rows = {line.split()[1]: line[:cut].split() for line in lines[at + 1 :]}
+
+    # GPU names, offerings ("aws g4dn.xlarge (us-east-1)") and picks ("fastest, cheapest") hold
+    # spaces: read each column from the right of a slice that ends just after it.
+    def cells(column):
+        cut = lines[at].index(column) + len(column)
+        head = lines[at][:cut].split()
+        return {line.split()[1]: dict(zip(head[::-1], line[:cut].split()[::-1], strict=False))
+                for line in lines[at + 1 :]}  # fmt: skip
+
+    shown = {c: cells(c) for c in ("low_ms", "usd_per_1000_steps")}
     table = (
         load_artifacts()
         .predict("g3s.xlarge", read_profile("examples/profile_g3s.json"), method="profet")
         .table.set_index("target")
     )
     assert "0.000" not in out.split()
-    for target, cells in rows.items():
-        # GPU names hold spaces: count the number cells from the right
-        shown = dict(zip(head[::-1], cells[::-1], strict=False))
-        for column in ("low_ms", "usd_per_1000_steps"):
-            assert shown[column] == format_number(table.at[target, column]), (target, column)
-    assert float(rows["g4dn.xlarge"][head.index("low_ms") - len(head)]) > 0
+    for column, rows in shown.items():
+        for target, row in rows.items():
+            value = table.at[target, column]
+            want = "NaN" if pd.isna(value) else format_number(value)  # unpriced: no offering
+            assert row[column] == want, (target, column)
+    assert float(shown["low_ms"]["g4dn.xlarge"]["low_ms"]) > 0
 
 
 @pytest.mark.parametrize(
