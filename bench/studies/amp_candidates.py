@@ -2,7 +2,7 @@
 
 Issue 25 asks for AMP gain MAPE <= 10% on every GPU with published pairs. Each candidate below is
 a physically motivated change that would apply to an unseen GPU and an unseen CNN; each is scored
-leave-one-GPU-out and leave-one-source-out exactly as ``bench/amp_multigpu.py`` scores the model
+leave-one-GPU-out and leave-one-source-out exactly as ``bench/claims/amp_multigpu.py`` scores the model
 (``crossgpu._amp.amp_logo``; VGG16 and Inception-v3 rows never fitted, their error only reported).
 
 The rule (``docs/amp_decision_rule.md``, committed before any candidate was run): the primary
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _sections
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claims"))  # bench/claims: _sections
 from _sections import data_main, md_table, passes_rule
 
 from profet_core import load_dataset

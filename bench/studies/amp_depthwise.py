@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "bench" / "studies")]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "claims"), str(ROOT / "bench" / "studies")]
 
 import amp_candidates  # noqa: E402
 from _sections import passes_rule  # noqa: E402

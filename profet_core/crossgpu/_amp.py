@@ -39,7 +39,7 @@ MEMORY = np.array(
 MOVES = np.array([f not in ("transfer", "idle") for f in MODEL_FAMILIES])
 #: Parameters used where artifacts predate the AMP model (the fit of
 #: ``learn_amp_dp`` on the shared data and the package's published.csv, held-out rows dropped;
-#: ``python bench/amp_multigpu.py --data ../shared/data/profet`` prints it).
+#: ``python bench/claims/amp_multigpu.py --data ../shared/data/profet`` prints it).
 #: Prior sd of a published source's log offset (its framework, batch, XLA and data pipeline
 #: move every gain it reports; a user's own training gets offset 0, the sources' centre).
 SOURCE_SD = 1.0

@@ -8,7 +8,7 @@ coverage cross-fitted: each left-out group's rows judged with a half-width set o
 groups' out-of-fold errors. VGG16 and Inception-v3 rows are never fitted: they are predicted
 by the leave-one-GPU-out fits and summarised apart (``fold`` ``held-out``).
 
-One computation for ``bench/amp_multigpu.py`` (which prints the tables) and ``train()`` (which
+One computation for ``bench/claims/amp_multigpu.py`` (which prints the tables) and ``train()`` (which
 writes :data:`AMP_FILE` and :data:`SCALING_FILE` into its validation folder for the Model
 accuracy page).
 """

@@ -7,7 +7,7 @@ the widths set leave-one-GPU-out so that the 80% interval covers 75-85% both wit
 out and with one source left out; where no factor reaches both (the sources differ more than
 the GPUs of one source), the source-out side is met and the GPU-out coverage is above the band.
 The factor, both coverages and the spread between sources are kept in the artifacts
-(``source_calibration``) and printed by ``bench/validation.py``.
+(``source_calibration``) and printed by ``bench/claims/validation.py``.
 """
 
 from __future__ import annotations

@@ -251,7 +251,7 @@ def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dic
     ):
         amp, pairs, shares = amp_state_from(table, gpus, medians, model.theta_)
         if pairs["catalog_gpu"][~pairs["held_out"]].nunique() >= 2:
-            # Set on whole GPUs left out (a specs-only GPU's setting; bench/amp_multigpu.py
+            # Set on whole GPUs left out (a specs-only GPU's setting; bench/claims/amp_multigpu.py
             # also reports sources left out, which a user's own training resembles).
             oof = amp_logo(pairs, gpus, shares)
             amp["half_width"], amp["source_half_width"] = amp_half_widths(oof)

@@ -36,7 +36,7 @@ MS_PER_HOUR = 3_600_000.0
 OPT_BYTES_PER_PARAM = 12.0
 #: Share of the anchor's memory bandwidth the optimizer ops reach (profile -> parameter count):
 #: the median over the data's CNNs per instance, and over all of them for other anchors
-#: (``bench/amp_multigpu.py``: the count is then off by a median 30%, 56% on p3.2xlarge,
+#: (``bench/claims/amp_multigpu.py``: the count is then off by a median 30%, 56% on p3.2xlarge,
 #: where small CNNs' per-variable overhead dominates; ``--params`` where it is known).
 OPT_BANDWIDTH_SHARE = {
     "g3s.xlarge": 0.681,

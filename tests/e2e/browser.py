@@ -1,6 +1,6 @@
 """Serve the app on localhost and drive Debian's headless Chromium with Playwright.
 
-Shared by the end-to-end test and ``bench/screenshots.py``. Tests share one served app and one
+Shared by the end-to-end test and ``bench/claims/screenshots.py``. Tests share one served app and one
 browser (``serve_app(shared=True)``, ``chromium_page(shared=True)``: a fresh browser context,
 its own cookies and storage, per call) so that each does not pay a server's and a browser's
 start; a test that measures the server itself (its memory, a heavy upload) starts its own.

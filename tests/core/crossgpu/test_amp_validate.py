@@ -1,6 +1,6 @@
 """Validation tables of the AMP gain and N-GPU scaling models (issue 25): leave-one-GPU-out and
 leave-one-source-out MAPE against their baselines, with 80% interval coverage, as ``train()``
-writes them for the Model accuracy page and ``bench/amp_multigpu.py`` prints them."""
+writes them for the Model accuracy page and ``bench/claims/amp_multigpu.py`` prints them."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ def test_logo_slice_t4_specs_and_calibration():
     }
     s = summarize_gpus(oof).set_index(["k", "left_out", "direction"])
     specs_only, calibrated = s.loc[(0, "all", "both")], s.loc[(1, "all", "both")]
-    # Full-run numbers (bench/crossgpu.py): the T4 is the GPU its specs describe best.
+    # Full-run numbers (bench/claims/crossgpu.py): the T4 is the GPU its specs describe best.
     assert specs_only["mape_cross"] < specs_only["mape_fp32-ratio"]
     assert calibrated["mape_cross"] < 25.0
     assert calibrated["r2_cross"] > 0.8

@@ -5,7 +5,7 @@ Every row is the shipped example profile with each op time scaled by its own ran
 (0.5-2x, whole microseconds as the profiler writes them), so no two rows are alike and no cache
 of repeated rows can help.
 
-    .venv/bin/python bench/large_table.py [--rows 200000] [--artifacts DIR] [--repeats 1]
+    .venv/bin/python bench/claims/large_table.py [--rows 200000] [--artifacts DIR] [--repeats 1]
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/screenshots.py [--out docs/screenshots]  (default: a scratch folder)
+    python bench/claims/screenshots.py [--out docs/screenshots]  (default: a scratch folder)
 
 Serves ``app.py`` on a free localhost port, drives ``/usr/bin/chromium`` with Playwright (with a
 fresh profile directory), predicts the first anchor's built-in example, and saves one PNG per
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.e2e.browser import CHROMIUM, chromium_page, serve_app  # noqa: E402

@@ -1,6 +1,6 @@
 """Issue 40 validation: spec inversions, rank agreement with published throughput, intervals.
 
-    python bench/validation.py [--data ../shared/data/profet] [--artifacts DIR] [--out FILE]
+    python bench/claims/validation.py [--data ../shared/data/profet] [--artifacts DIR] [--out FILE]
 
 (with --out FILE, e.g. docs/crossgpu.md, it also replaces the ``spec-order`` section of FILE)
 
@@ -8,7 +8,7 @@ Prints, for the shipped predictor without the spec order (``before``: what main 
 with it (``after``):
 
 - spec inversions over the data's CNN profiles, the four anchors, fp32/amp and 1/all GPUs
-  (bench/inversions.py's set; those between two measured answers, which the data itself shows,
+  (bench/claims/inversions.py's set; those between two measured answers, which the data itself shows,
   counted apart);
 - Spearman rank correlation of predicted vs published one-GPU throughput across the GPUs of
   each published FP32 table (same source, framework, CNN, image size; each GPU at its batch), from the data profile that
@@ -18,7 +18,7 @@ with it (``after``):
   gain, N-GPU scaling) the factor on the widths, the 80% coverage with one GPU and with one
   source left out before and after it, and the spread between the published sources.
 
-The leave-one-GPU-out MAPEs are printed by bench/published.py (FP32) and bench/amp_multigpu.py
+The leave-one-GPU-out MAPEs are printed by bench/claims/published.py (FP32) and bench/claims/amp_multigpu.py
 (AMP, N-GPU), the AMP primary score by bench/studies/amp_candidates.py; the spec order does not
 move them (it acts on the answers, not on the model those benches refit).
 """
@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "bench" / "claims"))
 
 import inversions as inv_bench  # noqa: E402
 
@@ -245,7 +245,7 @@ def main(argv=None) -> int:
         body = (
             "## Spec order and intervals for a user's setup (issue 40)\n\n```\n"
             + text
-            + f"```\n\nMade by `python bench/validation.py` in {time.time() - t0:.0f} s."
+            + f"```\n\nMade by `python bench/claims/validation.py` in {time.time() - t0:.0f} s."
         )
         write_section(args.out, "spec-order", f"{start}\n{body}\n{end}")
     return code

@@ -5,7 +5,7 @@ other size predicted from one latency, for the one-point scaler (with and withou
 profile) and the three baselines (linear in the work, the median training ratio per instance,
 PROFET's quadratic through the one point); then the interval coverage per dimension.
 
-    python bench/onepoint.py [--data ../shared/data/profet]
+    python bench/claims/onepoint.py [--data ../shared/data/profet]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from profet_core import load_dataset
 from profet_core.onepoint import cross_validate_one_point, summarize_one_point

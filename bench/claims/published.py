@@ -13,7 +13,7 @@ never fitted and is reported apart. Also the specs-only check: each tensor-core 
 entirely (only the shared terms), its A100/H100 predictions against every published CNN. Prints it
 (with --out FILE, replaces the published section of FILE, e.g. docs/crossgpu.md; about 30 s).
 
-    .venv/bin/python bench/published.py [--data ../shared/data/profet] [--out FILE]
+    .venv/bin/python bench/claims/published.py [--data ../shared/data/profet] [--out FILE]
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def report(data: str) -> str:
         "",
         *goals(summary, check),
         "",
-        f"Made by `python bench/published.py` in {time.time() - t0:.0f} s.",
+        f"Made by `python bench/claims/published.py` in {time.time() - t0:.0f} s.",
         END,
     ]
     return "\n".join(lines)

@@ -5,7 +5,7 @@ run this on the old and the new checkout on the same machine, one after the othe
 else running (the load average is printed before and after each run). pytest's options come
 from pyproject.toml (pytest-xdist on every core); add ``-- -n 0`` for one process.
 
-    .venv/bin/python bench/suite_time.py [--repo DIR ...] [--repeats 1] [-- PYTEST ARGS]
+    .venv/bin/python bench/claims/suite_time.py [--repo DIR ...] [--repeats 1] [-- PYTEST ARGS]
 
 Each checkout runs with its own folder first on ``PYTHONPATH`` (so the package under test is
 that checkout's, whatever the environment installed) and this interpreter. Lint is not timed.
@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_suite(repo: Path, pytest_args: list[str]) -> tuple[float, str]:

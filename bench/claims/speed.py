@@ -6,7 +6,7 @@
 - `profet predict` on a 100,000-row CSV as a process (seconds and peak memory), CSV and JSON;
 - with --train, `profet train` (minutes).
 
-    .venv/bin/python bench/speed.py [--artifacts artifacts] [--repeats 5] [--train]
+    .venv/bin/python bench/claims/speed.py [--artifacts artifacts] [--repeats 5] [--train]
 """
 
 from __future__ import annotations

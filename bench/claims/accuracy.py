@@ -2,7 +2,7 @@
 Markdown report (noise floor, baselines, PROFET reference and members, the default method;
 with and without the anchor latency; interval coverage; scaler errors) and written to docs/.
 
-    .venv/bin/python bench/accuracy.py [--data ../shared/data/profet] [--out docs/accuracy]
+    .venv/bin/python bench/claims/accuracy.py [--data ../shared/data/profet] [--out docs/accuracy]
 
 With ``--onepoint-only`` only the one-point scaler is validated again (about 25 s) and the
 report is re-rendered from the folder's saved tables plus that run.

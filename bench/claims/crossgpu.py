@@ -11,7 +11,7 @@ coverage is cross-fitted: each left-out GPU's rows use a half-width set on the o
 Also validates the will-it-fit model. Prints the report (with --out, writes it there; about 1-2
 minutes on 2 cores).
 
-    .venv/bin/python bench/crossgpu.py [--data ../shared/data/profet] [--out FILE]
+    .venv/bin/python bench/claims/crossgpu.py [--data ../shared/data/profet] [--out FILE]
         [--unbounded]
 """
 
@@ -129,11 +129,11 @@ def main(argv=None) -> None:
             "log(anchor latency x anchor peak FLOPS), log(batch x input^2) and log(target "
             "memory); `brier_base_rate`: always predicting the training share of fits.",
             md_table(validate_fit(medians, specs).round(3)),
-            f"Made by `python bench/crossgpu.py{' --unbounded' if args.unbounded else ''}` in "
+            f"Made by `python bench/claims/crossgpu.py{' --unbounded' if args.unbounded else ''}` in "
             f"{time.time() - start:.0f} s; model parameters {params}.",
         ]
     )
-    # Keep the sections bench/published.py and bench/studies/published_structures.py write.
+    # Keep the sections bench/claims/published.py and bench/studies/published_structures.py write.
     if args.out:
         kept = marked_tail(args.out)
         Path(args.out).write_text(text + "\n" + ("\n" + kept if kept else ""))

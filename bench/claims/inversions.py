@@ -2,7 +2,7 @@
 least the other's FP32, TF32-tensor and FP16-tensor rates and 95% of its bandwidth is predicted
 more than 10% slower, over the data's CNN profiles, the four anchors, fp32/amp and 1/all GPUs.
 
-    python bench/inversions.py [--artifacts DIR] [--data ../shared/data/profet] [--per-model 2]
+    python bench/claims/inversions.py [--artifacts DIR] [--data ../shared/data/profet] [--per-model 2]
 
 Prints the count per (precision, GPUs), the distinct GPU pairs with their worst ratio, and the
 repro of the issue (examples/profile_g3s.json from g3s.xlarge, FP32, 1 GPU).
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from profet_core import load_artifacts, read_profile  # noqa: E402

@@ -1,6 +1,6 @@
 """The app server's memory over rounds of concurrent sessions that upload a large profile.
 
-    .venv/bin/python bench/app_memory.py [--sessions 5] [--rounds 3] [--size-mb 43] [--idle-s 60]
+    .venv/bin/python bench/claims/app_memory.py [--sessions 5] [--rounds 3] [--size-mb 43] [--idle-s 60]
 
 Serves ``streamlit run app.py`` on a free loopback port (``--root`` serves another checkout, e.g.
 an older commit for a before/after comparison) and drives headless Chromium (Debian's
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, serve_app_process  # noqa: E402

@@ -10,7 +10,7 @@ each call on another profile), split into the per-GPU prediction and the join, a
 one-off work of loading the artifacts and of the first call. Writes nothing in the repository
 (cached bytecode goes to a temporary folder, removed at the end).
 
-    python bench/offerings.py [--repeats 7]
+    python bench/claims/offerings.py [--repeats 7]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 PROFILE = str(ROOT / "examples" / "profile_g3s.json")
 

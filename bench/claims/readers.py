@@ -4,7 +4,7 @@ Each case runs in a fresh subprocess (so peak RSS is its own), parses the input 
 ``profet_core.parse_profile`` and prints seconds, peak-RSS growth over the imports, and the
 outcome (accepted shape, or the start of the refusal).
 
-    python bench/readers.py
+    python bench/claims/readers.py
 """
 
 from __future__ import annotations

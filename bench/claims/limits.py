@@ -11,7 +11,7 @@ interpolation linear in the work (batch size, or pixel count) on single runs and
 of the repetitions (noise removed), and of piecewise-linear interpolation given a third measured
 size in the middle.
 
-    .venv/bin/python bench/limits.py [--data ../shared/data/profet]
+    .venv/bin/python bench/claims/limits.py [--data ../shared/data/profet]
 """
 
 from __future__ import annotations

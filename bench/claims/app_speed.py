@@ -1,7 +1,7 @@
 """Speed of the served app in headless Chromium: Predict to the result table on the Anchor page,
 and the Model accuracy page's load on a warm server.
 
-    .venv/bin/python bench/app_speed.py [--repeats 5] [--page predict|accuracy|both]
+    .venv/bin/python bench/claims/app_speed.py [--repeats 5] [--page predict|accuracy|both]
 
 Uses the browser test's helpers (tests/e2e): serves `streamlit run app.py` on localhost. Predict:
 pastes the first anchor's example profile and clicks Predict; the time is from the click to the
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from profet_core import load_artifacts
 from tests.e2e.browser import chromium_page, serve_app

@@ -10,12 +10,12 @@ the other GPUs' out-of-fold errors; AMP's per source, Mondrian, where the source
 there). Every VGG16 and Inception-v3 row is never fitted and is reported apart.
 Also: what a measured AMP step on the anchor buys (a GPU of the same source and CNN as the
 anchor), and how well the profile's optimizer time estimates the parameter count on the data's
-CNNs (``--params-json``, default ``bench/zoo_params.json``: ``{"Model|input_size": count}``,
+CNNs (``--params-json``, default ``bench/claims/zoo_params.json``: ``{"Model|input_size": count}``,
 made with ``profet_core.capture._zoo.build_zoo_model(name, size, classes_for(size))
 .count_params()`` under tf-keras; the CNNs it lists). Prints the tables; ``--out`` also writes
 them to a Markdown file.
 
-    .venv/bin/python bench/amp_multigpu.py [--data ../shared/data/profet] [--out FILE]
+    .venv/bin/python bench/claims/amp_multigpu.py [--data ../shared/data/profet] [--out FILE]
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def goals(s_amp: pd.DataFrame, s_dp: pd.DataFrame) -> list[str]:
         f"{ok(d['mape'] < d['mape_linear'])}",
         f"- 80% coverage within 75-85%: AMP {a['coverage_pct']:.0f}%, N-GPU "
         f"{d['coverage_pct']:.0f}%: {ok(75 <= a['coverage_pct'] <= 85 and 75 <= d['coverage_pct'] <= 85)}",
-        "- FP32 speed-ups on every GPU: python bench/published.py (docs/crossgpu.md).",
+        "- FP32 speed-ups on every GPU: python bench/claims/published.py (docs/crossgpu.md).",
     ]
 
 
@@ -223,7 +223,7 @@ def report(data: str, params_json: str | None) -> str:
     listed = goals(s_amp, s_dp)
     listed.insert(1, alexnet_note(amp_gpu))
     parts += ["", "Goals (leave-one-GPU-out):", "", *listed]
-    parts += ["", f"Made by `python bench/amp_multigpu.py` in {time.time() - t0:.0f} s."]
+    parts += ["", f"Made by `python bench/claims/amp_multigpu.py` in {time.time() - t0:.0f} s."]
     return "\n".join(parts)
 
 
