@@ -19,7 +19,7 @@ from ..crossgpu._amp import DEFAULT_STATE as AMP_DEFAULT
 from ..crossgpu._amp import move_shares, step_ratio, user_offset
 from ..crossgpu._dataparallel import DEFAULT_STATE as DP_DEFAULT
 from ..crossgpu._dataparallel import link_gbs, row_half_width, step_factor
-from ..crossgpu._gpuref import amp_dtype, fp32_rate, gpu_table
+from ..crossgpu._gpuref import amp_dtype, gpu_table
 from ..crossgpu._pairs import FAM_COLS, model_family_times
 from ..errors import ProfetValueError
 from ._option_checks import (
@@ -91,7 +91,7 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
         if amp_dtype(row) in ("fp32", "unknown"):
             none.append(t)
             continue
-        r = row["fp16_tensor_tflops"] / fp32_rate(gpus.loc[[gpu_of[t]]])[0]
+        r = row["fp16_tensor_tflops"] / _fp32_rate(row)
         tf32 = float(row["tensor_tflops_fp32_training"] > row["fp32_tflops"])
         shares = move_shares(cross.theta_, fam, a_row, row)
         ratio = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
@@ -99,7 +99,7 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
     if amp_lat is not None and amp_dtype(a_row) not in ("fp32", "unknown"):
         # The anchor's own AMP gain is measured: correct every tensor-core target by the
         # anchor's measured / predicted AMP ratio.
-        r = a_row["fp16_tensor_tflops"] / fp32_rate(gpus.loc[[gpu_of[anchor]]])[0]
+        r = a_row["fp16_tensor_tflops"] / _fp32_rate(a_row)
         tf32 = float(a_row["tensor_tflops_fp32_training"] > a_row["fp32_tflops"])
         shares = move_shares(cross.theta_, fam, a_row, a_row)
         own = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
@@ -108,6 +108,12 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
         mask = np.array([t not in none for t in targets])
         out[:, mask] *= np.where(np.isfinite(corr), corr, 1.0)[:, None]
     return out, none, state
+
+
+def _fp32_rate(row) -> float:
+    """:func:`fp32_rate` of one GPU's row (a Series), without building a frame per target."""
+    tensor = row["tensor_tflops_fp32_training"]
+    return float(np.maximum(row["fp32_tflops"], 0.0 if pd.isna(tensor) else tensor))
 
 
 def _params(predictor, anchor, fam, params) -> np.ndarray:
@@ -124,9 +130,8 @@ def _params(predictor, anchor, fam, params) -> np.ndarray:
 def _counts(predictor, targets, gpus) -> dict:
     """GPU counts per target for ``gpus`` (1, 'all' or a list); counts it lacks are left out."""
     cat = predictor.catalog.set_index("instance")
-    have = {
-        t: int(pd.to_numeric(cat["gpu_count"], errors="coerce").get(t, 1) or 1) for t in targets
-    }
+    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
+    have = {t: int(counts.get(t, 1) or 1) for t in targets}
     if gpus == "all":
         return {t: [n] for t, n in have.items()}
     want = [1] if gpus == 1 else gpus
