@@ -1,0 +1,144 @@
+"""Roofline bounds between two GPUs' steps (issue 40): the spec order's general form.
+
+A training step is a sum of op times, each limited by one resource of the GPU it runs on: the
+rate convolutions and matrix products run on (``matmul``: the FP32 CUDA-core rate, or the TF32
+tensor rate where FP32 training runs on it; with AMP also the FP16 tensor rate), the FP32
+CUDA-core rate of the other arithmetic (``vector``), the memory bandwidth and, with several
+GPUs per step, the link the gradients cross. If every resource of GPU A is at least ``r`` times
+B's (``r``: the least ratio), no op of the step takes longer on A than on B over ``r``, so
+neither does the step: ``t_A <= t_B / r``. Host-bound time does not scale with the GPU, so the
+bound that holds whatever share of the step it is, is ``t_A <= t_B * max(1, 1 / r)``: where
+A is at least B in every resource (``r >= 1``), A is not slower than B; where it is not, A is
+slower by at most its largest shortfall (the L4 has 94% of the T4's bandwidth and 3.7x its FP32
+rate: at most 1/0.94 of the T4's step). The same bound read from B's side says how much faster A
+can be: at most the largest resource ratio (an H200 has the H100's rates and 1.43x its
+bandwidth: its step is at least the H100's over 1.43).
+
+:func:`bound_matrix` gives every pair's factor ``H[a, b]`` (``t_a <= H[a, b] * t_b``); the spec
+order (:func:`order_matrix`) moves the answers of a table into them. Published one-GPU tables
+stay within them to 3.9% (7 of 162 ordered pairs over, all same-spec pairs such as the V100
+16GB and 32GB; none by 5%), so the bounds carry no tolerance of their own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+#: The resources, as they are named in the notes.
+RESOURCE_NAMES = {
+    "matmul": "convolution/matrix rate",
+    "vector": "FP32 rate",
+    "bandwidth": "memory bandwidth",
+    "link": "GPU link",
+}
+
+
+def resources(specs: pd.DataFrame, precision: str = "fp32", multi_gpu: bool = False):
+    """(n, k) resource rates of spec lines and their names.
+
+    Parameters
+    ----------
+    specs : pandas.DataFrame
+        ``fp32_tflops``, ``tensor_tflops_fp32_training``, ``fp16_tensor_tflops`` (TFLOPS; 0
+        where the GPU lacks them), ``mem_bandwidth_gbs`` and, for ``multi_gpu``,
+        ``interconnect_gbs`` (GB/s).
+    precision : {"fp32", "amp"}
+    multi_gpu : bool
+        Steps of several GPUs: the link is a resource too.
+
+    Returns
+    -------
+    rates : numpy.ndarray
+        (n, k) floats; NaN where a spec is unknown.
+    names : list of str
+        The k keys of :data:`RESOURCE_NAMES`.
+    """
+    col = {c: specs[c].to_numpy(dtype=float) for c in _COLUMNS[: 5 if multi_gpu else 4]}
+    mm = np.fmax(col["fp32_tflops"], col["tensor_tflops_fp32_training"])
+    if precision == "amp":  # no FP16 tensor cores: AMP runs at the FP32 step (the AMP model's rule)
+        mm = np.fmax(mm, col["fp16_tensor_tflops"])
+    rates = [mm, col["fp32_tflops"], col["mem_bandwidth_gbs"]]
+    names = ["matmul", "vector", "bandwidth"]
+    if multi_gpu:
+        rates.append(col["interconnect_gbs"])
+        names.append("link")
+    return np.column_stack(rates), names
+
+
+_COLUMNS = (
+    "fp32_tflops",
+    "tensor_tflops_fp32_training",
+    "fp16_tensor_tflops",
+    "mem_bandwidth_gbs",
+    "interconnect_gbs",
+)
+
+
+def bound_matrix(specs: pd.DataFrame, precision: str = "fp32", multi_gpu: bool = False):
+    """``H`` (n, n): a step on line a is at most ``H[a, b]`` times line b's (inf: no bound).
+
+    ``H[a, b] = max(1, max_k rate_b,k / rate_a,k)``; the diagonal is 1. With ``multi_gpu``
+    only lines of the same GPU count are compared (a step of more GPUs all-reduces over more).
+    The bounds are closed under chaining (``H[a, c] <= H[a, b] * H[b, c]``).
+    """
+    rates, _ = resources(specs, precision, multi_gpu)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = rates[None, :, :] / rates[:, None, :]  # [a, b, k] = rate_b / rate_a
+    bad = ~np.isfinite(ratio) | (ratio <= 0)
+    worst = np.where(bad, np.inf, ratio).max(axis=2)
+    h = np.maximum(worst, 1.0)
+    if multi_gpu:
+        n = specs["gpu_count"].to_numpy(dtype=float)
+        h[n[:, None] != n[None, :]] = np.inf
+    np.fill_diagonal(h, 1.0)
+    return h
+
+
+def limiting(specs: pd.DataFrame, a: int, b: int, precision: str, multi_gpu: bool) -> tuple:
+    """The resource that sets ``H[a, b]``: (name, rate_a / rate_b) where a falls furthest
+    short of b (or, where a is at least b in every one, the closest)."""
+    rates, names = resources(specs, precision, multi_gpu)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = rates[a] / rates[b]
+    k = int(np.nanargmin(np.where(np.isfinite(r), r, np.nan)))
+    return RESOURCE_NAMES[names[k]], float(r[k])
+
+
+def raise_matrix(h: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """The bounds a step may be raised by: ``h``, but from a *measured* GPU (``measured``, per
+    line) only where it has at least the other's rates and 95% of its bandwidth (``h`` at most
+    1/0.95), closed under chaining. The data's own steps show why: the K80 and the T4 run
+    slower than their rated resources allow against the V100 (the K80 by up to 4.7x the
+    bound, the T4 by up to 1.49x, on the data's shared workloads), so a measured step of theirs
+    says little about how fast a GPU with more of some resource can be."""
+    up = h.copy()
+    up[measured] = np.where(h[measured] <= 1 / 0.95 + 1e-12, h[measured], np.inf)
+    log = np.log(up)
+    for k in range(len(up)):  # min-plus closure (Floyd-Warshall) of the allowed edges
+        log = np.minimum(log, log[:, k, None] + log[None, k, :])
+    return np.exp(log)
+
+
+def order_matrix(q: np.ndarray, fix: np.ndarray, h: np.ndarray, up=None) -> np.ndarray:
+    """Steps ``q`` (rows x targets, NaN where a row lacks a target) moved into the bounds ``h``
+    (targets x targets, :func:`bound_matrix`, closed): each free step capped at
+    ``min_b h[a, b] * q_b`` over every target b, then raised to ``max_f q_f / up[f, a]`` over
+    the fixed (``fix``) ones (``up``: :func:`raise_matrix`, default ``h``). One pass of each
+    suffices for closed bounds; fixed steps never move, so where two of them are themselves out
+    of bounds (the data measures some host-bound CNNs slower on the V100 than on the T4) the
+    fixed one wins."""
+    up = h if up is None else up
+    inf = np.where(np.isnan(q), np.inf, q)
+    meas = np.where(fix & ~np.isnan(q), q, -np.inf)
+    lim = q.copy()
+    has_fix = fix.any(axis=0)
+    for a in range(q.shape[1]):
+        cap = np.min(inf * h[a][None, :], axis=1)
+        down = np.minimum(q[:, a], cap)
+        if has_fix.any():  # fmax: a fixed step with no bound on a (inf) gives NaN, skipped
+            with np.errstate(divide="ignore", invalid="ignore"):
+                raised = np.fmax.reduce(meas[:, has_fix] / up[has_fix, a][None, :], axis=1)
+            down = np.fmax(down, raised)
+        lim[:, a] = down
+    return np.where(fix | np.isnan(q), q, lim)
