@@ -106,18 +106,20 @@ def limiting(specs: pd.DataFrame, a: int, b: int, precision: str, multi_gpu: boo
 
 
 def raise_matrix(h: np.ndarray, measured: np.ndarray) -> np.ndarray:
-    """The bounds a step may be raised by: ``h``, but from a *measured* GPU (``measured``, per
-    line) only where it has at least the other's rates and 95% of its bandwidth (``h`` at most
-    1/0.95), closed under chaining. The data's own steps show why: the K80 and the T4 run
-    slower than their rated resources allow against the V100 (the K80 by up to 4.7x the
-    bound, the T4 by up to 1.49x, on the data's shared workloads), so a measured step of theirs
-    says little about how fast a GPU with more of some resource can be."""
+    """The bounds a step may be raised by: ``h``, but from a *measured* GPU f only through a
+    GPU m it dominates (at least m's rates and 95% of its bandwidth: ``h[f, m]`` at most
+    1/0.95), ``up[f, x] = min_m h[f, m] * h[m, x]`` (so the answers stay within ``h`` of each
+    other). The data's own steps show why: the K80 and the T4 run slower than their rated
+    resources allow against the V100 (the K80 by up to 4.7x the bound, the T4 by up to 1.49x,
+    on the data's shared workloads), so a measured step of theirs says little about how fast a
+    GPU with more of some resource can be."""
     up = h.copy()
-    up[measured] = np.where(h[measured] <= 1 / 0.95 + 1e-12, h[measured], np.inf)
-    log = np.log(up)
-    for k in range(len(up)):  # min-plus closure (Floyd-Warshall) of the allowed edges
-        log = np.minimum(log, log[:, k, None] + log[None, k, :])
-    return np.exp(log)
+    for f in np.flatnonzero(measured):
+        via = np.flatnonzero(h[f] <= 1 / 0.95 + 1e-12)
+        via = via[via != f]
+        up[f] = (h[f, via][:, None] * h[via]).min(axis=0) if len(via) else np.inf
+        up[f, f] = 1.0
+    return up
 
 
 def order_matrix(q: np.ndarray, fix: np.ndarray, h: np.ndarray, up=None) -> np.ndarray:

@@ -174,6 +174,10 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch, reference=N
         table["images_per_s"] = batch[row] / table["batch_latency_ms"].to_numpy() * 1e3
         return dataclasses.replace(pred, table=table, notes=(*pred.notes, *unused, *order))
     notes = [*pred.notes, *unused]
+    if reference is None and predictor.cross is not None:
+        # AMP and N-GPU steps start from the FP32 one-GPU answers in spec order (a GPU without
+        # tensor cores keeps its FP32 step under AMP: the ordered one)
+        table = _spec_order(predictor, table, "fp32")[0]
     fam = model_family_times(ops)
     table["precision"] = precision
     table["basis_precision"] = ""
