@@ -6,15 +6,18 @@ also the same GPU count and at least B's interconnect (a slower link may rightly
 A prediction table is *inverted* where a dominating target's step is longer than 1.10 times the
 dominated one's for the same profile row, precision and GPU count.
 
-:func:`spec_order` makes a table consistent: per profile row, each target's step (and its
-interval) is capped at the shortest step of every target it dominates (transitively), unless
-published measurements of those two GPUs themselves show the inversion
-(:func:`published_exceptions`), which the row's note then cites. Measured targets (a trained
-pair, FP32 on one GPU) are never moved: a target dominated by a measured one is raised to it
-instead. The data itself measures some small host-bound CNNs slower on the V100 (p3.2xlarge)
-than on the T4 (g4dn.xlarge), up to 1.46x on 17 of its 274 shared workloads; such inversions
-between measured answers (and the same-spec lines raised to them) are kept and counted apart
-(:func:`inversions` ``measured``).
+:func:`spec_order` makes a table consistent with the general form of that rule, the roofline
+bounds of :mod:`._bounds`: a step is never longer than another GPU's over the least ratio of its
+resources to that GPU's, nor shorter than it over the largest (so a dominating GPU is at most
+1/0.95 times slower, and the L4, with 94% of the T4's bandwidth and more of every rate, at most
+1.07 times the T4's step). Per profile row, each answer (and its interval) is moved into the
+bounds of every other; the answer with less evidence moves (specs only, then published, never a
+trained pair's), unless published measurements of those two GPUs themselves break the bound
+(:func:`published_exceptions`). Measured targets (a trained pair on one GPU) are never moved:
+a target they dominate is raised to them instead. The data itself measures some small
+host-bound CNNs slower on the V100 (p3.2xlarge) than on the T4 (g4dn.xlarge), up to 1.46x on
+17 of its 274 shared workloads; such inversions between measured answers (and what the measured
+answers raise) are kept and counted apart (:func:`inversions` ``measured``).
 """
 
 from __future__ import annotations
@@ -228,10 +231,9 @@ def _exceptions(pub: pd.DataFrame, slack: float) -> dict:
 
 
 def _fixed(table: pd.DataFrame) -> np.ndarray:
-    """Rows answered by a trained pair: basis ``measured``, FP32, one GPU (never moved)."""
+    """Rows answered by a trained pair: basis ``measured``, one GPU (never moved; under AMP
+    the pair's FP32 step times the AMP gain: the K80's, with no tensor cores, its FP32 step)."""
     fixed = table["basis"].astype(str).to_numpy() == "measured"
-    if "precision" in table:
-        fixed &= table["precision"].astype(str).to_numpy() == "fp32"
     if "gpus" in table:
         fixed &= table["gpus"].to_numpy() == 1
     return fixed
@@ -242,8 +244,10 @@ def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32"
 
     Per profile row and GPU count, a target's step is capped at ``H[a, b]`` times every other
     target b's step (:func:`~._bounds.bound_matrix`: 1 where a has at least b's every resource,
-    else b's largest resource over a's), then raised to every *measured* target's step (FP32,
-    one GPU: a trained pair, never moved) over the bound from its side. Its interval moves by the
+    else b's largest resource over a's), then raised to every *measured* target's step (one
+    GPU: a trained pair, never moved; under AMP its FP32 step times the AMP gain) over the bound
+    from its side (:func:`~._bounds.raise_matrix`). Measured and published answers are ordered
+    among themselves first, then the spec-only ones against them: the less supported moves. Its interval moves by the
     same factor. Pairs in ``exceptions`` (:func:`published_exceptions`, keyed by GPU names)
     are left as predicted.
 
@@ -274,7 +278,6 @@ def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32"
     names = strings(table["target"])
     gpus = table["gpus"].to_numpy() if "gpus" in table else np.ones(len(table), dtype=int)
     fixed = (strings(table["basis"]) == "measured") & (gpus == 1)
-    fixed &= precision == "fp32"
     p = table["batch_latency_ms"].to_numpy(dtype=float)
     new, moved, kept = p.copy(), {}, []
     where = sheet["where"]

@@ -185,14 +185,14 @@ def test_every_spec_pair_stays_in_bounds_for_random_answers(precision, seed):
         }
     )
     out, _, kept = spec_order(t, lines, precision)
-    fixed = (t["basis"] == "measured") & (precision == "fp32")
+    fixed = t["basis"] == "measured"
     assert (out["batch_latency_ms"][fixed] == t["batch_latency_ms"][fixed]).all()
     bad = bound_violations(out, lines, 1.0 + 1e-9)
     dom = pd.DataFrame(dominance(lines), index=names, columns=names)
     meas = dict(zip(names, basis == "measured", strict=True))
     for r in bad.itertuples():
         assert meas[r.slower_spec] and not dom.loc[r.slower_spec, r.faster_spec], r
-    assert inversions(out, lines).empty or precision == "fp32"
+    assert inversions(out, lines).empty
 
 
 def test_spec_order_leaves_published_exceptions():
