@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .._base import kept_for
-from ._bounds import bound_matrix, limiting, order_matrix, raise_matrix
+from ._bounds import bound_matrix, limiting, order_bounds, order_matrix, raise_matrix
 
 #: Share of the dominated GPU's bandwidth the dominating one needs.
 BW_SHARE = 0.95
@@ -122,7 +122,7 @@ def inversions(table: pd.DataFrame, specs: pd.DataFrame, slack: float = SLACK) -
         # measured: the trained pairs' own (measured) inversion, e.g. the data's V100 slower
         # than its T4 on small host-bound CNNs, passed on to what the V100 bounds from below
         prec = str(grp["precision"].iloc[0]) if "precision" in grp else "fp32"
-        h = bound_matrix(_with_columns(sub, bool(multi)), prec, bool(multi))
+        h = order_bounds(_with_columns(sub, bool(multi)), prec, bool(multi))
         meas = grp["basis"].astype(str).to_numpy() == "measured"
         up = raise_matrix(h, meas)
         with np.errstate(divide="ignore"):
@@ -356,7 +356,7 @@ def _tiers(q, fix, tier, h, up, moved, tg, why) -> np.ndarray:
             h[sub],
             up[sub],
             [tg[k] for k in known],
-            lambda k, b, c: why(known[k], known[b], c),
+            lambda k, b, c, fac: why(known[k], known[b], c, fac),
         )
     fix2 = fix | (tier <= 1)[None, :]
     out = order_matrix(lim, fix2, h, up)
@@ -372,7 +372,7 @@ def _graph(sheet: dict, rows: tuple, multi: bool, precision: str, exceptions: di
     got = sheet["graphs"].get(key)
     if got is None:
         sub = sheet["lines"].iloc[list(rows)].reset_index(drop=True)
-        got = bound_matrix(sub, precision, multi)
+        got = order_bounds(sub, precision, multi)
         gn = sub["gpu"].to_numpy()
         for a, b in zip(*np.nonzero(np.isfinite(got)), strict=True):
             if a != b and (gn[a], gn[b], precision) in exceptions:
@@ -386,18 +386,19 @@ def _graph(sheet: dict, rows: tuple, multi: bool, precision: str, exceptions: di
     return got
 
 
-def _why(lines: pd.DataFrame, k: int, b: int, capped: bool, *, precision: str, multi: bool) -> str:
-    """How target ``k`` moved against ``b``, citing the resource that sets the bound."""
+def _why(lines, k: int, b: int, capped: bool, fac: float, *, precision: str, multi: bool) -> str:
+    """How target ``k`` moved against ``b`` (by the bound ``fac``), citing the resource that
+    sets it."""
     name = lines["instance"].iloc[b]
-    if capped:  # k's step <= b's / r, r: k's least resource ratio to b
+    if capped:  # k's step <= fac x b's; r: k's least resource ratio to b
         res, r = limiting(lines, k, b, precision, multi)
         if r >= 1 - 1e-9:
             return f"capped at {name}'s step (at least its every resource)"
-        return f"capped at {name}'s step / {r:.2f} (its {res} {r:.2f}x {name}'s, its least)"
+        return f"capped at {fac:.2f}x {name}'s step (its {res} {r:.2f}x {name}'s, its least)"
     res, r = limiting(lines, b, k, precision, multi)  # b's least ratio to k: k's largest lead
     if r >= 1 - 1e-9:
         return f"raised to {name}'s step (which has at least its every resource)"
-    return f"raised to {name}'s step / {1 / r:.2f} (its {res} {1 / r:.2f}x {name}'s, its most)"
+    return f"raised to {name}'s step / {fac:.2f} (its {res} {1 / r:.2f}x {name}'s, its most)"
 
 
 def _kept(lim, fix, h, tg) -> list:
@@ -428,7 +429,12 @@ def _moved(moved: dict, q, lim, h, up, tg, why) -> None:
         else:  # raised to q_b / h[b, k]
             src = np.flatnonzero(np.isclose(q[r] / up[:, k], lim[r, k]))
         src = [s for s in src if s != k]
-        bound = (tg[src[0]], why(k, src[0], f[r, k] < 1)) if src else ("", "")
+        if src:
+            b = src[0]
+            fac = h[k, b] if f[r, k] < 1 else up[b, k]
+            bound = (tg[b], why(k, b, f[r, k] < 1, fac))
+        else:
+            bound = ("", "")
         if tg[k] not in moved or abs(np.log(f[r, k])) > abs(np.log(moved[tg[k]][1])):
             moved[tg[k]] = (bound[0], float(f[r, k]), bound[1])
 
@@ -446,7 +452,9 @@ def order_notes(moved, precision: str, kept=()) -> list[str]:
             f"spec order ({precision}): a step is never longer than another GPU's over the "
             "least ratio of its resources to that GPU's (convolution/matrix rate, FP32 rate, "
             "memory bandwidth; the link with several GPUs), nor shorter than it over the "
-            "largest, so a GPU with at least another's every resource is never slower (no "
+            "largest, with 10% for what the rated resources do not show (power-capped GPUs run "
+            "below them), and a GPU with at least another's rates and 95% of its bandwidth is "
+            "never slower (no "
             f"published measurement of these pairs shows otherwise): {'; '.join(parts)}."
         )
     if kept:

@@ -67,9 +67,10 @@ def test_spec_order_caps_chains_and_moves_the_interval():
     assert got.loc["fast", "batch_latency_ms"] == pytest.approx(50.0 * 300 / 290)
     assert got.loc["faster", "batch_latency_ms"] == 50.0  # at least slow's every resource
     assert got.loc["faster", "high_ms"] == pytest.approx(55.0)
-    # "lowbw" has 2/3 of slow's bandwidth (and more of every rate): at most 1.5x its step
-    assert got.loc["lowbw", "batch_latency_ms"] == pytest.approx(75.0)
-    assert inversions(out, SPECS).empty and bound_violations(out, SPECS, 1.0 + 1e-9).empty
+    # "lowbw" has 2/3 of slow's bandwidth (and more of every rate): at most 1.5x its step, and
+    # 10% (it does not dominate slow)
+    assert got.loc["lowbw", "batch_latency_ms"] == pytest.approx(75.0 * 1.1)
+    assert inversions(out, SPECS).empty and bound_violations(out, SPECS, 1.1 + 1e-9).empty
     assert {m[0] for m in moved} == {"fast", "faster", "lowbw"} and not kept
     why = {m[0]: m[3] for m in moved}
     assert "memory bandwidth 0.97x slow's" in why["fast"]
@@ -124,12 +125,13 @@ def test_the_l4_is_capped_by_the_measured_t4_and_the_h200_raised_to_the_h100():
     )
     out, moved, _ = spec_order(t, PAIRS)
     got = out.set_index("target")["batch_latency_ms"]
-    assert got["l4"] == pytest.approx(60.78 * 320 / 300)
-    assert got["h200"] == pytest.approx(22.1 / (4800 / 3350))  # raised, the published H100 kept
+    assert got["l4"] == pytest.approx(60.78 * 320 / 300 * 1.1)
+    # raised, the published H100 kept
+    assert got["h200"] == pytest.approx(22.1 / (4800 / 3350 * 1.1))
     assert got["h100"] == 22.1 and got["t4"] == 60.78 and got["k80"] == 154.8
     why = {m[0]: m[3] for m in moved}
     assert "memory bandwidth 0.94x t4's" in why["l4"]
-    assert "raised to h100's step / 1.43 (its memory bandwidth 1.43x" in why["h200"]
+    assert "raised to h100's step / 1.58 (its memory bandwidth 1.43x" in why["h200"]
 
 
 def test_a_published_answer_is_not_moved_by_a_spec_only_one():
@@ -187,7 +189,7 @@ def test_every_spec_pair_stays_in_bounds_for_random_answers(precision, seed):
     out, _, kept = spec_order(t, lines, precision)
     fixed = t["basis"] == "measured"
     assert (out["batch_latency_ms"][fixed] == t["batch_latency_ms"][fixed]).all()
-    bad = bound_violations(out, lines, 1.0 + 1e-9)
+    bad = bound_violations(out, lines, 1.1 + 1e-9)
     dom = pd.DataFrame(dominance(lines), index=names, columns=names)
     meas = dict(zip(names, basis == "measured", strict=True))
     for r in bad.itertuples():
@@ -291,7 +293,7 @@ def test_roofline_bounds_hold_over_profiles_anchors_precisions_and_gpu_counts(pr
     which moves what they bound."""
     pred, parts = predicted
     tables = pd.concat([t for t, _ in parts], ignore_index=True)
-    bad = bound_violations(tables, pred.cross.specs_, 1.0 + 1e-9)
+    bad = bound_violations(tables, pred.cross.specs_, 1.1 + 1e-9)
     basis = tables.drop_duplicates("target").set_index("target")["basis"].astype(str)
     slow_measured = bad["slower_spec"].map(basis) == "measured"
     both = bad[slow_measured & (bad["faster_spec"].map(basis) == "measured")]
