@@ -149,15 +149,17 @@ def raise_matrix(h: np.ndarray, measured: np.ndarray) -> np.ndarray:
     return up
 
 
-def order_matrix(q: np.ndarray, fix: np.ndarray, h: np.ndarray, up=None) -> np.ndarray:
+def order_matrix(q: np.ndarray, fix: np.ndarray, h: np.ndarray, up=None, dom=None) -> np.ndarray:
     """Steps ``q`` (rows x targets, NaN where a row lacks a target) moved into the bounds ``h``
     (targets x targets, :func:`bound_matrix`, closed): each free step capped at
     ``min_b h[a, b] * q_b`` over every target b, then raised to ``max_f q_f / up[f, a]`` over
     the fixed (``fix``) ones (``up``: :func:`raise_matrix`, default ``h``). One pass of each
     suffices for closed bounds; fixed steps never move, so where two of them are themselves out
     of bounds (the data measures some host-bound CNNs slower on the V100 than on the T4) the
-    fixed one wins."""
+    fixed one wins: a fixed GPU that a dominates (``dom[a, f]``, the issue's rule) caps a and
+    one dominating a raises it; what a chain raises gives way."""
     up = h if up is None else up
+    dom = h <= DOMINANCE if dom is None else dom
     inf = np.where(np.isnan(q), np.inf, q)
     meas = np.where(fix & ~np.isnan(q), q, -np.inf)
     lim = q.copy()
@@ -166,8 +168,14 @@ def order_matrix(q: np.ndarray, fix: np.ndarray, h: np.ndarray, up=None) -> np.n
         cap = np.min(inf * h[a][None, :], axis=1)
         down = np.minimum(q[:, a], cap)
         if has_fix.any():  # fmax: a fixed step with no bound on a (inf) gives NaN, skipped
+            f = has_fix
             with np.errstate(divide="ignore", invalid="ignore"):
-                raised = np.fmax.reduce(meas[:, has_fix] / up[has_fix, a][None, :], axis=1)
-            down = np.fmax(down, raised)
+                raised = np.fmax.reduce(meas[:, f] / up[f, a][None, :], axis=1)
+                # where fixed steps disagree, the issue's rule first (see above)
+                own = np.where(dom[a, f], h[a, f], np.inf)
+                capped = np.min(np.where(np.isinf(meas[:, f]), np.inf, meas[:, f]) * own, axis=1)
+                direct = np.where(dom[f, a], up[f, a], np.inf)
+                twin = np.fmax.reduce(meas[:, f] / direct[None, :], axis=1)
+            down = np.fmax(np.fmin(np.fmax(down, raised), capped), twin)
         lim[:, a] = down
     return np.where(fix | np.isnan(q), q, lim)

@@ -299,10 +299,10 @@ def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32"
         fix[r_codes, t_codes] = fixed[sel]
         tier = np.full(len(tg), 2)
         tier[t_codes] = [_tier(b) for b in basis[sel]]
-        h, up = _graph(sheet, rows, g > 1, precision, exceptions, tier == 0)
+        h, up, dom = _graph(sheet, rows, g > 1, precision, exceptions, tier == 0)
         lines = sheet["lines"].iloc[list(rows)].reset_index(drop=True)
         why = functools.partial(_why, lines, precision=precision, multi=g > 1)
-        lim = _tiers(q, fix, tier, h, up, moved, tg, why)
+        lim = _tiers(q, fix, tier, (h, up, dom), moved, tg, why)
         new[sel] = lim[r_codes, t_codes]
         kept += _kept(lim, fix, up, tg)
     if np.array_equal(new, p):
@@ -341,14 +341,16 @@ def _tier(basis: str) -> int:
     return 0 if basis == "measured" else 1 if basis.startswith("published") else 2
 
 
-def _tiers(q, fix, tier, h, up, moved, tg, why) -> np.ndarray:
+def _tiers(q, fix, tier, bounds, moved, tg, why) -> np.ndarray:
     """:func:`~._bounds.order_matrix` tier by tier: the measured and published answers among
-    themselves (fixed ones kept), then the spec-only ones against all of those, kept."""
+    themselves (fixed ones kept), then the spec-only ones against all of those, kept.
+    ``bounds``: (h, up, dom) of :func:`_graph`."""
+    h, up, dom = bounds
     known = np.flatnonzero(tier <= 1)
     lim = q.copy()
     if len(known):
         sub = np.ix_(known, known)
-        lim[:, known] = order_matrix(q[:, known], fix[:, known], h[sub], up[sub])
+        lim[:, known] = order_matrix(q[:, known], fix[:, known], h[sub], up[sub], dom[sub])
         _moved(
             moved,
             q[:, known],
@@ -359,7 +361,7 @@ def _tiers(q, fix, tier, h, up, moved, tg, why) -> np.ndarray:
             lambda k, b, c, fac: why(known[k], known[b], c, fac),
         )
     fix2 = fix | (tier <= 1)[None, :]
-    out = order_matrix(lim, fix2, h, up)
+    out = order_matrix(lim, fix2, h, up, dom)
     _moved(moved, lim, out, h, up, tg, why)
     return np.where(fix, q, out)
 
@@ -377,7 +379,8 @@ def _graph(sheet: dict, rows: tuple, multi: bool, precision: str, exceptions: di
         for a, b in zip(*np.nonzero(np.isfinite(got)), strict=True):
             if a != b and (gn[a], gn[b], precision) in exceptions:
                 got[a, b] = np.inf
-        got = (got, raise_matrix(got, np.asarray(measured, bool)))
+        dom = dominance(sub, multi) & np.isfinite(got)  # exceptions removed
+        got = (got, raise_matrix(got, np.asarray(measured, bool)), dom)
         for m in got:
             m.flags.writeable = False
         if len(sheet["graphs"]) > 64:
