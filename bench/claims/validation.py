@@ -90,6 +90,75 @@ REPRO = (
 )
 
 
+def bound_evidence(data: Path, tables: list[dict]) -> pd.DataFrame:
+    """How far measurements go past the pure roofline bounds (no tolerance): every ordered GPU
+    pair of the published one-GPU tables (same source, framework, precision, CNN, batch and image
+    size; VGG16 and Inception-v3 left out), of the published FP32 tables at each GPU's own batch
+    (the Spearman tables), and of the data's own four GPUs (shared workloads). Per set: pairs,
+    pairs past the bound, by more than 5% and 10%, the largest ratio to the bound and its pair."""
+    from profet_core import load_dataset
+    from profet_core.crossgpu._bounds import bound_matrix
+    from profet_core.crossgpu._gpuref import gpu_table
+    from profet_core.crossgpu._published import held_out, load_published
+    from profet_core.inputs._gpu_specs import load_specs
+
+    gpus = gpu_table()
+    where = {g: i for i, g in enumerate(gpus.index)}
+    h = {k: bound_matrix(gpus.reset_index(), k) for k in ("fp32", "amp")}
+
+    def ratios(groups, kind_of):
+        out = []
+        for kind, ips in groups:  # ips: {gpu: images/s}
+            names = [g for g in ips if g in where]
+            for a in names:
+                for b in names:
+                    if a != b:
+                        bound = h[kind_of(kind)][where[a], where[b]]
+                        out.append((ips[b] / ips[a] / bound, f"{a} vs {b}"))
+        return out
+
+    pub = load_published()
+    pub = pub[(pub["gpu_count"] == 1) & ~held_out(pub["model"])]
+    pub = pub.assign(doc=pub["source"].str.rsplit(":", n=1).str[0])
+    same = []
+    for k, grp in pub.groupby(
+        ["doc", "framework", "precision", "model", "batch_size", "image_size"]
+    ):
+        grp = grp.drop_duplicates("catalog_gpu")
+        same.append((k[2], dict(zip(grp["catalog_gpu"], grp["images_per_s"], strict=True))))
+    sets = {
+        "published, same batch": ratios(same, lambda p: "amp" if p == "AMP" else "fp32"),
+        "published FP32, each GPU's own batch": ratios(
+            [("fp32", t["gpus"]) for t in tables if not t["held_out"]], lambda p: p
+        ),
+    }
+    ds = load_dataset(data)
+    keys = ["instance", "model", "input_size", "batch_size"]
+    lat = ds.latencies.groupby(keys)["batch_latency_s"].median().unstack("instance")
+    gpu_of = load_specs().drop_duplicates("instance").set_index("instance")["gpu"]
+    data = []
+    for _, row in lat.iterrows():
+        ips = {gpu_of[i]: 1.0 / v for i, v in row.dropna().items() if i in gpu_of.index}
+        data.append(("fp32", ips))
+    sets["the data's own GPUs"] = ratios(data, lambda p: p)
+    rows = []
+    for name, r in sets.items():
+        x = np.array([v for v, _ in r])
+        worst = max(r)
+        rows.append(
+            {
+                "measurements": name,
+                "ordered pairs": len(x),
+                "past the bound": int((x > 1).sum()),
+                "by > 5%": int((x > 1.05).sum()),
+                "by > 10%": int((x > 1.10).sum()),
+                "largest (x bound)": round(float(worst[0]), 3),
+                "pair (slower vs faster)": worst[1],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def repro(predictor) -> pd.DataFrame:
     """Steps (ms) of the issue's repro, FP32 and AMP, one GPU; with --method profet too (the
     reference DNN: its own answers kept, the others the default method's)."""
@@ -323,6 +392,13 @@ def report(args) -> int:
         "its resources to that GPU's)"
     )
     rep = pd.concat({k: v[2] for k, v in res.items()}, axis=1)
+    print(
+        "\nMeasurements against the pure roofline bounds (a step at most another GPU's over the "
+        "least ratio of its resources to that GPU's; the spec order adds 10% where neither GPU "
+        "dominates the other, and a measured step raises others only through a GPU it "
+        "dominates):"
+    )
+    print(bound_evidence(data, tables).to_string(index=False))
     print("\nThe issue's repro (examples/profile_g3s.json from g3s.xlarge, one GPU), ms:")
     print(rep.to_string(float_format="%.2f"))
     with _without_order():
