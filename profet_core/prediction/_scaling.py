@@ -160,10 +160,12 @@ def _gpu_basis(state: dict, key: str, gpu: str) -> str:
     return f"published ({n})" if n else "specs only"
 
 
-def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
+def apply_options(predictor, pred, anchor, ops, lat, options, batch, reference=None) -> object:
     """The FP32 one-GPU :class:`Prediction` moved to ``options`` = (precision, gpus, anchor AMP
     latency s, params) from :func:`check_options`; ``lat`` (n,) the anchor FP32 latency (s, NaN
-    where unknown); ``batch`` (n,) images per step or NaN."""
+    where unknown); ``batch`` (n,) images per step or NaN. ``reference``: for a method other than
+    the default, the default method's answer to the same call; the spec order then keeps this
+    method's own answers (its trained pairs) and gives every other target the reference's."""
     precision, gpus, amp_lat, params = options
     # Copy-on-write: a shallow copy gains columns without touching the prediction's table.
     table = pred.table.copy(deep=False)
@@ -173,10 +175,14 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
     unused = [PARAMS_UNUSED] if params is not None and gpus == 1 else []
     if precision == "fp32" and gpus == 1:
         table["precision"], table["gpus"] = "fp32", 1
-        table, order = _spec_order(predictor, table, precision)
+        table, order = _spec_order(predictor, table, precision, reference)
         table["images_per_s"] = batch[row] / table["batch_latency_ms"].to_numpy() * 1e3
         return dataclasses.replace(pred, table=table, notes=(*pred.notes, *unused, *order))
     notes = [*pred.notes, *unused]
+    if reference is None and predictor.cross is not None:
+        # AMP and N-GPU steps start from the FP32 one-GPU answers in spec order (a GPU without
+        # tensor cores keeps its FP32 step under AMP: the ordered one)
+        table = _spec_order(predictor, table, "fp32")[0]
     fam = model_family_times(ops)
     table["precision"] = precision
     table["basis_precision"] = ""
@@ -188,14 +194,14 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
     out, more = _apply_gpus(predictor, table, anchor, fam, gpus, params)
     notes = [s for s in notes if "the latency is for one of the instance's GPUs" not in s] + more
     out.loc[out["basis_precision"] == "", "basis_precision"] = "fp32, one GPU: as basis"
-    out, order = _spec_order(predictor, out, precision)
+    out, order = _spec_order(predictor, out, precision, reference)
     notes += order
     out["usd_per_1000_steps"] = out["batch_latency_ms"] * 1000 / MS_PER_HOUR * out["usd_per_hour"]
     out["images_per_s"] = out["gpus"] * batch[out["row"].to_numpy()] / out["batch_latency_ms"] * 1e3
     return dataclasses.replace(pred, table=out, notes=tuple(dict.fromkeys(notes)))
 
 
-def _spec_order(predictor, table, precision) -> tuple:
+def _spec_order(predictor, table, precision, reference=None) -> tuple:
     """``table`` with its steps in the spec sheet's order (issue 40) and its notes: what moved
     (a GPU with at least another's rates and 95% of its bandwidth is never slower than it) and
     what the published- and spec-based intervals rest on (the spread between sources)."""
@@ -203,6 +209,10 @@ def _spec_order(predictor, table, precision) -> tuple:
 
     if predictor.cross is None or table.empty:
         return table, []
+    if reference is not None:
+        from ._method_order import own_answers
+
+        return own_answers(table, reference, predictor.cross.specs_, precision)
     exceptions = getattr(predictor.cross, "spec_exceptions_", None)
     exceptions = published_exceptions() if exceptions is None else exceptions
     out, moved, kept = spec_order(table, predictor.cross.specs_, precision, exceptions)
