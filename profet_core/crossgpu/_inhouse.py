@@ -110,6 +110,3 @@ def all_published_pairs(table, specs, medians) -> pd.DataFrame:
         return pairs
     extra = inhouse_pairs(specs, medians)
     return pd.concat([pairs, extra], ignore_index=True) if len(extra) else pairs
-
-
-
