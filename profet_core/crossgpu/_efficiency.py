@@ -35,6 +35,7 @@ import pandas as pd
 
 from .._base import check_is_fitted
 from ..errors import ProfetValueError
+from ._basis import spec_positions
 from ._pairs import FAM_COLS
 
 #: Log-latency noise of one published pair (framework/convention gap; vs 0.1 for the data).
@@ -244,6 +245,36 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
             if own is not None or tensor[i]:
                 out[i] = (own if own is not None else mu) + slope[i]
     return out
+
+
+def arch_note(model, targets) -> str | None:
+    """The note of an answer whose ``specs only`` targets took their architecture's efficiency
+    (issue 40): which architectures, from which published GPUs and how many pairs; None where
+    no target did."""
+    shared = getattr(model, "published_arch_", {})
+    if not shared:
+        return None
+    rows = spec_positions(model, targets)
+    gpus = model.specs_["gpu"].to_numpy(dtype=object)
+    arch = dict(zip(gpus[::-1], model.spec_arch_[::-1], strict=True))
+    used = sorted(
+        {
+            model.spec_arch_[r]
+            for r in rows
+            if model.spec_arch_[r] in shared and gpus[r] not in model.published_eta_
+        }
+    )
+    parts = []
+    for a in used:
+        own = sorted(g for g in model.published_eta_ if arch.get(g) == a)
+        n = sum(model.published_n_[g] for g in own)
+        parts.append(f"{a} from {', '.join(own)} ({n} pairs)")
+    if not parts:
+        return None
+    return (
+        "GPUs with no published measurement of their own take their architecture's mean "
+        "tensor-core efficiency from the published GPUs of that architecture: " + "; ".join(parts)
+    )
 
 
 def published_state(model) -> dict:
