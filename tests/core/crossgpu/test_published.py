@@ -443,3 +443,16 @@ def test_a_published_gpu_the_catalog_rents_is_that_gpu_at_every_precision(publis
     rows = t[t["gpu_published"].str.contains(published, regex=False)]
     assert len(rows) and set(rows["catalog_gpu"]) == {catalog}
     assert set(rows["precision"]) - {"AMP"}
+
+
+def test_the_note_names_the_architecture_a_specs_only_gpu_took(setup):
+    from profet_core.crossgpu._efficiency import arch_note
+
+    base, medians, specs = setup
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    note = arch_note(fitted, ["gpu-t3", "gpu-u"])
+    assert note is not None and "GenT from GPU gpu-t, GPU gpu-t2 (8 pairs)" in note
+    assert "GenU" not in note
+    # a GPU with its own pairs, or one of an architecture nobody published: no note
+    assert arch_note(fitted, ["gpu-t", "gpu-u"]) is None
+    assert arch_note(base, ["gpu-t3"]) is None
