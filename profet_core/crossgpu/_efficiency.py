@@ -49,6 +49,12 @@ PRIOR_SD_ROOF = 1.0
 #: Whether a GPU without published pairs of its own takes its architecture's mean offset
 #: (issue 40; docs/arch_efficiency_rule.md candidate A); ``False`` is the model before it.
 SHARE_ARCH = True
+#: Which bandwidth per peak FLOP the compute class's roofline term reads (issue 40,
+#: docs/family_roofline_rule.md): ``gpu`` its own (both classes alike: the model before it),
+#: ``none`` none (convolutions and matrix products get no credit for bandwidth; only the memory
+#: class moves with it), ``arch`` the mean over its architecture's GPUs with published pairs.
+COMPUTE_Z = "gpu"
+COMPUTE_Z_MODES = ("gpu", "none", "arch")
 #: Which GPUs get the shared tensor-core efficiency: every GPU with a TF32 rate (``tf32>0``);
 #: artifacts made before the GeForce cards counted (``tf32>fp32``) keep their rule.
 TENSOR_RULES = ("tf32>0", "tf32>fp32")
@@ -63,14 +69,35 @@ def tensor_flags(specs: pd.DataFrame, rule: str = TENSOR_RULES[0]) -> np.ndarray
 
 def z_term(model, z) -> np.ndarray:
     """(n, 2) part of the shared efficiency that moves with ``z`` (centred log bytes per peak
-    FLOP), 0 at the centre: ``log(exp(a) + exp(b - z)) - log(exp(a) + exp(b))`` (roofline,
-    ``roof_`` = [a, b]) or ``beta * z`` (older artifacts' linear slope)."""
+    FLOP; shape (n,) for both classes alike, or (n, 2) per class: :func:`class_z`), 0 at the
+    centre: ``log(exp(a) + exp(b - z)) - log(exp(a) + exp(b))`` (roofline, ``roof_`` = [a, b])
+    or ``beta * z`` (older artifacts' linear slope)."""
     z = np.asarray(z, dtype=float)
     roof = getattr(model, "roof_", None)
     if roof is None:
-        return np.outer(z, getattr(model, "tensor_beta_", np.zeros(2)))
+        z1 = z if z.ndim == 1 else z[:, 1]
+        return np.outer(z1, getattr(model, "tensor_beta_", np.zeros(2)))
     a, b = roof
-    return np.logaddexp(a, b - z[:, None]) - np.logaddexp(a, b)
+    z2 = z[:, None] if z.ndim == 1 else z
+    return np.logaddexp(a, b - z2) - np.logaddexp(a, b)
+
+
+def class_z(model, rows, mode=None, z_arch=None) -> np.ndarray:
+    """(n, 2) centred log bytes per peak FLOP of spec rows per class (compute, memory): the
+    memory class reads the GPU's own; the compute class as ``mode`` (:data:`COMPUTE_Z_MODES`,
+    default the model's ``compute_z_``) says: its own, 0 (no bandwidth credit) or its
+    architecture's mean ``z_arch`` ({arch: z}; its own where its architecture has none)."""
+    rows = np.asarray(rows)
+    z = bandwidth_z(model, rows)
+    mode = getattr(model, "compute_z_", "gpu") if mode is None else mode
+    out = np.column_stack([z, z])
+    if mode == "none":
+        out[:, 0] = 0.0
+    elif mode == "arch":
+        z_arch = getattr(model, "z_arch_", {}) if z_arch is None else z_arch
+        arch = model.spec_arch_[rows]
+        out[:, 0] = [z_arch.get(a, zi) for a, zi in zip(arch, z, strict=True)]
+    return out
 
 
 def _log_bytes_per_flop(model, rows) -> np.ndarray:
@@ -132,6 +159,7 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
     new.tensor_eta_, new.published_eta_, new.published_n_ = None, {}, {}
     new.published_arch_ = {}
     new.tensor_beta_, new.bw_centre_, new.roof_ = np.zeros(2), None, None
+    new.compute_z_, new.z_arch_ = COMPUTE_Z, {}
     if pairs.empty:
         return new
     gens = model.spec_arch_[model.spec_index_.get_indexer(pairs["target"])]
@@ -142,7 +170,15 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
     names = sorted(set(keys))
     gi = pd.Index(names).get_indexer(keys)
     new.bw_centre_ = float(np.mean(_log_bytes_per_flop(model, np.flatnonzero(model.spec_tensor_))))
-    z = bandwidth_z(new, model.spec_index_.get_indexer(pairs["target"]))
+    rows = model.spec_index_.get_indexer(pairs["target"])
+    if COMPUTE_Z == "arch":  # the mean z of each architecture's GPUs in these pairs
+        first = dict(zip(pairs["target_gpu"], rows, strict=True))
+        zg = bandwidth_z(new, list(first.values()))
+        by: dict = {}
+        for r, zi in zip(first.values(), zg, strict=True):
+            by.setdefault(model.spec_arch_[r], []).append(zi)
+        new.z_arch_ = {a: float(np.mean(v)) for a, v in by.items()}
+    z = class_z(new, rows)
     fam, d_spec, res, eta_a = _offsets(model, pairs)
     y = -np.log(pairs["speedup"].to_numpy(dtype=float))
     grp = pairs.groupby(["document", "model", "target_gpu"]).ngroup().to_numpy()
@@ -150,7 +186,7 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
 
     def resid(p):
         a, b, u = p[:2], p[2:4], p[4:].reshape(-1, 2)
-        shared = np.logaddexp(a, b - z[:, None])
+        shared = np.logaddexp(a, b - z)
         r = (model._log_ratio(fam, d_spec, shared + u[gi] - eta_a) + res - y) * w
         prior = [a / PRIOR_SD_TENSOR, b / PRIOR_SD_ROOF, p[4:] / model.prior_sd_efficiency]
         return np.concatenate([r, *prior])
@@ -193,8 +229,8 @@ def tensor_share(model) -> pd.DataFrame:
     first = first[~first.index.duplicated()]
     rows = []
     for g, e in getattr(model, "published_eta_", {}).items():
-        z = bandwidth_z(model, [first[g]])[0] if g in first.index else 0.0
-        e = np.asarray(e) + z_term(model, [z])[0]
+        z = class_z(model, [first[g]]) if g in first.index else np.zeros((1, 2))
+        e = np.asarray(e) + z_term(model, z)[0]
         rows.append(
             {"gpu": g, "pairs": model.published_n_[g], "eta_compute": e[0], "eta_memory": e[1]}
         )
@@ -235,7 +271,7 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
     if rows is None:
         rows = model.spec_index_.get_indexer(pd.Index(names))
     tensor, gpus = model.spec_tensor_[rows], model.specs_["gpu"].to_numpy(dtype=object)[rows]
-    slope = z_term(model, bandwidth_z(model, rows))
+    slope = z_term(model, class_z(model, rows))
     shared = getattr(model, "published_arch_", {})
     for i, g in enumerate(gens):
         if gi[i] < 0:
@@ -283,6 +319,17 @@ def published_state(model) -> dict:
     mu = getattr(model, "tensor_eta_", None)
     centre = getattr(model, "bw_centre_", None)
     roof = getattr(model, "roof_", None)
+    # the compute class's bandwidth mode only where it is not the GPU's own z (the state
+    # of the shipped choice stays as it was)
+    mode = getattr(model, "compute_z_", "gpu")
+    extra = (
+        {}
+        if mode == "gpu"
+        else {
+            "compute_z": mode,
+            "z_arch": {a: float(v) for a, v in getattr(model, "z_arch_", {}).items()},
+        }
+    )
     return {
         "tensor_eta": None if mu is None else [float(v) for v in mu],
         "tensor_beta": [float(v) for v in getattr(model, "tensor_beta_", np.zeros(2))],
@@ -294,6 +341,7 @@ def published_state(model) -> dict:
         "arch": {
             a: [float(v) for v in e] for a, e in getattr(model, "published_arch_", {}).items()
         },
+        **extra,
     }
 
 
@@ -315,3 +363,6 @@ def set_published_state(model, state: dict | None) -> None:
     model.published_n_ = {g: int(n) for g, n in state.get("pairs", {}).items()}
     # artifacts made before issue 40's architecture offsets: a GPU without pairs gets mu alone
     model.published_arch_ = {a: np.asarray(e, float) for a, e in state.get("arch", {}).items()}
+    # artifacts made before the compute class's bandwidth term was chosen: the GPU's own z
+    model.compute_z_ = state.get("compute_z", "gpu")
+    model.z_arch_ = {a: float(v) for a, v in state.get("z_arch", {}).items()}

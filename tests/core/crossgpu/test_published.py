@@ -456,3 +456,40 @@ def test_the_note_names_the_architecture_a_specs_only_gpu_took(setup):
     # a GPU with its own pairs, or one of an architecture nobody published: no note
     assert arch_note(fitted, ["gpu-t", "gpu-u"]) is None
     assert arch_note(base, ["gpu-t3"]) is None
+
+
+@pytest.mark.parametrize("mode", ["gpu", "none", "arch"], ids=["own-z", "no-credit", "arch-z"])
+def test_the_compute_class_bandwidth_credit_follows_the_chosen_mode(setup, monkeypatch, mode):
+    """Issue 40 (docs/family_roofline_rule.md): with ``none`` the compute class (convolutions,
+    matrix products) of a tensor-core GPU gets no credit for bandwidth, with ``arch`` the credit
+    of its architecture's mean bytes per FLOP; the memory class moves with the GPU's own in
+    every mode; the mode travels with the state, and a state without it reads its own z."""
+    from profet_core.crossgpu import _efficiency
+
+    base, medians, specs = setup
+    monkeypatch.setattr(_efficiency, "COMPUTE_Z", mode)
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    slow, fast = (_with_gpu(fitted, specs, "gpu-x", 30.0, 200.0, bw) for bw in (1000.0, 2000.0))
+    e_slow, e_fast = slow._eta(["gpu-x"])[0], fast._eta(["gpu-x"])[0]
+    assert e_fast[1] < e_slow[1] - 1e-3  # the memory class: more bandwidth, less time
+    if mode == "gpu":
+        assert e_fast[0] < e_slow[0] - 1e-3
+    else:
+        np.testing.assert_allclose(e_fast[0], e_slow[0])
+    if mode == "arch":
+        mean_z = np.mean(bandwidth_z(fitted, [_pos(specs, g) for g in TRUE]))
+        assert fitted.z_arch_ == pytest.approx({"GenT": mean_z})
+        expect = fitted.tensor_eta_[0] + _gen_offset(fitted, "gpu-t3")[0]
+        expect += z_term(fitted, [mean_z])[0][0]
+        np.testing.assert_allclose(e_slow[0], expect)
+    meta, arrays = fitted.to_state()
+    assert meta["published"].get("compute_z", "gpu") == mode
+    back = CrossInstanceModel.from_state(meta, arrays)
+    np.testing.assert_allclose(back._eta(["gpu-t3", "gpu-u"]), fitted._eta(["gpu-t3", "gpu-u"]))
+    meta["published"].pop("compute_z", None)
+    old = CrossInstanceModel.from_state(meta, arrays)
+    z = bandwidth_z(old, [_pos(specs, "gpu-t3")])
+    np.testing.assert_allclose(
+        old._eta(["gpu-t3"])[0],
+        old.tensor_eta_ + _gen_offset(old, "gpu-t3") + z_term(old, z)[0],
+    )
