@@ -11,6 +11,7 @@ from ._offerings import add_filters, filters_given, offering_filter, write_table
 #: Columns of `profet predict --format table` with their headers (units included).
 _TABLE_COLUMNS = {
     "row": "row",
+    "configuration": "configuration",
     "target": "target",
     "gpu": "gpu",
     "basis": "basis",
@@ -294,6 +295,8 @@ def _check_run_args(args) -> None:
 
 def _print_table(result, table) -> None:
     cols = [c for c in _TABLE_COLUMNS if c in table.columns]
+    if "configuration" in cols:  # the configuration names the GPU
+        cols.remove("gpu")
     if "basis_precision" in table.columns:  # --precision amp or --gpus other than 1
         cols[cols.index("basis") + 1 : cols.index("basis") + 1] = [
             "basis_precision",

@@ -108,6 +108,8 @@ class Predictor(TrainedModels):
 
             full = run_prediction(self, anchor, ops, lat, method, every, notes, sizes)
             out = order_over_all(out, apply_options(self, full, anchor, ops, lat, options, batch))
+        if self.rentals is not None:  # rows: the GPU configurations the price source rents
+            out = _configurations(out, self.rentals, options[1])
         return out, prepared
 
     def configure(
@@ -301,6 +303,18 @@ class Predictor(TrainedModels):
         from ..onepoint._scale import scale_one_point
 
         return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
+
+
+def _configurations(pred: Prediction, rentals, gpus) -> Prediction:
+    """``pred`` priced per GPU configuration (:mod:`._configs`), its spec lines' price notes
+    replaced by the configurations'."""
+    import dataclasses
+
+    from ._configs import SPEC_PRICE_NOTES, priced_configurations
+
+    table, more = priced_configurations(pred.table, rentals, gpus)
+    kept = [n for n in pred.notes if not any(s in n for s in SPEC_PRICE_NOTES)]
+    return dataclasses.replace(pred, table=table, notes=(*kept, *more))
 
 
 def _batch(profiles: pd.DataFrame, batch_size):

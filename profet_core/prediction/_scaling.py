@@ -128,9 +128,15 @@ def _counts(predictor, targets, gpus) -> dict:
         t: int(pd.to_numeric(cat["gpu_count"], errors="coerce").get(t, 1) or 1) for t in targets
     }
     if gpus == "all":
-        return {t: [n] for t, n in have.items()}
-    want = [1] if gpus == 1 else gpus
-    return {t: [g for g in want if g <= have[t]] for t in targets}
+        out = {t: [n] for t, n in have.items()}
+    else:
+        want = [1] if gpus == 1 else gpus
+        out = {t: [g for g in want if g <= have[t]] for t in targets}
+    if getattr(predictor, "rentals", None) is not None:  # the configurations offerings rent
+        from ._configs import rented_counts
+
+        out.update(rented_counts(predictor.rentals, targets, gpus))
+    return out
 
 
 def _widen(table, q_extra) -> None:
