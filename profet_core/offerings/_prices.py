@@ -101,8 +101,13 @@ def _rented(offerings: pd.DataFrame, extra: pd.DataFrame | None) -> pd.DataFrame
     rows = choose(table, OfferingFilter())
     key = spec_key_of_gpu()
     target = np.array([key.get(g, "") for g in rows["gpu"].tolist()], dtype=object)
+    # A user's line names the instance it prices (cloud "catalog", as predict_offerings names it)
+    mine = (rows["cloud"] == "catalog").to_numpy() if extra is not None else None
+    if mine is not None and mine.any():
+        target[mine] = rows.loc[mine, "instance"].to_numpy(dtype=object)
     usd = pd.to_numeric(rows["price_usd_per_hour"], errors="coerce").to_numpy(float)
-    where = rows["cloud"] + " " + rows["instance"] + " (" + rows["region"] + ")"
+    region = rows["region"].where(rows["region"] == USER_REGION, "(" + rows["region"] + ")")
+    where = rows["cloud"] + " " + rows["instance"] + " " + region
     frame = pd.DataFrame(
         {
             "target": target,
