@@ -265,7 +265,7 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     out = table.loc[table.index.repeat([len(counts[t]) for t in names])].reset_index(drop=True)
     if len(table):  # a count no target has: refused, not an empty table
         have = _counts(predictor, sorted(set(names)), "all")
-        no_count_left(out, {t: n[0] for t, n in have.items()}, gpus)
+        no_count_left(out, {t: max(n, default=1) for t, n in have.items()}, gpus)
     out["gpus"] = np.array([g for t in names for g in counts[t]], dtype=int)
     notes = []
     missing = sorted(t for t in set(names) if not counts[t])
