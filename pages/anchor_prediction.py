@@ -306,8 +306,10 @@ if result:
     if changed:
         named = " and ".join(filter(None, (", ".join(changed[:-1]), changed[-1])))
         st.warning(f"Stale: the {named} changed since this prediction; press Predict again.")
+    named = "configuration" if "configuration" in table else "target"
     st.subheader(
-        f"Predicted on {table['target'].nunique()} targets from a profile on {result.anchor}"
+        f"Predicted on {table[named].nunique()} GPU configurations from a profile on "
+        f"{result.anchor}"
     )
     ensemble = "; ".join(table["ensemble"].unique())
     st.caption(
@@ -332,9 +334,10 @@ if result:
         if best is not None:
             col.metric(
                 f"{what.capitalize()} target ({crit.name})",
-                best["target"],
+                str(best[named]),
                 f"{crit.time_label} {format_number(best[crit.time_column])}, "
-                f"{crit.cost_label} {format_number(best[crit.cost_column])}",
+                f"{crit.cost_label} {format_number(best[crit.cost_column])}"
+                + (f"; {best['offering']}" if best.get("offering") else ""),
                 delta_color="off",
                 delta_arrow="off",
             )

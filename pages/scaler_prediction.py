@@ -53,6 +53,8 @@ def _anchor_point():
     c1, c2 = st.columns(2)
     row = common.pick_row(c1, "Anchor page profile row", table["row"].nunique(), "prefill_row")
     shown = table[table["row"] == row]
+    if "gpus" in shown:  # one line per target: its fewest GPUs (several counts: configurations)
+        shown = shown.sort_values("gpus", kind="stable").drop_duplicates("target")
     targets = list(shown["target"])
     # A measured target first (its one-point curve rests on that instance's own runs), the
     # fastest of them; a spec-only GPU was never measured at several sizes.
