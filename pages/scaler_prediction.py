@@ -248,7 +248,8 @@ if mode == ONE:
     except ProfetError as exc:
         common.show_error(exc)
         st.stop()
-    curve, band, warnings = scaled.latency_ms, (scaled.low_ms, scaled.high_ms), scaled.notes
+    curve, band, warnings = scaled.latency_ms, (scaled.low_ms, scaled.high_ms), scaled.warnings
+    notes = scaled.notes  # what the curve rests on: notes, as the CLI prints them
     points = {size_from: latency}
 else:
     points = two_point_inputs()
@@ -258,9 +259,11 @@ else:
     except ProfetError as exc:
         common.show_error(exc)
         st.stop()
-    warnings = predictor.scale_warnings(by, points)
+    warnings, notes = predictor.scale_warnings(by, points), ()
 for warning in warnings:
     st.warning(common.safe(warning))
+for text in notes:
+    st.info(common.safe(text))
 
 at = int(size - lo)
 value = float(curve[at])

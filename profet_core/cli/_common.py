@@ -113,12 +113,21 @@ def load_predictor(artifacts, catalog=None):
     return load_artifacts(artifacts, catalog=given, offerings=snapshot), given, snapshot, source
 
 
+#: How a table printed for people shows a value that is not known (no price, no offering, no
+#: pick): a dash, as the app's grid does, never "NaN" or an empty cell that shifts the columns.
+UNKNOWN = "-"
+
+
 def table_text(df, fmt=None) -> str:
     """A table as aligned text, without the index; floats as ``fmt`` (a format spec), or by the
-    one rule for numbers shown to people (:func:`profet_core.format_number`); control
-    characters removed (it is printed to a terminal)."""
+    one rule for numbers shown to people (:func:`profet_core.format_number`); an unknown value
+    (NaN, an empty text cell) as :data:`UNKNOWN`; control characters removed (it is printed to
+    a terminal)."""
     from .. import format_number
     from .._messages import printable
 
     show = format_number if fmt is None else (lambda v: format(v, fmt))
-    return printable(df.to_string(index=False, float_format=show))
+    text = df.select_dtypes(include=["object", "string", "category"]).columns
+    if len(text):
+        df = df.assign(**{c: df[c].astype(object).where(df[c].astype(str) != "", UNKNOWN) for c in text})
+    return printable(df.to_string(index=False, float_format=show, na_rep=UNKNOWN))

@@ -307,9 +307,10 @@ def _print_table(result, table) -> None:
     level = int(round(result.interval_level * 100))
     print(f"anchor {result.anchor}, method {result.method}: {result.table['ensemble'].iloc[0]}")
     print(
-        f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD: "
-        "each GPU configuration's from the offering renting it cheapest on demand (offering; an "
-        "instance type at its own cheapest region, as profet instances lists it); --offerings "
+        f"latency in ms per training step, {level}% interval low_ms..high_ms; one row per GPU "
+        "configuration (GPUs x GPU; target: the spec line or measured instance it is predicted "
+        "as), priced in USD by the on-demand offering renting it cheapest (offering; each "
+        "instance type at its cheapest region, as profet instances lists it); --offerings "
         "prices every offering"
     )
     print(result.criterion.describe())

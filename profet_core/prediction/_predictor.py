@@ -210,10 +210,16 @@ class Predictor(TrainedModels):
         ops = prepare_profiles(profile, anchor=anchor).ops
         return breakdown_table(self, anchor, ops, targets)
 
+    def scale_notes(self, by: str, target: str | None = None) -> list[str]:
+        """What a two-point answer on ``target`` rests on, as notes (an instance never measured
+        at several sizes: scaled as the measured ones are), as the CLI prints them."""
+        note = self.scaler_note(target, by)
+        return [] if note is None else [note]
+
     def scale_warnings(self, by: str, points: dict, target: str | None = None) -> list[str]:
         """Warnings about measured ``{size: latency_ms}`` points (e.g. a latency that falls as
-        the size grows), as the CLI prints and the Scaler page shows them; first, for a
-        ``target`` never measured at several sizes, what its curve rests on."""
+        the size grows), as the CLI prints and the Scaler page shows them (``target`` is
+        checked; what its curve rests on is :meth:`scale_notes`')."""
         from ._two_point import scale_warnings
 
         if not isinstance(points, dict):
@@ -223,9 +229,9 @@ class Predictor(TrainedModels):
             )
         sizes = numbers_arg(list(points), f"measured {by} size")
         ms = numbers_arg(list(points.values()), "latency", "milliseconds")
-        note = self.scaler_note(target, by)
-        found = scale_warnings(by, dict(zip(sizes, ms, strict=True)))
-        return [note] * (note is not None) + found
+        if target is not None:
+            self._check_instance(target, "target")
+        return scale_warnings(by, dict(zip(sizes, ms, strict=True)))
 
     def scale_interval_note(self, target: str | None, by: str) -> str:
         """Why :meth:`scale` gives no interval, and how far off it was on CNNs left out of

@@ -85,8 +85,8 @@ def _table_lines(text: str, records: pd.DataFrame) -> dict:
 
 
 def _assert_line_shows(line: str, values: dict) -> None:
-    for col, v in values.items():  # no price (an instance no offering rents): NaN
-        shown = "NaN" if pd.isna(v) else format_number(v)
+    for col, v in values.items():  # no price (a GPU no offering rents): a dash, as the page
+        shown = "-" if pd.isna(v) else format_number(v)
         assert f" {shown} " in f" {line} ", (col, v, line)
 
 
