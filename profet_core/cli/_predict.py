@@ -110,7 +110,7 @@ def run(args) -> int:
     from ..inputs._profile import profile_instance
 
     _check_run_args(args)
-    predictor, given, snapshot, source = load_predictor(args.artifacts, args.catalog)
+    predictor, given, snapshot, source, meta = load_predictor(args.artifacts, args.catalog)
     profiles = read_profile(args.profile, steps=args.steps)
     if args.dataset_images is not None and args.batch_size is None:
         args.batch_size = _profile_batch(profiles)
@@ -130,6 +130,7 @@ def run(args) -> int:
     }
     if args.offerings or filters_given(args):
         prices = {"catalog": given, "offerings": snapshot}
+        prices["meta"] = meta
         return _offerings(args, predictor, anchor, _first_row(profiles), options, prices, source)
     _check_table_size(args.format, len(profiles), predictor, anchor)
     # Run totals per configuration and the one set of picks: the app's table, too.
@@ -149,8 +150,9 @@ def run(args) -> int:
 
 def _offerings(args, predictor, anchor, profiles, options, prices, source) -> int:
     """``--offerings`` (or a filter): every chosen offering priced, the front named."""
-    from .. import offerings_meta, predict_offerings
+    from .. import predict_offerings
 
+    meta = prices.pop("meta")  # the JSON's source: the snapshot the prices are from
     run = None
     if args.dataset_images is not None:
         run = {
@@ -188,7 +190,7 @@ def _offerings(args, predictor, anchor, profiles, options, prices, source) -> in
             done.table,
             args.format,
             done.notes,
-            source=offerings_meta(),
+            source=meta,
             anchor=done.prediction.anchor,
             method=done.prediction.method,
             warnings=done.warnings(),

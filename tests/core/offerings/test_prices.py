@@ -6,13 +6,20 @@ wherever it appears; the spec sheet holds no price."""
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from profet_core import load_artifacts, read_profile
-from profet_core.offerings import OfferingFilter, list_offerings, load_offerings, predict_offerings
+from profet_core.offerings import (
+    OfferingFilter,
+    list_offerings,
+    load_offerings,
+    offerings_meta,
+    predict_offerings,
+)
 from profet_core.offerings._prices import configuration_prices
 from tests._utils import run
 
@@ -208,3 +215,11 @@ def test_a_catalog_folder_is_the_one_price_source(tmp_path):
     assert code == 0, err
     listed = pd.read_csv(io.StringIO(out)).set_index("instance")
     assert listed.at["p5.48xlarge", "usd_per_hour"] == 44.5
+    # The JSON documents' source is that folder's snapshot, not the shipped one
+    shipped = offerings_meta()
+    for argv in (("predict", *args[:-1], "json"), ("instances", "--catalog", tmp_path, "--format", "json")):  # fmt: skip
+        code, out, err = run(*argv)
+        assert code == 0, err
+        source = json.loads(out)["source"]
+        assert source["catalog_folder"] == str(tmp_path), argv[0]
+        assert source["rows"] != shipped["rows"] and set(source["rows"]) == {"aws"}, argv[0]
