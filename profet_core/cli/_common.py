@@ -135,5 +135,7 @@ def table_text(df, fmt=None) -> str:
     show = format_number if fmt is None else (lambda v: format(v, fmt))
     text = df.select_dtypes(include=["object", "string", "category"]).columns
     if len(text):
-        df = df.assign(**{c: df[c].astype(object).where(df[c].astype(str) != "", UNKNOWN) for c in text})
+        df = df.assign(
+            **{c: df[c].astype(object).where(df[c].astype(str) != "", UNKNOWN) for c in text}
+        )
     return printable(df.to_string(index=False, float_format=show, na_rep=UNKNOWN))

@@ -62,14 +62,16 @@ class Rentals:
         if key not in kept:
             t = self.table
             n = t["gpus"].to_numpy(int)
-            ok = (t["target"].to_numpy(object) == target) & (
-                (n == used) if exact else (n >= used)
-            )
+            ok = (t["target"].to_numpy(object) == target) & ((n == used) if exact else (n >= used))
             i = np.flatnonzero(ok)  # cheapest first: the first one
             kept[key] = (
                 None
                 if not len(i)
-                else (float(t["usd_per_hour"].iat[i[0]]), str(t["offering"].iat[i[0]]), int(n[i[0]]))
+                else (
+                    float(t["usd_per_hour"].iat[i[0]]),
+                    str(t["offering"].iat[i[0]]),
+                    int(n[i[0]]),
+                )
             )
         return kept[key]
 
