@@ -6,7 +6,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from profet_app import accuracy, common
+from profet_app import accuracy, common, spec_order
 from profet_core import NOVELTY_WARN
 
 ALL_PAIRS = "All pairs"
@@ -77,6 +77,7 @@ SECTIONS = (
     "Scalers and noise",
     "GPUs never measured",
     "Mixed precision and several GPUs",
+    "Spec order",
 )
 tabs = dict(zip(SECTIONS, st.tabs(SECTIONS, key="section", bind="query-params"), strict=True))
 
@@ -341,6 +342,7 @@ DRAW = dict(
             _scalers_noise_and_one_point,
             _gpus_never_measured,
             _mixed_precision_and_gpus,
+            lambda: spec_order.spec_order(val),
         ),
         strict=True,
     )

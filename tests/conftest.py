@@ -21,6 +21,27 @@ import pytest  # noqa: E402
 
 from tests._utils import make_synthetic, synthetic_catalog  # noqa: E402
 
+#: Kinds of test the quick loop (``-m "not slow"``) leaves to the full run, marked ``slow``
+#: here rather than one by one: they read the real data, run TensorFlow, fuzz (hypothesis:
+#: hundreds of examples each) or drive a browser. A test that starts SkyPilot or takes about
+#: five seconds or more for another reason is marked in its module.
+_SLOW_KINDS = ("realdata", "browser")
+#: Skip reasons of ``tests._utils.requires_shared`` and ``tests.core.capture._utils.requires_tf``.
+_SLOW_NEEDS = ("real PROFET data not found", "tensorflow, tensorboard, xprof")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the kinds of :data:`_SLOW_KINDS`, the tests that need the shared data or
+    TensorFlow (:data:`_SLOW_NEEDS`) and the fuzz modules (``test_fuzz*.py``) ``slow``."""
+    for item in items:
+        needs_shared = any(
+            str(m.kwargs.get("reason", "")).startswith(_SLOW_NEEDS)
+            for m in item.iter_markers("skipif")
+        )
+        kinds = any(item.get_closest_marker(k) for k in _SLOW_KINDS)
+        if kinds or needs_shared or item.path.name.startswith("test_fuzz"):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def synthetic_tables():

@@ -1,8 +1,10 @@
 """Issue 40 validation: spec inversions, rank agreement with published throughput, intervals.
 
-    python bench/claims/validation.py [--data ../shared/data/profet] [--artifacts DIR] [--out FILE]
+    python bench/claims/validation.py [--data ../shared/data/profet] [--artifacts DIR] [--out FILE] [--record]
 
-(with --out FILE, e.g. docs/crossgpu.md, it also replaces the ``spec-order`` section of FILE)
+(with --out FILE, e.g. docs/crossgpu.md, it also replaces the ``spec-order`` section of FILE;
+with --record it writes ``validation/spec_order.csv`` into the artifacts and lists it in their
+manifest, for the Model accuracy page)
 
 Prints, for the shipped predictor without the spec order (``before``: what main answered) and
 with it (``after``):
@@ -39,7 +41,7 @@ sys.path.insert(0, str(ROOT / "bench" / "claims"))
 import inversions as inv_bench  # noqa: E402
 
 from profet_core import load_artifacts  # noqa: E402
-from profet_core.crossgpu._consistency import inversions  # noqa: E402
+from profet_core.crossgpu._consistency import bound_violations, inversions  # noqa: E402
 from profet_core.prediction import _scaling  # noqa: E402
 
 ANCHOR = "p3.2xlarge"
@@ -51,7 +53,7 @@ def _without_order():
 
     class _Ctx:
         def __enter__(self):
-            _scaling._spec_order = lambda predictor, table, precision: (table, [])
+            _scaling._spec_order = lambda predictor, table, precision, reference=None: (table, [])
 
         def __exit__(self, *exc):
             _scaling._spec_order = keep
@@ -61,13 +63,118 @@ def _without_order():
 
 def count_inversions(predictor, profiles) -> dict:
     tables = inv_bench.all_tables(predictor, profiles)
-    inv = inversions(tables, predictor.cross.specs_)
+    specs = predictor.cross.specs_
+    inv = inversions(tables, specs)
+    out = bound_violations(tables, specs)
+    measured = set(tables.loc[tables["basis"] == "measured", "target"].astype(str))
     return {
         "inversions": int(len(inv)),
         "spec-model": int((~inv["measured"]).sum()),
         "between measured answers": int(inv["measured"].sum()),
         "gpu pairs": int(inv.groupby(["faster_spec", "slower_spec"]).ngroups),
+        "out of roofline bounds": int(len(out)),
+        "  the slower one measured": int(out["slower_spec"].isin(measured).sum()),
     }
+
+
+#: The issue's repro, examples/profile_g3s.json from g3s.xlarge: (label, target).
+REPRO = (
+    ("T4 (g4dn.xlarge, measured)", "g4dn.xlarge"),
+    ("L4 (g6.xlarge)", "g6.xlarge"),
+    ("L40 (gpu-l40)", "gpu-l40"),
+    ("L40S (g6e.xlarge)", "g6e.xlarge"),
+    ("A100 PCIe 40GB", "gpu-a100-pcie-40gb"),
+    ("H100 PCIe 80GB", "gpu-h100-pcie-80gb"),
+    ("H100 SXM (p5.48xlarge)", "p5.48xlarge"),
+    ("H200 SXM", "gpu-h200-sxm-141gb"),
+)
+
+
+def bound_evidence(data: Path, tables: list[dict]) -> pd.DataFrame:
+    """How far measurements go past the pure roofline bounds (no tolerance): every ordered GPU
+    pair of the published one-GPU tables (same source, framework, precision, CNN, batch and image
+    size; VGG16 and Inception-v3 left out), of the published FP32 tables at each GPU's own batch
+    (the Spearman tables), and of the data's own four GPUs (shared workloads). Per set: pairs,
+    pairs past the bound, by more than 5% and 10%, the largest ratio to the bound and its pair."""
+    from profet_core import load_dataset
+    from profet_core.crossgpu._bounds import bound_matrix
+    from profet_core.crossgpu._gpuref import gpu_table
+    from profet_core.crossgpu._published import held_out, load_published
+    from profet_core.inputs._gpu_specs import load_specs
+
+    gpus = gpu_table()
+    where = {g: i for i, g in enumerate(gpus.index)}
+    h = {k: bound_matrix(gpus.reset_index(), k) for k in ("fp32", "amp")}
+
+    def ratios(groups, kind_of):
+        out = []
+        for kind, ips in groups:  # ips: {gpu: images/s}
+            names = [g for g in ips if g in where]
+            for a in names:
+                for b in names:
+                    if a != b:
+                        bound = h[kind_of(kind)][where[a], where[b]]
+                        out.append((ips[b] / ips[a] / bound, f"{a} vs {b}"))
+        return out
+
+    pub = load_published()
+    pub = pub[(pub["gpu_count"] == 1) & ~held_out(pub["model"])]
+    pub = pub.assign(doc=pub["source"].str.rsplit(":", n=1).str[0])
+    same = []
+    for k, grp in pub.groupby(
+        ["doc", "framework", "precision", "model", "batch_size", "image_size"]
+    ):
+        grp = grp.drop_duplicates("catalog_gpu")
+        same.append((k[2], dict(zip(grp["catalog_gpu"], grp["images_per_s"], strict=True))))
+    sets = {
+        "published, same batch": ratios(same, lambda p: "amp" if p == "AMP" else "fp32"),
+        "published FP32, each GPU's own batch": ratios(
+            [("fp32", t["gpus"]) for t in tables if not t["held_out"]], lambda p: p
+        ),
+    }
+    ds = load_dataset(data)
+    keys = ["instance", "model", "input_size", "batch_size"]
+    lat = ds.latencies.groupby(keys)["batch_latency_s"].median().unstack("instance")
+    gpu_of = load_specs().drop_duplicates("instance").set_index("instance")["gpu"]
+    data = []
+    for _, row in lat.iterrows():
+        ips = {gpu_of[i]: 1.0 / v for i, v in row.dropna().items() if i in gpu_of.index}
+        data.append(("fp32", ips))
+    sets["the data's own GPUs"] = ratios(data, lambda p: p)
+    rows = []
+    for name, r in sets.items():
+        x = np.array([v for v, _ in r])
+        worst = max(r)
+        rows.append(
+            {
+                "measurements": name,
+                "ordered pairs": len(x),
+                "past the bound": int((x > 1).sum()),
+                "by > 5%": int((x > 1.05).sum()),
+                "by > 10%": int((x > 1.10).sum()),
+                "largest (x bound)": round(float(worst[0]), 3),
+                "pair (slower vs faster)": worst[1],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def repro(predictor) -> pd.DataFrame:
+    """Steps (ms) of the issue's repro, FP32 and AMP, one GPU; with --method profet too (the
+    reference DNN: its own answers kept, the others the default method's)."""
+    from profet_core import read_profile
+
+    prof = read_profile(str(ROOT / "examples" / "profile_g3s.json"))
+    other = [m for m in predictor.methods if m != predictor.default_method][:1]
+    cols = {}
+    for method in [None, *other]:
+        for precision in ("fp32", "amp"):
+            kw = {"method": method} if method else {}
+            t = predictor.predict("g3s.xlarge", prof, precision=precision, **kw).table
+            ms = t.set_index("target")["batch_latency_ms"]
+            name = precision + (f", method {method}" if method else "")
+            cols[name] = [float(ms.get(tg, np.nan)) for _, tg in REPRO]
+    return pd.DataFrame(cols, index=[lbl for lbl, _ in REPRO])
 
 
 def causes(predictor, profiles) -> pd.DataFrame:
@@ -227,6 +334,11 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "profet"))
     ap.add_argument("--artifacts", default=None)
     ap.add_argument("--out", default=None)
+    ap.add_argument(
+        "--record",
+        action="store_true",
+        help="also write validation/spec_order.csv into the artifacts (the Model accuracy page)",
+    )
     args = ap.parse_args(argv)
     import contextlib
     import io
@@ -264,12 +376,31 @@ def report(args) -> int:
         if ctx is not None:
             ctx.__enter__()
         try:
-            res[name] = (count_inversions(predictor, profiles), spearman(predictor, tables))
+            res[name] = (
+                count_inversions(predictor, profiles),
+                spearman(predictor, tables),
+                repro(predictor),
+            )
         finally:
             if ctx is not None:
                 ctx.__exit__(None, None, None)
+    counts = pd.DataFrame({k: v[0] for k, v in res.items()})
     print("Spec inversions (97 data profiles x 4 anchors x fp32/amp x 1/all GPUs):")
-    print(pd.DataFrame({k: v[0] for k, v in res.items()}).to_string())
+    print(counts.to_string())
+    print(
+        "(out of roofline bounds: a step more than 1.10x another GPU's over the least ratio of "
+        "its resources to that GPU's)"
+    )
+    rep = pd.concat({k: v[2] for k, v in res.items()}, axis=1)
+    print(
+        "\nMeasurements against the pure roofline bounds (a step at most another GPU's over the "
+        "least ratio of its resources to that GPU's; the spec order adds 10% where neither GPU "
+        "dominates the other, and a measured step raises others only through a GPU it "
+        "dominates):"
+    )
+    print(bound_evidence(data, tables).to_string(index=False))
+    print("\nThe issue's repro (examples/profile_g3s.json from g3s.xlarge, one GPU), ms:")
+    print(rep.to_string(float_format="%.2f"))
     with _without_order():
         why = causes(predictor, profiles)
     print("\nWithout the spec order, with parts of the spec model off (what caused them):")
@@ -299,7 +430,70 @@ def report(args) -> int:
         "80% intervals shipped: "
         + "; ".join(f"{b} x{np.exp(-w):.2f}..x{np.exp(w):.2f}" for b, w in widths)
     )
+    if getattr(args, "record", False):
+        path = record(predictor, counts, sp, rep)
+        print(f"\nrecorded for the Model accuracy page: {path}")
     return 0
+
+
+def record(predictor, counts: pd.DataFrame, sp: pd.DataFrame, rep: pd.DataFrame) -> Path:
+    """Write ``validation/spec_order.csv`` into the predictor's artifacts folder and list it
+    (with its sha256) in the manifest: the Model accuracy page reads it, computing nothing.
+    Rows: ``section`` (inversions, spearman, repro), ``item``, ``before`` and ``after`` (no
+    spec order / as shipped), ``unit``."""
+    import json
+
+    from profet_core.prediction._store import sha256, write_json
+
+    rows = [
+        {
+            "section": "inversions",
+            "item": k.strip(),
+            "before": r["before"],
+            "after": r["after"],
+            "unit": "pairs",
+        }
+        for k, r in counts.iterrows()
+    ]
+    rows += [
+        {
+            "section": "spearman",
+            "item": f"{r.model} ({r.doc})" + (" [held out]" if r.held_out else ""),
+            "before": r.rho_before,
+            "after": r.rho_after,
+            "unit": f"rho over {r.gpus} GPUs",
+        }
+        for r in sp.itertuples()
+    ]
+    for flag, part in sp.groupby("held_out"):
+        label = "held-out CNNs (VGG16, Inception-v3)" if flag else "fitted CNNs"
+        rows.append(
+            {
+                "section": "spearman",
+                "item": f"mean over tables, {label}",
+                "before": part["rho_before"].mean(),
+                "after": part["rho_after"].mean(),
+                "unit": "rho",
+            }
+        )
+    for col in rep.columns.levels[1]:
+        for label in rep.index:
+            rows.append(
+                {
+                    "section": "repro",
+                    "item": f"{label}, {col}",
+                    "before": rep.loc[label, ("before", col)],
+                    "after": rep.loc[label, ("after", col)],
+                    "unit": "ms",
+                }
+            )
+    folder = Path(predictor.bundle.path)
+    out = folder / "validation" / "spec_order.csv"
+    pd.DataFrame(rows).to_csv(out, index=False, float_format="%.6g")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"]["validation/spec_order.csv"] = sha256(out)
+    write_json(folder / "manifest.json", manifest)
+    return out
 
 
 if __name__ == "__main__":

@@ -6,15 +6,18 @@ also the same GPU count and at least B's interconnect (a slower link may rightly
 A prediction table is *inverted* where a dominating target's step is longer than 1.10 times the
 dominated one's for the same profile row, precision and GPU count.
 
-:func:`spec_order` makes a table consistent: per profile row, each target's step (and its
-interval) is capped at the shortest step of every target it dominates (transitively), unless
-published measurements of those two GPUs themselves show the inversion
-(:func:`published_exceptions`), which the row's note then cites. Measured targets (a trained
-pair, FP32 on one GPU) are never moved: a target dominated by a measured one is raised to it
-instead. The data itself measures some small host-bound CNNs slower on the V100 (p3.2xlarge)
-than on the T4 (g4dn.xlarge), up to 1.46x on 17 of its 274 shared workloads; such inversions
-between measured answers (and the same-spec lines raised to them) are kept and counted apart
-(:func:`inversions` ``measured``).
+:func:`spec_order` makes a table consistent with the general form of that rule, the roofline
+bounds of :mod:`._bounds`: a step is never longer than another GPU's over the least ratio of its
+resources to that GPU's, nor shorter than it over the largest (so a dominating GPU is at most
+1/0.95 times slower, and the L4, with 94% of the T4's bandwidth and more of every rate, at most
+1.07 times the T4's step). Per profile row, each answer (and its interval) is moved into the
+bounds of every other; the answer with less evidence moves (specs only, then published, never a
+trained pair's), unless published measurements of those two GPUs themselves break the bound
+(:func:`published_exceptions`). Measured targets (a trained pair on one GPU) are never moved:
+a target they dominate is raised to them instead. The data itself measures some small
+host-bound CNNs slower on the V100 (p3.2xlarge) than on the T4 (g4dn.xlarge), up to 1.46x on
+17 of its 274 shared workloads; such inversions between measured answers (and what the measured
+answers raise) are kept and counted apart (:func:`inversions` ``measured``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import numpy as np
 import pandas as pd
 
 from .._base import kept_for
+from ._bounds import bound_matrix, limiting, order_bounds, order_matrix, raise_matrix
+from ._exceptions import published_exceptions  # noqa: F401  (re-exported)
 
 #: Share of the dominated GPU's bandwidth the dominating one needs.
 BW_SHARE = 0.95
@@ -94,8 +99,9 @@ def inversions(table: pd.DataFrame, specs: pd.DataFrame, slack: float = SLACK) -
     -------
     pandas.DataFrame
         One row per inversion: the keys, ``faster_spec`` (the dominating target),
-        ``slower_spec``, their steps (ms), ``measured`` (both answers are trained pairs' FP32
-        steps, or the faster one a same-spec line raised to one: the data's own inversion)
+        ``slower_spec``, their steps (ms), ``measured`` (the slower-spec answer is a trained
+        pair's FP32 step and the other one too, or raised to one's bound by the spec order: the
+        data's own inversion)
         and ``ratio`` (> ``slack``).
     """
     specs = specs.drop_duplicates("instance").set_index("instance")
@@ -113,14 +119,20 @@ def inversions(table: pd.DataFrame, specs: pd.DataFrame, slack: float = SLACK) -
         i, j = np.nonzero(dom & (p[:, None] > slack * p[None, :]))
         t = grp["target"].to_numpy()
         fixed = _fixed(grp)
-        # a measured GPU at least as good as a (a itself or a same-spec line raised to it)
-        # with the same step: the trained pairs' own (measured) inversion
-        same = (dom | np.eye(len(p), dtype=bool)) & fixed[:, None]
+        # a is a measured answer or was raised to one (f's step over its bound on a), and b is
+        # measured: the trained pairs' own (measured) inversion, e.g. the data's V100 slower
+        # than its T4 on small host-bound CNNs, passed on to what the V100 bounds from below
+        prec = str(grp["precision"].iloc[0]) if "precision" in grp else "fp32"
+        h = order_bounds(_with_columns(sub, bool(multi)), prec, bool(multi))
+        meas = grp["basis"].astype(str).to_numpy() == "measured"
+        up = raise_matrix(h, meas)
+        with np.errstate(divide="ignore"):
+            raised = np.isclose(p[:, None] / up, p[None, :], rtol=1e-9) & fixed[:, None]
         k = k if isinstance(k, tuple) else (k,)
         for a, b in zip(i, j, strict=True):
             row = dict(zip(keys, k, strict=True))
             row.update(faster_spec=t[a], slower_spec=t[b], faster_ms=p[a], slower_ms=p[b])
-            row["measured"] = bool(fixed[b] and np.isclose(p[same[:, a]], p[a], rtol=1e-9).any())
+            row["measured"] = bool(fixed[b] and raised[:, a].any())
             out.append(row)
     cols = [*keys, "faster_spec", "slower_spec", "faster_ms", "slower_ms", "measured"]
     res = pd.DataFrame(out, columns=cols)
@@ -128,77 +140,70 @@ def inversions(table: pd.DataFrame, specs: pd.DataFrame, slack: float = SLACK) -
     return res
 
 
-def published_exceptions(published: pd.DataFrame | None = None, slack: float = SLACK) -> dict:
-    """Inversions the published measurements themselves show: ``{(gpu_a, gpu_b, precision):
-    citation}`` where GPU a dominates b on the spec sheet (:func:`dominance` over
-    ``gpu_reference.csv`` and ``gpu_specs.csv``) and a published one-GPU table (same source,
-    framework, precision, CNN, batch and image size) gives a more than ``slack`` times b's step.
-    ``precision`` is ``fp32`` (FP32, TF32) or ``amp``; VGG16 and Inception-v3 rows are left out
-    (never used for any choice)."""
-    if published is None:  # the package's table: read and compared once per process
-        return dict(_package_exceptions(slack))
-    return _exceptions(published, slack)
+def bound_violations(table: pd.DataFrame, specs: pd.DataFrame, slack: float = SLACK):
+    """Pairs of a prediction table out of the roofline bounds (:func:`~._bounds.bound_matrix`):
+    a step longer than ``slack`` times ``H[a, b]`` times b's, for the same profile row,
+    precision and GPU count (keys as in :func:`inversions`).
 
-
-@functools.lru_cache(maxsize=4)
-def _package_exceptions(slack: float) -> tuple:
-    from ._published import load_published
-
-    return tuple(_exceptions(load_published(), slack).items())
-
-
-def _exceptions(pub: pd.DataFrame, slack: float) -> dict:
-    from ._gpuref import gpu_table
-    from ._published import held_out
-
-    pub = pub[(pub["gpu_count"] == 1) & ~held_out(pub["model"])]
-    gpus = gpu_table().reset_index()
-    dom = dominance(gpus.assign(instance=gpus["gpu"]))
-    where = {g: i for i, g in enumerate(gpus["gpu"])}
-    pub = pub.assign(kind=np.where(pub["precision"] == "AMP", "amp", "fp32"))
-    keys = ["source_doc", "framework", "kind", "model", "batch_size", "image_size"]
-    pub = pub.assign(source_doc=pub["source"].str.rsplit(":", n=1).str[0])
-    out = {}
-    for k, grp in pub.groupby(keys, sort=False, dropna=False):
-        rows = grp[grp["catalog_gpu"].isin(where)].drop_duplicates("catalog_gpu")
-        names, ips = rows["catalog_gpu"].tolist(), rows["images_per_s"].to_numpy(float)
-        for a, ga in enumerate(names):
-            for b, gb in enumerate(names):
-                if dom[where[ga], where[gb]] and ips[b] > slack * ips[a]:
-                    out[(ga, gb, k[2])] = (
-                        f"{ga} {ips[a]:g} vs {gb} {ips[b]:g} images/s, {k[3]} batch "
-                        f"{k[4]:g} ({rows['source'].iloc[a]}; {rows['source'].iloc[b]})"
-                    )
-    return out
+    Returns
+    -------
+    pandas.DataFrame
+        The keys, ``slower_spec`` (a), ``faster_spec`` (b), ``slower_ms``, ``faster_ms``,
+        ``bound`` (``H[a, b]``) and ``ratio`` (a's step over ``H[a, b]`` times b's, >
+        ``slack``).
+    """
+    specs = specs.drop_duplicates("instance").set_index("instance")
+    keys = [c for c in ("key", "row", "precision", "gpus") if c in table]
+    out = []
+    for k, grp in table.groupby(keys, sort=False, observed=True):
+        grp = grp[strings(grp["target"]).astype(str) != ""]
+        grp = grp[grp["target"].astype(str).isin(specs.index)]
+        k = k if isinstance(k, tuple) else (k,)
+        row = dict(zip(keys, k, strict=True))
+        multi = "gpus" in grp and bool((grp["gpus"] > 1).any())
+        sub = _with_columns(specs.loc[grp["target"].astype(str)].reset_index(), multi)
+        h = bound_matrix(sub, str(row.get("precision", "fp32")), multi)
+        if "gpus" in grp:
+            g = grp["gpus"].to_numpy()
+            h = np.where(g[:, None] == g[None, :], h, np.inf)
+        p = grp["batch_latency_ms"].to_numpy(dtype=float)
+        t = grp["target"].astype(str).to_numpy()
+        with np.errstate(invalid="ignore"):
+            r = p[:, None] / (h * p[None, :])
+        for a, b in zip(*np.nonzero(r > slack), strict=True):
+            out.append(
+                {
+                    **row,
+                    "slower_spec": t[a],
+                    "faster_spec": t[b],
+                    "slower_ms": p[a],
+                    "faster_ms": p[b],
+                    "bound": h[a, b],
+                    "ratio": r[a, b],
+                }
+            )
+    cols = [*keys, "slower_spec", "faster_spec", "slower_ms", "faster_ms", "bound", "ratio"]
+    return pd.DataFrame(out, columns=cols)
 
 
 def _fixed(table: pd.DataFrame) -> np.ndarray:
-    """Rows answered by a trained pair: basis ``measured``, FP32, one GPU (never moved)."""
+    """Rows answered by a trained pair: basis ``measured``, one GPU (never moved; under AMP
+    the pair's FP32 step times the AMP gain: the K80's, with no tensor cores, its FP32 step)."""
     fixed = table["basis"].astype(str).to_numpy() == "measured"
-    if "precision" in table:
-        fixed &= table["precision"].astype(str).to_numpy() == "fp32"
     if "gpus" in table:
         fixed &= table["gpus"].to_numpy() == 1
     return fixed
 
 
-def _closure(dom: np.ndarray) -> np.ndarray:
-    """Transitive closure of a dominance matrix (the 95% bandwidth share does not chain)."""
-    c = dom.copy()
-    while True:
-        nxt = c | ((c.astype(np.int32) @ c.astype(np.int32)) > 0)
-        np.fill_diagonal(nxt, False)
-        if (nxt == c).all():
-            return c
-        c = nxt
-
-
 def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32", exceptions=None):
-    """A prediction table whose steps follow the spec sheet's order, and what moved.
+    """A prediction table whose steps respect the spec sheet's roofline bounds, and what moved.
 
-    Per profile row and GPU count, a target's step is capped at the shortest step of every
-    target it dominates (through chains of dominance), then a target dominated by a *measured*
-    one (FP32, one GPU: a trained pair, never moved) is raised to it. Its interval moves by the
+    Per profile row and GPU count, a target's step is capped at ``H[a, b]`` times every other
+    target b's step (:func:`~._bounds.bound_matrix`: 1 where a has at least b's every resource,
+    else b's largest resource over a's), then raised to every *measured* target's step (one
+    GPU: a trained pair, never moved; under AMP its FP32 step times the AMP gain) over the bound
+    from its side (:func:`~._bounds.raise_matrix`). Measured and published answers are ordered
+    among themselves first, then the spec-only ones against them: the less supported moves. Its interval moves by the
     same factor. Pairs in ``exceptions`` (:func:`published_exceptions`, keyed by GPU names)
     are left as predicted.
 
@@ -216,20 +221,23 @@ def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32"
     -------
     table : pandas.DataFrame
         A copy with the moved steps (ms).
-    moved : list of (target, bound_target, factor)
-        Each moved target once (its largest move), ``factor`` = new / old step.
+    moved : list of (target, bound_target, factor, why)
+        Each moved target once (its largest move), ``factor`` = new / old step, ``why`` the
+        resource that sets the bound and the ratio of the two GPUs' (e.g. ``memory bandwidth
+        0.94x``).
     kept : list of (faster_spec, slower_spec, ratio)
-        Inversions between two measured answers, kept (the largest ratio per pair).
+        Measured answers out of each other's bounds by more than :data:`SLACK`, kept (the
+        largest ratio over the bound per pair).
     """
     exceptions = {} if exceptions is None else exceptions
     sheet = kept_for(_SHEETS, specs, _sheet, 8)
     names = strings(table["target"])
     gpus = table["gpus"].to_numpy() if "gpus" in table else np.ones(len(table), dtype=int)
     fixed = (strings(table["basis"]) == "measured") & (gpus == 1)
-    fixed &= precision == "fp32"
     p = table["batch_latency_ms"].to_numpy(dtype=float)
     new, moved, kept = p.copy(), {}, []
     where = sheet["where"]
+    basis = strings(table["basis"])
     for g in np.unique(gpus):
         sel = np.flatnonzero(
             (gpus == g) & np.fromiter((n in where for n in names), bool, len(names))
@@ -237,19 +245,22 @@ def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32"
         if not len(sel):
             continue
         tg = sorted(set(names[sel]))
-        dom, clo = _graph(sheet, tuple(where[t] for t in tg), g > 1, precision, exceptions)
+        rows = tuple(where[t] for t in tg)
         # a (profile rows x targets) matrix of steps, NaN where a row lacks a target
-        r_codes, rows = pd.factorize(table["row"].to_numpy()[sel])
+        r_codes, uniq = pd.factorize(table["row"].to_numpy()[sel])
         t_codes = pd.Index(tg).get_indexer(names[sel])
-        q = np.full((len(rows), len(tg)), np.nan)
+        q = np.full((len(uniq), len(tg)), np.nan)
         q[r_codes, t_codes] = p[sel]
         fix = np.zeros_like(q, dtype=bool)
         fix[r_codes, t_codes] = fixed[sel]
-        lim = _order_matrix(q, fix, clo)
+        tier = np.full(len(tg), 2)
+        tier[t_codes] = [_tier(b) for b in basis[sel]]
+        h, up, dom = _graph(sheet, rows, g > 1, precision, exceptions, tier == 0)
+        lines = sheet["lines"].iloc[list(rows)].reset_index(drop=True)
+        why = functools.partial(_why, lines, precision=precision, multi=g > 1)
+        lim = _tiers(q, fix, tier, (h, up, dom), moved, tg, why)
         new[sel] = lim[r_codes, t_codes]
-        if not np.array_equal(lim, q, equal_nan=True):
-            _moved(moved, q, lim, clo, tg)
-        kept += _kept(lim, fix, dom, tg)
+        kept += _kept(lim, fix, up, tg)
     if np.array_equal(new, p):
         return table, [], kept
     out = table.copy(deep=False)
@@ -258,7 +269,7 @@ def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32"
     for col in ("low_ms", "high_ms"):
         if col in out:
             out[col] = out[col].to_numpy(dtype=float) * factor
-    return out, [(t, b, f) for t, (b, f) in moved.items()], kept
+    return out, [(t, *m) for t, m in moved.items()], kept
 
 
 _SHEETS: dict = {}
@@ -280,37 +291,52 @@ def _sheet(specs: pd.DataFrame) -> dict:
     return {"lines": lines, "where": {n: i for i, n in enumerate(lines["instance"])}, "graphs": {}}
 
 
-def _order_matrix(q, fix, clo) -> np.ndarray:
-    """Steps ``q`` (rows x targets) capped at every target each dominates (``clo``, closed),
-    then raised to every measured (``fix``) target dominating it: cap first, so where two
-    measured answers are themselves inverted (the data measures some host-bound CNNs slower on
-    the V100 than on the T4) the measurement wins."""
-    inf = np.where(np.isnan(q), np.inf, q)
-    down = q.copy()
-    for a in range(q.shape[1]):
-        if clo[a].any():
-            down[:, a] = np.minimum(q[:, a], inf[:, clo[a]].min(axis=1))
-    down = np.where(fix, q, down)
-    meas = np.where(fix & ~np.isnan(q), q, -np.inf)
-    lim = down.copy()
-    for b in range(q.shape[1]):
-        if clo[:, b].any():
-            lim[:, b] = np.maximum(down[:, b], meas[:, clo[:, b]].max(axis=1))
-    return np.where(fix, q, lim)
+def _tier(basis: str) -> int:
+    """How much an answer rests on: 0 a trained pair (measured), 1 published measurements of
+    its GPU, 2 the spec sheet only. The less supported answer of a pair out of bounds moves."""
+    return 0 if basis == "measured" else 1 if basis.startswith("published") else 2
 
 
-def _graph(sheet: dict, rows: tuple, multi: bool, precision: str, exceptions: dict) -> tuple:
-    """Dominance (exceptions removed) and its closure of the sheet's lines ``rows``, kept per
+def _tiers(q, fix, tier, bounds, moved, tg, why) -> np.ndarray:
+    """:func:`~._bounds.order_matrix` tier by tier: the measured and published answers among
+    themselves (fixed ones kept), then the spec-only ones against all of those, kept.
+    ``bounds``: (h, up, dom) of :func:`_graph`."""
+    h, up, dom = bounds
+    known = np.flatnonzero(tier <= 1)
+    lim = q.copy()
+    if len(known):
+        sub = np.ix_(known, known)
+        lim[:, known] = order_matrix(q[:, known], fix[:, known], h[sub], up[sub], dom[sub])
+        _moved(
+            moved,
+            q[:, known],
+            lim[:, known],
+            h[sub],
+            up[sub],
+            [tg[k] for k in known],
+            lambda k, b, c, fac: why(known[k], known[b], c, fac),
+        )
+    fix2 = fix | (tier <= 1)[None, :]
+    out = order_matrix(lim, fix2, h, up, dom)
+    _moved(moved, lim, out, h, up, tg, why)
+    return np.where(fix, q, out)
+
+
+def _graph(sheet: dict, rows: tuple, multi: bool, precision: str, exceptions: dict, measured):
+    """The bounds (:func:`~._bounds.bound_matrix`, exceptions removed) of the sheet's lines
+    ``rows`` and those a step may be raised by (:func:`~._bounds.raise_matrix`), kept per
     sheet (a prediction asks it for the same targets on every call)."""
-    key = (rows, multi, precision, tuple(sorted(exceptions)))
+    key = (rows, multi, precision, tuple(sorted(exceptions)), tuple(measured))
     got = sheet["graphs"].get(key)
     if got is None:
         sub = sheet["lines"].iloc[list(rows)].reset_index(drop=True)
-        dom = dominance(sub, multi_gpu=multi)
+        got = order_bounds(sub, precision, multi)
         gn = sub["gpu"].to_numpy()
-        for a, b in zip(*np.nonzero(dom), strict=True):
-            dom[a, b] = (gn[a], gn[b], precision) not in exceptions
-        got = (dom, _closure(dom))
+        for a, b in zip(*np.nonzero(np.isfinite(got)), strict=True):
+            if a != b and (gn[a], gn[b], precision) in exceptions:
+                got[a, b] = np.inf
+        dom = dominance(sub, multi) & np.isfinite(got)  # exceptions removed
+        got = (got, raise_matrix(got, np.asarray(measured, bool)), dom)
         for m in got:
             m.flags.writeable = False
         if len(sheet["graphs"]) > 64:
@@ -319,51 +345,83 @@ def _graph(sheet: dict, rows: tuple, multi: bool, precision: str, exceptions: di
     return got
 
 
-def _kept(lim, fix, dom, tg) -> list:
-    """Pairs of measured answers (trained pairs) inverted beyond :data:`SLACK`."""
+def _why(lines, k: int, b: int, capped: bool, fac: float, *, precision: str, multi: bool) -> str:
+    """How target ``k`` moved against ``b`` (by the bound ``fac``), citing the resource that
+    sets it."""
+    name = lines["instance"].iloc[b]
+    if capped:  # k's step <= fac x b's; r: k's least resource ratio to b
+        res, r = limiting(lines, k, b, precision, multi)
+        if r >= 1 - 1e-9:
+            return f"capped at {name}'s step (at least its every resource)"
+        return f"capped at {fac:.2f}x {name}'s step (its {res} {r:.2f}x {name}'s, its least)"
+    res, r = limiting(lines, b, k, precision, multi)  # b's least ratio to k: k's largest lead
+    if r >= 1 - 1e-9:
+        return f"raised to {name}'s step (which has at least its every resource)"
+    return f"raised to {name}'s step / {fac:.2f} (its {res} {1 / r:.2f}x {name}'s, its most)"
+
+
+def _kept(lim, fix, h, tg) -> list:
+    """Pairs of measured answers (trained pairs) out of bounds by more than :data:`SLACK`
+    (``h``: :func:`~._bounds.raise_matrix`, from a measured GPU only where it has at least the
+    other's rates and 95% of its bandwidth)."""
     out = []
-    cols = fix.any(axis=0)
-    for a, b in zip(*np.nonzero(dom & cols[:, None] & cols[None, :]), strict=True):
-        both = fix[:, a] & fix[:, b]
-        if both.any():
-            r = float(np.max(lim[both, a] / lim[both, b]))
+    cols = np.flatnonzero(fix.any(axis=0))
+    for a in cols:
+        for b in cols:
+            both = fix[:, a] & fix[:, b]
+            if a == b or not both.any() or not np.isfinite(h[a, b]):
+                continue
+            r = float(np.max(lim[both, a] / (h[a, b] * lim[both, b])))
             if r > SLACK:
                 out.append((tg[a], tg[b], r))
     return out
 
 
-def _moved(moved: dict, q, lim, clo, tg) -> None:
-    """Record each moved target's largest move and the target it was moved to."""
+def _moved(moved: dict, q, lim, h, up, tg, why) -> None:
+    """Record each moved target's largest move, the target whose step bound it and why."""
     with np.errstate(invalid="ignore", divide="ignore"):
         f = lim / q
     for k in np.flatnonzero(np.nanmax(np.abs(np.log(f)), axis=0, initial=0.0) > 1e-9):
         r = int(np.nanargmax(np.abs(np.log(f[:, k]))))
-        src = np.flatnonzero(np.isclose(q[r], lim[r, k]) & (clo[k] | clo[:, k]))
-        bound = tg[src[0]] if len(src) else ""
+        if f[r, k] < 1:  # capped at h[k, b] * q_b
+            src = np.flatnonzero(np.isclose(h[k] * q[r], lim[r, k]))
+        else:  # raised to q_b / h[b, k]
+            src = np.flatnonzero(np.isclose(q[r] / up[:, k], lim[r, k]))
+        src = [s for s in src if s != k]
+        if src:
+            b = src[0]
+            fac = h[k, b] if f[r, k] < 1 else up[b, k]
+            bound = (tg[b], why(k, b, f[r, k] < 1, fac))
+        else:
+            bound = ("", "")
         if tg[k] not in moved or abs(np.log(f[r, k])) > abs(np.log(moved[tg[k]][1])):
-            moved[tg[k]] = (bound, float(f[r, k]))
+            moved[tg[k]] = (bound[0], float(f[r, k]), bound[1])
 
 
 def order_notes(moved, precision: str, kept=()) -> list[str]:
-    """The notes of a table :func:`spec_order` moved or kept inverted (none where neither)."""
+    """The notes of a table :func:`spec_order` moved or kept out of bounds (none where
+    neither)."""
     notes = []
     if moved:
         parts = [
-            f"{t} {'capped at' if f < 1 else 'raised to'} {b or 'a GPU it dominates'}'s step "
-            f"(x{f:.2f})"
-            for t, b, f in sorted(moved, key=lambda m: m[2])
+            f"{m[0]} {m[3] or 'moved into a bound'} (x{m[2]:.2f})"
+            for m in sorted(moved, key=lambda m: m[2])
         ]
         notes.append(
-            f"spec order ({precision}): a GPU with at least another's FP32, TF32 and FP16 "
-            "tensor rates and 95% of its bandwidth is never predicted slower than it (no "
-            f"published measurement of these pairs shows such an inversion): {'; '.join(parts)}."
+            f"spec order ({precision}): a step is never longer than another GPU's over the "
+            "least ratio of its resources to that GPU's (convolution/matrix rate, FP32 rate, "
+            "memory bandwidth; the link with several GPUs), nor shorter than it over the "
+            "largest, with 10% for what the rated resources do not show (power-capped GPUs run "
+            "below them), and a GPU with at least another's rates and 95% of its bandwidth is "
+            "never slower (no "
+            f"published measurement of these pairs shows otherwise): {'; '.join(parts)}."
         )
     if kept:
         a, b, r = max(kept, key=lambda k: k[2])
         notes.append(
-            f"{a} is predicted up to {r:.2f}x slower than {b} though it has at least its rates "
-            "and bandwidth: both answers come from pairs trained on measurements, and the data "
-            "itself measures some small host-bound CNNs slower on the V100 (p3.2xlarge) than on "
-            "the T4 (g4dn.xlarge): up to 1.46x, on 17 of its 274 shared workloads."
+            f"{a} is predicted {r:.2f}x slower than its resources against {b}'s allow: both "
+            "answers come from pairs trained on measurements, and the data itself measures "
+            "some small host-bound CNNs slower on the V100 (p3.2xlarge) than on the T4 "
+            "(g4dn.xlarge): up to 1.46x, on 17 of its 274 shared workloads."
         )
     return notes

@@ -12,6 +12,7 @@ FP16 rate and no interconnect, so AMP and multi-GPU answers are refused or said 
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 
 import numpy as np
@@ -34,9 +35,16 @@ GPU_COLUMNS = (
 NUMERIC = tuple(c for c in GPU_COLUMNS if c not in ("arch", "interconnect"))
 
 
+@functools.cache
 def _package_csv(name: str) -> pd.DataFrame:
+    """A sheet of the package, read once a process (callers get copies: :func:`gpu_table`)."""
     with resources.files("profet_core").joinpath(f"data/{name}").open("rb") as fh:
         return pd.read_csv(fh)
+
+
+#: Built tables by the content of the spec sheet they came from (a prediction asks for the same
+#: model's sheet several times a call: building one took ~70 ms, most of a prediction's time).
+_TABLES: dict = {}
 
 
 def gpu_table(specs: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -47,7 +55,29 @@ def gpu_table(specs: pd.DataFrame | None = None) -> pd.DataFrame:
     specs : pandas.DataFrame, optional
         An instance spec sheet (e.g. a model's ``specs_``); its values win, missing columns or
         values are filled from the package's ``gpu_specs.csv`` and ``gpu_reference.csv``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A new frame each call (built once per distinct ``specs`` content, then copied).
     """
+    key = None if specs is None else _content_key(specs)
+    table = _TABLES.get(key)
+    if table is None:
+        table = _build(specs)
+        if len(_TABLES) >= 32:  # a process meets a few sheets; never grow without bound
+            _TABLES.clear()
+        _TABLES[key] = table
+    return table.copy()
+
+
+def _content_key(specs: pd.DataFrame) -> tuple:
+    """What :func:`gpu_table` reads of ``specs``: its columns and a hash of every cell."""
+    cells = pd.util.hash_pandas_object(specs, index=False).to_numpy()
+    return (tuple(map(str, specs.columns)), len(specs), hash(cells.tobytes()))
+
+
+def _build(specs: pd.DataFrame | None) -> pd.DataFrame:
     frames = [] if specs is None else [specs]
     frames += [_package_csv("gpu_specs.csv"), _package_csv("gpu_reference.csv")]
     rows = []

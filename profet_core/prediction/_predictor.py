@@ -98,16 +98,27 @@ class Predictor(TrainedModels):
         checks = sense_checks(model, profiles, anchor_latency_s, anchor, arrays)
         sizes = workload_sizes(profiles, batch_size, input_size)  # checks the sizes first
         notes = (*self.catalog_notes, *checks, *batch_notes(profiles, batch_size))
-        pred = run_prediction(self, anchor, ops, lat, method, targets, notes, sizes)
         batch = _batch(profiles, batch_size)
-        out = apply_options(self, pred, anchor, ops, lat, options, batch)
+
+        def answer(names):
+            pred = run_prediction(self, anchor, ops, lat, method, names, notes, sizes)
+            ref = None
+            if self.cross is not None and method != self.default_method:
+                # another method's own answers neither move nor move others (issue 40): the
+                # others are ordered against the default method's answers
+                dflt = run_prediction(
+                    self, anchor, ops, lat, self.default_method, names, notes, sizes
+                )
+                ref = apply_options(self, dflt, anchor, ops, lat, options, batch)
+            return apply_options(self, pred, anchor, ops, lat, options, batch, reference=ref)
+
+        out = answer(targets)
         every = self.targets(anchor)
         if self.cross is not None and set(targets) < set(every):
             # the spec order is among every target: an answer does not depend on the others asked
             from ._scaling import order_over_all
 
-            full = run_prediction(self, anchor, ops, lat, method, every, notes, sizes)
-            out = order_over_all(out, apply_options(self, full, anchor, ops, lat, options, batch))
+            out = order_over_all(out, answer(every))
         if self.rentals is not None:  # rows: the GPU configurations the price source rents
             out = _configurations(out, self.rentals, options[1])
         return out, prepared

@@ -35,6 +35,7 @@ VALIDATION_TABLES = (
     "published_pairs",
     "amp_gain",
     "gpu_scaling",
+    "spec_order",
 )
 #: Largest total of the arrays once decompressed (bytes): the shipped ones are ~77 MB.
 MAX_ARRAY_BYTES = 2 * 1024 * 1024 * 1024

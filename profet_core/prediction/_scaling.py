@@ -19,7 +19,7 @@ from ..crossgpu._amp import DEFAULT_STATE as AMP_DEFAULT
 from ..crossgpu._amp import move_shares, step_ratio, user_offset
 from ..crossgpu._dataparallel import DEFAULT_STATE as DP_DEFAULT
 from ..crossgpu._dataparallel import link_gbs, row_half_width, step_factor
-from ..crossgpu._gpuref import amp_dtype, fp32_rate, gpu_table
+from ..crossgpu._gpuref import amp_dtype, gpu_table
 from ..crossgpu._pairs import FAM_COLS, model_family_times
 from ..errors import ProfetValueError
 from ._option_checks import (
@@ -91,7 +91,7 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
         if amp_dtype(row) in ("fp32", "unknown"):
             none.append(t)
             continue
-        r = row["fp16_tensor_tflops"] / fp32_rate(gpus.loc[[gpu_of[t]]])[0]
+        r = row["fp16_tensor_tflops"] / _fp32_rate(row)
         tf32 = float(row["tensor_tflops_fp32_training"] > row["fp32_tflops"])
         shares = move_shares(cross.theta_, fam, a_row, row)
         ratio = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
@@ -99,7 +99,7 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
     if amp_lat is not None and amp_dtype(a_row) not in ("fp32", "unknown"):
         # The anchor's own AMP gain is measured: correct every tensor-core target by the
         # anchor's measured / predicted AMP ratio.
-        r = a_row["fp16_tensor_tflops"] / fp32_rate(gpus.loc[[gpu_of[anchor]]])[0]
+        r = a_row["fp16_tensor_tflops"] / _fp32_rate(a_row)
         tf32 = float(a_row["tensor_tflops_fp32_training"] > a_row["fp32_tflops"])
         shares = move_shares(cross.theta_, fam, a_row, a_row)
         own = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
@@ -108,6 +108,12 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
         mask = np.array([t not in none for t in targets])
         out[:, mask] *= np.where(np.isfinite(corr), corr, 1.0)[:, None]
     return out, none, state
+
+
+def _fp32_rate(row) -> float:
+    """:func:`fp32_rate` of one GPU's row (a Series), without building a frame per target."""
+    tensor = row["tensor_tflops_fp32_training"]
+    return float(np.maximum(row["fp32_tflops"], 0.0 if pd.isna(tensor) else tensor))
 
 
 def _params(predictor, anchor, fam, params) -> np.ndarray:
@@ -124,9 +130,8 @@ def _params(predictor, anchor, fam, params) -> np.ndarray:
 def _counts(predictor, targets, gpus) -> dict:
     """GPU counts per target for ``gpus`` (1, 'all' or a list); counts it lacks are left out."""
     cat = predictor.catalog.set_index("instance")
-    have = {
-        t: int(pd.to_numeric(cat["gpu_count"], errors="coerce").get(t, 1) or 1) for t in targets
-    }
+    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
+    have = {t: int(counts.get(t, 1) or 1) for t in targets}
     if gpus == "all":
         out = {t: [n] for t, n in have.items()}
     else:
@@ -161,10 +166,12 @@ def _gpu_basis(state: dict, key: str, gpu: str) -> str:
     return f"published ({n})" if n else "specs only"
 
 
-def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
+def apply_options(predictor, pred, anchor, ops, lat, options, batch, reference=None) -> object:
     """The FP32 one-GPU :class:`Prediction` moved to ``options`` = (precision, gpus, anchor AMP
     latency s, params) from :func:`check_options`; ``lat`` (n,) the anchor FP32 latency (s, NaN
-    where unknown); ``batch`` (n,) images per step or NaN."""
+    where unknown); ``batch`` (n,) images per step or NaN. ``reference``: for a method other than
+    the default, the default method's answer to the same call; the spec order then keeps this
+    method's own answers (its trained pairs) and gives every other target the reference's."""
     precision, gpus, amp_lat, params = options
     # Copy-on-write: a shallow copy gains columns without touching the prediction's table.
     table = pred.table.copy(deep=False)
@@ -174,10 +181,14 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
     unused = [PARAMS_UNUSED] if params is not None and gpus == 1 else []
     if precision == "fp32" and gpus == 1:
         table["precision"], table["gpus"] = "fp32", 1
-        table, order = _spec_order(predictor, table, precision)
+        table, order = _spec_order(predictor, table, precision, reference)
         table["images_per_s"] = batch[row] / table["batch_latency_ms"].to_numpy() * 1e3
         return dataclasses.replace(pred, table=table, notes=(*pred.notes, *unused, *order))
     notes = [*pred.notes, *unused]
+    if reference is None and predictor.cross is not None:
+        # AMP and N-GPU steps start from the FP32 one-GPU answers in spec order (a GPU without
+        # tensor cores keeps its FP32 step under AMP: the ordered one)
+        table = _spec_order(predictor, table, "fp32")[0]
     fam = model_family_times(ops)
     table["precision"] = precision
     table["basis_precision"] = ""
@@ -189,14 +200,14 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch) -> object:
     out, more = _apply_gpus(predictor, table, anchor, fam, gpus, params)
     notes = [s for s in notes if "the latency is for one of the instance's GPUs" not in s] + more
     out.loc[out["basis_precision"] == "", "basis_precision"] = "fp32, one GPU: as basis"
-    out, order = _spec_order(predictor, out, precision)
+    out, order = _spec_order(predictor, out, precision, reference)
     notes += order
     out["usd_per_1000_steps"] = out["batch_latency_ms"] * 1000 / MS_PER_HOUR * out["usd_per_hour"]
     out["images_per_s"] = out["gpus"] * batch[out["row"].to_numpy()] / out["batch_latency_ms"] * 1e3
     return dataclasses.replace(pred, table=out, notes=tuple(dict.fromkeys(notes)))
 
 
-def _spec_order(predictor, table, precision) -> tuple:
+def _spec_order(predictor, table, precision, reference=None) -> tuple:
     """``table`` with its steps in the spec sheet's order (issue 40) and its notes: what moved
     (a GPU with at least another's rates and 95% of its bandwidth is never slower than it) and
     what the published- and spec-based intervals rest on (the spread between sources)."""
@@ -204,6 +215,10 @@ def _spec_order(predictor, table, precision) -> tuple:
 
     if predictor.cross is None or table.empty:
         return table, []
+    if reference is not None:
+        from ._method_order import own_answers
+
+        return own_answers(table, reference, predictor.cross.specs_, precision)
     exceptions = getattr(predictor.cross, "spec_exceptions_", None)
     exceptions = published_exceptions() if exceptions is None else exceptions
     out, moved, kept = spec_order(table, predictor.cross.specs_, precision, exceptions)

@@ -391,3 +391,43 @@ def test_only_the_open_section_runs(page):
         opened(at, section)
         no_exception(at)
         assert len(at.get("plotly_chart")) == charts, section
+
+
+def test_spec_order_section_equals_its_validation_file(page, predictor):
+    """Issue 40: the spec-order validation (inversions before/after, Spearman per published
+    table, the issue's repro) as bench/claims/validation.py --record wrote it, in words with
+    units."""
+    so = predictor.validation.get("spec_order")
+    assert so is not None, "the artifacts hold no validation/spec_order.csv: run the bench"
+    at = opened(page("accuracy").run(), "Spec order")
+    no_exception(at)
+    frames = {tuple(d.value.columns)[0]: d.value for d in at.dataframe}
+    counts = frames["What is counted"]
+    inv = so[so["section"] == "inversions"]
+    assert len(counts) == len(inv)
+    np.testing.assert_array_equal(counts.iloc[:, 1], inv["before"].astype(int))
+    np.testing.assert_array_equal(counts.iloc[:, 2], inv["after"].astype(int))
+    assert all("(pairs)" in c for c in counts.columns[1:])
+    rho = frames["Published table (CNN, source)"]
+    want = so[so["section"] == "spearman"]
+    np.testing.assert_allclose(rho.iloc[:, 3], want["after"].round(3))
+    rep = frames["GPU, precision"]
+    want = so[so["section"] == "repro"]
+    np.testing.assert_allclose(rep.iloc[:, 2], want["after"].round(2))
+    assert all("(ms per step)" in c for c in rep.columns[1:])
+    after = int(inv.set_index("item").loc["inversions", "after"])
+    assert at.metric[-2].value == f"{after:,}"
+
+
+def test_spec_order_section_without_its_file_says_how_to_make_it(
+    page, predictor, tmp_path, use_artifacts
+):
+    copy = tmp_path / "artifacts"
+    shutil.copytree(predictor.path, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"].pop("validation/spec_order.csv", None)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    use_artifacts(copy)
+    at = opened(page("accuracy").run(), "Spec order")
+    no_exception(at)
+    assert any("bench/claims/validation.py --record" in i.value for i in at.info)

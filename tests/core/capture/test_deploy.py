@@ -32,6 +32,7 @@ def test_task_runs_collect_into_the_folder_it_brings_back(task):
     assert "rsync" in header and "sky launch" in header
 
 
+@pytest.mark.slow  # starts SkyPilot: about 20 s
 def test_skypilot_loads_the_task():
     sky = pytest.importorskip("sky", reason="skypilot is not installed (optional)")
     loaded = sky.Task.from_yaml(str(DEPLOY / "collect-sky.yaml"))

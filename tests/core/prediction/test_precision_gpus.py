@@ -198,7 +198,9 @@ def test_amp_on_several_gpus_adds_the_tensorflow_amp_synchronisation(
     p4d step at the A100 PCIe's: tested in tests/core/crossgpu/test_spec_consistency.py)."""
     from profet_core.prediction import _scaling
 
-    monkeypatch.setattr(_scaling, "_spec_order", lambda pred, table, precision: (table, []))
+    monkeypatch.setattr(
+        _scaling, "_spec_order", lambda pred, table, precision, reference=None: (table, [])
+    )
     st = predictor.cross.dp_state_
     assert st["k0_amp"] > 0
     key = ("p4d.24xlarge", 8)
