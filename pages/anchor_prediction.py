@@ -322,6 +322,8 @@ if result:
     row = common.pick_row(st, "Profile row to show", table["row"].nunique())
     for warning in prediction.warnings(row):
         st.warning(common.safe(warning))
+    for text in prediction.price_notes:  # what the prices rest on: notes, as the CLI's
+        st.info(common.safe(text))
     shown = table[table["row"] == row].reset_index(drop=True)
     novelty = shown["novelty"].max()
     if pd.notna(novelty) and not prediction.novelty_warning(row):

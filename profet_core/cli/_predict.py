@@ -138,6 +138,8 @@ def run(args) -> int:
     result = result.with_run(args.dataset_images, args.batch_size, args.epochs)
     for warning in result.warnings():
         warn(warning)
+    for text in result.price_notes:  # what the prices rest on
+        note(text)
     note(source)
     if args.format == "csv":
         result.write_csv(sys.stdout)  # the app's download, too

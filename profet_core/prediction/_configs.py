@@ -116,7 +116,27 @@ def priced_configurations(table: pd.DataFrame, rentals: Rentals, gpus) -> tuple:
     out["usd_per_1000_steps"] = out["batch_latency_ms"].to_numpy(float) * 1000 / MS_PER_HOUR * usd
     config = [f"{n} x {short_gpu(gpu_of[t])}" for t, n in pairs]
     out.insert(out.columns.get_loc("target") + 1, "configuration", _categorical(config, inv))
-    return out, _notes(config, [n for _, n in pairs], hits)
+    basis = out["basis"].to_numpy(object)
+    first = np.unique(inv, return_index=True)[1]  # a row of each configuration
+    measured = [str(basis[i]) == "measured" for i in first.tolist()]
+    notes = _notes(config, [n for _, n in pairs], hits)
+    return out, notes + _other_hosts(config, pairs, hits, measured)
+
+
+def _other_hosts(config: list, pairs: list, hits: list, measured: list) -> list[str]:
+    """A note on measured GPUs priced as another instance type (another host), as the
+    offerings view says of them."""
+    other = [
+        f"{c} ({t}; priced as {h[1]})"
+        for c, (t, _), h, m in zip(config, pairs, hits, measured, strict=True)
+        if m and h is not None and h[1].split()[1:2] != [t]
+    ]
+    if not other:
+        return []
+    return [
+        f"{', '.join(other)}: measured on the instance named, priced as the offering renting "
+        "that GPU cheapest, on another host (CPU, PCIe and clocks may differ)."
+    ]
 
 
 def _categorical(labels: list, inv: np.ndarray) -> pd.Categorical:

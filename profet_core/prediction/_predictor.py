@@ -331,7 +331,7 @@ def _configurations(pred: Prediction, rentals, gpus) -> Prediction:
 
     table, more = priced_configurations(pred.table, rentals, gpus)
     kept = [n for n in pred.notes if not any(s in n for s in SPEC_PRICE_NOTES)]
-    return dataclasses.replace(pred, table=table, notes=(*kept, *more))
+    return dataclasses.replace(pred, table=table, notes=tuple(kept), price_notes=tuple(more))
 
 
 def _batch(profiles: pd.DataFrame, batch_size):

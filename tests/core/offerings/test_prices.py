@@ -145,7 +145,9 @@ def test_a_retired_instance_has_no_price_and_says_so(predictor):
     row = res.table.set_index("target").loc["p2.xlarge"]
     assert np.isnan(row["usd_per_hour"]) and np.isnan(row["usd_per_1000_steps"])
     assert row["offering"] == ""
-    assert any(w.startswith("1 x K80: no offering of the price source") for w in res.warnings())
+    # a note on what the price rests on, not a warning
+    assert any(n.startswith("1 x K80: no offering of the price source") for n in res.price_notes)
+    assert not any("no offering of the price source" in w for w in res.warnings())
 
 
 def test_a_users_catalog_prices_what_it_names_and_says_so(tmp_path, predictor):
