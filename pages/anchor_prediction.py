@@ -180,9 +180,10 @@ with left:
         list(GPU_CHOICES),
         horizontal=True,
         key="gpus",
-        help="As the CLI's --gpus: N data-parallel at the profiled per-GPU batch (instances "
-        "with fewer GPUs are left out) or all of each instance's; images/s and cost for the "
-        "whole instance.",
+        help="As the CLI's --gpus: N data-parallel at the profiled per-GPU batch (each GPU at "
+        "the cheapest offering with at least N of it; GPUs no offering rents N of are left "
+        "out) or all: one row per GPU count the offerings rent; images/s of the GPUs used, "
+        "cost of the whole instance renting them.",
     )
     amp_latency = None
     if precision == "amp":

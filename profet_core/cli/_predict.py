@@ -75,8 +75,9 @@ def add_parser(subparsers) -> None:
     pr.add_argument(
         "--gpus",
         default="1",
-        help="GPUs used data-parallel at the profile's per-GPU batch: 1 (default), all (each "
-        "instance's own) or N (instances with fewer are left out); cost is the whole instance's",
+        help="GPUs used data-parallel at the profile's per-GPU batch: 1 (default), N (each GPU "
+        "at the cheapest offering with at least N of it; GPUs no offering rents N of are left "
+        "out) or all (one row per GPU count the offerings rent); cost is the whole instance's",
     )
     pr.add_argument(
         "--anchor-amp-latency-ms",

@@ -34,7 +34,7 @@ def test_predict_csv_matches_core(trained, profile_file):
     )
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
-    assert list(got.columns[:3]) == ["row", "target", "batch_latency_ms"]
+    assert list(got.columns[:4]) == ["row", "configuration", "target", "batch_latency_ms"]
     want = (
         load_artifacts(trained)
         .predict(
@@ -43,6 +43,7 @@ def test_predict_csv_matches_core(trained, profile_file):
         .table
     )
     assert got["target"].tolist() == want["target"].tolist()
+    assert got["configuration"].tolist() == want["configuration"].astype(str).tolist()
     pd.testing.assert_series_equal(
         got["batch_latency_ms"], want["batch_latency_ms"], atol=1e-4, check_exact=False
     )
