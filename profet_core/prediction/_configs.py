@@ -104,11 +104,19 @@ def priced_configurations(table: pd.DataFrame, rentals: Rentals, gpus) -> tuple:
     out = table.copy(deep=False)
     used = out["gpus"].to_numpy(int) if "gpus" in out else np.ones(len(out), dtype=int)
     codes, names = pd.factorize(out["target"], sort=False)  # a categorical's own codes
-    first = np.unique(codes, return_index=True)[1]
-    gpu = out["gpu"].to_numpy(object)
-    gpu_of = {str(names[codes[i]]): str(gpu[i]) for i in first.tolist()}
-    keys, inv = np.unique(codes.astype(np.int64) * 1024 + used, return_inverse=True)
-    pairs = [(str(names[k // 1024]), int(k % 1024)) for k in keys.tolist()]
+    # One key per (target, GPUs used), numbered without a sort: a 100,000-profile table has
+    # millions of rows and a few dozen configurations.
+    width = int(used.max()) + 1 if len(used) else 1
+    key = codes.astype(np.int64) * width + used
+    at = np.full(len(names) * width, -1, dtype=np.int64)
+    at[key] = np.arange(len(key))  # a row of each key (any: gpu and basis are the target's)
+    present = np.flatnonzero(at >= 0)
+    number = np.zeros(len(at), dtype=np.int64)
+    number[present] = np.arange(len(present))
+    inv, first = number[key], at[present]
+    pairs = [(str(names[k // width]), int(k % width)) for k in present.tolist()]
+    gpu = out["gpu"].iloc[first].astype(str).tolist()
+    gpu_of = {t: g for (t, _), g in zip(pairs, gpu, strict=True)}
     hits = [rentals.cheapest(t, n, gpus == "all") for t, n in pairs]
     usd = np.array([np.nan if h is None else h[0] for h in hits], dtype=float)[inv]
     out["usd_per_hour"] = usd
@@ -116,9 +124,7 @@ def priced_configurations(table: pd.DataFrame, rentals: Rentals, gpus) -> tuple:
     out["usd_per_1000_steps"] = out["batch_latency_ms"].to_numpy(float) * 1000 / MS_PER_HOUR * usd
     config = [f"{n} x {short_gpu(gpu_of[t])}" for t, n in pairs]
     out.insert(out.columns.get_loc("target") + 1, "configuration", _categorical(config, inv))
-    basis = out["basis"].to_numpy(object)
-    first = np.unique(inv, return_index=True)[1]  # a row of each configuration
-    measured = [str(basis[i]) == "measured" for i in first.tolist()]
+    measured = [str(b) == "measured" for b in out["basis"].iloc[first].tolist()]
     notes = _notes(config, [n for _, n in pairs], hits)
     return out, notes + _other_hosts(config, pairs, hits, measured)
 
