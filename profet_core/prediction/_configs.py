@@ -146,9 +146,13 @@ def _other_hosts(config: list, pairs: list, hits: list, measured: list) -> list[
 
 
 def _categorical(labels: list, inv: np.ndarray) -> pd.Categorical:
-    """Per row ``labels[inv]``, as a categorical (one string per label, not per row)."""
-    codes, uniq = pd.factorize(pd.Series(labels, dtype=object), sort=False)
-    return pd.Categorical.from_codes(codes[inv], categories=list(uniq))
+    """Per row ``labels[inv]``, as a categorical (one string per label, not per row; its dtype
+    built once per list of labels)."""
+    from ._engine import categorical
+
+    uniq = list(dict.fromkeys(labels))
+    codes = np.array([uniq.index(v) for v in labels], dtype=np.int64)
+    return categorical(codes[inv], uniq)
 
 
 def _notes(config: list, used: list, hits: list) -> list[str]:
