@@ -28,8 +28,10 @@ import numpy as np
 import pandas as pd
 
 from .._base import kept_for
-from ._bounds import bound_matrix, limiting, order_bounds, order_matrix, raise_matrix
+from ._bounds import bound_matrix, order_bounds, order_matrix, raise_matrix
 from ._exceptions import published_exceptions  # noqa: F401  (re-exported)
+from ._order_notes import order_notes  # noqa: F401  (re-exported)
+from ._order_notes import why as _why
 
 #: Share of the dominated GPU's bandwidth the dominating one needs.
 BW_SHARE = 0.95
@@ -242,25 +244,10 @@ def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32"
         sel = np.flatnonzero(
             (gpus == g) & np.fromiter((n in where for n in names), bool, len(names))
         )
-        if not len(sel):
-            continue
-        tg = sorted(set(names[sel]))
-        rows = tuple(where[t] for t in tg)
-        # a (profile rows x targets) matrix of steps, NaN where a row lacks a target
-        r_codes, uniq = pd.factorize(table["row"].to_numpy()[sel])
-        t_codes = pd.Index(tg).get_indexer(names[sel])
-        q = np.full((len(uniq), len(tg)), np.nan)
-        q[r_codes, t_codes] = p[sel]
-        fix = np.zeros_like(q, dtype=bool)
-        fix[r_codes, t_codes] = fixed[sel]
-        tier = np.full(len(tg), 2)
-        tier[t_codes] = [_tier(b) for b in basis[sel]]
-        h, up, dom = _graph(sheet, rows, g > 1, precision, exceptions, tier == 0)
-        lines = sheet["lines"].iloc[list(rows)].reset_index(drop=True)
-        why = functools.partial(_why, lines, precision=precision, multi=g > 1)
-        lim = _tiers(q, fix, tier, (h, up, dom), moved, tg, why)
-        new[sel] = lim[r_codes, t_codes]
-        kept += _kept(lim, fix, up, tg)
+        if len(sel):
+            ctx = (sheet, precision, exceptions, moved)
+            new[sel], found = _order_count(table, sel, names, basis, fixed, p, g, ctx)
+            kept += found
     if np.array_equal(new, p):
         return table, [], kept
     out = table.copy(deep=False)
@@ -270,6 +257,29 @@ def spec_order(table: pd.DataFrame, specs: pd.DataFrame, precision: str = "fp32"
         if col in out:
             out[col] = out[col].to_numpy(dtype=float) * factor
     return out, [(t, *m) for t, m in moved.items()], kept
+
+
+def _order_count(table, sel, names, basis, fixed, p, g, ctx) -> tuple[np.ndarray, list]:
+    """:func:`spec_order` on the rows ``sel`` of one GPU count ``g``: their ordered steps (ms)
+    and the measured answers kept out of bounds; ``ctx`` = (sheet, precision, exceptions,
+    moved), ``moved`` updated in place."""
+    sheet, precision, exceptions, moved = ctx
+    tg = sorted(set(names[sel]))
+    rows = tuple(sheet["where"][t] for t in tg)
+    # a (profile rows x targets) matrix of steps, NaN where a row lacks a target
+    r_codes, uniq = pd.factorize(table["row"].to_numpy()[sel])
+    t_codes = pd.Index(tg).get_indexer(names[sel])
+    q = np.full((len(uniq), len(tg)), np.nan)
+    q[r_codes, t_codes] = p[sel]
+    fix = np.zeros_like(q, dtype=bool)
+    fix[r_codes, t_codes] = fixed[sel]
+    tier = np.full(len(tg), 2)
+    tier[t_codes] = [_tier(b) for b in basis[sel]]
+    h, up, dom = _graph(sheet, rows, g > 1, precision, exceptions, tier == 0)
+    lines = sheet["lines"].iloc[list(rows)].reset_index(drop=True)
+    why = functools.partial(_why, lines, precision=precision, multi=g > 1)
+    lim = _tiers(q, fix, tier, (h, up, dom), moved, tg, why)
+    return lim[r_codes, t_codes], _kept(lim, fix, up, tg)
 
 
 _SHEETS: dict = {}
@@ -345,21 +355,6 @@ def _graph(sheet: dict, rows: tuple, multi: bool, precision: str, exceptions: di
     return got
 
 
-def _why(lines, k: int, b: int, capped: bool, fac: float, *, precision: str, multi: bool) -> str:
-    """How target ``k`` moved against ``b`` (by the bound ``fac``), citing the resource that
-    sets it."""
-    name = lines["instance"].iloc[b]
-    if capped:  # k's step <= fac x b's; r: k's least resource ratio to b
-        res, r = limiting(lines, k, b, precision, multi)
-        if r >= 1 - 1e-9:
-            return f"capped at {name}'s step (at least its every resource)"
-        return f"capped at {fac:.2f}x {name}'s step (its {res} {r:.2f}x {name}'s, its least)"
-    res, r = limiting(lines, b, k, precision, multi)  # b's least ratio to k: k's largest lead
-    if r >= 1 - 1e-9:
-        return f"raised to {name}'s step (which has at least its every resource)"
-    return f"raised to {name}'s step / {fac:.2f} (its {res} {1 / r:.2f}x {name}'s, its most)"
-
-
 def _kept(lim, fix, h, tg) -> list:
     """Pairs of measured answers (trained pairs) out of bounds by more than :data:`SLACK`
     (``h``: :func:`~._bounds.raise_matrix`, from a measured GPU only where it has at least the
@@ -396,32 +391,3 @@ def _moved(moved: dict, q, lim, h, up, tg, why) -> None:
             bound = ("", "")
         if tg[k] not in moved or abs(np.log(f[r, k])) > abs(np.log(moved[tg[k]][1])):
             moved[tg[k]] = (bound[0], float(f[r, k]), bound[1])
-
-
-def order_notes(moved, precision: str, kept=()) -> list[str]:
-    """The notes of a table :func:`spec_order` moved or kept out of bounds (none where
-    neither)."""
-    notes = []
-    if moved:
-        parts = [
-            f"{m[0]} {m[3] or 'moved into a bound'} (x{m[2]:.2f})"
-            for m in sorted(moved, key=lambda m: m[2])
-        ]
-        notes.append(
-            f"spec order ({precision}): a step is never longer than another GPU's over the "
-            "least ratio of its resources to that GPU's (convolution/matrix rate, FP32 rate, "
-            "memory bandwidth; the link with several GPUs), nor shorter than it over the "
-            "largest, with 10% for what the rated resources do not show (power-capped GPUs run "
-            "below them), and a GPU with at least another's rates and 95% of its bandwidth is "
-            "never slower (no "
-            f"published measurement of these pairs shows otherwise): {'; '.join(parts)}."
-        )
-    if kept:
-        a, b, r = max(kept, key=lambda k: k[2])
-        notes.append(
-            f"{a} is predicted {r:.2f}x slower than its resources against {b}'s allow: both "
-            "answers come from pairs trained on measurements, and the data itself measures "
-            "some small host-bound CNNs slower on the V100 (p3.2xlarge) than on the T4 "
-            "(g4dn.xlarge): up to 1.46x, on 17 of its 274 shared workloads."
-        )
-    return notes

@@ -35,6 +35,7 @@ import pandas as pd
 
 from .._base import check_is_fitted
 from ..errors import ProfetValueError
+from ._basis import spec_positions
 from ._pairs import FAM_COLS
 
 #: Log-latency noise of one published pair (framework/convention gap; vs 0.1 for the data).
@@ -45,6 +46,9 @@ PRIOR_SD_TENSOR = 1.0
 PRIOR_SD_BETA = 0.5
 #: Prior sd of ``b``, the bandwidth-bound part of the roofline efficiency (log units; weak).
 PRIOR_SD_ROOF = 1.0
+#: Whether a GPU without published pairs of its own takes its architecture's mean offset
+#: (issue 40; docs/arch_efficiency_rule.md candidate A); ``False`` is the model before it.
+SHARE_ARCH = True
 #: Which GPUs get the shared tensor-core efficiency: every GPU with a TF32 rate (``tf32>0``);
 #: artifacts made before the GeForce cards counted (``tf32>fp32``) keep their rule.
 TENSOR_RULES = ("tf32>0", "tf32>fp32")
@@ -126,6 +130,7 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
     refuse_held_out(pairs)
     new = copy.deepcopy(model)
     new.tensor_eta_, new.published_eta_, new.published_n_ = None, {}, {}
+    new.published_arch_ = {}
     new.tensor_beta_, new.bw_centre_, new.roof_ = np.zeros(2), None, None
     if pairs.empty:
         return new
@@ -159,7 +164,24 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
     new.tensor_eta_ = mu = np.logaddexp(a, b)
     new.published_eta_ = {g: mu + u[i] for i, g in enumerate(names)}
     new.published_n_ = {g: int(np.sum(gi == i)) for i, g in enumerate(names)}
+    new.published_arch_ = (
+        arch_offsets(model, dict(zip(names, u, strict=True))) if by != "generation" else {}
+    )
     return new
+
+
+def arch_offsets(model, offsets: dict) -> dict:
+    """{architecture: [compute, memory]}: the mean per-GPU offset ``v`` (each GPU with published
+    pairs weighs 1) of each architecture (``arch`` of the spec sheet), what a GPU of it without
+    pairs of its own takes on top of ``mu`` (issue 40: the H200 was given none while the H100's
+    pairs put the H100 at +0.2 log units); empty where :data:`SHARE_ARCH` is off."""
+    if not SHARE_ARCH:
+        return {}
+    arch = dict(zip(model.specs_["gpu"][::-1], model.spec_arch_[::-1], strict=True))
+    by: dict = {}
+    for g, v in offsets.items():
+        by.setdefault(arch.get(g), []).append(np.asarray(v, float))
+    return {a: np.mean(vs, axis=0) for a, vs in by.items() if a is not None}
 
 
 def tensor_share(model) -> pd.DataFrame:
@@ -214,12 +236,45 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
         rows = model.spec_index_.get_indexer(pd.Index(names))
     tensor, gpus = model.spec_tensor_[rows], model.specs_["gpu"].to_numpy(dtype=object)[rows]
     slope = z_term(model, bandwidth_z(model, rows))
+    shared = getattr(model, "published_arch_", {})
     for i, g in enumerate(gens):
         if gi[i] < 0:
             own = model.published_eta_.get(gpus[i], model.published_eta_.get(g))
+            if own is None and g in shared:  # its architecture's published GPUs' mean offset
+                own = mu + shared[g]
             if own is not None or tensor[i]:
                 out[i] = (own if own is not None else mu) + slope[i]
     return out
+
+
+def arch_note(model, targets) -> str | None:
+    """The note of an answer whose ``specs only`` targets took their architecture's efficiency
+    (issue 40): which architectures, from which published GPUs and how many pairs; None where
+    no target did."""
+    shared = getattr(model, "published_arch_", {})
+    if not shared:
+        return None
+    rows = spec_positions(model, targets)
+    gpus = model.specs_["gpu"].to_numpy(dtype=object)
+    arch = dict(zip(gpus[::-1], model.spec_arch_[::-1], strict=True))
+    used = sorted(
+        {
+            model.spec_arch_[r]
+            for r in rows
+            if model.spec_arch_[r] in shared and gpus[r] not in model.published_eta_
+        }
+    )
+    parts = []
+    for a in used:
+        own = sorted(g for g in model.published_eta_ if arch.get(g) == a)
+        n = sum(model.published_n_[g] for g in own)
+        parts.append(f"{a} from {', '.join(own)} ({n} pairs)")
+    if not parts:
+        return None
+    return (
+        "GPUs with no published measurement of their own take their architecture's mean "
+        "tensor-core efficiency from the published GPUs of that architecture: " + "; ".join(parts)
+    )
 
 
 def published_state(model) -> dict:
@@ -236,6 +291,9 @@ def published_state(model) -> dict:
         "bw_centre": None if centre is None else float(centre),
         "eta": {g: [float(v) for v in e] for g, e in getattr(model, "published_eta_", {}).items()},
         "pairs": {g: int(n) for g, n in getattr(model, "published_n_", {}).items()},
+        "arch": {
+            a: [float(v) for v in e] for a, e in getattr(model, "published_arch_", {}).items()
+        },
     }
 
 
@@ -255,3 +313,5 @@ def set_published_state(model, state: dict | None) -> None:
     model.bw_centre_ = None if centre is None else float(centre)
     model.published_eta_ = {g: np.asarray(e, float) for g, e in state.get("eta", {}).items()}
     model.published_n_ = {g: int(n) for g, n in state.get("pairs", {}).items()}
+    # artifacts made before issue 40's architecture offsets: a GPU without pairs gets mu alone
+    model.published_arch_ = {a: np.asarray(e, float) for a, e in state.get("arch", {}).items()}

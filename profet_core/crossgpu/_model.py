@@ -202,6 +202,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         self.residual_model_ = self._fit_residual(fam, d_spec, y - phys) if self.residual else None
         self.interval_log_, self.source_calibration_ = {}, {}
         self.tensor_eta_, self.published_eta_, self.published_n_ = None, {}, {}
+        self.published_arch_ = {}
         self.tensor_beta_, self.bw_centre_, self.roof_ = np.zeros(2), None, None
         return self
 

@@ -234,6 +234,17 @@ def _spec_order(predictor, table, precision, reference=None) -> tuple:
         multi = "gpus" in out and bool((out["gpus"] > 1).any())
         note = source_note(predictor.cross, precision, multi)
         notes += [] if note is None else [note]
+        from ..crossgpu._efficiency import arch_note
+
+        specs_only = sorted(
+            {
+                t
+                for t, b in zip(strings(out["target"]), strings(out["basis"]), strict=True)
+                if b == "specs only"
+            }
+        )
+        note = arch_note(predictor.cross, specs_only) if specs_only else None
+        notes += [] if note is None else [note]
     return out, notes
 
 

@@ -173,6 +173,16 @@ def _pos(specs, instance):
     return int(np.flatnonzero(specs["instance"].to_numpy() == instance)[0])
 
 
+def _gen_offset(fitted, instance):
+    """What a GPU of ``instance``'s generation without pairs of its own takes on top of mu: the
+    mean offset of its generation's published GPUs (GenT: gpu-t and gpu-t2), else 0."""
+    gen = TENSOR[instance][3]
+    own = [g for g in TENSOR if TENSOR[g][3] == gen and f"GPU {g}" in fitted.published_eta_]
+    if not own:
+        return np.zeros(2)
+    return np.mean([fitted.published_eta_[f"GPU {g}"] - fitted.tensor_eta_ for g in own], axis=0)
+
+
 @pytest.mark.parametrize("unseen", ["gpu-u", "gpu-t3"], ids=["hbm-like", "gddr-like"])
 def test_an_unseen_tensor_gpu_moves_with_its_bandwidth_per_peak_flop(setup, unseen):
     base, medians, specs = setup
@@ -183,7 +193,8 @@ def test_an_unseen_tensor_gpu_moves_with_its_bandwidth_per_peak_flop(setup, unse
     assert abs(np.mean(bandwidth_z(fitted, tensor))) < 1e-9
     z = bandwidth_z(fitted, [_pos(specs, unseen)])[0]
     np.testing.assert_allclose(
-        fitted._eta([unseen])[0], fitted.tensor_eta_ + z_term(fitted, [z])[0]
+        fitted._eta([unseen])[0],
+        fitted.tensor_eta_ + _gen_offset(fitted, unseen) + z_term(fitted, [z])[0],
     )
     back = CrossInstanceModel.from_state(*fitted.to_state())
     np.testing.assert_allclose(back._eta([unseen])[0], fitted._eta([unseen])[0])
@@ -217,7 +228,10 @@ def test_a_geforce_style_tensor_gpu_gets_the_shared_efficiency(setup):
     model = _with_gpu(fitted, specs, "gpu-g", 35.0, 35.0, 936.0)
     eta = model._eta(["gpu-g"])[0]
     z = bandwidth_z(model, [len(model.specs_) - 1])
-    np.testing.assert_allclose(eta, fitted.tensor_eta_ + z_term(fitted, z)[0])
+    # a GenT GPU: the shared roofline plus GenT's published GPUs' mean offset
+    np.testing.assert_allclose(
+        eta, fitted.tensor_eta_ + _gen_offset(fitted, "gpu-t3") + z_term(fitted, z)[0]
+    )
     assert np.all(np.abs(eta) > 1e-3)
     assert model.basis("gpu-g") == "specs only"
 
@@ -232,7 +246,9 @@ def test_the_shared_efficiency_is_a_roofline_in_bandwidth_per_flop(setup):
     # plenty of bandwidth per FLOP: compute-bound, no more than a share exp(-a) of the peak
     # however much more bandwidth (a linear slope kept promising more)
     np.testing.assert_allclose(eta(0.4, 50000.0), eta(0.4, 25000.0), atol=1e-3)
-    np.testing.assert_allclose(eta(0.4, 50000.0), fitted.roof_[0], atol=1e-3)
+    np.testing.assert_allclose(
+        eta(0.4, 50000.0), fitted.roof_[0] + _gen_offset(fitted, "gpu-t3"), atol=1e-3
+    )
     # starved of bandwidth: time per FLOP ~ peak / bandwidth, twice the bandwidth halves it
     np.testing.assert_allclose(eta(5000.0, 20.0) - eta(5000.0, 40.0), np.log(2), atol=0.02)
 
@@ -257,15 +273,19 @@ def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
     fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
     assert fitted.basis("gpu-t") == "published (4)"
     assert fitted.pair_basis("gpu-a", "gpu-t2") == "published (4)"
-    # Per GPU, not per generation: GenT's two published GPUs differ (2.0x vs 0.9x) and a third
-    # GenT GPU with nothing published starts from the shared mu at its bandwidth per peak FLOP,
-    # like another generation's.
+    # Per GPU: GenT's two published GPUs differ (2.0x vs 0.9x); a third GenT GPU with nothing
+    # published starts from the shared mu at its bandwidth per peak FLOP plus GenT's mean
+    # offset (issue 40: shared per architecture), GenU's (nothing published) from mu alone.
     assert not np.allclose(fitted._eta(["gpu-t"]), fitted._eta(["gpu-t2"]), atol=0.05)
+    assert set(fitted.published_arch_) == {"GenT"}
+    assert np.abs(_gen_offset(fitted, "gpu-t3")).max() > 1e-3
     for unseen in ("gpu-u", "gpu-t3"):
         assert fitted.basis(unseen) == "specs only"
         np.testing.assert_allclose(
             fitted._eta([unseen])[0],
-            fitted.tensor_eta_ + z_term(fitted, bandwidth_z(fitted, [_pos(specs, unseen)]))[0],
+            fitted.tensor_eta_
+            + _gen_offset(fitted, unseen)
+            + z_term(fitted, bandwidth_z(fitted, [_pos(specs, unseen)]))[0],
         )
     np.testing.assert_allclose(base._eta(["gpu-u"])[0], 0.0)
     back = CrossInstanceModel.from_state(*fitted.to_state())
@@ -276,6 +296,32 @@ def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
             fitted.predict_families("gpu-a", t, fam, 0.01)[0],
         )
     assert back.basis("gpu-t") == "published (4)"
+    np.testing.assert_allclose(back._eta(["gpu-t3"]), fitted._eta(["gpu-t3"]))
+
+
+def test_a_gpu_without_pairs_takes_its_architectures_offset_not_none(setup, monkeypatch):
+    """Issue 40: the H200 (specs only) got no offset while the H100 (published) had its own;
+    now a GPU without pairs takes its architecture's published GPUs' mean offset. Artifacts
+    made before (no ``arch`` in their state) and the switch off answer as before."""
+    from profet_core.crossgpu import _efficiency
+
+    base, medians, specs = setup
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    v = {g: fitted.published_eta_[f"GPU {g}"] - fitted.tensor_eta_ for g in TRUE}
+    np.testing.assert_allclose(fitted.published_arch_["GenT"], (v["gpu-t"] + v["gpu-t2"]) / 2)
+    z = z_term(fitted, bandwidth_z(fitted, [_pos(specs, "gpu-t3")]))[0]
+    before = fitted.tensor_eta_ + z
+    np.testing.assert_allclose(fitted._eta(["gpu-t3"])[0], before + fitted.published_arch_["GenT"])
+    meta, arrays = fitted.to_state()
+    assert set(meta["published"]["arch"]) == {"GenT"}
+    del meta["published"]["arch"]
+    np.testing.assert_allclose(
+        CrossInstanceModel.from_state(meta, arrays)._eta(["gpu-t3"])[0], before
+    )
+    monkeypatch.setattr(_efficiency, "SHARE_ARCH", False)
+    off, _ = learn_published(base, medians, specs, table=synthetic_table())
+    assert off.published_arch_ == {}
+    np.testing.assert_allclose(off._eta(["gpu-t3"])[0], before)
 
 
 def test_artifacts_with_generation_keys_still_read(setup):
@@ -397,3 +443,16 @@ def test_a_published_gpu_the_catalog_rents_is_that_gpu_at_every_precision(publis
     rows = t[t["gpu_published"].str.contains(published, regex=False)]
     assert len(rows) and set(rows["catalog_gpu"]) == {catalog}
     assert set(rows["precision"]) - {"AMP"}
+
+
+def test_the_note_names_the_architecture_a_specs_only_gpu_took(setup):
+    from profet_core.crossgpu._efficiency import arch_note
+
+    base, medians, specs = setup
+    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    note = arch_note(fitted, ["gpu-t3", "gpu-u"])
+    assert note is not None and "GenT from GPU gpu-t, GPU gpu-t2 (8 pairs)" in note
+    assert "GenU" not in note
+    # a GPU with its own pairs, or one of an architecture nobody published: no note
+    assert arch_note(fitted, ["gpu-t", "gpu-u"]) is None
+    assert arch_note(base, ["gpu-t3"]) is None

@@ -355,3 +355,16 @@ def test_another_methods_outlier_moves_no_other_target(predicted, precision):
     ms = t.loc[own, "batch_latency_ms"]
     if (ms < 0.5 * d.loc[ms.index, "batch_latency_ms"]).any():
         assert any(f"The {other} method's own answers" in w for w in got.warnings())
+
+
+def test_the_spec_order_note_names_the_largest_moves_and_counts_the_rest():
+    """A note the CLI and the app show alike stays short: the five largest moves by name, the
+    others counted with their range (the app cuts messages past 2,000 characters)."""
+    from profet_core.crossgpu._order_notes import NAMED_MOVES, order_notes
+
+    moved = [(f"gpu-{i}", "gpu-x", 1.0 + (i - 6) / 20, f"capped at gpu-x ({i})") for i in range(13)]
+    (note,) = order_notes(moved, "fp32")
+    named = [m[0] for m in moved if f"{m[0]} capped" in note]
+    assert named == ["gpu-0", "gpu-1", "gpu-2", "gpu-11", "gpu-12"][:NAMED_MOVES]
+    assert "and 8 more by x0.85 to x1.20" in note
+    assert len(note) < 1000
