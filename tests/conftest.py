@@ -41,6 +41,10 @@ def pytest_collection_modifyitems(config, items):
         kinds = any(item.get_closest_marker(k) for k in _SLOW_KINDS)
         if kinds or needs_shared or item.path.name.startswith("test_fuzz"):
             item.add_marker(pytest.mark.slow)
+    # Files with slow tests first (pytest-xdist hands out whole files in this order): a long
+    # file started last kept one worker busy while the other sat idle at the end of a run.
+    heavy = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in heavy)
 
 
 @pytest.fixture(scope="session")
