@@ -180,9 +180,10 @@ with left:
         list(GPU_CHOICES),
         horizontal=True,
         key="gpus",
-        help="As the CLI's --gpus: N data-parallel at the profiled per-GPU batch (instances "
-        "with fewer GPUs are left out) or all of each instance's; images/s and cost for the "
-        "whole instance.",
+        help="As the CLI's --gpus: N data-parallel at the profiled per-GPU batch (each GPU at "
+        "the cheapest offering with at least N of it; GPUs no offering rents N of are left "
+        "out) or all: one row per GPU count the offerings rent; images/s of the GPUs used, "
+        "cost of the whole instance renting them.",
     )
     amp_latency = None
     if precision == "amp":
@@ -306,8 +307,10 @@ if result:
     if changed:
         named = " and ".join(filter(None, (", ".join(changed[:-1]), changed[-1])))
         st.warning(f"Stale: the {named} changed since this prediction; press Predict again.")
+    named = "configuration" if "configuration" in table else "target"
     st.subheader(
-        f"Predicted on {table['target'].nunique()} targets from a profile on {result.anchor}"
+        f"Predicted on {table[named].nunique()} GPU configurations from a profile on "
+        f"{result.anchor}"
     )
     ensemble = "; ".join(table["ensemble"].unique())
     st.caption(
@@ -320,6 +323,8 @@ if result:
     row = common.pick_row(st, "Profile row to show", table["row"].nunique())
     for warning in prediction.warnings(row):
         st.warning(common.safe(warning))
+    for text in prediction.price_notes:  # what the prices rest on: notes, as the CLI's
+        st.info(common.safe(text))
     shown = table[table["row"] == row].reset_index(drop=True)
     novelty = shown["novelty"].max()
     if pd.notna(novelty) and not prediction.novelty_warning(row):
@@ -332,9 +337,10 @@ if result:
         if best is not None:
             col.metric(
                 f"{what.capitalize()} target ({crit.name})",
-                best["target"],
+                str(best[named]),
                 f"{crit.time_label} {format_number(best[crit.time_column])}, "
-                f"{crit.cost_label} {format_number(best[crit.cost_column])}",
+                f"{crit.cost_label} {format_number(best[crit.cost_column])}"
+                + (f"; {best['offering']}" if best.get("offering") else ""),
                 delta_color="off",
                 delta_arrow="off",
             )

@@ -53,6 +53,8 @@ def _anchor_point():
     c1, c2 = st.columns(2)
     row = common.pick_row(c1, "Anchor page profile row", table["row"].nunique(), "prefill_row")
     shown = table[table["row"] == row]
+    if "gpus" in shown:  # one line per target: its fewest GPUs (several counts: configurations)
+        shown = shown.sort_values("gpus", kind="stable").drop_duplicates("target")
     targets = list(shown["target"])
     # A measured target first (its one-point curve rests on that instance's own runs), the
     # fastest of them; a spec-only GPU was never measured at several sizes.
@@ -246,7 +248,8 @@ if mode == ONE:
     except ProfetError as exc:
         common.show_error(exc)
         st.stop()
-    curve, band, warnings = scaled.latency_ms, (scaled.low_ms, scaled.high_ms), scaled.notes
+    curve, band, warnings = scaled.latency_ms, (scaled.low_ms, scaled.high_ms), scaled.warnings
+    notes = scaled.notes  # what the curve rests on: notes, as the CLI prints them
     points = {size_from: latency}
 else:
     points = two_point_inputs()
@@ -256,9 +259,11 @@ else:
     except ProfetError as exc:
         common.show_error(exc)
         st.stop()
-    warnings = predictor.scale_warnings(by, points)
+    warnings, notes = predictor.scale_warnings(by, points), ()
 for warning in warnings:
     st.warning(common.safe(warning))
+for text in notes:
+    st.info(common.safe(text))
 
 at = int(size - lo)
 value = float(curve[at])

@@ -31,7 +31,17 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
     members = prediction.member_columns
     num, text = st.column_config.NumberColumn, st.column_config.TextColumn
     return {
-        "target": text("Target", width=95),
+        "configuration": text(
+            "GPU configuration",
+            width=165,
+            help="GPUs x GPU: what the prediction is for; the Offering column names the "
+            "instance type that rents it cheapest",
+        ),
+        "target": text(
+            "Model line",
+            width=95,
+            help="the spec line (or measured instance) the GPU is predicted as",
+        ),
         "gpu": text("GPU (NVIDIA)", width=115),
         "basis": text(
             "Basis",
@@ -129,14 +139,18 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
         {"p_fit": "{:.2f}", **dict.fromkeys(members, "{:.1f}")},
     )
     config = _config(display, prediction)
-    columns = ["target", "gpu", "basis", "batch_latency_ms", "latency_range", "p_fit"]
+    # A configuration names its GPU and count; without one (unpriced artifacts) the target does.
+    named = ["configuration"] if "configuration" in display else ["target", "gpu"]
+    columns = [*named, "basis", "batch_latency_ms", "latency_range", "p_fit"]
     columns += ["usd_per_hour", *(["run_hours", "run_usd", "run_range"] if run else [])]
     if "ms_per_batch" in display.columns:  # picks per image rest on these
         columns += ["ms_per_batch", "usd_per_1000_batches"]
     # The offering each USD/h is from: one click away, so the numbers fit 1440 px.
     more = ["offering", *(["steps", "usd_per_1000_steps"] if run else []), "ensemble", *members]
+    if "configuration" in display:
+        more[1:1] = ["target", "gpu"]
     if "basis_precision" in display.columns:  # amp or several GPUs (issue 25)
-        columns[3:3] = ["gpus"]
+        columns.insert(columns.index("batch_latency_ms"), "gpus")
         more[:0] = ["basis_precision", "precision", "images_per_s"]
     if run and display["steps"].nunique() > 1:  # GPU counts differ: so do their steps
         more.remove("steps")

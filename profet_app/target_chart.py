@@ -33,6 +33,12 @@ _MEASURED = {"color": "#4C78A8", "pattern": {"shape": ""}}
 _SPEC = {"color": "#9ECAE9", "pattern": {"shape": "/"}}
 
 
+def _names(t: pd.DataFrame) -> pd.Series:
+    """Each row's name on the x axis: its GPU configuration (``8 x H100 SXM5 80GB``), or its
+    target where the table has none."""
+    return (t["configuration"] if "configuration" in t else t["target"]).astype(str)
+
+
 def _legend_bar(name: str, marker: dict) -> go.Bar:  # the bars mix two looks
     return go.Bar(x=[None], y=[None], name=name, marker=marker, offsetgroup="latency")
 
@@ -59,7 +65,7 @@ def _bars(t: pd.DataFrame, col: str, name: str) -> list[go.Bar]:
     looks = [_MEASURED if b == "measured" else _SPEC for b in basis]
     unit = "ms" if col == "batch_latency_ms" else "images/s"
     bars = go.Bar(
-        x=t["target"],
+        x=_names(t),
         y=value,
         name=name,
         showlegend=False,
@@ -86,7 +92,7 @@ def _mark(fig: go.Figure, marks) -> None:
         if best is None:
             continue
         fig.add_annotation(
-            x=best["target"],
+            x=str(best["configuration"] if "configuration" in best.index else best["target"]),
             y=best[col],
             text=text,
             showarrow=True,
@@ -128,7 +134,7 @@ def latency_cost_figure(
     Parameters
     ----------
     table : pandas.DataFrame
-        One row per target: ``target``, ``batch_latency_ms``, ``low_ms``, ``high_ms``,
+        One row per GPU configuration: ``configuration`` (or ``target``), ``batch_latency_ms``, ``low_ms``, ``high_ms``,
         ``cost_col`` and (for ``bars="images_per_s"``) ``images_per_s``.
     picks : dict
         ``Prediction.picks``: the fastest and the cheapest row by the prediction's one
@@ -160,7 +166,7 @@ def latency_cost_figure(
         cost_err = error_bars(cost, t[cost_low].to_numpy(float), t[cost_high].to_numpy(float))
     fig.add_trace(
         go.Scatter(
-            x=t["target"],
+            x=_names(t),
             y=cost,
             name=cost_label,
             mode="markers",
@@ -171,7 +177,7 @@ def latency_cost_figure(
         secondary_y=True,
     )
     _mark_picks(fig, picks, bars, cost_col, criterion)
-    fig.update_xaxes(title_text="Target instance")
+    fig.update_xaxes(title_text="GPU configuration (GPUs x GPU)")
     fig.update_yaxes(title_text=bars_label, secondary_y=False, rangemode="tozero")
     # Its own round ticks ($0.02, $0.04), not ones synced to the bars' grid (0.0201).
     fig.update_yaxes(

@@ -84,41 +84,58 @@ def method_params(dnn_epochs: int | None) -> dict:
 
 
 def read_prices(catalog) -> tuple:
-    """``--catalog``: ``(user catalog, offerings snapshot, price-source line)``. A CSV of prices
-    (``instance,gpu,usd_per_hour``) is the user's catalog, merged over the shipped snapshot; a
-    SkyPilot catalog folder (``~/.sky/catalogs/v8``) is derived into the snapshot every price
-    comes from (its odd rows are ``profet offerings refresh``'s to report)."""
+    """``--catalog``: ``(user catalog, offerings snapshot, price-source line, source)``. A CSV
+    of prices (``instance,gpu,usd_per_hour``) is the user's catalog, merged over the shipped
+    snapshot; a SkyPilot catalog folder (``~/.sky/catalogs/v8``) is derived into the snapshot
+    every price comes from (its odd rows are ``profet offerings refresh``'s to report).
+    ``source`` is the JSON documents' ``source``: the snapshot's metadata (the folder's where
+    one is given, naming it in ``catalog_folder``; ``user_catalog`` a CSV's path)."""
     from pathlib import Path
 
-    from .. import load_catalog, price_source
+    from .. import load_catalog, offerings_meta, price_source
 
     if not catalog:
-        return None, None, price_source()
+        return None, None, price_source(), offerings_meta()
     if Path(catalog).is_dir():
         from .. import refresh_offerings
 
         done = refresh_offerings(catalog)
-        return None, done["table"], f"{price_source(done['meta'])} (from {catalog!r})"
+        line = f"{price_source(done['meta'])} (from {catalog!r})"
+        return None, done["table"], line, {**done["meta"], "catalog_folder": str(catalog)}
     # An empty price in the user's catalog keeps the offerings' (said in catalog_notes).
     given = load_catalog(catalog, missing_price_ok=True)
-    return given, None, f"{price_source()} (and {catalog!r} for the instances it prices)"
+    line = f"{price_source()} (and {catalog!r} for the instances it prices)"
+    return given, None, line, {**offerings_meta(), "user_catalog": str(catalog)}
 
 
 def load_predictor(artifacts, catalog=None):
     """The artifacts (``--artifacts``) priced by the offerings, or by ``--catalog``
-    (:func:`read_prices`); returns ``(predictor, user catalog, snapshot, price-source line)``."""
+    (:func:`read_prices`); returns ``(predictor, user catalog, snapshot, price-source line,
+    source metadata)``."""
     from .. import load_artifacts
 
-    given, snapshot, source = read_prices(catalog)
-    return load_artifacts(artifacts, catalog=given, offerings=snapshot), given, snapshot, source
+    given, snapshot, line, meta = read_prices(catalog)
+    predictor = load_artifacts(artifacts, catalog=given, offerings=snapshot)
+    return predictor, given, snapshot, line, meta
+
+
+#: How a table printed for people shows a value that is not known (no price, no offering, no
+#: pick): a dash, as the app's grid does, never "NaN" or an empty cell that shifts the columns.
+UNKNOWN = "-"
 
 
 def table_text(df, fmt=None) -> str:
     """A table as aligned text, without the index; floats as ``fmt`` (a format spec), or by the
-    one rule for numbers shown to people (:func:`profet_core.format_number`); control
-    characters removed (it is printed to a terminal)."""
+    one rule for numbers shown to people (:func:`profet_core.format_number`); an unknown value
+    (NaN, an empty text cell) as :data:`UNKNOWN`; control characters removed (it is printed to
+    a terminal)."""
     from .. import format_number
     from .._messages import printable
 
     show = format_number if fmt is None else (lambda v: format(v, fmt))
-    return printable(df.to_string(index=False, float_format=show))
+    text = df.select_dtypes(include=["object", "string", "category"]).columns
+    if len(text):
+        df = df.assign(
+            **{c: df[c].astype(object).where(df[c].astype(str) != "", UNKNOWN) for c in text}
+        )
+    return printable(df.to_string(index=False, float_format=show, na_rep=UNKNOWN))

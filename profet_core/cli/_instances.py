@@ -33,7 +33,7 @@ def run(args) -> int:
     """Print the offerings (or the artifacts' targets) and the notes about their prices."""
     from .. import list_offerings
 
-    predictor, given, snapshot, source = load_predictor(args.artifacts, args.catalog)
+    predictor, given, snapshot, source, meta = load_predictor(args.artifacts, args.catalog)
     for text in predictor.catalog_notes:
         warn(text)
     if args.targets:
@@ -54,8 +54,6 @@ def run(args) -> int:
         note(source if text.startswith("Prices:") else text)
     if args.format == "table":
         print(table_text(table.drop(columns="note")))
-    else:
-        from .. import offerings_meta
-
-        write_table(table, args.format, notes, source=offerings_meta())
+    else:  # the snapshot the prices are from: the shipped one, or --catalog's folder
+        write_table(table, args.format, notes, source=meta)
     return 0

@@ -11,6 +11,7 @@ from ._offerings import add_filters, filters_given, offering_filter, write_table
 #: Columns of `profet predict --format table` with their headers (units included).
 _TABLE_COLUMNS = {
     "row": "row",
+    "configuration": "configuration",
     "target": "target",
     "gpu": "gpu",
     "basis": "basis",
@@ -74,8 +75,9 @@ def add_parser(subparsers) -> None:
     pr.add_argument(
         "--gpus",
         default="1",
-        help="GPUs used data-parallel at the profile's per-GPU batch: 1 (default), all (each "
-        "instance's own) or N (instances with fewer are left out); cost is the whole instance's",
+        help="GPUs used data-parallel at the profile's per-GPU batch: 1 (default), N (each GPU "
+        "at the cheapest offering with at least N of it; GPUs no offering rents N of are left "
+        "out) or all (one row per GPU count the offerings rent); cost is the whole instance's",
     )
     pr.add_argument(
         "--anchor-amp-latency-ms",
@@ -109,7 +111,7 @@ def run(args) -> int:
     from ..inputs._profile import profile_instance
 
     _check_run_args(args)
-    predictor, given, snapshot, source = load_predictor(args.artifacts, args.catalog)
+    predictor, given, snapshot, source, meta = load_predictor(args.artifacts, args.catalog)
     profiles = read_profile(args.profile, steps=args.steps)
     if args.dataset_images is not None and args.batch_size is None:
         args.batch_size = _profile_batch(profiles)
@@ -129,6 +131,7 @@ def run(args) -> int:
     }
     if args.offerings or filters_given(args):
         prices = {"catalog": given, "offerings": snapshot}
+        prices["meta"] = meta
         return _offerings(args, predictor, anchor, _first_row(profiles), options, prices, source)
     _check_table_size(args.format, len(profiles), predictor, anchor)
     # Run totals per configuration and the one set of picks: the app's table, too.
@@ -136,6 +139,8 @@ def run(args) -> int:
     result = result.with_run(args.dataset_images, args.batch_size, args.epochs)
     for warning in result.warnings():
         warn(warning)
+    for text in result.price_notes:  # what the prices rest on
+        note(text)
     note(source)
     if args.format == "csv":
         result.write_csv(sys.stdout)  # the app's download, too
@@ -148,8 +153,9 @@ def run(args) -> int:
 
 def _offerings(args, predictor, anchor, profiles, options, prices, source) -> int:
     """``--offerings`` (or a filter): every chosen offering priced, the front named."""
-    from .. import offerings_meta, predict_offerings
+    from .. import predict_offerings
 
+    meta = prices.pop("meta")  # the JSON's source: the snapshot the prices are from
     run = None
     if args.dataset_images is not None:
         run = {
@@ -187,7 +193,7 @@ def _offerings(args, predictor, anchor, profiles, options, prices, source) -> in
             done.table,
             args.format,
             done.notes,
-            source=offerings_meta(),
+            source=meta,
             anchor=done.prediction.anchor,
             method=done.prediction.method,
             warnings=done.warnings(),
@@ -294,6 +300,8 @@ def _check_run_args(args) -> None:
 
 def _print_table(result, table) -> None:
     cols = [c for c in _TABLE_COLUMNS if c in table.columns]
+    if "configuration" in cols:  # the configuration names the GPU
+        cols.remove("gpu")
     if "basis_precision" in table.columns:  # --precision amp or --gpus other than 1
         cols[cols.index("basis") + 1 : cols.index("basis") + 1] = [
             "basis_precision",
@@ -304,9 +312,10 @@ def _print_table(result, table) -> None:
     level = int(round(result.interval_level * 100))
     print(f"anchor {result.anchor}, method {result.method}: {result.table['ensemble'].iloc[0]}")
     print(
-        f"latency in ms per training step, {level}% interval low_ms..high_ms; prices in USD: "
-        "each GPU configuration's from the offering renting it cheapest on demand (offering; an "
-        "instance type at its own cheapest region, as profet instances lists it); --offerings "
+        f"latency in ms per training step, {level}% interval low_ms..high_ms; one row per GPU "
+        "configuration (GPUs x GPU; target: the spec line or measured instance it is predicted "
+        "as), priced in USD by the on-demand offering renting it cheapest (offering; each "
+        "instance type at its cheapest region, as profet instances lists it); --offerings "
         "prices every offering"
     )
     print(result.criterion.describe())

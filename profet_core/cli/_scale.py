@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ._argtypes import measured, number, size_latency
-from ._common import ARTIFACTS_HELP, warn
+from ._common import ARTIFACTS_HELP, note, warn
 
 #: The flags of one point, by their ``args`` names.
 _ONE_POINT = ("latency_ms", "size_from", "other_size", "target")
@@ -110,8 +110,10 @@ def _scale_one_point(args) -> int:
         point["other_size"],
         profile,
     )
-    for note in result.notes:
-        warn(note)
+    for text in result.warnings:
+        warn(text)
+    for text in result.notes:  # what the curve rests on: notes, not warnings
+        note(text)
     unit = "images" if args.by == "batch" else "px"
     row = result.table().iloc[0]
     interval = (
@@ -172,6 +174,8 @@ def _scale_two_points(args) -> int:
     value = predictor.scale(args.target, args.by, points, args.size)
     for warning in predictor.scale_warnings(args.by, points, args.target):
         warn(warning)
+    for text in predictor.scale_notes(args.by, args.target):
+        note(text)
     unit = "images" if args.by == "batch" else "px"
     on = args.target or "any instance (the curve is the same on every one)"
     print(

@@ -4,7 +4,7 @@ chosen offerings rent, join, cost, front and picks."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -269,6 +269,8 @@ def predict_offerings(
     side = offer_facts(off)
     wanted = side["wanted"]
     wide = _with_counts(extended(predictor), off)
+    if wide.rentals is not None:  # one row per spec line and count: the offerings join them
+        wide = replace(wide, rentals=None)
     reach = set(wide.all_instances)
     targets = [t for t in wanted if t != anchor and t in reach]
     wide._check_instance(anchor, "anchor")

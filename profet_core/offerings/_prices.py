@@ -5,12 +5,14 @@ never by the spec sheet (which holds specs and their sources only)."""
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from ..inputs._args import frame_arg
-from ._join import USER_REGION
+from ..prediction._configs import Rentals
+from ._join import USER_REGION, catalog_offerings
 from ._snapshot import SNAPSHOT_COLUMNS, load_offerings
 
 
@@ -82,6 +84,48 @@ def _shipped_index() -> tuple:
     return _index(load_offerings())
 
 
+def rentals(offerings: pd.DataFrame, extra: pd.DataFrame | None = None) -> Rentals:
+    """What ``offerings`` (and a user's catalog as offerings, ``extra``) rent on demand, as
+    the offerings view chooses them (each instance type at its cheapest region), cheapest
+    first: the price source of a predictor's GPU configurations
+    (:mod:`profet_core.prediction._configs`)."""
+    return Rentals(functools.partial(_rented, offerings, extra))
+
+
+def _rented(offerings: pd.DataFrame, extra: pd.DataFrame | None) -> pd.DataFrame:
+    """The table of :func:`rentals`."""
+    from ._filter import OfferingFilter, choose
+    from ._join import spec_key_of_gpu
+
+    table = offerings if extra is None else pd.concat([offerings, extra], ignore_index=True)
+    rows = choose(table, OfferingFilter())
+    key = spec_key_of_gpu()
+    target = np.array([key.get(g, "") for g in rows["gpu"].tolist()], dtype=object)
+    # A user's line names the instance it prices (cloud "catalog", as predict_offerings names it)
+    mine = (rows["cloud"] == "catalog").to_numpy() if extra is not None else None
+    if mine is not None and mine.any():
+        target[mine] = rows.loc[mine, "instance"].to_numpy(dtype=object)
+    usd = pd.to_numeric(rows["price_usd_per_hour"], errors="coerce").to_numpy(float)
+    region = rows["region"].where(rows["region"] == USER_REGION, "(" + rows["region"] + ")")
+    where = rows["cloud"] + " " + rows["instance"] + " " + region
+    frame = pd.DataFrame(
+        {
+            "target": target,
+            "gpus": pd.to_numeric(rows["gpus"], errors="coerce").fillna(1).astype(int),
+            "usd_per_hour": usd,
+            "offering": where.to_numpy(dtype=object),
+        }
+    )
+    frame = frame[(target != "") & np.isfinite(usd)]
+    return frame.sort_values("usd_per_hour", kind="stable").reset_index(drop=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_rentals() -> Rentals:
+    """:func:`rentals` of the shipped snapshot, its table built once a process on first use."""
+    return Rentals(lambda: _rented(load_offerings(), None))
+
+
 def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=None):
     """``predictor`` with every price taken from ``offerings`` (default: the shipped snapshot)
     and then from the user's catalog ``user`` (validated; its prices win, ``offering`` says
@@ -108,13 +152,17 @@ def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=
     )
     out = type(predictor)(predictor.bundle, cat, predictor._cache, predictor.catalog_notes)
     if user is None:
-        return out
+        rented = _shipped_rentals() if offerings is None else rentals(offerings)
+        return replace(out, rentals=rented)
     out = out.with_catalog(user)
     given = set(user.loc[pd.to_numeric(user["usd_per_hour"], errors="coerce").notna(), "instance"])
     cat = out.catalog.copy()
     mine = cat["instance"].isin(given)
     cat.loc[mine, "offering"] = "catalog " + cat.loc[mine, "instance"] + f" {USER_REGION}"
-    return type(out)(out.bundle, cat, out._cache, out.catalog_notes)
+    out = type(out)(out.bundle, cat, out._cache, out.catalog_notes)
+    # The user's lines join the offerings (cloud "catalog"), as predict_offerings joins them.
+    mine = catalog_offerings(user, out)
+    return replace(out, rentals=rentals(load_offerings() if offerings is None else offerings, mine))
 
 
 def load_artifacts(path=None, catalog=None, offerings=None):

@@ -32,7 +32,11 @@ class PointScale:
         ``"profile"`` (anchor profile and latency) or ``"latency only"``.
     interval_level : float
     notes : tuple of str
-        Warnings to show with the numbers.
+        What the answer rests on, to show with the numbers as notes (a target never measured
+        at several sizes: the measured instances' median curve; no anchor profile: the shape
+        from the latency and sizes alone).
+    warnings : tuple of str
+        What may make the answer wrong (the size held fixed outside the trained range).
     """
 
     target: str
@@ -47,6 +51,7 @@ class PointScale:
     basis: str
     interval_level: float
     notes: tuple = field(default=())
+    warnings: tuple = field(default=())
 
     def table(self) -> pd.DataFrame:
         """``size, latency_ms, low_ms, high_ms``: one row per size asked for."""
@@ -111,7 +116,7 @@ def scale_one_point(predictor, target, by, latency_ms, size_from, size, other_si
     free = _profile_free(profile) if use_profile else None
     log_ratio = model.predict_log_ratio(target, s0, sizes, other, lat * 1e-3, free)
     q_lo, q_hi = model.interval(target, s0, sizes)
-    notes = _notes(predictor, model, target, by, other, other_unit)
+    notes, warnings = _notes(predictor, model, target, by, other, other_unit)
     return PointScale(
         target=target,
         by=by,
@@ -125,15 +130,17 @@ def scale_one_point(predictor, target, by, latency_ms, size_from, size, other_si
         basis="profile" if use_profile else "latency only",
         interval_level=0.8,
         notes=tuple(notes),
+        warnings=tuple(warnings),
     )
 
 
-def _notes(predictor, model, target, by, other, other_unit) -> list[str]:
-    notes = []
+def _notes(predictor, model, target, by, other, other_unit) -> tuple[list, list]:
+    """``(notes, warnings)``: what the answer rests on, and what may make it wrong."""
+    notes, warnings = [], []
     o_lo, o_hi = model.other_range_
     other_name = "input size" if by == "batch" else "batch size"
     if not o_lo <= other <= o_hi:
-        notes.append(
+        warnings.append(
             f"the {other_name} {other:g} {other_unit} is outside the trained {o_lo:g}..{o_hi:g}: "
             "the curve's shape is taken from the nearest trained size"
         )
@@ -144,7 +151,7 @@ def _notes(predictor, model, target, by, other, other_unit) -> list[str]:
         )
     if not model.use_profile:
         notes.append(_no_profile_note(predictor, by))
-    return notes
+    return notes, warnings
 
 
 def _no_profile_note(predictor, by: str) -> str:

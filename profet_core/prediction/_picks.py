@@ -214,6 +214,16 @@ def interval_words(r) -> str:
     return f"its 80% interval runs {below:.0%} below to {above:.0%} above its step time{wide}"
 
 
+def pick_name(r) -> str:
+    """How a picked row of the per-target table is named: its configuration and the offering
+    renting it cheapest (``"8 x H100 SXM5 80GB on aws p5.48xlarge (us-east-1)"``), or its
+    target where the table has no configurations (unpriced artifacts)."""
+    if "configuration" not in r.index:
+        return str(r["target"])
+    where = str(r.get("offering", "") or "")
+    return f"{r['configuration']} on {where}" if where else str(r["configuration"])
+
+
 def weak_picks_warning(picks: dict, kind: str, name: str, advise: bool = False) -> str | None:
     """The warning when picks (:func:`picked_rows`) rest on specs, not measurements: each named
     with its basis and its interval's width, in words that follow the width. ``kind``:
@@ -222,7 +232,7 @@ def weak_picks_warning(picks: dict, kind: str, name: str, advise: bool = False) 
     for what, r in picks.items():
         if r is None or str(r["basis"]).startswith(("measured", "anchor")):
             continue
-        who = r["target"] if kind == "target" else f"{r['cloud']} {r['instance']}"
+        who = pick_name(r) if kind == "target" else f"{r['cloud']} {r['instance']}"
         weak.append(
             f"the {what} {kind} ({name}), {who}, rests on {r['basis']} ({interval_words(r)})"
         )

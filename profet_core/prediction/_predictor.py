@@ -119,6 +119,8 @@ class Predictor(TrainedModels):
             from ._scaling import order_over_all
 
             out = order_over_all(out, answer(every))
+        if self.rentals is not None:  # rows: the GPU configurations the price source rents
+            out = _configurations(out, self.rentals, options[1])
         return out, prepared
 
     def configure(
@@ -219,10 +221,16 @@ class Predictor(TrainedModels):
         ops = prepare_profiles(profile, anchor=anchor).ops
         return breakdown_table(self, anchor, ops, targets)
 
+    def scale_notes(self, by: str, target: str | None = None) -> list[str]:
+        """What a two-point answer on ``target`` rests on, as notes (an instance never measured
+        at several sizes: scaled as the measured ones are), as the CLI prints them."""
+        note = self.scaler_note(target, by)
+        return [] if note is None else [note]
+
     def scale_warnings(self, by: str, points: dict, target: str | None = None) -> list[str]:
         """Warnings about measured ``{size: latency_ms}`` points (e.g. a latency that falls as
-        the size grows), as the CLI prints and the Scaler page shows them; first, for a
-        ``target`` never measured at several sizes, what its curve rests on."""
+        the size grows), as the CLI prints and the Scaler page shows them (``target`` is
+        checked; what its curve rests on is :meth:`scale_notes`')."""
         from ._two_point import scale_warnings
 
         if not isinstance(points, dict):
@@ -232,9 +240,9 @@ class Predictor(TrainedModels):
             )
         sizes = numbers_arg(list(points), f"measured {by} size")
         ms = numbers_arg(list(points.values()), "latency", "milliseconds")
-        note = self.scaler_note(target, by)
-        found = scale_warnings(by, dict(zip(sizes, ms, strict=True)))
-        return [note] * (note is not None) + found
+        if target is not None:
+            self._check_instance(target, "target")
+        return scale_warnings(by, dict(zip(sizes, ms, strict=True)))
 
     def scale_interval_note(self, target: str | None, by: str) -> str:
         """Why :meth:`scale` gives no interval, and how far off it was on CNNs left out of
@@ -312,6 +320,18 @@ class Predictor(TrainedModels):
         from ..onepoint._scale import scale_one_point
 
         return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
+
+
+def _configurations(pred: Prediction, rentals, gpus) -> Prediction:
+    """``pred`` priced per GPU configuration (:mod:`._configs`), its spec lines' price notes
+    replaced by the configurations'."""
+    import dataclasses
+
+    from ._configs import SPEC_PRICE_NOTES, priced_configurations
+
+    table, more = priced_configurations(pred.table, rentals, gpus)
+    kept = [n for n in pred.notes if not any(s in n for s in SPEC_PRICE_NOTES)]
+    return dataclasses.replace(pred, table=table, notes=tuple(kept), price_notes=tuple(more))
 
 
 def _batch(profiles: pd.DataFrame, batch_size):

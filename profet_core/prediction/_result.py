@@ -24,6 +24,7 @@ BASE_COLUMNS = (
     "row",
     "anchor",
     "target",
+    "configuration",
     "gpu",
     "basis",
     "batch_latency_ms",
@@ -38,7 +39,7 @@ BASE_COLUMNS = (
     "ensemble",
 )
 #: The first columns of the CSV document (``profet predict --format csv``, the app's download).
-CSV_FIRST = ("row", "target", "batch_latency_ms", "low_ms", "high_ms", "novelty")
+CSV_FIRST = ("row", "configuration", "target", "batch_latency_ms", "low_ms", "high_ms", "novelty")
 #: Op names quoted in a warning at most (the rest are counted).
 _MAX_QUOTED = 10
 
@@ -50,8 +51,12 @@ class Prediction:
     Attributes
     ----------
     table : pandas.DataFrame
-        Long format, one row per (input row, target): :data:`BASE_COLUMNS` (``row`` is the
-        0-based input row; ``low_ms``..``high_ms`` the calibrated interval; ``novelty`` how
+        Long format, one row per (input row, target[, GPU count]): :data:`BASE_COLUMNS`
+        (``row`` is the 0-based input row; ``target`` the spec line or measured instance the GPU
+        is predicted as; from a predictor priced by the offerings (``profet_core.load_artifacts``)
+        one row per GPU configuration the offerings rent, ``configuration`` its name (``"8 x
+        H100 SXM5 80GB"``) and ``usd_per_hour`` the price of ``offering``, the on-demand
+        offering renting it cheapest; ``low_ms``..``high_ms`` the calibrated interval; ``novelty`` how
         unlike the training profiles the row's profile is, 1 = as unusual as a typical
         held-out CNN, NaN where not measured; ``basis`` what the prediction rests on;
         ``usd_per_1000_steps`` the cost of 1,000 steps at that latency; ``p_fit`` the
@@ -72,6 +77,10 @@ class Prediction:
     matched_ops : tuple of (str, str)
         ``(op, known op)``: ops of the input that training never saw, counted as the known op
         they resemble in spelling (exact names are absent).
+    price_notes : tuple of str
+        What the prices rest on (a configuration paid as a bigger instance, one nothing rents,
+        a measured GPU priced as another host): notes, not warnings (the CLI prints them as
+        ``profet: note:``, the JSON document's ``notes``).
     """
 
     table: pd.DataFrame
@@ -82,6 +91,7 @@ class Prediction:
     rows: pd.DataFrame = field(default_factory=pd.DataFrame)
     notes: tuple = ()
     matched_ops: tuple = ()
+    price_notes: tuple = ()
 
     @property
     def member_columns(self) -> list[str]:
@@ -212,6 +222,7 @@ class Prediction:
             "ignored_ops": list(self.ignored_ops),
             "matched_ops": dict(self.matched_ops),
             "warnings": self.warnings(),
+            "notes": list(self.price_notes),
             "picks": {  # what the pick column ranks by
                 "criterion": self.criterion.name,
                 "time": self.criterion.time_column,

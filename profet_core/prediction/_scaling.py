@@ -133,9 +133,15 @@ def _counts(predictor, targets, gpus) -> dict:
     counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
     have = {t: int(counts.get(t, 1) or 1) for t in targets}
     if gpus == "all":
-        return {t: [n] for t, n in have.items()}
-    want = [1] if gpus == 1 else gpus
-    return {t: [g for g in want if g <= have[t]] for t in targets}
+        out = {t: [n] for t, n in have.items()}
+    else:
+        want = [1] if gpus == 1 else gpus
+        out = {t: [g for g in want if g <= have[t]] for t in targets}
+    if getattr(predictor, "rentals", None) is not None:  # the configurations offerings rent
+        from ._configs import rented_counts
+
+        out.update(rented_counts(predictor.rentals, targets, gpus))
+    return out
 
 
 def _widen(table, q_extra) -> None:
@@ -285,7 +291,7 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     out = table.loc[table.index.repeat([len(counts[t]) for t in names])].reset_index(drop=True)
     if len(table):  # a count no target has: refused, not an empty table
         have = _counts(predictor, sorted(set(names)), "all")
-        no_count_left(out, {t: n[0] for t, n in have.items()}, gpus)
+        no_count_left(out, {t: max(n, default=1) for t, n in have.items()}, gpus)
     out["gpus"] = np.array([g for t in names for g in counts[t]], dtype=int)
     notes = []
     missing = sorted(t for t in set(names) if not counts[t])

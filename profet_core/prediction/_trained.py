@@ -40,6 +40,10 @@ class TrainedModels:
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
     #: Warnings about the user's catalog (:meth:`with_catalog`), which every prediction repeats.
     catalog_notes: tuple = field(default=(), compare=False)
+    #: What the price source rents (:class:`~profet_core.prediction._configs.Rentals`): with it,
+    #: a prediction's rows are GPU configurations priced by their cheapest offering; None
+    #: (unpriced artifacts, :meth:`with_catalog`): the spec lines at the catalog's prices.
+    rentals: object = field(default=None, compare=False, repr=False)
 
     # ------------------------------------------------------------------ what the artifacts know
     @property

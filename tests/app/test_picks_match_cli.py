@@ -71,16 +71,22 @@ def _page(page, gpus, precision, with_run):
     return at
 
 
-def _table_lines(text: str, key: str) -> dict:
-    """The CLI table's lines by their ``key`` cell(s), each as its tokens."""
+def _table_lines(text: str, records: pd.DataFrame) -> dict:
+    """The CLI table's lines by the configuration each shows (in the JSON records' order)."""
     lines = text.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.split()[:2] == ["row", key])
-    return {line.split()[1]: line for line in lines[at + 1 :]}
+    at = next(i for i, line in enumerate(lines) if line.split()[:2] == ["row", "configuration"])
+    body = lines[at + 1 :]
+    assert len(body) == len(records)
+    out = {}
+    for line, (config, target) in zip(body, records[["configuration", "target"]].to_numpy(), strict=True):  # fmt: skip
+        assert f" {config} " in line and f" {target} " in line, (config, line)
+        out[config] = line
+    return out
 
 
 def _assert_line_shows(line: str, values: dict) -> None:
-    for col, v in values.items():  # no price (an instance no offering rents): NaN
-        shown = "NaN" if pd.isna(v) else format_number(v)
+    for col, v in values.items():  # no price (a GPU no offering rents): a dash, as the page
+        shown = "-" if pd.isna(v) else format_number(v)
         assert f" {shown} " in f" {line} ", (col, v, line)
 
 
@@ -102,8 +108,10 @@ def test_every_target_and_offering_agrees_across_cli_and_page(
     # The per-target table: CLI table, CSV, JSON and the page's grid, row by row.
     shown = next(d.value for d in at.dataframe if "batch_latency_ms" in d.value.columns)
     shown = shown.reset_index(drop=True)
-    assert list(csv["target"]) == list(records["target"]) == list(shown["target"])
-    lines = _table_lines(cli["table"], "target")
+    for col in ("configuration", "target"):
+        assert list(csv[col]) == list(records[col]) == list(shown[col].astype(str)), col
+    assert records["configuration"].is_unique  # one row per GPU configuration
+    lines = _table_lines(cli["table"], records)
     for i, r in records.iterrows():
         for col in ("usd_per_hour", cost_col, time_col):
             assert csv.at[i, col] == pytest.approx(r[col], rel=1e-3, nan_ok=True), (
@@ -116,9 +124,10 @@ def test_every_target_and_offering_agrees_across_cli_and_page(
                 col,
             )
         assert csv.at[i, "pick"] == r["pick"] == shown.at[i, "note"]
-        _assert_line_shows(lines[r["target"]], {c: r[c] for c in ("usd_per_hour", cost_col)})
-        assert lines[r["target"]].rstrip().endswith(r["pick"] or "-")
-    picks = {p: records.loc[records["pick"].str.contains(p), "target"] for p in ("fastest", "cheapest", "best value")}  # fmt: skip
+        line = lines[r["configuration"]]
+        _assert_line_shows(line, {c: r[c] for c in ("usd_per_hour", cost_col)})
+        assert line.rstrip().endswith(r["pick"] or "-")
+    picks = {p: records.loc[records["pick"].str.contains(p), "configuration"] for p in ("fastest", "cheapest", "best value")}  # fmt: skip
     assert all(len(v) == 1 for v in picks.values()), picks
     # ... its metrics and chart arrows name the same targets, with the criterion
     metrics = {m.label: m.value for m in at.metric}
@@ -139,6 +148,7 @@ def test_every_target_and_offering_agrees_across_cli_and_page(
     ocsv, ojson, grid = (frame.set_index(key) for frame in (ocsv, ojson, grid))
     assert set(ocsv.index) == set(ojson.index) == set(grid.index)
     _assert_one_price(records, shown, lines, ojson)
+    _assert_front_picks_the_same_configurations(records, ojson, name, time_col, cost_col)
     o_differ = ojson["gpus_used"].nunique() > 1
     o_name, o_time, o_cost = CRITERIA[(o_differ, with_run)]
     assert f"Picks ({o_name}): fastest = least" in off["stderr"]
@@ -183,9 +193,9 @@ def _assert_one_price(records, shown, lines, offerings) -> None:
     listed = _instances_prices()
     assert list(shown["offering"].fillna("")) == list(records["offering"])
     priced = records[records["offering"] != ""]
-    assert len(priced) >= len(records) - 2  # the retired p2.xlarge (and g3s.xlarge) only
+    assert set(records.loc[records["offering"] == "", "target"]) <= {"p2.xlarge"}  # retired
     for _, r in priced.iterrows():
-        assert r["offering"] in lines[r["target"]], (r["target"], r["offering"])
+        assert r["offering"] in lines[r["configuration"]], (r["configuration"], r["offering"])
         cloud, instance, region = re.fullmatch(r"(\S+) (\S+) \((.*)\)", r["offering"]).groups()
         there = offerings.loc[(cloud, instance, region, "on-demand")]
         assert there["usd_per_hour"] == pytest.approx(r["usd_per_hour"], rel=1e-9), r["target"]
@@ -193,5 +203,23 @@ def _assert_one_price(records, shown, lines, offerings) -> None:
         assert listed.at[(cloud, instance), "usd_per_hour"] == pytest.approx(
             r["usd_per_hour"], rel=1e-3
         )
-    p5 = records.set_index("target").at["p5.48xlarge", "usd_per_hour"]
-    assert p5 == pytest.approx(listed.at[("aws", "p5.48xlarge"), "usd_per_hour"], rel=1e-3)
+    # Each configuration at the least USD/h of the front's offerings renting it
+    front = offerings[offerings["target"].ne("") & offerings["target"].ne(ANCHOR)]
+    least = front.groupby(["target", "gpus_used"])["usd_per_hour"].min()
+    mine = priced.set_index(["target", "gpus"])["usd_per_hour"]
+    assert set(mine.index) == set(least.index)
+    for key, usd in least.items():
+        assert mine[key] == pytest.approx(usd, rel=1e-9), key
+
+
+def _assert_front_picks_the_same_configurations(records, offerings, name, time_col, cost_col):
+    """The per-target table's fastest, cheapest and best value are the front's: the same
+    configuration (GPU as predicted, GPUs used), criterion, USD/h, time and cost."""
+    o_name = CRITERIA[(offerings["gpus_used"].nunique() > 1, time_col == "run_hours")][0]
+    assert o_name == name
+    for what in ("fastest", "cheapest", "best value"):
+        mine = records[records["pick"].str.contains(what)].iloc[0]
+        theirs = offerings[offerings["pick"].str.contains(what)].iloc[0]
+        assert (mine["target"], mine["gpus"]) == (theirs["target"], theirs["gpus_used"]), what
+        for col in ("usd_per_hour", time_col, cost_col):
+            assert mine[col] == pytest.approx(theirs[col], rel=1e-9), (what, col)

@@ -109,8 +109,9 @@ def test_one_measured_point_without_a_profile_equals_core(page, predictor):
     no_exception(at)
     want = predictor.scale_from_point(target, "batch", 40.0, 32, 128, 224)
     assert at.metric[0].value == common.fmt_ms(float(want.latency_ms[0]))
-    # Without a profile the page says what the shape rests on.
-    assert any("no anchor profile" in plain(w.value) for w in at.warning)
+    # Without a profile the page says what the shape rests on: a note, not a warning.
+    assert any("no anchor profile" in plain(w.value) for w in at.info)
+    assert not any("no anchor profile" in plain(w.value) for w in at.warning)
     band = next(d for d in plotly_spec(at)["data"] if d["name"] == "80% interval")
     assert np.isfinite(values(band["y"])).all()
 
@@ -149,7 +150,7 @@ def test_prefilled_from_the_anchor_prediction_with_its_profile(page, predictor):
     assert at.metric[0].value == common.fmt_ms(float(want.latency_ms[0]))
     caption = " ".join(c.value for c in at.caption)
     assert common.fmt_ms(float(want.low_ms[0])) in caption  # the interval is stated, in ms
-    assert not any("no anchor profile" in plain(w.value) for w in at.warning)
+    assert not any("no anchor profile" in plain(w.value) for w in (*at.warning, *at.info))
 
 
 def test_several_rows_use_the_chosen_rows_latency_and_profile(page, predictor):

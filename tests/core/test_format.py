@@ -41,14 +41,16 @@ def test_predict_table_shows_significant_digits_never_0_000():
     code, out, err = run("predict", "--profile", "examples/profile_g3s.json", "--method", "profet")
     assert code == 0, err
     lines = out.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.split()[:2] == ["row", "target"])
+    at = next(i for i, line in enumerate(lines) if line.split()[:3] == ["row", "configuration", "target"])  # fmt: skip
 
-    # GPU names, offerings ("aws g4dn.xlarge (us-east-1)") and picks ("fastest, cheapest") hold
-    # spaces: read each column from the right of a slice that ends just after it.
+    # Configurations ("1 x T4"), offerings ("aws g4dn.xlarge (us-east-1)") and picks ("fastest,
+    # cheapest") hold spaces: read each column from the right of a slice that ends just after
+    # it; a row's target is the first cell after its configuration (one GPU: one row each).
     def cells(column):
         cut = lines[at].index(column) + len(column)
         head = lines[at][:cut].split()
-        return {line.split()[1]: dict(zip(head[::-1], line[:cut].split()[::-1], strict=False))
+        after = lines[at].index("configuration") + len("configuration")
+        return {line[after:].split()[0]: dict(zip(head[::-1], line[:cut].split()[::-1], strict=False))
                 for line in lines[at + 1 :]}  # fmt: skip
 
     shown = {c: cells(c) for c in ("low_ms", "usd_per_1000_steps")}
@@ -61,7 +63,7 @@ def test_predict_table_shows_significant_digits_never_0_000():
     for column, rows in shown.items():
         for target, row in rows.items():
             value = table.at[target, column]
-            want = "NaN" if pd.isna(value) else format_number(value)  # unpriced: no offering
+            want = "-" if pd.isna(value) else format_number(value)  # unpriced: a dash, as the app
             assert row[column] == want, (target, column)
     assert float(shown["low_ms"]["g4dn.xlarge"]["low_ms"]) > 0
 

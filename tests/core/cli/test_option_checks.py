@@ -17,9 +17,10 @@ PREDICT = ("predict", "--profile", PROFILE)
 DIGITS = "1" * 400
 
 REFUSED = {
-    "gpus-9": ((*PREDICT, "--gpus", "9"), "no target has that many GPUs; the most any .* is 8"),
+    # the most GPUs an offering rents (gcp a2-megagpu-16g: 16 x A100), in both views
+    "gpus-17": ((*PREDICT, "--gpus", "17"), "no target has that many GPUs; the most any .* is 16"),
     "gpus-17-offerings": ((*PREDICT, "--offerings", "--gpus", "17"), "the most any has is 16"),
-    "gpus-64-json": ((*PREDICT, "--gpus", "64", "--format", "json"), "the most any .* is 8"),
+    "gpus-64-json": ((*PREDICT, "--gpus", "64", "--format", "json"), "the most any .* is 16"),
     "gpus-1_0": ((*PREDICT, "--gpus", "1_0"), r"--gpus '1_0' is not allowed"),
     "cloud-empty": ((*PREDICT, "--cloud", ""), "--cloud '' names nothing"),
     "gpu-dash": ((*PREDICT, "--gpu", "-"), "--gpu '-' names nothing"),

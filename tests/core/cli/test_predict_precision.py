@@ -25,11 +25,16 @@ def test_default_output_has_fp32_one_gpu_columns_and_the_same_numbers():
 
 def test_amp_and_all_gpus_in_the_cli():
     fp32 = _csv().set_index("target")
-    amp = _csv("--precision", "amp", "--gpus", "all", "--batch-size", "32").set_index("target")
-    assert amp.loc["p4d.24xlarge", "gpus"] == 8 and amp.loc["g4dn.xlarge", "gpus"] == 1
-    assert amp.loc["p3.2xlarge", "batch_latency_ms"] < fp32.loc["p3.2xlarge", "batch_latency_ms"]
-    assert amp.loc["p2.xlarge", "batch_latency_ms"] == fp32.loc["p2.xlarge", "batch_latency_ms"]
-    assert amp.loc["p4d.24xlarge", "images_per_s"] > 0
+    amp = _csv("--precision", "amp", "--gpus", "all", "--batch-size", "32")
+    # every GPU count the offerings rent, one configuration each
+    assert sorted(amp.loc[amp["target"] == "p4d.24xlarge", "gpus"]) == [1, 2, 4, 8, 16]
+    assert amp["configuration"].is_unique
+    amp = amp.set_index("configuration")
+    assert amp.loc["1 x T4", "gpus"] == 1 and amp.loc["8 x A100 SXM4 40GB", "gpus"] == 8
+    one_v100 = amp.loc["1 x V100", "batch_latency_ms"]
+    assert one_v100 < fp32.loc["p3.2xlarge", "batch_latency_ms"]
+    assert amp.loc["1 x K80", "batch_latency_ms"] == fp32.loc["p2.xlarge", "batch_latency_ms"]
+    assert amp.loc["8 x A100 SXM4 40GB", "images_per_s"] > 0
     code, out, err = run("predict", "--profile", PROFILE, "--precision", "amp", "--gpus", "all")
     assert code == 0 and "images_per_s" in out and "no FP16 tensor cores" in err
 

@@ -6,13 +6,20 @@ wherever it appears; the spec sheet holds no price."""
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from profet_core import load_artifacts, read_profile
-from profet_core.offerings import OfferingFilter, list_offerings, load_offerings, predict_offerings
+from profet_core.offerings import (
+    OfferingFilter,
+    list_offerings,
+    load_offerings,
+    offerings_meta,
+    predict_offerings,
+)
 from profet_core.offerings._prices import configuration_prices
 from tests._utils import run
 
@@ -78,19 +85,42 @@ def test_an_instance_type_has_one_price_everywhere(predictor):
     listed, _ = list_offerings(predictor, OfferingFilter(clouds=("aws",)))
     listed = listed.set_index("instance")
     targets = predictor.instance_table().set_index("instance")
-    table = predictor.predict("g3s.xlarge", read_profile(PROFILE), gpus="all").table
-    table = table.set_index("target")
     front = predict_offerings(predictor, "g3s.xlarge", read_profile(PROFILE), gpus="all").table
-    front = front[front["cloud"].eq("aws")].set_index("instance")
+    aws = front[front["cloud"].eq("aws")].set_index("instance")
     for name in ("p5.48xlarge", "p4d.24xlarge", "g4dn.xlarge", "p3.2xlarge", "g5.xlarge"):
         price = listed.at[name, "usd_per_hour"]
         assert targets.at[name, "usd_per_hour"] == price
-        assert table.at[name, "usd_per_hour"] == price
-        assert front.at[name, "usd_per_hour"] == price
-        assert table.at[name, "offering"] == f"aws {name} ({listed.at[name, 'region']})"
-    assert table.at["p5.48xlarge", "usd_per_hour"] == pytest.approx(55.04)
+        assert aws.at[name, "usd_per_hour"] == price
+    assert targets.at["p5.48xlarge", "usd_per_hour"] == pytest.approx(55.04)
     # the whole 8-GPU instance, as renting it costs
     assert targets.at["p4d.24xlarge", "gpus"] == 8 == listed.at["p4d.24xlarge", "gpus"]
+
+
+@pytest.mark.parametrize("gpus", [1, 4, "all"], ids=["1", "4", "all"])
+def test_each_configuration_is_priced_as_the_front_prices_it(predictor, gpus):
+    """The per-target table's rows are the configurations the front's offerings rent (GPU
+    predicted as, GPUs used), each at the least on-demand USD/h the front shows for it, from an
+    offering the front lists at that price (issue 39: the front named 16 x A100 40GB, which the
+    table lacked)."""
+    profile = read_profile(PROFILE)
+    table = predictor.predict("g3s.xlarge", profile, gpus=gpus).table
+    front = predict_offerings(predictor, "g3s.xlarge", profile, gpus=gpus).table
+    front = front[front["target"].ne("") & front["target"].ne("g3s.xlarge")]
+    least = front.groupby(["target", "gpus_used"])["usd_per_hour"].min()
+    rows = table[table["offering"].astype(str) != ""].set_index(["target", "gpus"])
+    assert set(rows.index) == set(least.index)
+    assert rows.index.is_unique and table["configuration"].is_unique
+    for key, usd in least.items():
+        assert rows.at[key, "usd_per_hour"] == pytest.approx(usd, rel=1e-12), key
+        cloud, instance, region = rows.at[key, "offering"].replace("(", "").rstrip(")").split()
+        there = front.set_index(["cloud", "instance", "region"]).loc[(cloud, instance, region)]
+        assert there["usd_per_hour"] == pytest.approx(usd, rel=1e-12), key
+    # only what nothing rents is unpriced: the retired K80
+    assert set(table.loc[table["offering"].astype(str) == "", "target"]) <= {"p2.xlarge"}
+    if gpus == "all":  # 16 x A100 40GB (gcp a2-megagpu-16g) is a row of its own
+        a16 = rows.loc[("p4d.24xlarge", 16)]
+        assert a16["configuration"] == "16 x A100 SXM4 40GB"
+        assert a16["offering"].startswith("gcp a2-megagpu-16g ")
 
 
 def test_spec_lines_are_priced_by_the_cheapest_offering_of_their_gpu(predictor):
@@ -115,7 +145,9 @@ def test_a_retired_instance_has_no_price_and_says_so(predictor):
     row = res.table.set_index("target").loc["p2.xlarge"]
     assert np.isnan(row["usd_per_hour"]) and np.isnan(row["usd_per_1000_steps"])
     assert row["offering"] == ""
-    assert any(w.startswith("p2.xlarge: no offering of the price source") for w in res.warnings())
+    # a note on what the price rests on, not a warning
+    assert any(n.startswith("1 x K80: no offering of the price source") for n in res.price_notes)
+    assert not any("no offering of the price source" in w for w in res.warnings())
 
 
 def test_a_users_catalog_prices_what_it_names_and_says_so(tmp_path, predictor):
@@ -127,21 +159,33 @@ def test_a_users_catalog_prices_what_it_names_and_says_so(tmp_path, predictor):
     assert got.at["p5.48xlarge", "usd_per_hour"] == 12.5
     assert got.at["p5.48xlarge", "offering"] == "catalog p5.48xlarge (your catalog)"
     assert got.at["p4d.24xlarge", "usd_per_hour"] == base.at["p4d.24xlarge", "usd_per_hour"]
-    code, out, err = run("predict", "--profile", PROFILE, "--catalog", path, "--format", "csv")
+    args = ("predict", "--profile", PROFILE, "--catalog", path, "--format", "csv", "--gpus")
+    code, out, err = run(*args, "all")
     assert code == 0, err
-    csv = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""]).set_index("target")
-    assert csv.at["p5.48xlarge", "usd_per_hour"] == 12.5
-    assert csv.at["p5.48xlarge", "offering"] == "catalog p5.48xlarge (your catalog)"
+    csv = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    csv = csv.set_index("configuration")
+    # your 8 x H100 at 12.5 is the cheapest offering renting 8 of them (nebius: 23.6)
+    assert csv.at["8 x H100 SXM5 80GB", "usd_per_hour"] == 12.5
+    assert csv.at["8 x H100 SXM5 80GB", "offering"] == "catalog p5.48xlarge (your catalog)"
     assert f"and {str(path)!r} for the instances it prices" in err
+    # one GPU: your line joins the offerings, and a cheaper one-GPU H100 still wins
+    code, out, err = run(*args, "1")
+    assert code == 0, err
+    one = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    one = one.set_index("configuration").loc["1 x H100 SXM5 80GB"]
+    assert one["usd_per_hour"] < 12.5 and "your catalog" not in one["offering"]
 
 
 def test_another_snapshot_prices_everything_from_it():
     """``load_artifacts(offerings=...)``: a newer catalog's snapshot is the one price source."""
     snap = load_offerings()
-    snap.loc[snap["instance"].eq("p5.48xlarge"), "usd_per_hour"] = 40.0
+    h100 = snap["gpu"].eq("NVIDIA H100 SXM5 80GB")
+    snap.loc[h100, "usd_per_hour"] = 5.0 * snap.loc[h100, "gpus"]  # 40 USD/h for 8
     mine = load_artifacts(offerings=snap)
-    table = mine.predict("g3s.xlarge", read_profile(PROFILE)).table.set_index("target")
-    assert table.at["p5.48xlarge", "usd_per_hour"] == 40.0
+    table = mine.predict("g3s.xlarge", read_profile(PROFILE), gpus="all").table
+    table = table.set_index("configuration")
+    assert table.at["8 x H100 SXM5 80GB", "usd_per_hour"] == 40.0
+    assert table.at["1 x H100 SXM5 80GB", "usd_per_hour"] == 5.0
     front = predict_offerings(mine, "g3s.xlarge", read_profile(PROFILE), offerings=snap).table
     assert front.set_index("instance").at["p5.48xlarge", "usd_per_hour"] == 40.0
 
@@ -173,3 +217,11 @@ def test_a_catalog_folder_is_the_one_price_source(tmp_path):
     assert code == 0, err
     listed = pd.read_csv(io.StringIO(out)).set_index("instance")
     assert listed.at["p5.48xlarge", "usd_per_hour"] == 44.5
+    # The JSON documents' source is that folder's snapshot, not the shipped one
+    shipped = offerings_meta()
+    for argv in (("predict", *args[:-1], "json"), ("instances", "--catalog", tmp_path, "--format", "json")):  # fmt: skip
+        code, out, err = run(*argv)
+        assert code == 0, err
+        source = json.loads(out)["source"]
+        assert source["catalog_folder"] == str(tmp_path), argv[0]
+        assert source["rows"] != shipped["rows"] and set(source["rows"]) == {"aws"}, argv[0]

@@ -172,7 +172,8 @@ def test_scale_from_point_uses_the_profile_and_says_what_it_rests_on(predictor, 
 
 def test_an_other_size_outside_training_is_noted(predictor):
     out = predictor.scale_from_point("gpu-a", "input", 5.0, 64, 128, 999)
-    assert any("outside the trained 16..64" in n for n in out.notes), out.notes
+    assert any("outside the trained 16..64" in n for n in out.warnings), out.warnings
+    assert not any("outside the trained" in n for n in out.notes)  # a warning, not a note
 
 
 def test_curves_between_measured_sizes_have_no_jumps(fitted, batch_pairs):

@@ -95,7 +95,7 @@ def test_spec_only_targets_keep_gpu_and_price_under_an_override():
         assert table.at[row.target, "gpu"] == row.gpu and row.gpu
         assert table.at[row.target, "usd_per_hour"] == row.usd_per_hour > 0
         line = next(x for x in out.splitlines() if row.target in x.split())
-        assert row.gpu in line
+        assert f"1 x {row.gpu.removeprefix('NVIDIA ')}" in line  # the configuration's name
     assert table.at["p3.2xlarge", "usd_per_hour"] == 0.92  # the override itself
 
 

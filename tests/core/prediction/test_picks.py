@@ -104,24 +104,35 @@ def test_a_pick_on_a_narrow_spec_interval_is_not_called_wide(predictor, profile)
 
 def test_the_cli_case_picks_the_fastest_whole_run_not_one_gpu_step(predictor, profile):
     """Issue 39's repro: amp, all GPUs, a run: the metric said gpu-b200 (the fastest one-GPU
-    step, a 0.0414 h run) while the chart said p5.48xlarge (a 0.0105 h run)."""
+    step, a 0.0414 h run) while the chart said p5.48xlarge (a 0.0105 h run), and the front
+    named 16 x A100 40GB (gcp a2-megagpu-16g), a configuration the table did not list."""
     p = predictor.predict("g3s.xlarge", profile, precision="amp", gpus="all")
     done = p.with_run(**RUN)
     assert done.criterion is WHOLE_RUN
     picks = done.picks()
-    table = done.table.set_index("target")
-    assert picks["fastest"]["target"] == table["run_hours"].idxmin() == "p5.48xlarge"
-    assert picks["cheapest"]["target"] == table["run_usd"].idxmin()
+    table = done.table.set_index("configuration")
+    assert table.index.is_unique  # one row per GPU configuration
+    fastest = picks["fastest"]
+    assert fastest["configuration"] == table["run_hours"].idxmin() == "16 x A100 SXM4 40GB"
+    assert fastest["offering"] == "gcp a2-megagpu-16g (europe-west4)"
+    assert fastest["target"] == "p4d.24xlarge" and fastest["gpus"] == 16
+    assert picks["cheapest"]["configuration"] == table["run_usd"].idxmin()
     # Run totals per configuration: steps at each one's global batch
-    assert table.at["p5.48xlarge", "steps"] == 1960 and table.at["gpu-b200", "steps"] == 15630
+    assert table.at["8 x H100 SXM5 80GB", "steps"] == 1960
+    assert table.at["1 x B200", "steps"] == 15630
+    assert table.at["16 x A100 SXM4 40GB", "steps"] == 980
     assert done.steps_text() == (
-        "Steps in the run: 15,630 on 1 GPU, 1,960 on 8 GPUs (each configuration's global batch "
-        "= GPUs used x the per-GPU batch)."
+        "Steps in the run: 15,630 on 1 GPU, 7,820 on 2 GPUs, 3,910 on 4 GPUs, 1,960 on 8 GPUs, "
+        "980 on 16 GPUs (each configuration's global batch = GPUs used x the per-GPU batch)."
     )
-    assert "The fastest target (whole run), p5.48xlarge, rests on" in done.basis_warning()
+    assert (
+        "The fastest target (whole run), 16 x A100 SXM4 40GB on gcp a2-megagpu-16g "
+        "(europe-west4), rests on"
+    ) in done.basis_warning()
     # Without a run, the GPU counts differ: picks per image, and the columns they rest on
     per = p.with_run()
-    assert per.criterion is PER_IMAGE and per.picks()["fastest"]["target"] == "p5.48xlarge"
+    assert per.criterion is PER_IMAGE
+    assert per.picks()["fastest"]["configuration"] == "16 x A100 SXM4 40GB"
     assert {"ms_per_batch", "usd_per_1000_batches", "pick"} <= set(per.table.columns)
     # latencies untouched
     np.testing.assert_array_equal(per.table["batch_latency_ms"], p.table["batch_latency_ms"])

@@ -51,9 +51,20 @@ def test_default_answer_is_the_fp32_one_gpu_engine_answer(predictor, profile):
     ordered, moved, _ = spec_order(
         raw.table, predictor.cross.specs_, "fp32", published_exceptions()
     )
-    # a moved step costs what it takes: USD per 1000 steps follows it
-    ordered["usd_per_1000_steps"] = ordered["batch_latency_ms"] / 3600 * ordered["usd_per_hour"]
-    pd.testing.assert_frame_equal(got.table[raw.table.columns], ordered)
+    # The prices are the configurations' (each GPU at its cheapest offering, issue 39), not the
+    # spec lines' the engine carries; a step costs what it takes at that price.
+    prices = ["usd_per_hour", "offering", "usd_per_1000_steps"]
+    same_cols = [c for c in raw.table.columns if c not in prices]
+    pd.testing.assert_frame_equal(got.table[same_cols], ordered[same_cols])
+    np.testing.assert_allclose(
+        got.table["usd_per_1000_steps"],
+        got.table["batch_latency_ms"] / 3600 * got.table["usd_per_hour"],
+        rtol=1e-12,
+    )
+    # a configuration is never dearer than the spec line's own instance type
+    own = ordered["usd_per_hour"].to_numpy(float)
+    both = np.isfinite(own)
+    assert (got.table["usd_per_hour"].to_numpy(float)[both] <= own[both] + 1e-9).all()
     same = raw.table["batch_latency_ms"] == ordered["batch_latency_ms"]
     assert len(moved) == (~same).groupby(raw.table["target"]).any().sum()
     assert (got.table["precision"] == "fp32").all() and (got.table["gpus"] == 1).all()
@@ -105,12 +116,26 @@ def test_a_list_of_counts_gives_one_row_per_count_a_target_has(predictor, profil
     pred = predictor.predict("g3s.xlarge", profile, gpus=[1, 8])
     t = pred.table
     assert sorted(t.loc[t["target"] == "p4d.24xlarge", "gpus"]) == [1, 8]
-    assert list(t.loc[t["target"] == "g4dn.xlarge", "gpus"]) == [1]
+    # the counts the offerings rent (aws g4dn.metal: 8 T4), not the spec line's own count
+    assert list(t.loc[t["target"] == "g4dn.xlarge", "gpus"]) == [1, 8]
+    assert list(t.loc[t["target"] == "gpu-gh200-96gb", "gpus"]) == [1]  # one GPU only
     four = predictor.predict("g3s.xlarge", profile, gpus=4)
-    counts = predictor.catalog.set_index("instance")["gpu_count"]
-    assert {"p4d.24xlarge", "p5.48xlarge"} <= set(four.table["target"])
-    assert set(four.table["target"]) == {t for t in counts.index[counts >= 4] if t != "g3s.xlarge"}
+    most = _most_rented()
+    assert {"p4d.24xlarge", "p5.48xlarge", "g4dn.xlarge"} <= set(four.table["target"])
+    assert set(four.table["target"]) == {t for t, n in most.items() if n >= 4} - {"g3s.xlarge"}
     assert any("fewer GPUs than asked for" in w for w in four.warnings())
+
+
+def _most_rented() -> dict:
+    """``{spec line: the most GPUs an on-demand offering of its GPU has}`` of the snapshot."""
+    from profet_core import load_offerings
+    from profet_core.offerings._join import spec_key_of_gpu
+
+    off = load_offerings()
+    off = off[pd.to_numeric(off["usd_per_hour"], errors="coerce").notna()]
+    key = spec_key_of_gpu()
+    target = off["gpu"].map(lambda g: key.get(g, ""))
+    return off.assign(target=target)[target != ""].groupby("target")["gpus"].max().to_dict()
 
 
 def test_params_size_the_all_reduce(predictor, profile):
