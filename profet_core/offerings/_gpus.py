@@ -3,7 +3,9 @@ leaves to code: the GPUs built into GCP machine types and the N1 host of an atta
 
 One table says which GPU an offering rents. An accelerator without a line here, or mapped to
 ``""``, is a GPU PROFET has no spec model for (AMD cards, Blackwell RTX PRO, B300): its offerings
-are listed as "no spec model", never dropped and never predicted.
+are listed as "no spec model", never dropped and never predicted. An accelerator of
+:data:`OTHER_HOST` is a modelled GPU on a host the predictions do not carry to: listed
+unpredicted the same way, with its reason.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 #: ``accelerator -> spec gpu`` for every cloud (catalog names are canonical across clouds).
 GPU_OF_ACCELERATOR = {
     "T4": "NVIDIA T4",
-    "T4g": "NVIDIA T4",  # the same T4 silicon and clocks on an Arm (Graviton2) host
+    "T4g": "",  # a T4 on an Arm host: see OTHER_HOST
     "L4": "NVIDIA L4",
     "A10G": "NVIDIA A10G",
     "A10": "NVIDIA A10",
@@ -49,6 +51,17 @@ GPU_OF_ACCELERATOR = {
     "M60": "NVIDIA Tesla M60 (one GM204)",
 }
 
+#: ``accelerator -> why it is listed unpredicted``: a GPU PROFET models, on a host its
+#: predictions do not carry to. AWS g5g's T4G is the T4's silicon and clocks, but on an Arm
+#: (Graviton2) host: a profile's x86 TensorFlow pipeline (its wheels, container images and
+#: input pipeline) does not run there unchanged, and its host-side time (the Host_ ops every
+#: prediction includes) was never measured on such a host. Counted as a T4 it priced "1 x T4"
+#: (0.42 USD/h, the cheapest T4) with g4dn.xlarge's x86 measurement as its basis.
+OTHER_HOST = {
+    "T4g": "T4G on an Arm (Graviton2) host: not predicted as a T4 (an x86 TensorFlow pipeline "
+    "does not run there unchanged, and its host-side time was measured on x86 hosts only)",
+}
+
 #: ``(cloud, instance regex) -> spec gpu`` where one accelerator name covers two variants.
 GPU_OF_INSTANCE = (
     ("lambda", r"gpu_1x_a100", "NVIDIA A100 PCIe 40GB"),  # gpu_1x_a100_sxm4 is the SXM4 one
@@ -61,7 +74,7 @@ GPU_OF_INSTANCE = (
 
 #: What differs between a measured GPU and the same accelerator name on another host.
 VARIANT_NOTES = {
-    ("aws", "T4g"): "T4 on an Arm (Graviton2) host: host-side ops may run differently",
+    ("aws", "T4g"): OTHER_HOST["T4g"],
     ("azure", "V100"): "PCIe V100 (1380 MHz boost, 14 TFLOPS) vs the measured SXM2 "
     "(1530 MHz, 15.7): expect it up to ~10% slower",
     ("gcp", "H100-MEGA"): "a3-megagpu: the same H100 SXM5 with faster networking between machines",

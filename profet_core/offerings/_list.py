@@ -7,6 +7,7 @@ import pandas as pd
 
 from ..errors import ProfetValueError
 from ._filter import LISTING_NOTE, SPOT_NOTE, OfferingFilter, why_nothing
+from ._gpus import OTHER_HOST
 from ._join import NO_SPEC, spec_key_of_gpu
 from ._notes import price_check_note
 from ._predict import catalog_offerings, extended
@@ -61,7 +62,8 @@ def list_offerings(predictor, filter: OfferingFilter | None = None, catalog=None
         ``regions_at_price`` how many regions share the cheapest on-demand price;
         ``price_check`` the catalog-price checks that speak, their words in ``note``).
     notes : tuple of str
-        The prices' source and date, the region view, spot, prices to check.
+        The prices' source and date, the region view, spot, why a GPU on another kind of
+        host is not predicted, prices to check.
     """
     from ._filter import check_offering_args, choose_lines
 
@@ -85,6 +87,8 @@ def list_offerings(predictor, filter: OfferingFilter | None = None, catalog=None
         notes.append(LISTING_NOTE)
     if lines["spot_usd_per_hour"].notna().any():
         notes.append(f"spot prices: {SPOT_NOTE}")
+    other = sorted(set(lines["accelerator"]) & set(OTHER_HOST))  # why a modelled GPU is not
+    notes.extend(f"{a}: {OTHER_HOST[a]}" for a in other)  # predicted there (an Arm host)
     checked = price_check_note(lines)
     if checked:
         notes.append(checked)

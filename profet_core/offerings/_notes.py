@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ._filter import CHEAPEST_NOTE, SPOT_NOTE, OfferingFilter
+from ._gpus import OTHER_HOST
 from ._join import NO_SPEC
 from ._snapshot import price_source
 
@@ -36,12 +37,15 @@ def offering_notes(out: pd.DataFrame, f: OfferingFilter) -> tuple:
         notes.append(f"spot prices: {SPOT_NOTE}")
     if not (f.all_regions or f.regions):
         notes.append(CHEAPEST_NOTE)
-    none = pd.unique(out["accelerator"].to_numpy(dtype=object)[basis == NO_SPEC])
-    if len(none):
+    unpredicted = pd.unique(out["accelerator"].to_numpy(dtype=object)[basis == NO_SPEC])
+    none = sorted(str(a) for a in unpredicted if a not in OTHER_HOST)
+    if none:
         notes.append(
             f"{len(none)} GPU(s) have no spec model, so their offerings are listed unpredicted: "
-            + ", ".join(sorted(map(str, none)))
+            + ", ".join(none)
         )
+    # A modelled GPU on another kind of host: its own reason, not "no spec model".
+    notes.extend(f"{a}: {OTHER_HOST[a]}" for a in sorted(set(unpredicted) & set(OTHER_HOST)))
     if ((out["gpus"].to_numpy() > used) & ~np.isnan(latency)).any():
         notes.append(
             "on multi-GPU offerings the step time is for the GPUs used and the price is the "

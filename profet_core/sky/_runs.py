@@ -19,7 +19,7 @@ import pandas as pd
 from .._messages import quote, show_number
 from ..errors import ProfetValueError
 from ..offerings import GPU_OF_ACCELERATOR, SNAPSHOT_COLUMNS, OfferingFilter, predict_offerings
-from ..offerings._gpus import NOT_GPUS
+from ..offerings._gpus import NOT_GPUS, OTHER_HOST
 
 #: Seconds returned for a configuration PROFET cannot answer: about 32 years, large and finite,
 #: so that SkyPilot's optimizer never prefers it to one with a prediction (its reason is recorded
@@ -158,6 +158,8 @@ def reason_for(name, count) -> str:
         )
     if count > MAX_GPUS:
         return f"{show_number(count)} GPUs: the data-parallel model answers for 1..{MAX_GPUS}"
+    if text in OTHER_HOST:
+        return f"{quote(text)}: {OTHER_HOST[text]}"
     if not GPU_OF_ACCELERATOR.get(text):
         return (
             f"{quote(text)} has no spec model in PROFET (the GPUs it predicts: "

@@ -225,3 +225,36 @@ def test_a_catalog_folder_is_the_one_price_source(tmp_path):
         source = json.loads(out)["source"]
         assert source["catalog_folder"] == str(tmp_path), argv[0]
         assert source["rows"] != shipped["rows"] and set(source["rows"]) == {"aws"}, argv[0]
+
+
+def test_a_t4g_on_an_arm_host_is_listed_not_priced_as_a_t4(tmp_path):
+    """AWS g5g rents a T4G on an Arm (Graviton2) host: the T4's silicon, but a profile's x86
+    TensorFlow pipeline and its host-side time do not carry there. It is listed with its reason,
+    never predicted as a T4 and never the price of "1 x T4" (it was, at 0.42 USD/h)."""
+    (tmp_path / "aws").mkdir()
+    (tmp_path / "aws" / "vms.csv").write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
+        "Region,AvailabilityZone,Arch\n"
+        "g5g.xlarge,T4g,1.0,4.0,8.0,,0.42,0.076,us-east-1,use1-az1,arm64\n"
+        "g4dn.xlarge,T4,1.0,4.0,16.0,,0.526,0.2,us-east-1,use1-az1,x86_64\n"
+    )
+    code, out, err = run("predict", "--profile", PROFILE, "--catalog", tmp_path, "--format", "csv")
+    assert code == 0, err
+    table = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    t4 = table.set_index("configuration").loc["1 x T4"]
+    assert (t4["offering"], t4["usd_per_hour"]) == ("aws g4dn.xlarge (us-east-1)", 0.526)
+    assert "g5g" not in out
+    args = ("--profile", PROFILE, "--catalog", tmp_path, "--offerings", "--format", "csv")
+    code, out, err = run("predict", *args)
+    assert code == 0, err
+    front = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    g5g = front.set_index("instance").loc["g5g.xlarge"]
+    assert g5g["basis"] == "no spec model" and pd.isna(g5g["batch_latency_ms"])
+    assert "Arm (Graviton2) host" in g5g["note"]
+    assert "T4g: T4G on an Arm (Graviton2) host: not predicted as a T4" in err
+    assert "have no spec model" not in err  # its reason, not "no spec model"
+    code, out, err = run("instances", "--catalog", tmp_path, "--format", "csv")
+    assert code == 0, err
+    listed = pd.read_csv(io.StringIO(out), keep_default_na=False).set_index("instance")
+    assert listed.at["g5g.xlarge", "gpu"] == "" and listed.at["g4dn.xlarge", "gpu"] == "NVIDIA T4"
+    assert "T4g: T4G on an Arm (Graviton2) host" in err
