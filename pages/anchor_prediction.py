@@ -23,8 +23,9 @@ FILE = "file"
 INPUTS = "anchor_inputs"
 #: Batch and input size the form starts with when nothing says otherwise.
 DEFAULTS = {"batch": 32, "input": 224}
-#: The GPUs control: the CLI's --gpus (N or all).
-GPU_CHOICES = {"1": 1, "2": 2, "4": 4, "8": 8, "all": "all"}
+#: The GPUs control: the CLI's --gpus (N or all): every GPU count an offering rents (gcp
+#: a2-megagpu-16g rents 16); another N is the CLI's (each GPU on the smallest instance with N).
+GPU_CHOICES = {"1": 1, "2": 2, "4": 4, "8": 8, "16": 16, "all": "all"}
 
 
 def _one_value(profile: pd.DataFrame, column: str):
@@ -339,11 +340,12 @@ if result:
                 f"{what.capitalize()} target ({crit.name})",
                 str(best[named]),
                 f"{crit.time_label} {format_number(best[crit.time_column])}, "
-                f"{crit.cost_label} {format_number(best[crit.cost_column])}"
-                + (f"; {best['offering']}" if best.get("offering") else ""),
+                f"{crit.cost_label} {format_number(best[crit.cost_column])}",
                 delta_color="off",
                 delta_arrow="off",
             )
+            if best.get("offering"):  # below, where it wraps: the delta cut it short at 1440 px
+                col.caption(common.safe(f"on {best['offering']}"))
     st.caption(common.safe(crit.describe()[:1].upper() + crit.describe()[1:] + "."))
     if run:
         st.caption(prediction.steps_text(row))

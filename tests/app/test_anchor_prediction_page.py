@@ -82,8 +82,12 @@ def test_example_prediction_equals_core(page, predictor, anchor, with_latency):
     # The chart's bars are the same latencies.
     bars = plotly_spec(at)["data"][0]
     np.testing.assert_allclose(values(bars["y"]), expected["batch_latency_ms"], rtol=1e-9)
-    fastest = expected.loc[expected["batch_latency_ms"].idxmin(), "configuration"]
-    assert at.metric[0].value == fastest  # a GPU configuration: "1 x B200"
+    best = expected.loc[expected["batch_latency_ms"].idxmin()]
+    assert at.metric[0].value == best["configuration"]  # a GPU configuration: "1 x B200"
+    # Its offering in full under the metric, where it wraps: the metric's delta, one line, cut
+    # it short at 1440 px ("… runpod …"; tests/e2e/test_browser.py measures it there).
+    assert best["offering"] not in at.metric[0].delta
+    assert f"on {best['offering']}" in [plain(c.value) for c in at.caption]
     assert len(at.get("download_button")) == 3  # CSV, JSON and the offerings CSV
     # The per-op-family breakdown is the core's for the same profile.
     frames = [d for d in at.dataframe if "speedup" in d.value.columns]
@@ -699,9 +703,10 @@ def _example_kwargs(predictor, anchor) -> dict:
     }
 
 
-@pytest.mark.parametrize("gpus", [2, 4, 8], ids=["two", "four", "eight"])
+@pytest.mark.parametrize("gpus", [2, 4, 8, 16], ids=["two", "four", "eight", "sixteen"])
 def test_the_gpus_control_takes_n_as_the_cli_does(page, predictor, gpus):
-    """Issue 39: the page offered 1 or all where the CLI's --gpus takes N."""
+    """Issue 39: the page offered 1 or all where the CLI's --gpus takes N (16: gcp
+    a2-megagpu-16g, the most GPUs an offering rents)."""
     anchor = "g3s.xlarge"
     at = page("anchor").run()
     at.selectbox(key="anchor").set_value(anchor).run()
@@ -711,7 +716,7 @@ def test_the_gpus_control_takes_n_as_the_cli_does(page, predictor, gpus):
     shown = _shown_table(at)
     kw = _example_kwargs(predictor, anchor)
     expected = predictor.predict(anchor, example_profile(predictor, anchor), gpus=gpus, **kw)
-    assert set(shown["gpus"]) == {gpus} and len(shown) >= 2
+    assert set(shown["gpus"]) == {gpus} and len(shown) >= (2 if gpus < 16 else 1)
     _assert_same(shown, expected.table.reset_index(drop=True), ("batch_latency_ms", "usd_per_hour"))
 
 
