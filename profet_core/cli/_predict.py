@@ -174,7 +174,9 @@ def _offerings(args, predictor, anchor, profiles, options, prices, source) -> in
     )
     for warning in done.warnings():
         warn(warning)
-    for text in done.notes:  # the prices' source: the snapshot's, or --catalog's
+    # the prediction's notes (what it rests on: amp's format, the data-parallel model...) too
+    notes = (*done.notes, *done.prediction.price_notes)
+    for text in notes:  # the prices' source: the snapshot's, or --catalog's
         note(source if text.startswith("Prices:") else text)
     for row in sorted(done.table["row"].unique()):
         note(
@@ -192,7 +194,7 @@ def _offerings(args, predictor, anchor, profiles, options, prices, source) -> in
         write_table(
             done.table,
             args.format,
-            done.notes,
+            notes,
             source=meta,
             anchor=done.prediction.anchor,
             method=done.prediction.method,

@@ -78,9 +78,11 @@ class Prediction:
         ``(op, known op)``: ops of the input that training never saw, counted as the known op
         they resemble in spelling (exact names are absent).
     price_notes : tuple of str
-        What the prices rest on (a configuration paid as a bigger instance, one nothing rents,
-        a measured GPU priced as another host): notes, not warnings (the CLI prints them as
-        ``profet: note:``, the JSON document's ``notes``).
+        What the answer rests on: its prices (a configuration paid as a bigger instance, one
+        nothing rents, a measured GPU priced as another host), the format amp means, the
+        data-parallel model, where specs-only GPUs' efficiency and published- and spec-based
+        intervals come from: notes, not warnings (the CLI prints them as ``profet: note:``, the
+        JSON document's ``notes``, the page as info).
     """
 
     table: pd.DataFrame

@@ -241,3 +241,25 @@ def test_gpus_without_peer_to_peer_get_their_own_wider_interval(predictor, profi
     notes = [w for w in got.warnings() if "no peer-to-peer" in w]
     assert len(notes) == 1 and notes[0].startswith("gpu-rtx-3090:")
     assert f"{np.exp(3 * widths['no_p2p']):.2f} (on 8 GPUs)" in notes[0]
+
+
+def test_what_an_answer_rests_on_is_a_note_not_a_warning(predictor, profile):
+    """Issue 39: which format amp means, the data-parallel model, where specs-only GPUs'
+    efficiency and the published-based intervals come from were printed as
+    ``profet: warning:``; they are notes (CLI, JSON, page), and the warnings keep what may be
+    wrong with the answer."""
+    from profet_core.prediction._predictor import ANSWER_NOTES
+    from tests._utils import run
+
+    got = predictor.predict("g3s.xlarge", profile, precision="amp", gpus="all")
+    for start in ANSWER_NOTES:  # each of them, once, among the notes
+        assert sum(n.startswith(start) for n in got.price_notes) == 1, start
+    assert got.to_json()["notes"] == list(got.price_notes)
+    assert not any(w.startswith(ANSWER_NOTES) for w in got.warnings())
+    assert any("amp on several GPUs" in w for w in got.warnings())  # still a warning
+    for extra in ((), ("--offerings",)):
+        argv = ("predict", "--profile", "examples/profile_g3s.json", "--precision", "amp")
+        code, _, err = run(*argv, "--gpus", "all", *extra)
+        assert code == 0, err
+        for start in ANSWER_NOTES:
+            assert f"profet: note: {start}" in err and f"profet: warning: {start}" not in err
