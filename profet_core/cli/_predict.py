@@ -19,10 +19,10 @@ _TABLE_COLUMNS = {
     "low_ms": "low_ms",
     "high_ms": "high_ms",
     "novelty": "novelty",
+    "p_fit": "p_fit",  # before the prices: the columns the picks rest on end the line
     "usd_per_hour": "usd_per_hour",
     "offering": "offering",
     "usd_per_1000_steps": "usd_per_1000_steps",
-    "p_fit": "p_fit",
     "ms_per_batch": "ms_per_batch",
     "usd_per_1000_batches": "usd_per_1000_batches",
     "steps": "steps",
@@ -218,14 +218,14 @@ _OFFERING_TABLE = (
     "batch_latency_ms",
     "low_ms",
     "high_ms",
-    "usd_per_1000_steps",
+    "p_fit",  # before the costs: the columns the front and picks rest on end the line
     "images_per_s",
+    "usd_per_1000_steps",
     "ms_per_batch",
     "usd_per_1000_batches",
     "steps",
     "run_hours",
     "run_usd",
-    "p_fit",
     "pareto",
     "pick",
 )

@@ -155,3 +155,26 @@ def test_offerings_rank_by_the_same_criterion(predictor, profile, run):
     assert fastest[want.time_column] == t[want.time_column].min()
     if run:
         assert "offering (whole run)" in " ".join(done.warnings())
+
+
+@pytest.mark.parametrize("offerings", [False, True], ids=["targets", "offerings"])
+@pytest.mark.parametrize(
+    ("extra", "rests_on"),
+    [
+        ((), ["usd_per_1000_steps"]),
+        (("--gpus", "all"), ["ms_per_batch", "usd_per_1000_batches"]),
+        (("--dataset-images", "50000", "--epochs", "1"), ["run_hours", "run_usd"]),
+    ],
+    ids=["per-step", "per-image", "whole-run"],
+)
+def test_the_cli_tables_pick_sits_beside_the_columns_it_rests_on(extra, rests_on, offerings):
+    """Issue 39: ``p_fit`` stood between the costs and ``pick``; the columns a pick (and the
+    front) ranks by now end the line, just before it."""
+    from tests._utils import run
+
+    argv = ("predict", "--profile", "examples/profile_g3s.json", *extra)
+    code, out, err = run(*argv, *(("--offerings",) if offerings else ()))
+    assert code == 0, err
+    head = next(line.split() for line in out.splitlines() if line.split()[:1] == ["row"])
+    tail = [*rests_on, *(["pareto"] if offerings else []), "pick"]
+    assert head[-len(tail) :] == tail, head
