@@ -336,16 +336,16 @@ if result:
     cols = st.columns(3)
     for col, (what, best) in zip(cols, picks.items(), strict=True):
         if best is not None:
-            col.metric(
-                f"{what.capitalize()} target ({crit.name})",
-                str(best[named]),
-                f"{crit.time_label} {format_number(best[crit.time_column])}, "
-                f"{crit.cost_label} {format_number(best[crit.cost_column])}",
-                delta_color="off",
-                delta_arrow="off",
+            col.metric(f"{what.capitalize()} target ({crit.name})", str(best[named]))
+            # Its numbers and offering in a caption, which wraps: the metric's one-line delta
+            # cut them short at 1440 px ("… runpod …", "time per per-GPU batch (ms) 1.7…").
+            where = f"; on {best['offering']}" if best.get("offering") else ""
+            col.caption(
+                common.safe(
+                    f"{crit.time_label} {format_number(best[crit.time_column])}, "
+                    f"{crit.cost_label} {format_number(best[crit.cost_column])}{where}"
+                )
             )
-            if best.get("offering"):  # below, where it wraps: the delta cut it short at 1440 px
-                col.caption(common.safe(f"on {best['offering']}"))
     st.caption(common.safe(crit.describe()[:1].upper() + crit.describe()[1:] + "."))
     if run:
         st.caption(prediction.steps_text(row))

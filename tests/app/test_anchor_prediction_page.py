@@ -84,10 +84,14 @@ def test_example_prediction_equals_core(page, predictor, anchor, with_latency):
     np.testing.assert_allclose(values(bars["y"]), expected["batch_latency_ms"], rtol=1e-9)
     best = expected.loc[expected["batch_latency_ms"].idxmin()]
     assert at.metric[0].value == best["configuration"]  # a GPU configuration: "1 x B200"
-    # Its offering in full under the metric, where it wraps: the metric's delta, one line, cut
-    # it short at 1440 px ("… runpod …"; tests/e2e/test_browser.py measures it there).
-    assert best["offering"] not in at.metric[0].delta
-    assert f"on {best['offering']}" in [plain(c.value) for c in at.caption]
+    # Its numbers and offering in full under the metric, where they wrap: the metric's delta,
+    # one line, cut them short at 1440 px ("… runpod …"; tests/e2e/test_browser.py measures it).
+    assert not at.metric[0].delta
+    said = f"step time (ms) {common.format_number(best['batch_latency_ms'])}, "
+    assert any(
+        plain(c.value).startswith(said) and plain(c.value).endswith(f"; on {best['offering']}")
+        for c in at.caption
+    ), [c.value for c in at.caption]
     assert len(at.get("download_button")) == 3  # CSV, JSON and the offerings CSV
     # The per-op-family breakdown is the core's for the same profile.
     frames = [d for d in at.dataframe if "speedup" in d.value.columns]
