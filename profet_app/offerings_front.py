@@ -231,15 +231,21 @@ def note_captions(shown) -> list[str]:
 
 
 def pick_metrics(shown) -> list[tuple[str, str, str]]:
-    """``(label, value, delta)`` of each pick's metric; the offering's names escaped (Streamlit
-    renders a metric's value as Markdown)."""
+    """``(label, value, caption)`` of each pick's metric: its GPU configuration as the value
+    (``"8 x RTX A5000"``), its numbers and offering in a caption, which wraps (as a value or
+    delta, one line, "lambda gpu_1x_b200_sxm6" was cut short at 1440 px); the offering's names
+    escaped (Streamlit renders both as Markdown)."""
     time_label, cost_label = shown.axis_labels()
     return [
         (
             f"{what.capitalize()} ({shown.criterion.name})",
-            safe(f"{r['cloud']} {r['instance']}"),
-            f"{time_label} {r[shown.time_column]:.3g}, {cost_label} {r[shown.cost_column]:.3g}"
-            + (f"; price to check: {r['price_check']}" if r.get("price_check") else ""),
+            safe(f"{int(r['gpus_used'])} x {str(r['gpu']).removeprefix('NVIDIA ')}"),
+            safe(
+                f"{time_label} {r[shown.time_column]:.3g}, {cost_label} "
+                f"{r[shown.cost_column]:.3g}; on {r['cloud']} {r['instance']} ({r['region']}, "
+                f"{r['market']})"
+                + (f"; price to check: {r['price_check']}" if r.get("price_check") else "")
+            ),
         )
         for what, r in shown.picks().items()
         if r is not None
@@ -265,8 +271,9 @@ def render(result) -> None:
     for note in note_captions(shown):
         st.caption(note)
     cols = st.columns(3)
-    for col, (label, value, delta) in zip(cols, pick_metrics(shown), strict=False):
-        col.metric(label, value, delta, delta_color="off", delta_arrow="off")
+    for col, (label, value, text) in zip(cols, pick_metrics(shown), strict=False):
+        col.metric(label, value)
+        col.caption(text)
     st.plotly_chart(
         front_figure(
             t, shown.cost_column, cost_label, shown.time_column, time_label, shown.criterion.name

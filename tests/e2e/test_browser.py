@@ -310,10 +310,10 @@ def test_result_table_fits_at_1440_px():
         headers = " ".join(grid.locator('[role="columnheader"]').all_text_contents())
         for label in ("Run (USD)", "80% (USD)", "Note"):
             assert label in headers, headers
-        # Issue 39: each pick's offering was cut short in its metric's delta ("… runpod …"):
-        # no text of a metric is clipped, and each pick's numbers and offering read in full in
-        # a caption below it.
-        assert page.locator('[data-testid="stMetric"]').count() == 3
+        # Issue 39: each pick's offering was cut short in its metric ("… runpod …" in the
+        # table's deltas, "lambda gpu_1x_b200_s…" as the front's values): no text of a metric
+        # is clipped, and each pick's numbers and offering read in full in a caption below it.
+        assert page.locator('[data-testid="stMetric"]').count() == 6  # the table's, the front's
         clipped = page.evaluate(
             "() => [...document.querySelectorAll('[data-testid=\"stMetric\"] *')]"
             ".filter(e => getComputedStyle(e).overflow !== 'visible'"
@@ -321,7 +321,7 @@ def test_result_table_fits_at_1440_px():
         )
         assert not clipped, clipped
         captions = page.locator('[data-testid="stCaptionContainer"]').all_text_contents()
-        assert sum("; on " in c and "USD per run" in c for c in captions) == 3, captions
+        assert sum("; on " in c and "USD per run" in c for c in captions) == 6, captions
 
 
 def _memory_bytes(url: str) -> dict[str, int]:
