@@ -120,7 +120,9 @@ class Predictor(TrainedModels):
 
             out = order_over_all(out, answer(every))
         if self.rentals is not None:  # rows: the GPU configurations the price source rents
-            out = _configurations(out, self.rentals, options[1])
+            from ._configs import configurations
+
+            out = configurations(out, self.rentals, options[1])
         return out, prepared
 
     def configure(
@@ -320,18 +322,6 @@ class Predictor(TrainedModels):
         from ..onepoint._scale import scale_one_point
 
         return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
-
-
-def _configurations(pred: Prediction, rentals, gpus) -> Prediction:
-    """``pred`` priced per GPU configuration (:mod:`._configs`), its spec lines' price notes
-    replaced by the configurations'."""
-    import dataclasses
-
-    from ._configs import SPEC_PRICE_NOTES, priced_configurations
-
-    table, more = priced_configurations(pred.table, rentals, gpus)
-    kept = [n for n in pred.notes if not any(s in n for s in SPEC_PRICE_NOTES)]
-    return dataclasses.replace(pred, table=table, notes=tuple(kept), price_notes=tuple(more))
 
 
 def _batch(profiles: pd.DataFrame, batch_size):
