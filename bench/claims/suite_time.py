@@ -3,7 +3,7 @@
 Issue 42 asks for the README's test command within 6 minutes on the project's 2-core machine:
 run this on the old and the new checkout on the same machine, one after the other, with nothing
 else running (the load average is printed before and after each run). pytest's options come
-from pyproject.toml (pytest-xdist on every core); add ``-- -n 0`` for one process.
+from pyproject.toml (pytest-xdist, 1.5 workers per core: tests/conftest.py); add ``-- -n 0`` for one process.
 
     .venv/bin/python bench/claims/suite_time.py [--repo DIR ...] [--repeats 1] [-- PYTEST ARGS]
 

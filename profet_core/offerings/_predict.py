@@ -268,9 +268,7 @@ def predict_offerings(
     key = spec_key_of_gpu()
     side = offer_facts(off)
     wanted = side["wanted"]
-    wide = _with_counts(extended(predictor), off)
-    if wide.rentals is not None:  # one row per spec line and count: the offerings join them
-        wide = replace(wide, rentals=None)
+    wide = _unrented(_with_counts(extended(predictor), off))
     reach = set(wide.all_instances)
     targets = [t for t in wanted if t != anchor and t in reach]
     wide._check_instance(anchor, "anchor")
@@ -301,6 +299,12 @@ def predict_offerings(
 
 
 _KEPT = frozenset(OFFERING_COLUMNS)
+
+
+def _unrented(wide):
+    """``wide`` without its rentals: one row per spec line and count, which the offerings join
+    (the per-target table's configurations are priced by the same rule)."""
+    return wide if wide.rentals is None else replace(wide, rentals=None)
 
 
 def _table(predictor, offerings, catalog) -> pd.DataFrame:

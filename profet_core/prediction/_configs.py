@@ -185,3 +185,13 @@ SPEC_PRICE_NOTES = (
     "the latency is for one of the instance's GPUs",
     "no offering of the price source rents",
 )
+
+
+def configurations(pred, rentals, gpus):
+    """``pred`` (a :class:`~._result.Prediction`) priced per GPU configuration, its spec lines'
+    price notes replaced by the configurations'."""
+    import dataclasses
+
+    table, more = priced_configurations(pred.table, rentals, gpus)
+    kept = [n for n in pred.notes if not any(s in n for s in SPEC_PRICE_NOTES)]
+    return dataclasses.replace(pred, table=table, notes=tuple(kept), price_notes=tuple(more))

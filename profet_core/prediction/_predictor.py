@@ -13,7 +13,7 @@ from ..inputs._catalog import merge_catalogs, validate_catalog
 from ..inputs._prepare import prepare_profiles
 from ..models._intervals import novelty_band
 from ._engine import breakdown_table, pair_interval, sense_checks, workload_sizes
-from ._result import Prediction
+from ._result import Prediction, answer_notes
 from ._store import load_bundle
 from ._trained import TrainedModels
 
@@ -120,8 +120,10 @@ class Predictor(TrainedModels):
 
             out = order_over_all(out, answer(every))
         if self.rentals is not None:  # rows: the GPU configurations the price source rents
-            out = _configurations(out, self.rentals, options[1])
-        return _answer_notes(out), prepared
+            from ._configs import configurations
+
+            out = configurations(out, self.rentals, options[1])
+        return answer_notes(out), prepared
 
     def configure(
         self,
@@ -320,39 +322,6 @@ class Predictor(TrainedModels):
         from ..onepoint._scale import scale_one_point
 
         return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
-
-
-#: How the messages start that say what an answer rests on, not what may be wrong with it:
-#: notes (``Prediction.price_notes``; the CLI's ``profet: note:``, the page's info), not warnings.
-ANSWER_NOTES = (
-    "amp: FP16 on Volta/Turing",  # which format amp means
-    "Several GPUs: data-parallel at",  # the data-parallel model and its all-reduce size
-    "GPUs with no published measurement of their own take",  # their architecture's efficiency
-    "published- and spec-based intervals are set to hold",  # how those intervals were set
-)
-
-
-def _answer_notes(pred: Prediction) -> Prediction:
-    """``pred`` with the messages of :data:`ANSWER_NOTES` moved from its warnings to its notes."""
-    import dataclasses
-
-    said = [n for n in pred.notes if n.startswith(ANSWER_NOTES)]
-    if not said:
-        return pred
-    kept = tuple(n for n in pred.notes if not n.startswith(ANSWER_NOTES))
-    return dataclasses.replace(pred, notes=kept, price_notes=(*said, *pred.price_notes))
-
-
-def _configurations(pred: Prediction, rentals, gpus) -> Prediction:
-    """``pred`` priced per GPU configuration (:mod:`._configs`), its spec lines' price notes
-    replaced by the configurations'."""
-    import dataclasses
-
-    from ._configs import SPEC_PRICE_NOTES, priced_configurations
-
-    table, more = priced_configurations(pred.table, rentals, gpus)
-    kept = [n for n in pred.notes if not any(s in n for s in SPEC_PRICE_NOTES)]
-    return dataclasses.replace(pred, table=table, notes=tuple(kept), price_notes=tuple(more))
 
 
 def _batch(profiles: pd.DataFrame, batch_size):

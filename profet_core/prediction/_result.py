@@ -346,3 +346,22 @@ def _csv_parts(table: pd.DataFrame, chunk: int):
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
+
+
+#: How the messages start that say what an answer rests on, not what may be wrong with it:
+#: notes (``Prediction.price_notes``; the CLI's ``profet: note:``, the page's info), not warnings.
+ANSWER_NOTES = (
+    "amp: FP16 on Volta/Turing",  # which format amp means
+    "Several GPUs: data-parallel at",  # the data-parallel model and its all-reduce size
+    "GPUs with no published measurement of their own take",  # their architecture's efficiency
+    "published- and spec-based intervals are set to hold",  # how those intervals were set
+)
+
+
+def answer_notes(pred: Prediction) -> Prediction:
+    """``pred`` with the messages of :data:`ANSWER_NOTES` moved from its warnings to its notes."""
+    said = [n for n in pred.notes if n.startswith(ANSWER_NOTES)]
+    if not said:
+        return pred
+    kept = tuple(n for n in pred.notes if not n.startswith(ANSWER_NOTES))
+    return replace(pred, notes=kept, price_notes=(*said, *pred.price_notes))

@@ -50,6 +50,7 @@ def test_page_runs_through_navigation(page, predictor, path):
     assert at.title
 
 
+@pytest.mark.slow  # about 5 s or more
 def test_app_does_not_import_tensorflow(predictor):
     script = (
         "import sys\n"

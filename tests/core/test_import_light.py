@@ -45,6 +45,7 @@ def test_import_is_light(code):
     assert _imported_after(code) == []
 
 
+@pytest.mark.slow  # about 5 s or more
 def test_probe_sees_heavy_imports():
     # the probe itself can fail: using the feature does import its libraries
     assert _imported_after("from profet_core.doe import analyze, doe_figures, make_design") == [

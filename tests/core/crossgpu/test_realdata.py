@@ -72,8 +72,9 @@ def held_out_rows(table):
 
 
 def test_shipped_8_gpu_instances_are_priced_whole_and_say_so():
-    """Issue 18: the shipped catalog's p4d/p5 carry the whole instance's price and GPU count,
-    and a prediction there says it is one of 8 GPUs."""
+    """Issue 18, as issue 39 prices configurations: the shipped catalog's p4d/p5 keep their 8
+    GPUs and the whole instance's price; one GPU of theirs is priced by the cheapest offering
+    renting one, and a configuration only a bigger instance rents is paid whole, with a note."""
     from profet_core import load_artifacts, read_profile
     from tests._utils import ROOT
 
@@ -81,7 +82,16 @@ def test_shipped_8_gpu_instances_are_priced_whole_and_say_so():
     cat = p.catalog.set_index("instance")
     assert cat.loc["p4d.24xlarge", "gpu_count"] == 8 and cat.loc["p5.48xlarge", "gpu_count"] == 8
     res = p.predict("g3s.xlarge", read_profile(ROOT / "examples" / "profile_g3s.json"))
-    note = [w for w in res.warnings() if "p4d.24xlarge (8 GPUs)" in w]
-    assert len(note) == 1 and "p5.48xlarge (8 GPUs)" in note[0]
     t = res.table.set_index("target")
-    assert t.loc["p4d.24xlarge", "usd_per_hour"] == cat.loc["p4d.24xlarge", "usd_per_hour"]
+    for inst in ("p4d.24xlarge", "p5.48xlarge"):
+        assert t.loc[inst, "configuration"].startswith("1 x ")
+        assert t.loc[inst, "usd_per_hour"] < cat.loc[inst, "usd_per_hour"] / 4
+    whole = [n for n in res.price_notes if "the whole instance's" in n]
+    assert len(whole) == 1 and "8 GPUs" in whole[0]
+    every = p.predict(
+        "g3s.xlarge", read_profile(ROOT / "examples" / "profile_g3s.json"), gpus="all"
+    ).table
+    eight = every[(every["target"] == "p5.48xlarge") & (every["gpus"] == 8)]
+    assert (
+        len(eight) == 1 and eight["usd_per_hour"].iloc[0] <= cat.loc["p5.48xlarge", "usd_per_hour"]
+    )

@@ -270,6 +270,7 @@ def predicted():
     return pred, parts
 
 
+@pytest.mark.slow  # about 5 s or more
 def test_no_spec_inversion_over_profiles_anchors_precisions_and_gpu_counts(predicted):
     pred, parts = predicted
     tables = pd.concat([t for t, _ in parts], ignore_index=True)
@@ -285,6 +286,7 @@ def test_no_spec_inversion_over_profiles_anchors_precisions_and_gpu_counts(predi
             assert any("both answers come from pairs trained on measurements" in w for w in warn)
 
 
+@pytest.mark.slow  # about 5 s or more
 def test_roofline_bounds_hold_over_profiles_anchors_precisions_and_gpu_counts(predicted):
     """Every answer is within the roofline bounds of every other (no step longer than another
     GPU's over the least ratio of its resources), but where a measured answer is the slower

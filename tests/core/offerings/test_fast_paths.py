@@ -59,6 +59,7 @@ def test_every_target_in_one_pass_equals_one_target_at_a_time(wide, n):
         np.testing.assert_array_equal(single[0], latency_s, err_msg=target)
 
 
+@pytest.mark.slow  # about 5 s or more
 def test_offerings_prediction_equals_each_target_predicted_alone(wide, profiles):
     priced = predict_offerings(wide, ANCHOR, profiles)
     table = priced.prediction.table

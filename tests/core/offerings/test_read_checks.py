@@ -123,6 +123,7 @@ def test_gcp_duplicate_and_fractional_gpu_rows_are_reported(tmp_path):
     assert kept["instance"].tolist() == ["n1-highmem-8+T4x1"]
 
 
+@pytest.mark.slow  # about 5 s or more
 def test_a_large_gcp_file_is_read_in_linear_time(tmp_path):
     # 20,000 zones with a host and a T4 each, and 20,000 rows more listed twice (the audit's
     # 200,000-row file took over 300 s: one host filter per GPU row)

@@ -221,6 +221,7 @@ def test_missing_artifacts(tmp_path, trained):
         load_artifacts(art)
 
 
+@pytest.mark.slow  # about 5 s or more
 def test_failed_training_leaves_existing_artifacts_untouched(trained, tmp_path):
     art = _copy(trained, tmp_path)
     before = (art / "manifest.json").read_bytes()

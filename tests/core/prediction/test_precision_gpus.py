@@ -248,7 +248,7 @@ def test_what_an_answer_rests_on_is_a_note_not_a_warning(predictor, profile):
     efficiency and the published-based intervals come from were printed as
     ``profet: warning:``; they are notes (CLI, JSON, page), and the warnings keep what may be
     wrong with the answer."""
-    from profet_core.prediction._predictor import ANSWER_NOTES
+    from profet_core.prediction._result import ANSWER_NOTES
     from tests._utils import run
 
     got = predictor.predict("g3s.xlarge", profile, precision="amp", gpus="all")
