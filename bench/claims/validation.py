@@ -17,8 +17,10 @@ with it (``after``):
   stands in for the CNN on p3.2xlarge (the V100 the published speed-ups are paired on), per CNN;
   VGG16 and Inception-v3 tables reported apart (never fitted);
 - the intervals' calibration kept in the artifacts: per kind of answer (FP32 speed-up, AMP
-  gain, N-GPU scaling) the factor on the widths, the 80% coverage with one GPU and with one
-  source left out before and after it, and the spread between the published sources.
+  gain, N-GPU scaling) the factor on the widths and its form (docs/interval_both_coverage_rule.md),
+  the 80% coverage with one GPU and with one source left out before and after it (every width
+  parameter fitted on all rows), the same cross-fitted (``xfit``: fitted without the judged
+  row's GPU or source; the honest number), and the spread between the published sources.
 
 The leave-one-GPU-out MAPEs are printed by bench/claims/published.py (FP32) and bench/claims/amp_multigpu.py
 (AMP, N-GPU), the AMP primary score by bench/studies/amp_candidates.py; the spec order does not
@@ -318,10 +320,13 @@ def calibration_table(predictor) -> pd.DataFrame:
             {
                 "answer": kind,
                 "scale": c["scale"],
+                "form": c.get("form", "two-way"),
                 "cov_gpu_before": 100 * c["coverage_gpu_before"],
                 "cov_source_before": 100 * c["coverage_source_before"],
                 "cov_gpu": 100 * c["coverage_gpu"],
                 "cov_source": 100 * c["coverage_source"],
+                "xfit_gpu": 100 * c.get("crossfit_gpu", np.nan),
+                "xfit_source": 100 * c.get("crossfit_source", np.nan),
                 "sources": c["sources"],
                 "spread": f"x{c['spread'][0]:.2f}..x{c['spread'][1]:.2f}",
             }
@@ -420,7 +425,10 @@ def report(args) -> int:
     print(
         "\nIntervals (80%): coverage (%) with one GPU / one source left out, before and after the"
     )
-    print("factor on the widths; spread: the sources' own median predicted/published ratio:")
+    print(
+        "factor on the widths (all rows; xfit_*: cross-fitted); spread: the sources' own median"
+        " predicted/published ratio:"
+    )
     print(calibration_table(predictor).to_string(index=False, float_format="%.3g"))
     q = predictor.cross.interval_log_
     amp = (predictor.cross.amp_state_ or {}).get("half_width")

@@ -226,18 +226,54 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
 
 
 def fp32_source_calibration(model, pairs, bases, widths) -> dict:
-    """:func:`calibration` of the FP32 published/specs-only widths: each basis' out-of-fold
-    rows (GPU side) against one source document left out at a time."""
-    from ._calibrate import calibration
+    """:func:`calibration` (``pooled``) of the FP32 published/specs-only widths: each basis'
+    out-of-fold rows (GPU side) and one source document left out at a time, rows weighted as
+    the fit weighs them; plus its cross-fitted coverages (widths and factor refitted without
+    the judged row's GPU or document)."""
+    from ._calibrate import calibration, crossfit
 
     gpu = pd.concat([f[f["basis"] == b] for b, f in bases.items()])
     gpu = gpu[~gpu["held_out"]]
     src = published_logo(model, pairs, "document")
     src = src[~src["held_out"]]
     signed = np.log(src["cross"].to_numpy(float) / src["speedup"].to_numpy(float))
-    return calibration(
-        log_errors(gpu), gpu["basis"].map(widths), signed, src["basis"].map(widths), src["document"]
+    out = calibration(
+        log_errors(gpu),
+        gpu["basis"].map(widths),
+        signed,
+        src["basis"].map(widths),
+        src["document"],
+        "pooled",
+        _weights(gpu),
+        _weights(src),
     )
+    rows = pd.concat([gpu.assign(side="gpu"), src.assign(side="source")], ignore_index=True)
+    return out | crossfit(
+        rows["side"],
+        rows["target_gpu"],
+        rows["document"],
+        log_errors(rows),
+        lambda train, test: _fp32_widths(rows[train], rows[test]),
+    )
+
+
+def _fp32_widths(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
+    """``test``'s half-widths with every parameter (each basis' width, the pooled factor)
+    fitted on ``train`` (:func:`fp32_source_calibration`'s rows)."""
+    from ._calibrate import pooled_scale
+
+    g, s = train[train["side"] == "gpu"], train[train["side"] == "source"]
+    pooled = published_half_width(g)
+    w = {b: published_half_width(p) for b, p in g.groupby("basis")}
+    k = pooled_scale(
+        log_errors(g),
+        g["basis"].map(w),
+        log_errors(s),
+        s["basis"].map(w).fillna(pooled),
+        _weights(g),
+        _weights(s),
+    )["scale"]
+    return k * test["basis"].map(w).fillna(pooled).to_numpy(float)
 
 
 def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dict, dict]:
@@ -279,23 +315,46 @@ def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dic
 
 
 def _amp_calibration(by_gpu, by_source, half_width) -> dict:
-    from ._calibrate import calibration
+    from ._amp import conformal_half_width
+    from ._calibrate import calibration, crossfit, two_way_scale
 
     g, s = by_gpu[~by_gpu["held_out"]], by_source[~by_source["held_out"]]
     err = np.abs(np.log(g["pred"] / g["gain"])).to_numpy(float)
     signed = np.log(s["pred"] / s["gain"]).to_numpy(float)
-    return calibration(
+    rows = pd.concat([g.assign(side="gpu"), s.assign(side="source")], ignore_index=True)
+    e = np.abs(np.log(rows["pred"] / rows["gain"])).to_numpy(float)
+    gs = (rows["side"] == "gpu").to_numpy()
+
+    def widths(train, test):  # the pooled conformal width on GPU-out rows, times its factor
+        w = conformal_half_width(e[train & gs])
+        hw = np.full(len(e), w)
+        k = two_way_scale(e[train & gs], hw[train & gs], e[train & ~gs], hw[train & ~gs])["scale"]
+        return np.full(test.sum(), k * w)
+
+    out = calibration(
         err, np.full(len(g), half_width), signed, np.full(len(s), half_width), s["repo"]
     )
+    return out | crossfit(rows["side"], rows["catalog_gpu"], rows["repo"], e, widths)
 
 
 def _dp_calibration(by_gpu, by_source, state) -> dict:
-    from ._calibrate import calibration
-    from ._dataparallel import row_half_width
+    from ._calibrate import calibration, crossfit, two_way_scale
+    from ._dataparallel import half_widths, row_half_width
 
     g, s = by_gpu[~by_gpu["held_out"]], by_source[~by_source["held_out"]]
     err = np.abs(np.log(g["pred"] / g["scaling"])).to_numpy(float)
     signed = np.log(s["pred"] / s["scaling"]).to_numpy(float)
     hw_g = row_half_width(state, g["no_p2p"], g["gpu_count"])
     hw_s = row_half_width(state, s["no_p2p"], s["gpu_count"])
-    return calibration(err, hw_g, signed, hw_s, s["repo"])
+    rows = pd.concat([g.assign(side="gpu"), s.assign(side="source")], ignore_index=True)
+    e = np.abs(np.log(rows["pred"] / rows["scaling"])).to_numpy(float)
+    gs = (rows["side"] == "gpu").to_numpy()
+
+    def widths(train, test):  # per class and doubling on GPU-out rows, times its factor
+        st = half_widths(rows[train & gs])
+        hw = row_half_width(st, rows["no_p2p"], rows["gpu_count"])
+        k = two_way_scale(e[train & gs], hw[train & gs], e[train & ~gs], hw[train & ~gs])
+        return k["scale"] * hw[test]
+
+    out = calibration(err, hw_g, signed, hw_s, s["repo"])
+    return out | crossfit(rows["side"], rows["catalog_gpu"], rows["repo"], e, widths)
