@@ -440,7 +440,8 @@ def report(args) -> int:
     )
     if getattr(args, "record", False):
         path = record(predictor, counts, sp, rep)
-        print(f"\nrecorded for the Model accuracy page: {path}")
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        print(f"\nrecorded for the Model accuracy page: {shown}")
     return 0
 
 
