@@ -67,21 +67,27 @@ def two_way_scale(err_gpu, hw_gpu, err_source, hw_source, level: float = 0.8) ->
     }
 
 
+def weighted_quantile(values, weights, level: float) -> float:
+    """The ``level`` quantile of ``values`` under row ``weights`` (the first value whose
+    cumulative weight reaches ``level`` of the total)."""
+    order = np.argsort(values)
+    cum = np.cumsum(np.asarray(weights)[order])
+    return float(np.asarray(values)[order][np.searchsorted(cum, level * cum[-1])])
+
+
 def pooled_scale(
     err_gpu, hw_gpu, err_source, hw_source, w_gpu=None, w_source=None, level: float = 0.8
 ) -> dict:
     """The ``level`` quantile of |log error| / half-width over both sides' rows, each side
     weighing one half (``w_*``: row weights within a side, default equal); the same keys as
     :func:`two_way_scale`."""
-    from ._gpu_holdout import _weighted_quantile
-
     sides = [np.asarray(a, float) for a in (err_gpu, hw_gpu, err_source, hw_source)]
     wg = np.ones(len(sides[0])) if w_gpu is None else np.asarray(w_gpu, float)
     ws = np.ones(len(sides[2])) if w_source is None else np.asarray(w_source, float)
     scores = np.concatenate([sides[0] / sides[1], sides[2] / sides[3]])
     w = np.concatenate([0.5 * wg / wg.sum(), 0.5 * ws / ws.sum()])
     ok = np.isfinite(scores)
-    s = _weighted_quantile(scores[ok], w[ok], level)
+    s = weighted_quantile(scores[ok], w[ok], level)
     return {
         "scale": float(s),
         "form": "pooled",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ._calibrate import weighted_quantile as _weighted_quantile
 from ._efficiency import fit_published, predict_speedups
 
 #: Members compared: the model after (``cross``), before (data only), and spec baselines.
@@ -93,12 +94,6 @@ def _weights(part: pd.DataFrame) -> np.ndarray:
     one table count once)."""
     grp = part.groupby(["document", "model", "target_gpu"]).ngroup().to_numpy()
     return 1.0 / np.bincount(grp)[grp]
-
-
-def _weighted_quantile(values, weights, level: float) -> float:
-    order = np.argsort(values)
-    cum = np.cumsum(np.asarray(weights)[order])
-    return float(np.asarray(values)[order][np.searchsorted(cum, level * cum[-1])])
 
 
 def crossfit_coverage(oof: pd.DataFrame, level: float = 0.8) -> pd.Series:

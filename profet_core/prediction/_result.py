@@ -354,7 +354,7 @@ ANSWER_NOTES = (
     "amp: FP16 on Volta/Turing",  # which format amp means
     "Several GPUs: data-parallel at",  # the data-parallel model and its all-reduce size
     "GPUs with no published measurement of their own take",  # their architecture's efficiency
-    "published- and spec-based intervals are set to hold",  # how those intervals were set
+    "published- and spec-based intervals are widened for a new source",  # how they were set
 )
 
 
