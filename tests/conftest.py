@@ -35,8 +35,6 @@ def pytest_xdist_auto_num_workers(config):
 #: hundreds of examples each) or drive a browser. A test that starts SkyPilot or takes about
 #: five seconds or more for another reason is marked in its module.
 _SLOW_KINDS = ("realdata", "browser")
-#: Files whose every test takes about five seconds or more (each drives the CLI and the app).
-_SLOW_FILES = ("test_picks_match_cli.py",)
 #: Skip reasons of ``tests._utils.requires_shared`` and ``tests.core.capture._utils.requires_tf``.
 _SLOW_NEEDS = ("real PROFET data not found", "tensorflow, tensorboard, xprof")
 
@@ -50,8 +48,7 @@ def pytest_collection_modifyitems(config, items):
             for m in item.iter_markers("skipif")
         )
         kinds = any(item.get_closest_marker(k) for k in _SLOW_KINDS)
-        fuzz = item.path.name.startswith("test_fuzz")
-        if kinds or needs_shared or fuzz or item.path.name in _SLOW_FILES:
+        if kinds or needs_shared or item.path.name.startswith("test_fuzz"):
             item.add_marker(pytest.mark.slow)
     # Files with slow tests first (pytest-xdist hands out whole files in this order): a long
     # file started last kept one worker busy while the other sat idle at the end of a run.

@@ -19,7 +19,7 @@ from ..crossgpu._amp import DEFAULT_STATE as AMP_DEFAULT
 from ..crossgpu._amp import move_shares, step_ratio, user_offset
 from ..crossgpu._dataparallel import DEFAULT_STATE as DP_DEFAULT
 from ..crossgpu._dataparallel import link_gbs, row_half_width, step_factor
-from ..crossgpu._gpuref import amp_dtype, gpu_table
+from ..crossgpu._gpuref import amp_dtype, fp32_rate, gpu_table
 from ..crossgpu._pairs import FAM_COLS, model_family_times
 from ..errors import ProfetValueError
 from ._option_checks import (
@@ -82,8 +82,18 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
     cross = predictor.cross
     state = getattr(cross, "amp_state_", None) or AMP_DEFAULT
     gpus = gpu_table(cross.specs_)
+    rate = dict(zip(gpus.index, fp32_rate(gpus), strict=True))
     gpu_of = cross.specs_.set_index("instance")["gpu"]
     a_row = gpus.loc[gpu_of[anchor]]
+
+    def gain(row) -> np.ndarray:
+        """AMP / FP32 step ratio per profile row on the tensor-core GPU of ``row``."""
+        r = row["fp16_tensor_tflops"] / rate[row.name]
+        tf32 = float(row["tensor_tflops_fp32_training"] > row["fp32_tflops"])
+        shares = move_shares(cross.theta_, fam, a_row, row)
+        ratio = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
+        return ratio / np.exp(user_offset(state))
+
     out = np.ones((len(fam), len(targets)))
     none = []
     for j, t in enumerate(targets):
@@ -91,29 +101,14 @@ def _amp_factors(predictor, anchor, fam, targets, amp_lat, fp32_lat):
         if amp_dtype(row) in ("fp32", "unknown"):
             none.append(t)
             continue
-        r = row["fp16_tensor_tflops"] / _fp32_rate(row)
-        tf32 = float(row["tensor_tflops_fp32_training"] > row["fp32_tflops"])
-        shares = move_shares(cross.theta_, fam, a_row, row)
-        ratio = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
-        out[:, j] = ratio / np.exp(user_offset(state))
+        out[:, j] = gain(row)
     if amp_lat is not None and amp_dtype(a_row) not in ("fp32", "unknown"):
         # The anchor's own AMP gain is measured: correct every tensor-core target by the
         # anchor's measured / predicted AMP ratio.
-        r = a_row["fp16_tensor_tflops"] / _fp32_rate(a_row)
-        tf32 = float(a_row["tensor_tflops_fp32_training"] > a_row["fp32_tflops"])
-        shares = move_shares(cross.theta_, fam, a_row, a_row)
-        own = step_ratio(state, np.full(len(fam), r), np.full(len(fam), tf32), shares)
-        own = own / np.exp(user_offset(state))
-        corr = (amp_lat / np.asarray(fp32_lat, float)) / own
+        corr = (amp_lat / np.asarray(fp32_lat, float)) / gain(a_row)
         mask = np.array([t not in none for t in targets])
         out[:, mask] *= np.where(np.isfinite(corr), corr, 1.0)[:, None]
     return out, none, state
-
-
-def _fp32_rate(row) -> float:
-    """:func:`fp32_rate` of one GPU's row (a Series), without building a frame per target."""
-    tensor = row["tensor_tflops_fp32_training"]
-    return float(np.maximum(row["fp32_tflops"], 0.0 if pd.isna(tensor) else tensor))
 
 
 def _params(predictor, anchor, fam, params) -> np.ndarray:

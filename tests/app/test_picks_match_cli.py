@@ -22,6 +22,9 @@ from tests._utils import run
 from tests.app._utils import no_exception, plotly_spec
 from tests.app.test_anchor_offerings import _front, _grid
 
+#: Each case drives the CLI and the page several times: about 5 s or more.
+pytestmark = pytest.mark.slow
+
 ANCHOR = "g3s.xlarge"
 RUN = {"dataset_images": 50_000, "epochs": 10}
 CASES = [

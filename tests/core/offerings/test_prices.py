@@ -24,6 +24,22 @@ from profet_core.offerings._prices import configuration_prices
 from tests._utils import run
 
 PROFILE = "examples/profile_g3s.json"
+#: The columns of SkyPilot's AWS ``vms.csv``.
+AWS_HEADER = (
+    "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
+    "Region,AvailabilityZone,Arch"
+)
+
+
+def _aws_folder(folder, *lines: str) -> None:
+    """A SkyPilot catalog folder holding only ``aws/vms.csv`` with ``lines``."""
+    (folder / "aws").mkdir()
+    (folder / "aws" / "vms.csv").write_text("\n".join([AWS_HEADER, *lines]) + "\n")
+
+
+def _csv(out: str) -> pd.DataFrame:
+    """A CLI CSV as written (an empty cell is missing, a dash or a name is text)."""
+    return pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
 
 
 def _snapshot(rows) -> pd.DataFrame:
@@ -162,7 +178,7 @@ def test_a_users_catalog_prices_what_it_names_and_says_so(tmp_path, predictor):
     args = ("predict", "--profile", PROFILE, "--catalog", path, "--format", "csv", "--gpus")
     code, out, err = run(*args, "all")
     assert code == 0, err
-    csv = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    csv = _csv(out)
     csv = csv.set_index("configuration")
     # your 8 x H100 at 12.5 is the cheapest offering renting 8 of them (nebius: 23.6)
     assert csv.at["8 x H100 SXM5 80GB", "usd_per_hour"] == 12.5
@@ -171,7 +187,7 @@ def test_a_users_catalog_prices_what_it_names_and_says_so(tmp_path, predictor):
     # one GPU: your line joins the offerings, and a cheaper one-GPU H100 still wins
     code, out, err = run(*args, "1")
     assert code == 0, err
-    one = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    one = _csv(out)
     one = one.set_index("configuration").loc["1 x H100 SXM5 80GB"]
     assert one["usd_per_hour"] < 12.5 and "your catalog" not in one["offering"]
 
@@ -192,16 +208,14 @@ def test_another_snapshot_prices_everything_from_it():
 
 def test_a_catalog_folder_is_the_one_price_source(tmp_path):
     """``--catalog ~/.sky/catalogs/v8``: every price of every view comes from that folder."""
-    (tmp_path / "aws").mkdir()
-    (tmp_path / "aws" / "vms.csv").write_text(
-        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
-        "Region,AvailabilityZone,Arch\n"
-        "p5.48xlarge,H100,8.0,192.0,2048.0,,44.5,,us-west-2,usw2-az1,x86_64\n"
-        "g4dn.xlarge,T4,1.0,4.0,16.0,,0.5,0.2,us-east-1,use1-az1,x86_64\n"
+    _aws_folder(
+        tmp_path,
+        "p5.48xlarge,H100,8.0,192.0,2048.0,,44.5,,us-west-2,usw2-az1,x86_64",
+        "g4dn.xlarge,T4,1.0,4.0,16.0,,0.5,0.2,us-east-1,use1-az1,x86_64",
     )
     code, out, err = run("predict", "--profile", PROFILE, "--catalog", tmp_path, "--format", "csv")
     assert code == 0, err
-    table = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    table = _csv(out)
     table = table.set_index("target")
     assert table.at["p5.48xlarge", "usd_per_hour"] == 44.5
     assert table.at["p5.48xlarge", "offering"] == "aws p5.48xlarge (us-west-2)"
@@ -210,7 +224,7 @@ def test_a_catalog_folder_is_the_one_price_source(tmp_path):
     args = ("--profile", PROFILE, "--catalog", tmp_path, "--offerings", "--format", "csv")
     code, out, err = run("predict", *args)
     assert code == 0, err
-    front = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    front = _csv(out)
     assert set(front["instance"]) == {"p5.48xlarge", "g4dn.xlarge"}
     assert front.set_index("instance").at["p5.48xlarge", "usd_per_hour"] == 44.5
     code, out, err = run("instances", "--catalog", tmp_path, "--format", "csv")
@@ -231,23 +245,21 @@ def test_a_t4g_on_an_arm_host_is_listed_not_priced_as_a_t4(tmp_path):
     """AWS g5g rents a T4G on an Arm (Graviton2) host: the T4's silicon, but a profile's x86
     TensorFlow pipeline and its host-side time do not carry there. It is listed with its reason,
     never predicted as a T4 and never the price of "1 x T4" (it was, at 0.42 USD/h)."""
-    (tmp_path / "aws").mkdir()
-    (tmp_path / "aws" / "vms.csv").write_text(
-        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
-        "Region,AvailabilityZone,Arch\n"
-        "g5g.xlarge,T4g,1.0,4.0,8.0,,0.42,0.076,us-east-1,use1-az1,arm64\n"
-        "g4dn.xlarge,T4,1.0,4.0,16.0,,0.526,0.2,us-east-1,use1-az1,x86_64\n"
+    _aws_folder(
+        tmp_path,
+        "g5g.xlarge,T4g,1.0,4.0,8.0,,0.42,0.076,us-east-1,use1-az1,arm64",
+        "g4dn.xlarge,T4,1.0,4.0,16.0,,0.526,0.2,us-east-1,use1-az1,x86_64",
     )
     code, out, err = run("predict", "--profile", PROFILE, "--catalog", tmp_path, "--format", "csv")
     assert code == 0, err
-    table = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    table = _csv(out)
     t4 = table.set_index("configuration").loc["1 x T4"]
     assert (t4["offering"], t4["usd_per_hour"]) == ("aws g4dn.xlarge (us-east-1)", 0.526)
     assert "g5g" not in out
     args = ("--profile", PROFILE, "--catalog", tmp_path, "--offerings", "--format", "csv")
     code, out, err = run("predict", *args)
     assert code == 0, err
-    front = pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""])
+    front = _csv(out)
     g5g = front.set_index("instance").loc["g5g.xlarge"]
     assert g5g["basis"] == "no spec model" and pd.isna(g5g["batch_latency_ms"])
     assert "Arm (Graviton2) host" in g5g["note"]
