@@ -106,9 +106,11 @@ def _special(text: str) -> bool:
 _SPECIAL = ("inf", "infinity", "nan")
 
 
-#: Op-clustering distance (a Levenshtein distance) and DNN epochs: checked at parse time.
+#: Op-clustering distance (a Levenshtein distance), DNN epochs and trees per tree ensemble:
+#: checked at parse time.
 THRESHOLD = float_range(0.0, 1000.0)
 EPOCHS = int_range(1, 100_000)
+TREES = int_range(1, 10_000)
 
 
 def size_latency(text: str) -> tuple[float, float]:

@@ -78,9 +78,15 @@ def passed(args, names) -> dict:
     return {name: getattr(args, name) for name in names}
 
 
-def method_params(dnn_epochs: int | None) -> dict:
-    """``method_params`` of ``train``/``validate`` for ``--dnn-epochs``."""
-    return {"profet": {"dnn_params": {"epochs": dnn_epochs}}} if dnn_epochs else {}
+def method_params(dnn_epochs: int | None, trees: int | None = None) -> dict:
+    """``method_params`` of ``train``/``validate`` for ``--dnn-epochs`` and ``--trees`` (the
+    number of trees of every tree ensemble: the hybrid's extra-trees and boosting stages, the
+    reference's forest)."""
+    params = {"profet": {"dnn_params": {"epochs": dnn_epochs}}} if dnn_epochs else {}
+    if trees:
+        params["hybrid"] = {"n_trees_et": trees, "n_trees_gb": trees}
+        params.setdefault("profet", {})["rf_params"] = {"n_estimators": trees}
+    return params
 
 
 def read_prices(catalog) -> tuple:

@@ -27,6 +27,7 @@ _NUMERIC_OPTIONS = (
     "--input-size",
     "--threshold",
     "--dnn-epochs",
+    "--trees",
     "--classes",
     "--timeout",
     "--usd-per-hour",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ._argtypes import EPOCHS, THRESHOLD
+from ._argtypes import EPOCHS, THRESHOLD, TREES
 from ._common import DEFAULT_DATA, Progress, method_params, old_flag
 
 
@@ -34,6 +34,12 @@ def add_parser(subparsers) -> None:
     )
     t.add_argument(
         "--dnn-epochs", type=EPOCHS, help="cap the reference DNN's epochs (faster, less accurate)"
+    )
+    t.add_argument(
+        "--trees",
+        type=TREES,
+        help="trees per tree ensemble (default: the hybrid's 100 extra-trees and 200 boosting "
+        "stages, the reference's 50-tree forest; fewer: faster, less accurate)",
     )
     t.add_argument(
         "--no-intervals",
@@ -69,7 +75,7 @@ def run(args) -> int:
         methods=args.methods,
         threshold=args.threshold,
         intervals=not args.no_intervals,
-        method_params=method_params(args.dnn_epochs),
+        method_params=method_params(args.dnn_epochs, args.trees),
         progress=Progress(),
         interval_methods=args.methods if args.intervals_all else None,
         validation=args.validation,

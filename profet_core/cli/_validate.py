@@ -3,7 +3,7 @@ left out), printed and written."""
 
 from __future__ import annotations
 
-from ._argtypes import EPOCHS, THRESHOLD
+from ._argtypes import EPOCHS, THRESHOLD, TREES
 from ._common import DEFAULT_DATA, Progress, method_params, passed, table_text
 
 #: ``validate``'s options, given as the flags of the same names.
@@ -24,6 +24,12 @@ def add_parser(subparsers) -> None:
     v.add_argument("--threshold", type=THRESHOLD, default=6.0)
     v.add_argument("--dnn-epochs", type=EPOCHS)
     v.add_argument(
+        "--trees",
+        type=TREES,
+        help="trees per tree ensemble (default: the hybrid's 100 extra-trees and 200 boosting "
+        "stages, the reference's 50-tree forest; fewer: faster, less accurate)",
+    )
+    v.add_argument(
         "--cross",
         action="store_true",
         help="also validate the cross-instance model: each GPU left out (leave-one-GPU-out x "
@@ -40,7 +46,7 @@ def run(args) -> int:
         args.data,
         args.out,
         **passed(args, _OPTIONS),
-        method_params=method_params(args.dnn_epochs),
+        method_params=method_params(args.dnn_epochs, args.trees),
         progress=Progress(),
     )
     print(done.report)

@@ -28,6 +28,8 @@ def run(argv, capsys) -> tuple[int, str]:
 FLAGS = {
     "dnn-epochs-0": (["train", "--dnn-epochs", "0"], "--dnn-epochs: 0 is not allowed"),
     "dnn-epochs-huge": (["train", "--dnn-epochs", "1" + "0" * 400], "--dnn-epochs: 1000"),
+    "trees-0": (["train", "--trees", "0"], "--trees: 0 is not allowed"),
+    "validate-trees-neg": (["validate", "--trees", "-3"], "--trees: -3"),
     "threshold-nan": (["train", "--threshold", "nan"], "--threshold: 'nan' is not allowed"),
     "threshold-inf": (["train", "--threshold", "-inf"], "--threshold: '-inf' is not allowed"),
     "threshold-negative": (["train", "--threshold", "-1"], "--threshold: -1 is not allowed"),

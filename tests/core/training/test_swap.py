@@ -60,8 +60,10 @@ def old_art(tmp_path_factory) -> Path:
 
 
 def _train(data, out, **kw):
+    # Three trees per ensemble: what is under test is the folder, not the model (a third less
+    # CPU per run).
     argv = ["train", "--data", data, "--out", out, "--methods", "hybrid", "--no-intervals"]
-    return cli(*argv, "--threshold", 5, **kw)
+    return cli(*argv, "--threshold", 5, "--trees", 3, **kw)
 
 
 def _threshold(art: Path) -> float:
@@ -150,6 +152,8 @@ def test_d2_users_old_folder_beside_out_is_kept(tmp_path, old_art, data):
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "art.old" / "keep.txt").read_text() == "mine"
     assert _threshold(out) == 5 and load_artifacts(out).instances == ["gpu-a", "gpu-b", "gpu-c"]
+    trees = json.loads((out / "manifest.json").read_text())["method_params"]["hybrid"]
+    assert trees == {"n_trees_et": 3, "n_trees_gb": 3}
     assert out.is_dir() and not out.is_symlink()
     if sys.platform.startswith("linux"):  # exchanged atomically: a new folder, no rename chain
         assert out.stat().st_ino != inode
