@@ -92,9 +92,10 @@ def conformance(capture: pd.Series, data_rows: pd.DataFrame) -> dict:
     -------
     dict
         ``jaccard`` (raw op-type sets, IDLE left out), ``jaccard_normalised`` (fusions
-        expanded, GPU-only transfers and variable bookkeeping left out), ``missing`` (data device op types with >= 1%
-        median share of device busy time that the capture lacks), ``foreign`` (capture op
-        types with >= 1% of its busy time outside the data's vocabulary), both sorted lists.
+        expanded, GPU-only transfers and variable bookkeeping left out), ``missing`` (data
+        device op types with >= 1% median share of device busy time that the capture lacks),
+        ``foreign`` (capture op types with >= 1% of its busy time outside the data's vocabulary
+        and not variable bookkeeping), both sorted lists.
     """
     ops = op_columns(data_rows.columns)
     data_times = data_rows[ops].fillna(0.0)

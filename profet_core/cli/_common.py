@@ -7,6 +7,8 @@ import argparse
 import sys
 import time
 
+from ._argtypes import TREES
+
 #: The shared data beside the repository (the layout the README's commands are run from).
 DEFAULT_DATA = "../shared/data/profet"
 ARTIFACTS_HELP = "artifacts folder (default: the shipped ones)"
@@ -76,6 +78,16 @@ def passed(args, names) -> dict:
     """The flags ``names`` as keyword arguments: their argparse destinations are the core's
     parameter names, so they pass through unchanged."""
     return {name: getattr(args, name) for name in names}
+
+
+def add_trees_flag(parser) -> None:
+    """``--trees N`` on ``train``/``validate`` (read by :func:`method_params`)."""
+    parser.add_argument(
+        "--trees",
+        type=TREES,
+        help="trees per tree ensemble (default: the hybrid's 100 extra-trees and 200 boosting "
+        "stages, the reference's 50-tree forest; fewer: faster, less accurate)",
+    )
 
 
 def method_params(dnn_epochs: int | None, trees: int | None = None) -> dict:

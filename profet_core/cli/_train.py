@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from ._argtypes import EPOCHS, THRESHOLD, TREES
-from ._common import DEFAULT_DATA, Progress, method_params, old_flag
+from ._argtypes import EPOCHS, THRESHOLD
+from ._common import DEFAULT_DATA, Progress, add_trees_flag, method_params, old_flag
 
 
 def add_parser(subparsers) -> None:
@@ -35,12 +35,7 @@ def add_parser(subparsers) -> None:
     t.add_argument(
         "--dnn-epochs", type=EPOCHS, help="cap the reference DNN's epochs (faster, less accurate)"
     )
-    t.add_argument(
-        "--trees",
-        type=TREES,
-        help="trees per tree ensemble (default: the hybrid's 100 extra-trees and 200 boosting "
-        "stages, the reference's 50-tree forest; fewer: faster, less accurate)",
-    )
+    add_trees_flag(t)
     t.add_argument(
         "--no-intervals",
         action="store_true",

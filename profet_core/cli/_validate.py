@@ -3,8 +3,8 @@ left out), printed and written."""
 
 from __future__ import annotations
 
-from ._argtypes import EPOCHS, THRESHOLD, TREES
-from ._common import DEFAULT_DATA, Progress, method_params, passed, table_text
+from ._argtypes import EPOCHS, THRESHOLD
+from ._common import DEFAULT_DATA, Progress, add_trees_flag, method_params, passed, table_text
 
 #: ``validate``'s options, given as the flags of the same names.
 _OPTIONS = ("methods", "anchors", "targets", "architectures", "threshold", "cross", "specs")
@@ -23,12 +23,7 @@ def add_parser(subparsers) -> None:
     v.add_argument("--architectures", nargs="+", help="left-out architectures (default all)")
     v.add_argument("--threshold", type=THRESHOLD, default=6.0)
     v.add_argument("--dnn-epochs", type=EPOCHS)
-    v.add_argument(
-        "--trees",
-        type=TREES,
-        help="trees per tree ensemble (default: the hybrid's 100 extra-trees and 200 boosting "
-        "stages, the reference's 50-tree forest; fewer: faster, less accurate)",
-    )
+    add_trees_flag(v)
     v.add_argument(
         "--cross",
         action="store_true",

@@ -65,7 +65,7 @@ def test_a_builder_reproduces_its_shipped_rows(name, mine, path):
     git_dir = _mirror(script.REPO)
     table = _table(path)
     shipped = [r for r in table if mine(r)]
-    assert shipped, f"published.csv has no rows of {name}"
+    assert shipped, f"{path.name} has no rows of {name}"
     rebuilt = script.rows(git_dir, [r for r in table if not mine(r)])
     assert rebuilt == shipped
 
