@@ -34,8 +34,12 @@ def test_tf32_rows_of_measured_cnns_pair_with_the_data_v100(specs):
     rows = load_inhouse()
     pairs = inhouse_pairs(specs, _medians())
     assert len(pairs) and set(pairs["anchor"]) == {ANCHOR}
-    assert set(pairs["target"]) == {"gpu-h200-sxm-141gb"}
-    assert set(pairs["framework"]) == {"PyTorch"} and pairs["document"].nunique() == 1
+    # the H200 (2026-11-27) and H100 SXM5 (p5.48xlarge's GPU, 2026-11-28) runs
+    assert set(pairs["target"]) == {"gpu-h200-sxm-141gb", "p5.48xlarge"}
+    assert set(pairs["framework"]) == {"PyTorch"}
+    # one document per run's script commit, each the rows' own source
+    assert pairs["document"].str.startswith("in-house@").all()
+    assert set(pairs["document"]) <= set(rows["source"])
     used = rows[
         (rows["precision"] == "TF32")
         & rows["data_model"].isin(["ResNet50", "VGG16", "VGG11"])
@@ -43,8 +47,12 @@ def test_tf32_rows_of_measured_cnns_pair_with_the_data_v100(specs):
     ]
     assert len(pairs) == len(used)
     for p in pairs.itertuples():
-        r = used[(used["model"] == p.model) & (used["batch_size"] == p.batch_size)].iloc[0]
-        # speed-up: H200 images/s over the V100's (batch / latency)
+        r = used[
+            (used["model"] == p.model)
+            & (used["batch_size"] == p.batch_size)
+            & (used["catalog_gpu"] == p.target_gpu)
+        ].iloc[0]
+        # speed-up: the target's images/s over the V100's (batch / latency)
         np.testing.assert_allclose(
             p.speedup, r["images_per_s"] / (p.batch_size / p.anchor_latency_s)
         )
