@@ -212,6 +212,59 @@ def ratio_summary(pred: pd.DataFrame, ratios: pd.DataFrame, max_spread: float) -
     return pd.DataFrame(out)
 
 
+def _md(frame: pd.DataFrame, digits: int) -> str:
+    """A Markdown table: text left, numbers right (``digits`` decimals, thousands split), - NaN."""
+
+    def cell(v):
+        if isinstance(v, float | np.floating):
+            return "-" if np.isnan(v) else f"{v:,.{digits}f}"
+        return str(v)
+
+    head = "| " + " | ".join(frame.columns) + " |"
+    right = [frame[c].dtype.kind in "fiu" or c.endswith("%") for c in frame]
+    align = "|" + "|".join("---:" if r else "---" for r in right) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(False)]
+    return "\n".join([head, align, *body])
+
+
+def measured(rows: pd.DataFrame) -> str:
+    """The measured tables of profet_core/data/build/README.md (Markdown): the H100 SXM5's
+    images/s, the H200 / H100 speed ratio, and both GPUs' AMP gains."""
+    prec = {"FP32": "FP32", "TF32": "TF32", "AMP": "AMP (FP16)", "AMP BF16": "AMP BF16"}
+    ratios, gains = gpu_ratios(rows), amp_gains(rows)
+    name = ratios["model"] + np.where(ratios["held_out"], " (held out)", "")
+    ratios = ratios.assign(model=name)
+    idx = ["model", "image_size", "batch_size"]
+    h = rows[(rows["catalog_gpu"] == H100_SXM) & (rows["gpu_count"] == 1)].copy()
+    h["model"] = h["model"] + np.where(
+        h["notes"].fillna("").str.startswith("held out"), " (held out)", ""
+    )
+    ips = h.pivot_table(index=idx, columns="precision", values="images_per_s")[list(prec)]
+    ips["max spread %"] = h.groupby(idx)["spread_pct"].max()
+    r = ratios.pivot_table(index=idx, columns="precision", values="ratio")[list(prec)]
+    r["max spread %"] = ratios.groupby(idx)["spread"].max()
+    keys = ratios[["image_size", "batch_size"]].assign(model=ratios["model"].str.split(" ").str[0])
+    both = gains.merge(keys.drop_duplicates(), on=idx)
+    both = both.assign(model=both["model"] + np.where(both["held_out"], " (held out)", ""))
+    both = both.assign(gpu=both["catalog_gpu"].map(SHORT))
+    cols = {"fp16_tf32": "FP16/TF32", "bf16_tf32": "BF16/TF32", "fp16_fp32": "FP16/FP32"}
+    cols["bf16_fp32"] = "BF16/FP32"
+    g = both.set_index([*idx, "gpu"])[list(cols)].unstack("gpu")
+    g.columns = [f"{cols[a]} {b}" for a, b in g.columns]
+    g = g[[f"{cols[a]} {b}" for a in cols for b in ("H100", "H200")]]
+    g["max spread %"] = both.groupby(idx)["spread"].max()
+    out = []
+    for title, t, d in (
+        ("H100 SXM5 images/s (median step)", ips.rename(columns=prec), 0),
+        ("H200 / H100 SXM5 speed ratio (H100 step / H200 step)", r.rename(columns=prec), 3),
+        ("AMP gains (step of the slower precision / AMP step)", g, 2),
+    ):
+        t = t.reset_index().rename(columns={"image_size": "px", "batch_size": "batch"})
+        t["max spread %"] = t["max spread %"].map("{:.1f}".format)
+        out.append(f"{title}:\n\n{_md(t, d)}")
+    return "\n\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -219,8 +272,16 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "profet"))
     ap.add_argument("--artifacts", default=None, help="artifacts folder (default: shipped)")
     ap.add_argument("--max-spread", type=float, default=10.0, help="spread_pct bound, %%")
+    ap.add_argument(
+        "--measured",
+        action="store_true",
+        help="print only the measured tables of profet_core/data/build/README.md (no data needed)",
+    )
     args = ap.parse_args(argv)
     t0 = time.time()
+    if args.measured:
+        print(measured(load_inhouse()))
+        return 0
     if not (Path(args.data) / "profiles.parquet").exists():
         print(f"no data at {args.data} (profiles.parquet): nothing to check", file=sys.stderr)
         return 2
