@@ -267,9 +267,13 @@ def measured(rows: pd.DataFrame) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "profet"))
+    ap.add_argument(
+        "--data",
+        default=str(ROOT.parent / "shared" / "data" / "profet"),
+        help="the PROFET data folder (profiles.parquet, latencies.parquet)",
+    )
     ap.add_argument("--artifacts", default=None, help="artifacts folder (default: shipped)")
     ap.add_argument("--max-spread", type=float, default=10.0, help="spread_pct bound, %%")
     ap.add_argument(
@@ -293,13 +297,15 @@ def main(argv=None) -> int:
     pd.set_option("display.max_colwidth", 80)
     print(__doc__.split("\n\n")[1].split("(a)")[0].strip(), "\n")
     print("(a) H100 SXM5 / H200 step-time ratio (= H200 / H100 images/s): predicted median")
-    print("[min-max] over the 4 anchors; measured TF32 (the model's FP32), strict FP32, AMP:")
+    print("[min-max] over the 4 anchors; measured TF32 (the model's FP32), strict FP32, AMP;")
+    print("spread %: the largest spread_pct of the workload's rows on both GPUs:")
     print(ratio_table(pred, ratios).to_string(index=False, float_format="%.3f"))
-    print("\nMedian over the workloads above (median over anchors each):")
+    print("\nOver the workloads above (median over anchors each; spread: the compared rows'):")
     print(ratio_summary(pred, ratios, args.max_spread).to_string(index=False, float_format="%.3f"))
     gt = gain_table(pred, gains)
     print("\n(b) AMP gain (FP32 step / AMP step): predicted over the 4 anchors; measured")
-    print("fp16_tf32 (TF32 step / FP16 AMP step), bf16_tf32, fp16_fp32 (over strict FP32):")
+    print("fp16_tf32 (TF32 step / FP16 AMP step), bf16_tf32, fp16_fp32 (over strict FP32);")
+    print("spread: the largest spread_pct of the GPU's rows of that workload:")
     print(gt.to_string(index=False, float_format="%.3f"))
     print("\n(c) predicted vs measured fp16_tf32 gain across CNNs (median per CNN):")
     print(summary(gt, gains, args.max_spread).to_string(index=False, float_format="%.3f"))

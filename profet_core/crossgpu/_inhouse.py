@@ -139,8 +139,8 @@ def _steps(rows: pd.DataFrame) -> pd.DataFrame:
             f"unknown precision {bad} in the in-house rows (allowed: {PRECISIONS})"
         )
     proxy = r["profile_proxy"] if "profile_proxy" in r else pd.Series("", index=r.index)
-    r["cnn"] = r["data_model"].fillna("").astype(str)
-    r["cnn"] = r["cnn"].where(r["cnn"] != "", proxy.fillna("").astype(str))
+    dm = r["data_model"].astype("string").fillna("")
+    r["cnn"] = dm.where(dm != "", proxy.astype("string").fillna("")).astype(str)
     r["ms"] = pd.to_numeric(r["ms_per_step"], errors="coerce")
     r["spread"] = pd.to_numeric(r["spread_pct"], errors="coerce")
     nonpos = r[~(r["ms"] > 0)]
