@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -265,6 +266,25 @@ def measured(rows: pd.DataFrame) -> str:
     return "\n\n".join(out)
 
 
+def reference_ratios(predictor, data: Path) -> str:
+    """The same predicted H100 SXM5 / H200 ratio over docs/family_roofline_rule.md's tables:
+    ``bench/claims/inversions.data_profiles`` (2 workloads per CNN, smallest to largest batch,
+    any image size) x 4 anchors x fp32/amp, one GPU: min / median / max, and per CNN."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from inversions import data_profiles
+
+    prof = {a: p for a, p in data_profiles(data, 2).items() if a in ANCHORS}
+    parts = []
+    for anchor, p in prof.items():
+        m = p.assign(instance=anchor, wl=p["model"], px=p["input_size"], held_out=False)
+        parts.append(predict(predictor, m.assign(image_size=p["input_size"])))
+    d = pd.concat(parts, ignore_index=True)
+    r = d["H100"] / d["H200"]
+    per = r.groupby(d["cnn"]).median().round(3)
+    head = f"{len(r)} tables: {r.min():.3f} / {r.median():.3f} / {r.max():.3f}"
+    return head + "; median per CNN: " + ", ".join(f"{k} {v:.3f}" for k, v in per.items())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -292,7 +312,8 @@ def main(argv=None) -> int:
     rows = load_inhouse()
     ratios, gains = gpu_ratios(rows), amp_gains(rows)
     matched = match(workloads(ratios), anchor_profiles(Path(args.data)))
-    pred = predict(load_artifacts(args.artifacts), matched)
+    predictor = load_artifacts(args.artifacts)
+    pred = predict(predictor, matched)
     pd.set_option("display.width", 250)
     pd.set_option("display.max_colwidth", 80)
     print(__doc__.split("\n\n")[1].split("(a)")[0].strip(), "\n")
@@ -309,6 +330,11 @@ def main(argv=None) -> int:
     print(gt.to_string(index=False, float_format="%.3f"))
     print("\n(c) predicted vs measured fp16_tf32 gain across CNNs (median per CNN):")
     print(summary(gt, gains, args.max_spread).to_string(index=False, float_format="%.3f"))
+    print("\nFor reference, the predicted H100 SXM5 / H200 ratio over family_roofline_rule.md's")
+    print(
+        "tables (2 data workloads per CNN, any size, x 4 anchors x fp32/amp), min / median / max:"
+    )
+    print(textwrap.fill(reference_ratios(predictor, Path(args.data)), 100))
     print(f"\nMade by `python bench/claims/hopper_check.py` in {time.time() - t0:.0f} s.")
     return 0
 
