@@ -317,10 +317,15 @@ def crossfit_amp_coverage(oof: pd.DataFrame, by: str = "catalog_gpu", level: flo
 
 def amp_state_from(table, gpus, medians, theta, anchor_gpu="NVIDIA V100 SXM2 16GB"):
     """Fit the AMP model on a published table (held-out rows dropped before the fit) with each
-    CNN's profile taken from the data's ``p3.2xlarge`` medians; returns (state, pairs, shares)."""
+    CNN's profile taken from the data's ``p3.2xlarge`` medians; returns (state, pairs, shares).
+    Where :data:`profet_core.crossgpu._inhouse.USE_INHOUSE_AMP` is on, the in-house AMP pairs
+    (:func:`profet_core.crossgpu._inhouse.inhouse_amp_pairs`) join the table's."""
+    from . import _inhouse
     from ._published import _profile
 
     pairs = amp_pairs(table)
+    if _inhouse.USE_INHOUSE_AMP:  # docs/inhouse_amp_rule.md, candidate S3
+        pairs = pd.concat([pairs, _inhouse.inhouse_amp_pairs()], ignore_index=True)
     pairs = pairs[
         pairs["catalog_gpu"].isin(gpus.index) & pairs["profile"].isin(set(medians["model"]))
     ]

@@ -10,6 +10,9 @@ stand-in), image size and batch: a cross-framework pair, PyTorch on the target, 
 TensorFlow on the anchor. Only rows whose step spread is at most :data:`MAX_SPREAD_PCT` enter
 (small batches are host-bound there). The rule that chose this form: docs/arch_efficiency_rule.md
 (candidate B). Held-out rows (VGG16, Inception-v3) are flagged as in every source.
+
+:func:`inhouse_amp_pairs` gives the rows' same-GPU FP16 AMP vs TF32 pairs in the form the AMP-gain
+model learns from (candidate S3 of docs/inhouse_amp_rule.md; :data:`USE_INHOUSE_AMP`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ ANCHOR = "p3.2xlarge"
 MAX_SPREAD_PCT = 10.0
 #: Whether :func:`learn_published` adds these pairs (docs/arch_efficiency_rule.md, candidate B).
 USE_INHOUSE = False
+#: Whether :func:`profet_core.crossgpu._amp.amp_state_from` adds :func:`inhouse_amp_pairs` to the
+#: published AMP pairs (docs/inhouse_amp_rule.md, candidate S3).
+USE_INHOUSE_AMP = False
 
 
 def load_inhouse() -> pd.DataFrame:
@@ -237,3 +243,54 @@ def amp_gains(rows: pd.DataFrame) -> pd.DataFrame:
     }.items():
         out[name] = out[slow] / out[fast]
     return out.reset_index()
+
+
+def inhouse_amp_pairs(rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Same-GPU AMP gains of the in-house rows, shaped as
+    :func:`profet_core.crossgpu._amp.amp_pairs` rows (docs/inhouse_amp_rule.md, candidate S3).
+
+    Each one-GPU ``AMP`` (FP16 autocast) row pairs with the ``TF32`` row of the same GPU, CNN,
+    image size and batch; both rows' ``spread_pct`` must be at most :data:`MAX_SPREAD_PCT`.
+    ``AMP BF16`` and strict ``FP32`` rows never pair. The profile is ``data_model``, else
+    ``profile_proxy`` (the published table's convention); VGG16 and Inception-v3 rows are flagged
+    ``held_out`` (by name or proxy), as in every source.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame, optional
+        In-house rows as ``torch_steps.py`` writes them (default: :func:`load_inhouse`); the
+        columns :func:`gpu_ratios` reads plus ``source``, ``framework``, ``gpu_published``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``repo`` (``source`` before its ``@``), ``framework``, ``model``, ``profile``,
+        ``catalog_gpu``, ``gpu_published``, ``source`` (the AMP row's), ``baseline_source`` (the
+        TF32 row's), ``gain`` (TF32 ms per step / AMP ms per step), ``batch_size``,
+        ``image_size``, ``held_out``; one row per pair, empty (same columns) where none pairs.
+    """
+    rows = load_inhouse() if rows is None else rows
+    r = _steps(rows)
+    r = r[(r["spread"] <= MAX_SPREAD_PCT) & (r["cnn"] != "")]
+    key = ["catalog_gpu", *KEY]
+    cols = [*key, "source", "framework", "gpu_published", "ms", "held_out"]
+    amp = r.loc[r["precision"] == "AMP", cols]
+    tf32 = r.loc[r["precision"] == "TF32", [*key, "source", "ms"]]
+    p = amp.merge(tf32, on=key, suffixes=("", "_tf32"))
+    out = pd.DataFrame(
+        {
+            "repo": p["source"].astype(str).str.split("@").str[0],
+            "framework": p["framework"].astype(str),
+            "model": p["model"].astype(str),
+            "profile": p["cnn"].astype(str),
+            "catalog_gpu": p["catalog_gpu"].astype(str),
+            "gpu_published": p["gpu_published"].astype(str),
+            "source": p["source"].astype(str),
+            "baseline_source": p["source_tf32"].astype(str),
+            "gain": (p["ms_tf32"] / p["ms"]).astype(float),
+            "batch_size": p["batch_size"],
+            "image_size": p["image_size"],
+            "held_out": p["held_out"].astype(bool),
+        }
+    )
+    return out.sort_values(["catalog_gpu", "model", "batch_size"], ignore_index=True)
