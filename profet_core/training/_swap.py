@@ -51,8 +51,13 @@ OWNER = ".owner"
 STEPS = ("temp-created", "before-swap", "old-moved", "after-swap", "old-removed")
 _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
 _AT_FDCWD = -100
-#: Tests turn the atomic exchange off to exercise the portable fallback.
-USE_EXCHANGE = sys.platform.startswith("linux") and not os.environ.get("PROFET_TEST_NO_EXCHANGE")
+
+
+def use_exchange() -> bool:
+    """Whether to swap with the atomic ``renameat2`` exchange (Linux). Tests set
+    ``PROFET_TEST_NO_EXCHANGE`` to exercise the portable fallback; read at each swap, not at
+    import, so a process forked after the import still follows its own environment."""
+    return sys.platform.startswith("linux") and not os.environ.get("PROFET_TEST_NO_EXCHANGE")
 
 
 def stop_at(step: str) -> None:
@@ -283,7 +288,7 @@ def clean_leftovers(parent: Path) -> None:
 
 def _renameat2(src: Path, dst: Path, flags: int) -> bool:
     """``renameat2``; False where the system or the file system does not have it."""
-    if not USE_EXCHANGE:
+    if not use_exchange():
         return False
     fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
     if fn is None:  # glibc < 2.28, or not glibc

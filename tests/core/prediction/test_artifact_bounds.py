@@ -8,8 +8,6 @@ import hashlib
 import io
 import json
 import shutil
-import subprocess
-import sys
 import tracemalloc
 import zipfile
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 
 from profet_core import ArtifactError, load_artifacts
 from profet_core.prediction._readers import npz_digests
+from tests._cli import run_cli
 from tests._utils import ROOT
 
 PAIR = "gpu-a->gpu-b"
@@ -67,10 +66,9 @@ def big_profile(tmp_path_factory, synthetic_dataset) -> Path:
 
 
 def _predict(art: Path, profile: Path, method: str):
-    cmd = [sys.executable, "-m", "profet_core", "predict", "--anchor", "gpu-a", "--profile"]
-    cmd += [str(profile), "--artifacts", str(art), "--method", method, "--format", "csv"]
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    argv = ["predict", "--anchor", "gpu-a", "--profile", profile, "--artifacts", art]
+    argv += ["--method", method, "--format", "csv"]
+    return run_cli(*argv, env={"PATH": "/usr/bin:/bin"}, cwd=ROOT, timeout=120)
 
 
 def _tree_key(member: str) -> str:

@@ -8,28 +8,29 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from profet_core import load_artifacts, make_dataset, train
-from tests._utils import ROOT, make_synthetic, synthetic_catalog
+from tests._cli import run_cli
+from tests._utils import make_synthetic, synthetic_catalog
 
 # Real `profet train` processes, killed at each step: seconds each.
 pytestmark = pytest.mark.slow
 
 
 def cli(*argv, stop=None, portable=False):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    """``profet *argv`` in a process of its own (tests/_cli.py), SIGKILLed at ``stop``."""
+    env = dict(os.environ)
     env.pop("PROFET_TEST_STOP_AT", None)
+    env.pop("PROFET_TEST_NO_EXCHANGE", None)
     if stop:
         env["PROFET_TEST_STOP_AT"] = stop
     if portable:
         env["PROFET_TEST_NO_EXCHANGE"] = "1"
-    cmd = [sys.executable, "-m", "profet_core", *map(str, argv)]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    return run_cli(*argv, env=env)
 
 
 def snapshot(folder: Path) -> dict:

@@ -9,8 +9,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -22,6 +20,7 @@ from profet_core import load_artifacts
 from profet_core.errors import ArtifactError, ProfetValueError
 from profet_core.inputs import _outputs
 from profet_core.training import _swap
+from tests._cli import run_cli, start_cli
 from tests._utils import ROOT
 from tests.core.training.test_swap import cli, snapshot
 
@@ -130,20 +129,15 @@ def test_empty_artifacts_path_is_refused(command, tmp_path):
 
 def test_concurrent_add_instance_runs_all_land(cross_src, tmp_path):
     art, data = _art_and_data(tmp_path, cross_src, instances=("gpu-d", "gpu-e"))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PROFET_LOCK_WAIT_S": "120"}
+    env = {**os.environ, "PROFET_LOCK_WAIT_S": "120"}
     env.pop("PROFET_TEST_STOP_AT", None)
     procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "profet_core", "add-instance", "--instance", name]
-            + ["--data", str(data), "--artifacts", str(art)],
-            env=env,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        start_cli("add-instance", "--instance", name, "--data", data, "--artifacts", art, env=env)
         for name in ("gpu-d", "gpu-e")
-    ]
+    ]  # two processes at once
     for p in procs:
-        assert p.wait(timeout=300) == 0, p.stderr.read()
+        done = p.wait(timeout=300)
+        assert done.returncode == 0, done.stderr
     cross = load_artifacts(art).cross
     assert cross.basis("gpu-d").startswith("calibrated")
     assert cross.basis("gpu-e").startswith("calibrated")
@@ -257,11 +251,7 @@ def test_train_out_that_cannot_be_swapped_is_refused_before_reading(
     out, match = BAD_OUTS[case]
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     before = snapshot(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "profet_core", "train", "--data", str(unreadable_data)]
-    proc = subprocess.run(
-        [*cmd, "--out", out], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
+    proc = run_cli("train", "--data", unreadable_data, "--out", out, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert match in proc.stderr and "profiles" not in proc.stderr
     assert snapshot(tmp_path) == before
