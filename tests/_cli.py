@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+import types
 from pathlib import Path
 
 #: Imported once by the fork server: what ``train``, ``add-instance`` and ``predict`` load.
@@ -84,7 +85,14 @@ class CliProcess:
         self._err.touch()
         spec = (argv, env, str(cwd), str(self._out), str(self._err))
         self._proc = _context().Process(target=_child, args=spec)
-        self._proc.start()
+        # multiprocessing re-runs the parent's __main__ in the child (its file or module name);
+        # after an AppTest that is the last page script it ran. The command needs none of it.
+        main = sys.modules["__main__"]
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            self._proc.start()
+        finally:
+            sys.modules["__main__"] = main
 
     def wait(self, timeout: float = 300) -> subprocess.CompletedProcess:
         """Wait for the command; raise ``subprocess.TimeoutExpired`` (after killing it) past
