@@ -16,6 +16,14 @@ from pathlib import Path
 # (the spec model's least-squares SVDs took a third longer with two). Set before numpy loads.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# The test processes write the bytecode caches of what they import: the README's test command
+# installs without compiling every module up front (`pip install --no-compile`), and where
+# PYTHONDONTWRITEBYTECODE is set each process would otherwise compile TensorFlow and the rest
+# again. Popped here, before pytest-xdist starts its workers, so they and the processes tests
+# start inherit it; the first process to import a module compiles it once (44% of the venv's
+# modules in a whole run).
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+    sys.dont_write_bytecode = False
 
 import pytest  # noqa: E402
 
