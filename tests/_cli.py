@@ -13,6 +13,7 @@ exit code, and ``PROFET_TEST_STOP_AT`` still SIGKILLs it for real (exit code -9,
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import subprocess
@@ -29,15 +30,14 @@ PRELOAD = (
     "profet_core.training._add_instance",
     "profet_core.prediction",
 )
-_CONTEXT: list = []
 
 
+@functools.cache
 def _context():
-    if not _CONTEXT:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__, *PRELOAD])
-        _CONTEXT.append(ctx)
-    return _CONTEXT[0]
+    """The fork-server context (one per test process, its server started by the first command)."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__, *PRELOAD])
+    return ctx
 
 
 def _child(argv: list[str], env: dict, cwd: str, out: str, err: str) -> None:

@@ -36,6 +36,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).parent))  # inversions.py beside this script
 
 from profet_core import load_artifacts  # noqa: E402
 from profet_core.crossgpu._inhouse import (  # noqa: E402
@@ -64,13 +65,10 @@ def workloads(ratios: pd.DataFrame) -> pd.DataFrame:
 
 def anchor_profiles(data: Path) -> pd.DataFrame:
     """One profile row per (anchor, CNN, image size, batch) of the data, with its median latency
-    (``batch_latency_s``), as ``bench/claims/inversions.data_profiles`` builds them."""
-    from profet_core.inputs._dataset import load_dataset
+    (``batch_latency_s``): ``bench/claims/inversions.median_profiles`` on the anchors."""
+    from inversions import median_profiles
 
-    ds = load_dataset(data)
-    key = ["instance", "model", "input_size", "batch_size"]
-    prof = ds.profiles.groupby(key).first()
-    prof = prof.join(ds.latencies.groupby(key)["batch_latency_s"].median()).reset_index()
+    prof = median_profiles(data)
     return prof[prof["instance"].isin(ANCHORS)]
 
 
@@ -270,7 +268,6 @@ def reference_ratios(predictor, data: Path) -> str:
     """The same predicted H100 SXM5 / H200 ratio over docs/family_roofline_rule.md's tables:
     ``bench/claims/inversions.data_profiles`` (2 workloads per CNN, smallest to largest batch,
     any image size) x 4 anchors x fp32/amp, one GPU: min / median / max, and per CNN."""
-    sys.path.insert(0, str(Path(__file__).parent))
     from inversions import data_profiles
 
     prof = {a: p for a, p in data_profiles(data, 2).items() if a in ANCHORS}

@@ -26,17 +26,24 @@ ANCHORS = ("p2.xlarge", "g3s.xlarge", "g4dn.xlarge", "p3.2xlarge")
 META = ("instance", "model", "input_size", "batch_size", "batch_latency_s")
 
 
+def median_profiles(data: Path) -> pd.DataFrame:
+    """One profile row per (instance, CNN, image size, batch) of the data (its first
+    repetition's op times) with the median measured latency of its repetitions
+    (``batch_latency_s``)."""
+    from profet_core.inputs._dataset import load_dataset
+
+    ds = load_dataset(data)
+    key = ["instance", "model", "input_size", "batch_size"]
+    prof = ds.profiles.groupby(key).first()
+    return prof.join(ds.latencies.groupby(key)["batch_latency_s"].median()).reset_index()
+
+
 def data_profiles(data: Path, per_model: int) -> dict[str, pd.DataFrame]:
     """Per anchor: ``per_model`` workloads of each CNN (smallest to largest batch, spread
     evenly), one profile row each with its measured latency; {} without the data."""
     if not (data / "profiles.parquet").exists():
         return {}
-    from profet_core.inputs._dataset import load_dataset
-
-    ds = load_dataset(data)
-    prof = ds.profiles.groupby(["instance", "model", "input_size", "batch_size"]).first()
-    lat = ds.latencies.groupby(["instance", "model", "input_size", "batch_size"])
-    prof = prof.join(lat["batch_latency_s"].median()).reset_index()
+    prof = median_profiles(data)
     ops = [c for c in prof if c.startswith(("Host_", "Device_"))]
     out = {}
     for anchor, grp in prof.groupby("instance"):

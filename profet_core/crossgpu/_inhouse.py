@@ -21,6 +21,7 @@ from importlib import resources
 
 import pandas as pd
 
+from ..errors import ProfetValueError
 from ._pairs import FAM_COLS
 from ._published import PAIR_COLUMNS, held_out
 
@@ -133,8 +134,6 @@ def _steps(rows: pd.DataFrame) -> pd.DataFrame:
     """The one-GPU rows, checked: ``cnn`` (``data_model``, else ``profile_proxy``), ``ms`` and
     ``spread`` as floats; refuses missing columns, unknown precisions, steps that are not
     positive, and two rows of one (GPU, workload, precision)."""
-    from ..errors import ProfetValueError
-
     missing = [c for c in _NEEDED if c not in rows.columns]
     if missing:
         raise ProfetValueError(f"in-house rows lack the columns {missing}")
@@ -191,8 +190,6 @@ def gpu_ratios(rows: pd.DataFrame, num: str = H100_SXM, den: str = H200_SXM) -> 
     ProfetValueError
         If ``num`` equals ``den``, either GPU has no one-GPU row, or :func:`_steps` refuses.
     """
-    from ..errors import ProfetValueError
-
     if num == den:
         raise ProfetValueError(f"a ratio needs two different GPUs, got {num!r} twice")
     r = _steps(rows)
