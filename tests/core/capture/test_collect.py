@@ -23,10 +23,12 @@ from tests.core.capture._utils import requires_tf
 
 pytestmark = requires_tf
 ROOT = Path(__file__).resolve().parents[3]
-# Four workloads (two CNNs, two batch sizes): enough for a kill after the first and a resume;
-# each runs in its own TensorFlow process, so every workload more costs seconds.
+# Two workloads (two CNNs, one batch size): enough for a kill after the first and a resume.
+# Each runs in its own TensorFlow process (about 15 CPU-s with TensorFlow's import), so every
+# workload more costs that (the grid over sizes and batches: tests/core/capture/test_zoo_data.py).
 GRID = ["--models", "LeNet5", "MNIST_CNN", "--input-sizes", "32"]
-GRID += ["--batch-sizes", "16", "32", "--steps-per-epoch", "3", "--latency-steps", "5"]
+GRID += ["--batch-sizes", "16", "--steps-per-epoch", "3", "--latency-steps", "5"]
+N_WORKLOADS = 2
 
 
 def _status(d: Path) -> pd.DataFrame:
@@ -48,7 +50,7 @@ def collected(tmp_path_factory):
     os.killpg(proc.pid, signal.SIGKILL)  # the collect and its worker, mid-campaign
     proc.wait()
     before = len(_status(d))
-    assert 1 <= before < 4
+    assert 1 <= before < N_WORKLOADS
     argv = ["collect", "--instance", "cpu-box", "--out", str(d), *GRID]
     assert main([*argv, "--gpu", "CPU", "--usd-per-hour", "0.05"]) == 0
     return d, before
@@ -64,11 +66,11 @@ def test_tables_in_the_shared_schema_without_duplicates(collected):
     assert list(prof.columns[: len(KEY)]) == list(KEY) and ops == sorted(ops)
     assert all(c.startswith(("Host_", "Device_")) for c in ops)
     for df in (prof, lat):
-        assert len(df) == 4 and not df.duplicated(list(KEY)).any()
+        assert len(df) == N_WORKLOADS and not df.duplicated(list(KEY)).any()
         assert set(df["model"]) == {"LeNet5", "MNIST_CNN"} and set(df["exp"]) == {"exp01"}
     assert (lat["batch_latency_s"] > 0).all() and (prof[ops] >= 0).all().all()
     status = _status(d)
-    assert len(status) == 4 and (status["status"] == "ok").all()
+    assert len(status) == N_WORKLOADS and (status["status"] == "ok").all()
     catalog = pd.read_csv(d / "instances.csv")
     assert catalog.to_dict("records") == [
         {"instance": "cpu-box", "gpu": "CPU", "usd_per_hour": 0.05}
@@ -80,7 +82,7 @@ def test_resume_skips_what_is_done(collected, capsys):
     d, _ = collected
     assert main(["collect", "--instance", "cpu-box", "--out", str(d), *GRID]) == 0
     assert "0 workloads, 0 failed" in capsys.readouterr().out
-    assert len(_status(d)) == 4
+    assert len(_status(d)) == N_WORKLOADS
 
 
 def _digest(d: Path) -> dict:
@@ -141,8 +143,15 @@ def test_train_on_shared_and_collected_data(collected, tmp_path):
     prof.to_parquet(shared / "profiles.parquet")
     lat.to_parquet(shared / "latencies.parquet")
     synthetic_catalog().to_csv(shared / "instances.csv", index=False)
+    # Training needs 4 rows per pair: the 2 collected workloads stand in for a second
+    # repetition too (exp02), in a copy, rather than 2 more TensorFlow runs in the fixture.
+    both = tmp_path / "collected"
+    shutil.copytree(d, both)
+    for name in ("profiles.parquet", "latencies.parquet"):
+        rows = pd.read_parquet(d / name)
+        pd.concat([rows, rows.assign(exp="exp02")]).to_parquet(both / name)
     out = tmp_path / "art"
-    argv = ["train", "--data", str(shared), "--data", str(d), "--out", str(out)]
+    argv = ["train", "--data", str(shared), "--data", str(both), "--out", str(out)]
     assert main([*argv, "--methods", "hybrid", "--no-intervals"]) == 0
     from profet_core import load_artifacts
 
