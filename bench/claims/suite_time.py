@@ -2,7 +2,10 @@
 
 Issue 42 asks for the README's test command within 6 minutes on the project's 2-core machine:
 run this on the old and the new checkout on the same machine, one after the other, with nothing
-else running (the load average is printed before and after each run). pytest's options come
+else running (the load average is printed before and after each run). The suite's CPU time
+and a probe of the host's speed (CPU seconds of a fixed pure-Python loop) are printed with each
+run: on the project's shared machine the same suite's CPU time moved by 1.8x within hours, so two
+runs compare only next to their probes. pytest's options come
 from pyproject.toml (pytest-xdist, 1.5 workers per core: tests/conftest.py); add ``-- -n 0`` for one process.
 
     .venv/bin/python bench/claims/suite_time.py [--repo DIR ...] [--repeats 1] [-- PYTEST ARGS]
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -28,11 +32,27 @@ def run_suite(repo: Path, pytest_args: list[str]) -> tuple[float, str]:
     """Seconds the suite took in ``repo`` and pytest's closing line."""
     env = {**os.environ, "PYTHONPATH": str(repo)}
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args]
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _children_cpu()
     done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     lines = [ln for ln in done.stdout.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
-    return seconds, (lines[-1] if lines else f"exit {done.returncode}")
+    return seconds, cpu, (lines[-1] if lines else f"exit {done.returncode}")
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the ended child processes (pytest and what it waited for)."""
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def host_probe(n: int = 10_000_000) -> float:
+    """CPU seconds this process takes to add up ``range(n)`` in pure Python: the host's speed
+    at the moment (lower is faster; 0.26 s on the project's machine on 2026-11-28). It sees the
+    core's speed, not a neighbour's use of the shared caches or memory."""
+    t0, total = time.process_time(), 0
+    for i in range(n):
+        total += i
+    return time.process_time() - t0
 
 
 def main() -> None:
@@ -44,10 +64,13 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     for repo in args.repo or [ROOT]:
         for _ in range(args.repeats):
-            seconds, summary = run_suite(repo.resolve(), args.pytest_args)
+            probe = host_probe()
+            seconds, cpu, summary = run_suite(repo.resolve(), args.pytest_args)
             load = os.getloadavg()[0]
             print(
-                f"{repo}: {seconds:.0f} s ({summary}); load average after: {load:.2f}", flush=True
+                f"{repo}: {seconds:.0f} s, {cpu:.0f} CPU-s ({summary}); load average after: "
+                f"{load:.2f}; host probe before / after: {probe:.2f} / {host_probe():.2f} CPU-s",
+                flush=True,
             )
 
 
