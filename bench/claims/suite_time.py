@@ -4,9 +4,8 @@ Issue 42 asks for the README's test command within 6 minutes on the project's 2-
 run this on the old and the new checkout on the same machine, one after the other, with nothing
 else running (the load average is printed before and after each run). The suite's CPU time
 and a probe of the host's speed (CPU seconds of a fixed pure-Python loop) are printed with each
-run: on the project's shared machine the same suite's CPU time moved by 1.8x within hours, so two
-runs compare only next to their probes. pytest's options come
-from pyproject.toml (pytest-xdist, 1.5 workers per core: tests/conftest.py); add ``-- -n 0`` for one process.
+run: on the project's shared machine the same tests' CPU time moved by 1.55x within hours, so a
+wall time says little without them. pytest's options come from pyproject.toml (pytest-xdist, 1.5 workers per core: tests/conftest.py); add ``-- -n 0`` for one process.
 
     .venv/bin/python bench/claims/suite_time.py [--repo DIR ...] [--repeats 1] [-- PYTEST ARGS]
 
