@@ -149,7 +149,7 @@ def test_train_on_shared_and_collected_data(collected, tmp_path):
     shutil.copytree(d, both)
     for name in ("profiles.parquet", "latencies.parquet"):
         rows = pd.read_parquet(d / name)
-        pd.concat([rows, rows.assign(exp="exp02")]).to_parquet(both / name)
+        pd.concat([rows, rows.assign(exp="exp02")], ignore_index=True).to_parquet(both / name)
     out = tmp_path / "art"
     argv = ["train", "--data", str(shared), "--data", str(both), "--out", str(out)]
     assert main([*argv, "--methods", "hybrid", "--no-intervals"]) == 0
