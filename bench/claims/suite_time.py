@@ -5,7 +5,8 @@ run this on the old and the new checkout on the same machine, one after the othe
 else running (the load average is printed before and after each run). The suite's CPU time
 and a probe of the host's speed (CPU seconds of a fixed pure-Python loop) are printed with each
 run: on the project's shared machine the same tests' CPU time moved by 1.55x within hours, so a
-wall time says little without them. pytest's options come from pyproject.toml (pytest-xdist, 1.5 workers per core: tests/conftest.py); add ``-- -n 0`` for one process.
+wall time says little without them. pytest's options come from pyproject.toml (pytest-xdist,
+1.5 workers per core: tests/conftest.py); add ``-- -n 0`` for one process.
 
     .venv/bin/python bench/claims/suite_time.py [--repo DIR ...] [--repeats 1] [-- PYTEST ARGS]
 
@@ -27,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_suite(repo: Path, pytest_args: list[str]) -> tuple[float, str]:
-    """Seconds the suite took in ``repo`` and pytest's closing line."""
+def run_suite(repo: Path, pytest_args: list[str]) -> tuple[float, float, str]:
+    """Seconds the suite took in ``repo``, its CPU seconds and pytest's closing line."""
     env = {**os.environ, "PYTHONPATH": str(repo)}
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args]
     t0, cpu0 = time.perf_counter(), _children_cpu()
