@@ -134,7 +134,7 @@ def _reference_curve(_predictor, artifacts: int, target: str, by: str):
     latency = 1000 * example["batch_latency_s"]
     if target != anchor:
         table = _predictor.predict(
-            anchor, profile, example["batch_latency_s"], batch_size=sizes["batch"]
+            anchor, profile, anchor_latency_s=example["batch_latency_s"], batch_size=sizes["batch"]
         ).table
         latency = float(table.set_index("target").at[target, "batch_latency_ms"])
     other = sizes["input" if by == "batch" else "batch"]

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from profet_core import LATENCY_UNITS as CORE_UNITS
 from profet_core import (
     Prediction,
     Predictor,
@@ -75,8 +76,8 @@ PALETTE = (
     "#2E91E5 #E15F99 #1CA71C #FB0D0D #DA16FF #222A2A "
     "#B68100 #750D86 #EB663B #511CFB #00A08B #6C7C32"
 ).split()
-#: Seconds per unit of the anchor latency input.
-LATENCY_UNITS = {"ms": 1e-3, "s": 1.0, "µs": 1e-6}
+#: Seconds per unit of the anchor latency input, milliseconds first (the page's default).
+LATENCY_UNITS = {unit: CORE_UNITS[unit] for unit in ("ms", "s", "µs")}
 #: People-facing names and units of the two scaling dimensions.
 DIMENSIONS = {
     "batch": {"label": "Batch size", "unit": "images", "short": "batch"},

@@ -1,14 +1,13 @@
 """The Anchor page's time-cost front over every GPU offering (issue 26): the filter widgets, the
 scatter with the Pareto front and the picks, the sortable table and its download.
 
-Every number comes from one core call, :func:`profet_core.predict_offerings` (made when Predict
+Every number comes from the page's one core call, :func:`profet_core.answer` (made when Predict
 is pressed); the widgets only narrow its table (:meth:`OfferingsResult.where`). Kept apart from
 ``profet_app/common.py`` so that the page's other helpers change independently.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import html
 
 import numpy as np
@@ -17,7 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profet_app.common import safe
-from profet_core import OfferingFilter, ProfetError, predict_offerings, price_source
+from profet_core import OfferingFilter, price_source
 
 #: Session-state key of the offerings priced at the last Predict.
 OFFERINGS_RESULT = "offerings_result"
@@ -57,39 +56,6 @@ _GRID = {
     "price_check": "price_check",
     "note": "note",
 }
-
-
-def price(
-    predictor, anchor, profile, latency_s, method, batch_size, input_size, run=None, **options
-):
-    """Every offering priced (both markets, each type at its cheapest region) for the profile's
-    first row, or None with the error shown; ``options``: ``precision`` and ``gpus`` as for
-    ``predict_offerings``.
-
-    Only the first row: the table holds a row per profile row and offering, so a many-row file
-    (a 43 MB upload has ~95,000 rows) would take tens of GB per session (issue 27).
-    """
-    rows = len(profile)
-    try:
-        result = predict_offerings(
-            predictor,
-            anchor,
-            profile.iloc[:1],
-            latency_s,
-            method,
-            batch_size,
-            input_size,
-            filter=OfferingFilter(spot=None),
-            run=run,
-            **options,
-        )
-    except ProfetError as exc:
-        st.error(f"Offerings could not be priced: {exc}")
-        return None
-    if rows > 1:
-        note = f"Offerings are priced for profile row 0 only (the file holds {rows} rows)."
-        result = dataclasses.replace(result, notes=(*result.notes, note))
-    return result
 
 
 def _basis_kind(basis: str) -> str:

@@ -14,32 +14,31 @@ import subprocess
 import sys
 from pathlib import Path
 
-from profet_core import Prediction, Predictor, ProfetError
+from profet_core import Answer, Predictor, ProfetError, answer
 
 #: From this many profile rows a prediction runs in a child process (the tree ensembles' compiled
 #: walk, with its scikit-learn import, starts at 1,000 rows; a child costs ~1-2 s to start).
 CHILD_MIN_ROWS = 1000
 
 
-def predict(predictor: Predictor, anchor: str, profiles, **options) -> Prediction:
-    """``predictor.predict(anchor, profiles, **options)``, in a child process from
-    :data:`CHILD_MIN_ROWS` profile rows.
+def predict(predictor: Predictor, anchor: str, profiles, request, offering_filter) -> Answer:
+    """``answer(predictor, anchor, profiles, request, filter=offering_filter)``, in a child
+    process from :data:`CHILD_MIN_ROWS` profile rows.
 
     The child (this file run by the server's interpreter) loads the predictor's artifacts
     folder; where it finds other artifacts there (a retrain since the app loaded them), the
-    predictor has another catalog or no child can be started, the prediction is made in
-    process.
+    predictor has another catalog or no child can be started, the answer is made in process.
 
     Raises
     ------
     ProfetError
-        As ``Predictor.predict``; or when the child ends without an answer (killed, e.g. out of
-        memory).
+        As ``answer``; or when the child ends without an answer (killed, e.g. out of memory).
     """
+    args = (anchor, profiles, request)
     if len(profiles) < CHILD_MIN_ROWS:
-        return predictor.predict(anchor, profiles, **options)
+        return answer(predictor, *args, filter=offering_filter)
     bundle = predictor.bundle
-    task = (str(bundle.path), bundle.manifest, predictor.catalog, anchor, profiles, options)
+    task = (str(bundle.path), bundle.manifest, predictor.catalog, *args, offering_filter)
     # A fresh interpreter on this file, not multiprocessing: forking a server that runs threads
     # is unsafe, and multiprocessing's spawn runs the parent's main module again.
     try:
@@ -49,25 +48,25 @@ def predict(predictor: Predictor, anchor: str, profiles, **options) -> Predictio
             capture_output=True,
             check=False,
         )
-    except OSError:  # no interpreter to start (an embedded Python): predicted in process
-        return predictor.predict(anchor, profiles, **options)
+    except OSError:  # no interpreter to start (an embedded Python): answered in process
+        return answer(predictor, *args, filter=offering_filter)
     try:
-        ok, answer = pickle.loads(done.stdout)
+        ok, got = pickle.loads(done.stdout)
     except Exception:  # no answer: killed (out of memory?) or broken before it could say
         raise ProfetError(
             f"the prediction of {len(profiles):,} profile rows stopped before it answered "
             f"(exit status {done.returncode}; out of memory?); try a file with fewer rows"
         ) from None
     if not ok:
-        raise answer  # the exception Predictor.predict raised (a ProfetError for bad input)
-    if answer is None:  # the child found other artifacts than the app's
-        return predictor.predict(anchor, profiles, **options)
-    return answer
+        raise got  # the exception answer raised (a ProfetError for bad input)
+    if got is None:  # the child found other artifacts than the app's
+        return answer(predictor, *args, filter=offering_filter)
+    return got
 
 
-def _predict_in_child(path, manifest, catalog, anchor, profiles, options) -> Prediction | None:
+def _answer_in_child(path, manifest, catalog, anchor, profiles, request, offering_filter):
     """The child's work: the artifacts at ``path`` (None where they are not the parent's: other
-    manifest or catalog), then the prediction."""
+    manifest or catalog), then the answer."""
     from profet_core import load_artifacts
 
     try:
@@ -76,25 +75,25 @@ def _predict_in_child(path, manifest, catalog, anchor, profiles, options) -> Pre
         return None
     if predictor.bundle.manifest != manifest or not predictor.catalog.equals(catalog):
         return None
-    return predictor.predict(anchor, profiles, **options)
+    return answer(predictor, anchor, profiles, request, filter=offering_filter)
 
 
 def _main() -> None:
-    """The child: a pickled task on stdin, ``(True, prediction)`` or ``(False, exception)``
-    pickled on stdout."""
+    """The child: a pickled task on stdin, ``(True, answer)`` or ``(False, exception)`` pickled
+    on stdout."""
     # The answer owns stdout: anything a library prints goes to stderr instead, so it cannot
     # corrupt the pickle the parent reads.
     out = sys.stdout.buffer
     sys.stdout = sys.stderr
     task = pickle.loads(sys.stdin.buffer.read())
     try:
-        answer = (True, _predict_in_child(*task))
-    except Exception as exc:  # handed to the parent, which raises it as predict would
-        answer = (False, exc)
+        reply = (True, _answer_in_child(*task))
+    except Exception as exc:  # handed to the parent, which raises it as answer would
+        reply = (False, exc)
     try:
-        data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:  # an exception that does not pickle: its type and message
-        data = pickle.dumps((False, RuntimeError(f"{type(answer[1]).__name__}: {exc}")))
+        data = pickle.dumps((False, RuntimeError(f"{type(reply[1]).__name__}: {exc}")))
     out.write(data)
     out.flush()
 

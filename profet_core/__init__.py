@@ -5,6 +5,7 @@ Typical use::
     from profet_core import load_artifacts, read_profile
     predictor = load_artifacts()
     result = predictor.predict("g3s.xlarge", read_profile("profile.json"), anchor_latency_s=0.12)
+    # or: predictor.predict("g3s.xlarge", profile, PredictRequest(anchor_latency_s=0.12, gpus="all"))
     result.table  # batch_latency_ms, low_ms, high_ms per target instance
 
 This package exports the prediction side. Training (``train``, ``validate``, ``add_instance``,
@@ -17,7 +18,7 @@ scikit-learn, scipy, statsmodels, plotly or TensorFlow).
 from importlib import import_module
 
 from ._format import format_number
-from ._schema import STEPS_ASSUMED
+from ._schema import LATENCY_UNITS, STEPS_ASSUMED
 from .errors import (
     ArtifactError,
     NotFittedError,
@@ -31,6 +32,7 @@ from .inputs._profile import parse_profile, read_profile
 from .inputs._rules import latency_seconds
 from .offerings._prices import load_artifacts
 from .prediction._predictor import Predictor
+from .prediction._request import PredictRequest
 from .prediction._result import NOVELTY_WARN, Prediction
 
 #: Public names loaded on first use: ``name -> module``.
@@ -45,6 +47,8 @@ _LAZY = {
     "load_dataset": ".inputs._dataset",
     "make_dataset": ".inputs._dataset",
     "make_pairs": ".inputs._dataset",
+    "Answer": ".offerings",
+    "answer": ".offerings",
     "OfferingFilter": ".offerings",
     "load_offerings": ".offerings",
     "offerings_meta": ".offerings",
@@ -60,12 +64,15 @@ _LAZY = {
 }
 
 __all__ = [
+    "LATENCY_UNITS",
     "NOVELTY_WARN",
+    "Answer",
     "STEPS_ASSUMED",
     "ArtifactError",
     "Dataset",
     "NotFittedError",
     "OfferingFilter",
+    "PredictRequest",
     "Prediction",
     "Predictor",
     "ProfetError",
@@ -74,6 +81,7 @@ __all__ = [
     "SkyPlan",
     "Validation",
     "add_instance",
+    "answer",
     "cross_validate",
     "escape_formulas",
     "estimate_run",

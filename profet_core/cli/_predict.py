@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from ._argtypes import measured
 from ._common import ARTIFACTS_HELP, CATALOG_HELP, load_predictor, note, table_text, warn
 from ._offerings import add_filters, filters_given, offering_filter, write_table
+from ._request import add_request_args, request_from_args
 
 #: Columns of `profet predict --format table` with their headers (units included).
 _TABLE_COLUMNS = {
@@ -34,26 +34,9 @@ _TABLE_COLUMNS = {
 
 def add_parser(subparsers) -> None:
     """Register ``predict`` on the ``profet`` subcommand parsers."""
-    from ..models._methods import METHODS
-
     pr = subparsers.add_parser("predict", help="predict batch latency on every other instance")
     pr.add_argument(
-        "--anchor", help="instance the profile was taken on (default: the profile's own)"
-    )
-    pr.add_argument(
         "--profile", required=True, help="profile: PROFET JSON, TensorBoard CSV, or table"
-    )
-    pr.add_argument(
-        "--anchor-latency-ms", type=measured, help="measured batch latency on the anchor (ms)"
-    )
-    pr.add_argument(
-        "--method", choices=list(METHODS), help="prediction method (default: the artifacts')"
-    )
-    pr.add_argument(
-        "--steps",
-        type=int,
-        help="training steps the profile covers (default: the file's own, else 2, PROFET's "
-        "convention: two consecutive steps traced); op times are rescaled to 2 steps",
     )
     pr.add_argument("--artifacts", help=ARTIFACTS_HELP)
     pr.add_argument("--catalog", help=CATALOG_HELP)
@@ -65,33 +48,7 @@ def add_parser(subparsers) -> None:
         "json: one document with the warnings and every record; csv: one row per (profile "
         "row, target), numbers to 4 significant digits (at least 4 decimals)",
     )
-    pr.add_argument(
-        "--precision",
-        choices=["fp32", "amp"],
-        default="fp32",
-        help="fp32 (default, the profile's) or amp: mixed precision (FP16/BF16 tensor cores) on "
-        "each target; GPUs without tensor cores keep their FP32 time",
-    )
-    pr.add_argument(
-        "--gpus",
-        default="1",
-        help="GPUs used data-parallel at the profile's per-GPU batch: 1 (default), N (each GPU "
-        "at the cheapest offering with at least N of it; GPUs no offering rents N of are left "
-        "out) or all (one row per GPU count the offerings rent); cost is the whole instance's",
-    )
-    pr.add_argument(
-        "--anchor-amp-latency-ms",
-        type=measured,
-        help="measured AMP step latency on the anchor (ms); with --precision amp",
-    )
-    pr.add_argument(
-        "--params", type=measured, help="the model's parameter count (for the all-reduce)"
-    )
-    run = pr.add_argument_group("the workload: whole-run time and cost, will it fit")
-    run.add_argument("--batch-size", type=int, help="images per step, as profiled")
-    run.add_argument("--input-size", type=int, help="input image side (px), as profiled")
-    run.add_argument("--dataset-images", type=int, help="training images per epoch")
-    run.add_argument("--epochs", type=int, help="epochs of the run")
+    add_request_args(pr)
     pr.add_argument(
         "--offerings",
         action="store_true",
@@ -107,36 +64,19 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Predict ``--profile`` on every target; print it as a table, CSV or JSON."""
-    from .. import latency_seconds, read_profile
-    from ..inputs._profile import profile_instance
+    from .. import read_profile
 
-    _check_run_args(args)
     predictor, given, snapshot, source, meta = load_predictor(args.artifacts, args.catalog)
-    profiles = read_profile(args.profile, steps=args.steps)
-    if args.dataset_images is not None and args.batch_size is None:
-        args.batch_size = _profile_batch(profiles)
-    lat = latency_seconds(args.anchor_latency_ms, "ms", "--anchor-latency-ms")
-    anchor = args.anchor or profile_instance(profiles)
-    options = {  # what predict and predict_offerings both take
-        "anchor_latency_s": lat,
-        "method": args.method,
-        "batch_size": args.batch_size,
-        "input_size": args.input_size,
-        "precision": args.precision,
-        "gpus": _gpus(args.gpus),
-        "anchor_amp_latency_s": latency_seconds(
-            args.anchor_amp_latency_ms, "ms", "--anchor-amp-latency-ms"
-        ),
-        "params": args.params,
-    }
+    profiles = read_profile(args.profile)
+    request = request_from_args(args, profiles)
     if args.offerings or filters_given(args):
         prices = {"catalog": given, "offerings": snapshot}
-        prices["meta"] = meta
-        return _offerings(args, predictor, anchor, _first_row(profiles), options, prices, source)
-    _check_table_size(args.format, len(profiles), predictor, anchor)
+        return _offerings(args, predictor, _first_row(profiles), request, prices, source, meta)
+    _check_table_size(args.format, len(profiles), predictor, request.anchor, profiles)
     # Run totals per configuration and the one set of picks: the app's table, too.
-    result = predictor.predict(anchor, profiles, **options)
-    result = result.with_run(args.dataset_images, args.batch_size, args.epochs)
+    result = predictor.predict(None, profiles, request)
+    if request.run is None:
+        result = result.with_run()
     for warning in result.warnings():
         warn(warning)
     for text in result.price_notes:  # what the prices rest on
@@ -151,26 +91,13 @@ def run(args) -> int:
     return 0
 
 
-def _offerings(args, predictor, anchor, profiles, options, prices, source) -> int:
-    """``--offerings`` (or a filter): every chosen offering priced, the front named."""
+def _offerings(args, predictor, profiles, request, prices, source, meta) -> int:
+    """``--offerings`` (or a filter): every chosen offering priced, the front named; ``meta``:
+    the JSON's source, the snapshot the prices are from."""
     from .. import predict_offerings
 
-    meta = prices.pop("meta")  # the JSON's source: the snapshot the prices are from
-    run = None
-    if args.dataset_images is not None:
-        run = {
-            "dataset_images": args.dataset_images,
-            "batch_size": args.batch_size,
-            "epochs": args.epochs,
-        }
     done = predict_offerings(
-        predictor,
-        anchor,
-        profiles,
-        filter=offering_filter(args, False),
-        run=run,
-        **prices,
-        **options,
+        predictor, None, profiles, request, filter=offering_filter(args, False), **prices
     )
     for warning in done.warnings():
         warn(warning)
@@ -231,28 +158,22 @@ _OFFERING_TABLE = (
 )
 
 
-def _gpus(text: str):
-    """``--gpus``: ``all`` or a whole number >= 1 (the core checks the range)."""
-    from .. import ProfetValueError
-
-    if text.strip().lower() == "all":
-        return "all"
-    if not text.strip().isdigit() or not text.strip().isascii():  # not 1_0, +2 or ٣
-        raise ProfetValueError(f"--gpus {text[:40]!r} is not allowed; use all or a whole number")
-    return int(text)
-
-
 #: The most lines ``--format table`` prints: aligned text is built whole in memory (40,000
 #: lines take about 1.3 s and 5 MB; a 95,000-row profile's 3.6 million took 367 s and 6 GB),
 #: while CSV and JSON are written as they are made.
 TABLE_MAX_LINES = 50_000
 
 
-def _check_table_size(fmt: str, rows: int, predictor, anchor) -> None:
+def _check_table_size(fmt: str, rows: int, predictor, anchor, profiles) -> None:
     """Refuse the table format for an answer too long to align, before predicting it."""
     if fmt != "table" or rows * 2 <= TABLE_MAX_LINES // 100:
         return
     from .. import ProfetValueError
+
+    if anchor is None:
+        from ..inputs._profile import profile_instance
+
+        anchor = profile_instance(profiles)
 
     lines = rows * max(len(predictor.targets(anchor)), 1)
     if lines > TABLE_MAX_LINES:
@@ -272,32 +193,6 @@ def _first_row(profiles):
         "does (give a one-row profile to price another, or call predict_offerings in Python)"
     )
     return profiles.iloc[:1]
-
-
-def _profile_batch(profiles) -> int:
-    """The batch size the profile says it was taken at (whole-run cost without --batch-size)."""
-    from .. import ProfetValueError
-
-    sizes = set()
-    if "batch_size" in profiles.columns:
-        sizes = set(profiles["batch_size"].dropna().tolist())
-    if len(sizes) != 1:
-        said = "says none" if not sizes else f"says several ({len(sizes)})"
-        raise ProfetValueError(
-            f"whole-run cost needs the batch size, and the profile {said}; give --batch-size"
-        )
-    return int(sizes.pop())
-
-
-def _check_run_args(args) -> None:
-    given = [args.dataset_images, args.epochs]
-    if any(v is not None for v in given) and not all(v is not None for v in given):
-        from .. import ProfetValueError
-
-        raise ProfetValueError(
-            "whole-run cost needs --dataset-images and --epochs together (--batch-size: the "
-            "profile's by default)"
-        )
 
 
 def _print_table(result, table) -> None:

@@ -7,6 +7,7 @@ import json
 import sys
 
 from ._common import ARTIFACTS_HELP, note, table_text, warn
+from ._request import add_request_args, request_from_args
 
 #: Columns of ``--format table`` (csv and json carry every column), headers with units.
 _TABLE_COLUMNS = {
@@ -36,47 +37,7 @@ def add_parser(subparsers) -> None:
     sp.add_argument(
         "--profile", required=True, help="profile: PROFET JSON, TensorBoard CSV, or table"
     )
-    sp.add_argument(
-        "--anchor", help="instance the profile was taken on (default: the profile's own)"
-    )
-    sp.add_argument(
-        "--anchor-latency-ms", type=float, help="measured step latency on the anchor (ms)"
-    )
-    sp.add_argument(
-        "--steps",
-        type=int,
-        help="training steps the profile covers (as for predict; default: the file's own, else 2)",
-    )
-    run = sp.add_argument_group(
-        "the run (its length: --dataset-images and --epochs, or --run-steps)"
-    )
-    run.add_argument("--dataset-images", type=int, help="training images per epoch")
-    run.add_argument("--epochs", type=int, help="epochs of the run")
-    run.add_argument(
-        "--run-steps",
-        type=int,
-        help="the run's training steps on one GPU (N GPUs take 1/N as many, each N batches)",
-    )
-    run.add_argument(
-        "--batch-size",
-        type=int,
-        help="images per step on one GPU, as profiled (default: the profile's)",
-    )
-    run.add_argument(
-        "--input-size", type=int, help="input image side (px), as profiled (will it fit)"
-    )
-    sp.add_argument(
-        "--precision",
-        choices=["fp32", "amp"],
-        default="fp32",
-        help="fp32 (default, the profile's) or amp: mixed precision on tensor-core GPUs",
-    )
-    sp.add_argument(
-        "--anchor-amp-latency-ms",
-        type=float,
-        help="measured AMP step latency on the anchor (ms); with --precision amp",
-    )
-    sp.add_argument("--params", type=float, help="the model's parameter count (for the all-reduce)")
+    add_request_args(sp, gpus=False, method=False, run_steps=True)
     sp.add_argument(
         "--minimize",
         choices=["cost", "time"],
@@ -105,31 +66,21 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Plan the task; print the picks with and without PROFET's run times and each candidate."""
-    from .. import latency_seconds, read_profile, sky_plan
+    from .. import read_profile, sky_plan
 
-    profiles = read_profile(args.profile, steps=args.steps)
+    profiles = read_profile(args.profile)
+    request = request_from_args(args, profiles)
     clouds = None
     if args.cloud:
         clouds = [c for given in args.cloud for c in given.split(",") if c.strip()]
     plan = sky_plan(
         args.task,
         profiles,
-        args.anchor,
+        request,
         catalog=args.catalog,
         clouds=clouds,
         minimize=args.minimize,
         artifacts=args.artifacts,
-        dataset_images=args.dataset_images,
-        epochs=args.epochs,
-        run_steps=args.run_steps,
-        batch_size=args.batch_size,
-        anchor_latency_s=latency_seconds(args.anchor_latency_ms, "ms", "--anchor-latency-ms"),
-        precision=args.precision,
-        anchor_amp_latency_s=latency_seconds(
-            args.anchor_amp_latency_ms, "ms", "--anchor-amp-latency-ms"
-        ),
-        params=args.params,
-        input_size=args.input_size,
     )
     for text in plan.warnings:
         warn(text)

@@ -60,8 +60,9 @@ def _decode(data: bytes, where: str) -> str:
         raise ProfetValueError(f"{where} is not UTF-8 text") from None
 
 
-def _with_steps(out: pd.DataFrame, steps, where: str) -> pd.DataFrame:
-    """Put a checked int ``steps`` column last: the override, else the input's, else 2.
+def with_steps(out: pd.DataFrame, steps, where: str) -> pd.DataFrame:
+    """Put a checked int ``steps`` column last: the override, else the input's, else 2 (a
+    new frame; ``out`` is unchanged).
 
     The rows given 2 because the input did not say are listed in ``attrs[STEPS_ASSUMED]``, so
     that a prediction can say so (a 10-step profile read as 2 steps is 5x off, issue 20).
@@ -173,7 +174,7 @@ def parse_profile(
     if LATENCY_COLUMN in out.columns:
         lat = pd.to_numeric(out[LATENCY_COLUMN], errors="coerce").to_numpy(dtype=float)
         out[LATENCY_COLUMN] = check_latency(lat, where)
-    return _with_steps(out.reset_index(drop=True), steps, where)
+    return with_steps(out.reset_index(drop=True), steps, where)
 
 
 def read_profile(path: str | Path, steps: int | None = None) -> pd.DataFrame:

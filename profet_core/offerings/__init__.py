@@ -6,6 +6,7 @@ and predictions joined to them once per GPU configuration.
 ``predict_offerings(...)`` prices a profile on every offering a filter keeps.
 """
 
+from ._answer import Answer, answer
 from ._filter import (
     CHEAPEST_NOTE,
     SPOT_NOTE,
@@ -37,6 +38,8 @@ refresh_offerings = refresh
 offerings_changes_text = changes_text
 
 __all__ = [
+    "Answer",
+    "answer",
     "BEST_VALUE",
     "CHEAPEST_NOTE",
     "GPU_OF_ACCELERATOR",

@@ -19,7 +19,7 @@ from ..prediction._picks import (
     picked_rows,
     weak_picks_warning,
 )
-from ..prediction._scaling import check_options
+from ..prediction._request import as_request
 from ._args import gpus_arg, no_target, run_arg
 from ._filter import OfferingFilter, check_offering_args, choose, why_nothing
 from ._front import add_front, front_columns
@@ -175,7 +175,7 @@ def extended(predictor, specs: pd.DataFrame | None = None):
     with (new GPUs predicted from their specs without retraining), cached on it."""
     if specs is None:  # the shipped sheet: the same wider predictor on every call
         # Kept with the catalog it was built from (predictors of other catalogs share caches).
-        return predictor._derived(
+        return predictor.derived(
             ("offerings-shipped",),
             predictor.catalog,
             lambda _: extended(predictor, shipped_specs()),
@@ -189,7 +189,7 @@ def extended(predictor, specs: pd.DataFrame | None = None):
     cache_key = ("offerings-specs", tuple(new["instance"]))
     # Kept with the catalog it was built from: predictors of other catalogs (a user's
     # prices, ``with_catalog``) share this cache and must not get another's.
-    return predictor._derived(cache_key, predictor.catalog, lambda _: _wider(predictor, new))
+    return predictor.derived(cache_key, predictor.catalog, lambda _: _wider(predictor, new))
 
 
 def _wider(predictor, new: pd.DataFrame):
@@ -208,57 +208,55 @@ def _wider(predictor, new: pd.DataFrame):
         new[["instance", "gpu", "gpu_count"]].assign(usd_per_hour=float("nan")),
         "base",
     )
-    cache = {k: v for k, v in predictor._cache.items() if not str(k[0]).startswith("offerings-")}
-    cache[("cross",)] = wider
-    return type(predictor)(predictor.bundle, catalog, cache, predictor.catalog_notes)
+    return predictor.with_cross(wider, catalog)
 
 
 def predict_offerings(
     predictor,
-    anchor: str,
+    anchor,
     profiles: pd.DataFrame,
-    anchor_latency_s=None,
-    method=None,
-    batch_size=None,
-    input_size=None,
+    request=None,
+    *,
     filter: OfferingFilter | None = None,
-    gpus=1,
-    run: dict | None = None,
     offerings: pd.DataFrame | None = None,
     catalog: pd.DataFrame | None = None,
-    precision: str = "fp32",
-    anchor_amp_latency_s=None,
-    params=None,
+    **options,
 ) -> OfferingsResult:
     """Predict a profile on every offering that ``filter`` keeps.
 
     Parameters
     ----------
     predictor : Predictor
-    anchor, profiles, anchor_latency_s, method, batch_size, input_size
-        As for :meth:`Predictor.predict`.
+    anchor, profiles, request, **options
+        As for :meth:`Predictor.predict`: the request's ``gpus`` is the GPUs each offering
+        uses (1: one GPU, the whole instance paid; N; or ``"all"``), its run (``dataset_images``,
+        ``epochs``, ``batch_size``) adds the whole run's time and cost; ``targets`` is not
+        used (the filter chooses).
     filter : OfferingFilter, optional
         Which offerings (default: on-demand, every cloud, each type at its cheapest region).
-    gpus : int or "all"
-        GPUs each offering uses (1: one GPU, the whole instance paid).
-    run : dict, optional
-        ``dataset_images``, ``batch_size``, ``epochs``: adds the whole run's time and cost.
     offerings : pandas.DataFrame, optional
         A snapshot (default: the shipped one).
     catalog : pandas.DataFrame, optional
         A user's price catalog, merged in as offerings of cloud ``catalog``.
-    precision, anchor_amp_latency_s, params
-        As for :meth:`Predictor.predict`: mixed precision, and the all-reduce of several GPUs.
 
     Returns
     -------
     OfferingsResult
     """
+    request = as_request(request, options, anchor)
     check_offering_args(predictor, filter, catalog, offerings)
-    f = OfferingFilter() if filter is None else filter
-    gpus = gpus_arg(gpus)
-    run = run_arg(run)
+    anchor, profiles = predictor.resolve(request, profiles)
+    return offerings_answer(predictor, anchor, profiles, request, filter, offerings, catalog)
 
+
+def offerings_answer(
+    predictor, anchor, profiles, request, filter, offerings=None, catalog=None, blocks=None
+) -> OfferingsResult:
+    """:func:`predict_offerings` of checked arguments (``anchor`` resolved, the request's steps
+    applied); ``blocks``: the engine's work on the same question by an earlier call."""
+    f = OfferingFilter() if filter is None else filter
+    gpus = gpus_arg(request.gpus)
+    run = run_arg(request.run)
     if offerings is None and catalog is None:
         off = _shipped_side(f, gpus)
     else:
@@ -271,17 +269,17 @@ def predict_offerings(
     wide = _unrented(_with_counts(extended(predictor), off))
     reach = set(wide.all_instances)
     targets = [t for t in wanted if t != anchor and t in reach]
-    wide._check_instance(anchor, "anchor")
+    wide.check_instance(anchor, "anchor")
     if not targets:
         raise ProfetValueError(no_target(off, anchor))
     counts = list(side["counts"]) or [1]
-    gpu_option = 1 if counts == [1] else counts
-    options = check_options(precision, gpu_option, anchor_amp_latency_s, params)
-    args = (anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size)
-    prediction, prepared = wide._predict(*args, options)
-    own = _anchor_rows(prediction, profiles, anchor_latency_s, anchor, wanted)
+    asked = replace(
+        request, anchor=anchor, targets=tuple(targets), gpus=1 if counts == [1] else tuple(counts)
+    )
+    prediction, prepared, _ = wide.predict_prepared(anchor, profiles, asked, blocks)
+    own = _anchor_rows(prediction, profiles, request.anchor_latency_s, anchor, wanted)
     if len(own):  # the anchor's own GPU: its measured latency, moved to the same options
-        own = wide._configure(anchor, profiles, prepared, own, batch_size, options)
+        own = wide.configure_prepared(anchor, profiles, prepared, own, asked)
     # Only the columns an offering shows travel through the join (the members, novelty and
     # ensemble names stay on the prediction).
     pred = prediction.table
@@ -331,7 +329,7 @@ def _with_counts(predictor, off: pd.DataFrame):
     cat = predictor.catalog.copy()
     have = pd.to_numeric(cat.get("gpu_count"), errors="coerce").fillna(1)
     cat["gpu_count"] = np.maximum(have, cat["instance"].map(most).fillna(1))
-    return type(predictor)(predictor.bundle, cat, predictor._cache, predictor.catalog_notes)
+    return predictor.repriced(cat)
 
 
 #: Axis labels (units included) of the front's time and cost columns.

@@ -150,7 +150,7 @@ def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=
     cat = cat.assign(
         usd_per_hour=prices["usd_per_hour"].to_numpy(), offering=prices["offering"].to_numpy()
     )
-    out = type(predictor)(predictor.bundle, cat, predictor._cache, predictor.catalog_notes)
+    out = predictor.repriced(cat)
     if user is None:
         rented = _shipped_rentals() if offerings is None else rentals(offerings)
         return replace(out, rentals=rented)
@@ -167,7 +167,7 @@ def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=
 
 def load_artifacts(path=None, catalog=None, offerings=None):
     """Load and verify trained artifacts, priced by the offerings (see
-    :func:`profet_core.prediction._predictor.load_artifacts` for ``path`` and the errors).
+    :func:`profet_core.prediction._load.load_models` for ``path`` and the errors).
 
     Parameters
     ----------
@@ -190,7 +190,7 @@ def load_artifacts(path=None, catalog=None, offerings=None):
         Its catalog's ``usd_per_hour`` is each GPU configuration's cheapest on-demand offering
         (:func:`configuration_prices`), named in ``offering``.
     """
-    from ..prediction._predictor import load_artifacts as load_models
+    from ..prediction._load import load_models
 
     if catalog is not None:
         frame_arg(catalog, "the instance catalog")

@@ -102,7 +102,7 @@ def _checked_sizes(size, lo: float, hi: float, by: str) -> np.ndarray:
 
 def scale_one_point(predictor, target, by, latency_ms, size_from, size, other_size, profile):
     """The work behind ``Predictor.scale_from_point`` (see there)."""
-    predictor._check_instance(target, "target")
+    predictor.check_instance(target, "target")
     use_profile = profile is not None
     model = predictor.one_point_scaler(by, use_profile)
     lo, hi = model.size_range_

@@ -11,63 +11,24 @@ from .._messages import show_number
 from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MS_PER_HOUR
 from ..crossgpu._fit import fit_probability
 from ..errors import ArtifactError, ProfetValueError
-from ..features._profile_features import ProfileFeatures, family_times
+from ..features._profile_features import family_times
 from ..inputs._args import numbers_arg
 from ..models._intervals import interval_scale, member_spread, novelty_bands
 from ._result import NOVELTY_WARN, Prediction
 
 
-def _measured(predictor, anchor, target, method, ops, lat, features, used) -> dict:
-    """One trained pair's prediction block (ms): latency, interval, novelty, members."""
-    model = predictor.model(anchor, target, method)
-    res = model.predict(ops, lat, features=features)
-    (qlo, qhi), rel = predictor.interval(anchor, target, method, lat, res.members, res.novelty)
-    p = 1000 * res.latency_s
-    return {
-        "p": p,
-        "lo": p * np.exp(qlo),
-        "hi": p * np.exp(qhi),
-        "novelty": rel,
-        "members": {name: 1000 * v for name, v in res.members.items()},
-        "ensemble": res.ensemble,
-        "basis": "measured",
-        "ignored": model.ignored_ops(used),
-    }
-
-
-def _blocks(predictor, anchor, ops, lat, method, targets, used) -> list[dict]:
-    """Each target's block (:func:`_measured` or :func:`_cross`), in ``targets`` order;
-    ``used``: the op columns with time in some row."""
-    # The features do not depend on the target: computed once for every target.
-    features = ProfileFeatures.from_ops(ops)
-    measured = {t: predictor.has_pair(anchor, t, method) for t in targets}
-    crossed = {}
-    if not all(measured.values()):
-        from ..crossgpu._pairs import model_families
-        from ..crossgpu._targets import target_blocks
-
-        fam = model_families(features.device_families)
-        crossed = target_blocks(
-            predictor.cross, anchor, [t for t in targets if not measured[t]], fam, lat
-        )
-    return [
-        _measured(predictor, anchor, t, method, ops, lat, features, used)
-        if measured[t]
-        else crossed[t]
-        for t in targets
-    ]
-
-
 def run_prediction(
-    predictor, anchor, ops, lat, method, targets, notes=(), sizes=None
+    predictor, anchor, ops, lat, method, targets, notes=(), sizes=None, blocks=None
 ) -> Prediction:
-    """Predict ``ops`` (n rows) from ``anchor`` on each target: see ``Predictor.predict``."""
+    """Predict ``ops`` (n rows) from ``anchor`` on each target: see ``Predictor.predict``;
+    ``blocks``: the question's :class:`Blocks`, shared by the calls that answer it."""
     targets = sorted(targets)
     n, k = len(ops), len(targets)
-    # Ops with some time in some row: each method names those it does not use, and those it
-    # took for a known op by their spelling.
-    used = ops.columns[ops.to_numpy().any(axis=0)]
-    blocks = _blocks(predictor, anchor, ops, lat, method, targets, used)
+    from ._blocks import Blocks
+
+    work = Blocks(anchor, ops, lat) if blocks is None else blocks
+    used = work.used
+    blocks = work.get(predictor, method, targets)
     usd, gpu, counts = catalog_maps(predictor)
     # Row-major: input row 0 on every target, then row 1, ... (targets sorted).
     flat = {
@@ -174,13 +135,13 @@ def catalog_maps(predictor) -> tuple[dict, dict, dict | None]:
             counts = dict(zip(names, values, strict=True))
         return usd, gpu, counts
 
-    return predictor._derived(("catalog-maps",), predictor.catalog, build)
+    return predictor.derived(("catalog-maps",), predictor.catalog, build)
 
 
 def offering_of(predictor, target: str) -> str:
     """The offering whose price a target carries (``"<cloud> <type> (<region>)"``, the user's
     catalog, or ``""`` where nothing prices it): the catalog's ``offering`` column."""
-    offers = predictor._derived(
+    offers = predictor.derived(
         ("catalog-offerings",),
         predictor.catalog,
         lambda cat: (

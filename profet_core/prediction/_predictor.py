@@ -1,47 +1,32 @@
 """The :class:`Predictor`: the questions asked of trained artifacts (latency on every target,
-per-family breakdown, latency at other sizes) and :func:`load_artifacts`, which opens them."""
+per-family breakdown, latency at other sizes); ``_load.load_models`` opens them."""
 
 from __future__ import annotations
 
-import os
-
 import pandas as pd
 
-from ..errors import ArtifactError, ProfetValueError
-from ..inputs._args import frame_arg, is_number, names_arg, numbers_arg, path_arg
-from ..inputs._catalog import merge_catalogs, validate_catalog
+from ..errors import ProfetValueError
+from ..inputs._args import frame_arg, is_number, names_arg, numbers_arg
 from ..inputs._prepare import prepare_profiles
 from ..models._intervals import novelty_band
 from ._engine import breakdown_table, pair_interval, sense_checks, workload_sizes
+from ._request import as_request
 from ._result import Prediction, answer_notes
-from ._store import load_bundle
 from ._trained import TrainedModels
 
 
 class Predictor(TrainedModels):
-    """Trained PROFET models loaded from an artifacts folder (see :func:`load_artifacts`), and
+    """Trained PROFET models loaded from an artifacts folder (see ``profet_core.load_artifacts``), and
     the answers they give."""
 
-    def predict(
-        self,
-        anchor: str,
-        profiles: pd.DataFrame,
-        anchor_latency_s=None,
-        method=None,
-        targets=None,
-        batch_size=None,
-        input_size=None,
-        precision="fp32",
-        gpus=1,
-        anchor_amp_latency_s=None,
-        params=None,
-    ) -> Prediction:
+    def predict(self, anchor, profiles: pd.DataFrame, request=None, **options) -> Prediction:
         """Predict the batch latency of each profile on every other instance.
 
         Parameters
         ----------
-        anchor : str
-            Instance the profiles were taken on.
+        anchor : str or None
+            Instance the profiles were taken on (None: the request's, else the one the profile
+            names).
         profiles : pandas.DataFrame
             Shape (n, n_ops): ``Host_*``/``Device_*`` op times in microseconds (as returned by
             ``parse_profile``); a ``batch_latency_s`` column, if present, gives each row's
@@ -49,65 +34,104 @@ class Predictor(TrainedModels):
             training steps each profile covers (2, PROFET's convention, where absent): op times
             are rescaled to 2 steps, and checked against the latency and against the per-step
             overhead ops; an ``instance`` column, where a row has one, must be ``anchor``.
-        anchor_latency_s : float or array of shape (n,), optional
-            Measured anchor batch latency in seconds; overrides the column.
-        method : str, optional
-            One of :attr:`methods` (default: :attr:`default_method`).
-        targets : list of str, optional
-            Target instances (default: every instance but the anchor).
-        batch_size, input_size : int, optional
-            Images per step and pixels per side of the profiled workload (default: the
-            profile's ``batch_size``/``input_size`` columns, if any). With them and the anchor
-            latency, ``p_fit`` gives the probability that the step fits each target's memory.
-        precision : {"fp32", "amp"}
-            ``amp``: mixed precision (Keras ``mixed_float16`` / PyTorch autocast) on each target;
-            the profile stays an FP32 one. Targets without tensor cores keep their FP32 time.
-        gpus : int, "all" or list of int
-            GPUs used data-parallel at the profile's per-GPU batch (1: today's answer; "all":
-            each target's own count; a list: one row per count a target has).
-        anchor_amp_latency_s : float, optional
-            A measured AMP step on the anchor (s): corrects the predicted AMP gains.
-        params : float, optional
-            The model's parameter count (else estimated from the profile's optimizer time).
+        request : PredictRequest, optional
+            What is asked: the anchor latency, method, targets, steps, sizes, precision, GPUs,
+            the whole run (see :class:`~profet_core.PredictRequest`).
+        **options
+            The request's fields as keywords instead (``anchor_latency_s=0.113,
+            precision="amp"``); not with ``request``.
 
         Returns
         -------
         Prediction
+            One row per profile row and GPU configuration; with a run in the request, its
+            steps, hours and cost (:meth:`Prediction.with_run`).
         """
-        from ._scaling import check_options
+        request = as_request(request, options, anchor)
+        anchor, profiles = self.resolve(request, profiles)
+        pred = self.predict_prepared(anchor, profiles, request)[0]
+        if request.run is None:
+            return pred
+        return pred.with_run(request.dataset_images, request.batch_size, request.epochs)
 
-        options = check_options(precision, gpus, anchor_amp_latency_s, params)
-        args = (anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size)
-        return self._predict(*args, options)[0]
+    def resolve(self, request, profiles) -> tuple[str, pd.DataFrame]:
+        """The request's anchor (else the one the profile names) and the profiles with the
+        request's step count, if it gives one: what every answer to ``request`` starts from.
 
-    def _predict(
-        self, anchor, profiles, anchor_latency_s, method, targets, batch_size, input_size, options
-    ):
-        """:meth:`predict` with checked ``options``; also the prepared profiles (op times at 2
-        steps, latency), which :meth:`_configure` takes instead of preparing them again."""
+        Parameters
+        ----------
+        request : PredictRequest
+        profiles : pandas.DataFrame
+            As for :meth:`predict`.
+
+        Returns
+        -------
+        (str, pandas.DataFrame)
+        """
+        frame_arg(profiles, "profiles")
+        anchor = request.anchor
+        if anchor is None:
+            from ..inputs._profile import profile_instance
+
+            anchor = profile_instance(profiles)
+        if request.steps is not None:
+            from ..inputs._profile import with_steps
+
+            profiles = with_steps(profiles, request.steps, "profiles")
+        return anchor, profiles
+
+    def predict_prepared(self, anchor, profiles, request, blocks=None):
+        """:meth:`predict` of a resolved question (:meth:`resolve`), for callers that answer
+        more of it (the offerings, the Anchor page's one call).
+
+        Parameters
+        ----------
+        anchor : str
+        profiles : pandas.DataFrame
+        request : PredictRequest
+            Its run is not applied (see :meth:`Prediction.with_run`).
+        blocks : Blocks, optional
+            The engine's work on the same question by an earlier call, reused where its
+            profiles and latency are these (each target is evaluated once).
+
+        Returns
+        -------
+        (Prediction, PreparedProfiles, Blocks)
+            The prediction, the prepared profiles (op times at 2 steps, latency, which
+            :meth:`configure_prepared` takes) and the engine's work.
+        """
+        from ._blocks import Blocks
         from ._engine import run_prediction
         from ._option_checks import batch_notes
         from ._scaling import apply_options
 
-        self._check_instance(anchor, "anchor")
+        lat_given, method, batch_size = (
+            request.anchor_latency_s,
+            request.method,
+            request.batch_size,
+        )
+        options = request.options
+        self.check_instance(anchor, "anchor")
         method = self._check_method(method)
-        targets = self._target_list(anchor, targets)
-        prepared = prepare_profiles(profiles, anchor_latency_s, anchor)
+        targets = self._target_list(anchor, request.targets)
+        prepared = prepare_profiles(profiles, lat_given, anchor)
         ops, lat = prepared.ops, prepared.latency_s
         model, arrays = self.bundle.model, self.bundle.arrays
-        checks = sense_checks(model, profiles, anchor_latency_s, anchor, arrays)
-        sizes = workload_sizes(profiles, batch_size, input_size)  # checks the sizes first
+        checks = sense_checks(model, profiles, lat_given, anchor, arrays)
+        sizes = workload_sizes(profiles, batch_size, request.input_size)  # checks sizes first
         notes = (*self.catalog_notes, *checks, *batch_notes(profiles, batch_size))
         batch = _batch(profiles, batch_size)
+        if blocks is None or not blocks.answers(anchor, ops, lat):
+            blocks = Blocks(anchor, ops, lat)
 
         def answer(names):
-            pred = run_prediction(self, anchor, ops, lat, method, names, notes, sizes)
+            pred = run_prediction(self, anchor, ops, lat, method, names, notes, sizes, blocks)
             ref = None
             if self.cross is not None and method != self.default_method:
-                # another method's own answers neither move nor move others (issue 40): the
-                # others are ordered against the default method's answers
+                # another method's own answers neither move nor move others: the others are
+                # ordered against the default method's answers
                 dflt = run_prediction(
-                    self, anchor, ops, lat, self.default_method, names, notes, sizes
+                    self, anchor, ops, lat, self.default_method, names, notes, sizes, blocks
                 )
                 ref = apply_options(self, dflt, anchor, ops, lat, options, batch)
             return apply_options(self, pred, anchor, ops, lat, options, batch, reference=ref)
@@ -123,27 +147,18 @@ class Predictor(TrainedModels):
             from ._configs import configurations
 
             out = configurations(out, self.rentals, options[1])
-        return answer_notes(out), prepared
+        return answer_notes(out), prepared, blocks
 
     def configure(
-        self,
-        anchor: str,
-        profiles: pd.DataFrame,
-        anchor_latency_s,
-        table: pd.DataFrame,
-        batch_size=None,
-        precision="fp32",
-        gpus=1,
-        anchor_amp_latency_s=None,
-        params=None,
+        self, anchor, profiles: pd.DataFrame, table: pd.DataFrame, request=None, **options
     ) -> pd.DataFrame:
-        """Rows of a one-GPU FP32 table moved to ``precision`` and ``gpus`` as :meth:`predict`
-        moves its own (e.g. the anchor's own measured latency, priced on other offerings of
-        its GPU).
+        """Rows of a one-GPU FP32 table moved to the request's precision and GPUs as
+        :meth:`predict` moves its own (e.g. the anchor's own measured latency, priced on other
+        offerings of its GPU).
 
         Parameters
         ----------
-        anchor, profiles, anchor_latency_s, batch_size, precision, gpus, anchor_amp_latency_s, params
+        anchor, profiles, request, **options
             As for :meth:`predict`.
         table : pandas.DataFrame
             ``row``, ``target`` (instances of :attr:`all_instances`), ``batch_latency_ms``,
@@ -154,24 +169,22 @@ class Predictor(TrainedModels):
         pandas.DataFrame
             ``table`` with ``precision``, ``gpus`` and ``images_per_s`` (one row per GPU count).
         """
-        from ._scaling import check_options
+        request = as_request(request, options, anchor)
+        anchor, profiles = self.resolve(request, profiles)
+        prepared = prepare_profiles(profiles, request.anchor_latency_s, anchor)
+        return self.configure_prepared(anchor, profiles, prepared, table, request)
 
-        options = check_options(precision, gpus, anchor_amp_latency_s, params)
-        prepared = prepare_profiles(profiles, anchor_latency_s, anchor)
-        return self._configure(anchor, profiles, prepared, table, batch_size, options)
-
-    def _configure(self, anchor, profiles, prepared, table, batch_size, options):
-        """:meth:`configure` of profiles already prepared (:meth:`_predict`) with checked
-        ``options``."""
+    def configure_prepared(self, anchor, profiles, prepared, table, request):
+        """:meth:`configure` of profiles already prepared by :meth:`predict_prepared` (its
+        second value) for a resolved question."""
         from ._scaling import apply_options
 
         if "usd_per_hour" not in table:
             table = table.assign(usd_per_hour=float("nan"))
         pred = Prediction(table, (), "", self.interval_level, anchor)
-        batch = _batch(profiles, batch_size)
-        return apply_options(
-            self, pred, anchor, prepared.ops, prepared.latency_s, options, batch
-        ).table
+        batch = _batch(profiles, request.batch_size)
+        lat = prepared.latency_s
+        return apply_options(self, pred, anchor, prepared.ops, lat, request.options, batch).table
 
     def _target_list(self, anchor: str, targets) -> list[str]:
         """Checked target instances but the anchor: None is every one, a ``str`` is one name
@@ -180,7 +193,7 @@ class Predictor(TrainedModels):
         if names is None:
             return self.targets(anchor)
         for t in names:
-            self._check_instance(t, "target")
+            self.check_instance(t, "target")
         out = [t for t in dict.fromkeys(names) if t != anchor]
         if not out:
             raise ProfetValueError(
@@ -218,7 +231,7 @@ class Predictor(TrainedModels):
         pandas.DataFrame
             ``target, family, anchor_us, target_us, speedup`` (``anchor_us / target_us``).
         """
-        self._check_instance(anchor, "anchor")
+        self.check_instance(anchor, "anchor")
         targets = self._target_list(anchor, targets)
         ops = prepare_profiles(profile, anchor=anchor).ops
         return breakdown_table(self, anchor, ops, targets)
@@ -243,7 +256,7 @@ class Predictor(TrainedModels):
         sizes = numbers_arg(list(points), f"measured {by} size")
         ms = numbers_arg(list(points.values()), "latency", "milliseconds")
         if target is not None:
-            self._check_instance(target, "target")
+            self.check_instance(target, "target")
         return scale_warnings(by, dict(zip(sizes, ms, strict=True)))
 
     def scale_interval_note(self, target: str | None, by: str) -> str:
@@ -251,7 +264,7 @@ class Predictor(TrainedModels):
         training on ``target`` (every measured instance's range for None or an unmeasured
         one), as the CLI prints it."""
         if target is not None:
-            self._check_instance(target, "target")
+            self.check_instance(target, "target")
         report = self.validation.get("scalers")
         from ._two_point import two_point_accuracy
 
@@ -335,57 +348,3 @@ def _batch(profiles: pd.DataFrame, batch_size):
 
         return numeric_column(profiles["batch_size"])
     return np.full(len(profiles), np.nan)
-
-
-def load_artifacts(path=None, catalog=None) -> Predictor:
-    """Load and verify trained artifacts, unpriced: :func:`profet_core.load_artifacts` prices
-    every GPU configuration from the offerings (the one price source).
-
-    Parameters
-    ----------
-    path : path-like, optional
-        Artifacts folder; default: ``$PROFET_ARTIFACTS`` or the project's ``artifacts/``.
-    catalog : pandas.DataFrame, optional
-        An instance catalog (``instance, gpu, usd_per_hour``) giving prices and GPU names,
-        without touching the models; an empty price leaves the instance unpriced. Its
-        lines that no prediction uses, or that lack a price, are named in
-        :attr:`Predictor.catalog_notes` and in every prediction's warnings.
-
-    Raises
-    ------
-    ArtifactError
-        If the folder, its manifest or a file is missing, edited or malformed.
-    """
-    if path is not None:
-        checked = path_arg(path, "the artifacts path")
-        if not os.fsdecode(path).strip():
-            raise ProfetValueError(
-                f"the artifacts path {str(path)!r} is empty; give a folder, or None for the default"
-            )
-        path = checked
-    if catalog is not None:
-        frame_arg(catalog, "the instance catalog")
-    bundle = load_bundle(path)
-    model = bundle.model
-    for key, kind in (
-        ("instances", list),
-        ("methods", list),
-        ("models", dict),
-        ("default_method", str),
-    ):
-        if not isinstance(model.get(key), kind):
-            raise ArtifactError(f"model.json: {key!r} must be a {kind.__name__}")
-    try:
-        base_catalog = validate_catalog(bundle.catalog)
-    except ProfetValueError as exc:
-        raise ArtifactError(f"the artifacts' prices are invalid: {exc}") from None
-    # Prices belong to offerings (profet_core.load_artifacts prices every configuration from
-    # the offerings snapshot); the artifacts' own (the training data's 2021 list) are not used.
-    base_catalog = base_catalog.assign(usd_per_hour=float("nan"))
-    predictor = Predictor(bundle, base_catalog)
-    if predictor.cross is not None:
-        specs = predictor.cross.specs_[["instance", "gpu", "gpu_count"]]
-        specs = specs.assign(usd_per_hour=float("nan"))
-        catalog_all = merge_catalogs(base_catalog, specs, prefer="base")
-        predictor = Predictor(bundle, catalog_all, predictor._cache)
-    return predictor.with_catalog(catalog) if catalog is not None else predictor

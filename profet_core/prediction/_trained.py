@@ -77,7 +77,7 @@ class TrainedModels:
             names = (*self.instances, *extra)
             return names, frozenset(names)
 
-        return self._derived(("reach",), self.cross, build)
+        return self.derived(("reach",), self.cross, build)
 
     @property
     def cross(self):
@@ -184,10 +184,25 @@ class TrainedModels:
 
     def targets(self, anchor: str) -> list[str]:
         """Every instance but ``anchor``: measured ones and those of the spec catalog."""
-        self._check_instance(anchor, "anchor")
+        self.check_instance(anchor, "anchor")
         return [t for t in self.all_instances if t != anchor]
 
-    def _check_instance(self, name, role: str, measured: bool = False) -> None:
+    def repriced(self, catalog: pd.DataFrame):
+        """The same models with ``catalog`` (instances, GPUs, counts, prices) instead of this
+        one's, sharing the built models; no rentals."""
+        return type(self)(self.bundle, catalog, self._cache, self.catalog_notes)
+
+    def with_cross(self, cross, catalog: pd.DataFrame):
+        """The same models with another cross-instance model ``cross`` (e.g. one that knows
+        more spec lines) and ``catalog``: the other built models are shared, what was derived
+        for the offerings is not."""
+        cache = {k: v for k, v in self._cache.items() if not str(k[0]).startswith("offerings-")}
+        cache[("cross",)] = cross
+        return type(self)(self.bundle, catalog, cache, self.catalog_notes)
+
+    def check_instance(self, name, role: str, measured: bool = False) -> None:
+        """Refuse ``name`` unless it is an instance the models know (``measured``: one with
+        trained pairs), naming its ``role`` (anchor, target) and what is allowed."""
         if not measured and isinstance(name, str) and name in self._reach()[1]:
             return
         known = self.instances if measured else self.all_instances
@@ -221,7 +236,7 @@ class TrainedModels:
                 ) from None
         return self._cache[key]
 
-    def _derived(self, key, source, build):
+    def derived(self, key, source, build):
         """``build(source)``, kept under ``key`` while ``source`` is the same object: predictors
         sharing this cache may hold another (a wider spec sheet, a merged catalog)."""
         got = self._cache.get(key)
@@ -268,7 +283,7 @@ class TrainedModels:
         from ..models._curve_scaler import CurveScaler
 
         if target is not None:
-            self._check_instance(target, "target")
+            self.check_instance(target, "target")
         if target is None or target not in self.instances:
             target = self.instances[0]
         _check_by(by)
@@ -283,7 +298,7 @@ class TrainedModels:
         curve: a note for an instance never measured at several sizes (else None)."""
         if target is None or target in self.instances:
             return None
-        self._check_instance(target, "target")
+        self.check_instance(target, "target")
         what = "batch sizes" if by == "batch" else "input sizes"
         return (
             f"{target} was never measured at several {what}: its latency is scaled through the "

@@ -195,11 +195,14 @@ def plan(request: dict) -> dict:
     import sky
 
     stub_clouds(sky, request["clouds"])
-    from ..prediction._predictor import load_artifacts
+    from ..prediction._load import load_models
 
     p = request["profile"]
     profiles = pd.DataFrame(p["data"], columns=p["columns"])
-    est = time_estimator(profiles, predictor=load_artifacts(request["artifacts"]), **request["run"])
+    from ..prediction._request import request_of
+
+    asked = request_of(request["request"])
+    est = time_estimator(profiles, asked, predictor=load_models(request["artifacts"]))
     task = load_task(sky, request["task"])
     rows = candidate_rows(sky, task, est)
     check_candidates(rows, request["accelerators_csv"])

@@ -16,7 +16,6 @@ import pandas as pd
 from ..errors import ProfetValueError
 from ..inputs._args import frame_arg
 from ..offerings import GPU_OF_ACCELERATOR
-from ..prediction._scaling import check_options
 from ._runs import COMMON_COUNTS, RUN_COLUMNS, UNANSWERED_S, config_label, estimate_runs, run_spec
 
 
@@ -37,9 +36,9 @@ class SkyTimeEstimator:
         ``{"MI300X:8": why}`` for every configuration asked about that got no prediction.
     """
 
-    def __init__(self, predictor, anchor: str, profiles: pd.DataFrame, run, options: dict):
-        self.anchor, self.run = anchor, run
-        self._predictor, self._profiles, self._options = predictor, profiles, options
+    def __init__(self, predictor, profiles: pd.DataFrame, run, request):
+        self.anchor, self.run = request.anchor, run
+        self._predictor, self._profiles, self._request = predictor, profiles, request
         self._rows: dict = {}
         self.unanswered: dict = {}
         # Every accelerator with a spec line at the usual counts, predicted now: a profile
@@ -52,9 +51,7 @@ class SkyTimeEstimator:
         todo = [cfg for cfg in dict.fromkeys(configs) if cfg not in self._rows]
         if not todo:
             return
-        table = estimate_runs(
-            self._predictor, self.anchor, self._profiles, todo, self.run, **self._options
-        )[0]
+        table = estimate_runs(self._predictor, self._profiles, todo, self.run, self._request)[0]
         for cfg, row in zip(todo, table.to_dict("records"), strict=True):
             self._rows[cfg] = row
 
@@ -88,9 +85,7 @@ class SkyTimeEstimator:
         configs = [cfg for cfg in dict.fromkeys(configs) if cfg[0] is not None]
         if not configs:
             return []
-        return estimate_runs(
-            self._predictor, self.anchor, self._profiles, configs, self.run, **self._options
-        )[1]
+        return estimate_runs(self._predictor, self._profiles, configs, self.run, self._request)[1]
 
     def table(self) -> pd.DataFrame:
         """Every configuration predicted so far (:data:`RUN_COLUMNS`)."""
@@ -111,19 +106,7 @@ def config_of(resources) -> tuple:
 
 
 def time_estimator(
-    profiles: pd.DataFrame,
-    anchor: str | None = None,
-    *,
-    predictor=None,
-    dataset_images=None,
-    epochs=None,
-    run_steps=None,
-    batch_size=None,
-    anchor_latency_s=None,
-    precision: str = "fp32",
-    anchor_amp_latency_s=None,
-    params=None,
-    input_size=None,
+    profiles: pd.DataFrame, request=None, *, predictor=None, **options
 ) -> SkyTimeEstimator:
     """A time estimator for SkyPilot's optimizer from one profile.
 
@@ -132,19 +115,18 @@ def time_estimator(
     profiles : pandas.DataFrame
         One profile row (``Host_*``/``Device_*`` op times in us), as
         :func:`~profet_core.read_profile` returns it.
-    anchor : str, optional
-        The instance it was taken on (default: the one the profile names).
+    request : PredictRequest, optional
+        What is asked (:class:`~profet_core.PredictRequest`): the run, as ``dataset_images``
+        and ``epochs`` or as ``run_steps`` (training steps on one GPU, ``run_steps x
+        batch_size`` images of work); ``batch_size``, images per step on one GPU as profiled
+        (default: the profile's; on N GPUs the step is data-parallel at this per-GPU batch,
+        global batch N x batch); the anchor (default: the one the profile names), its latency,
+        precision and the rest as for :meth:`~profet_core.Predictor.predict`. Its ``gpus`` and
+        ``targets`` are not used (each candidate uses all its GPUs).
     predictor : Predictor, optional
         Default: :func:`~profet_core.load_artifacts`'s shipped models.
-    dataset_images, epochs : int, optional
-        The run: images per epoch and epochs, or
-    run_steps : int, optional
-        training steps on one GPU (``run_steps x batch_size`` images of work).
-    batch_size : int, optional
-        Images per step on one GPU, as profiled (default: the profile's ``batch_size``). On N
-        GPUs the step is data-parallel at this per-GPU batch (global batch N x batch).
-    anchor_latency_s, precision, anchor_amp_latency_s, params, input_size
-        As for :meth:`~profet_core.Predictor.predict` (``precision``: ``"fp32"`` or ``"amp"``).
+    **options
+        The request's fields as keywords instead; not with ``request``.
 
     Returns
     -------
@@ -158,22 +140,18 @@ def time_estimator(
         refuses (as :meth:`~profet_core.Predictor.predict` would).
     """
     from ..inputs._profile import profile_instance
-    from ..prediction._predictor import load_artifacts
+    from ..prediction._load import load_models
+    from ..prediction._request import as_request
 
+    request = as_request(request, options)
     frame_arg(profiles, "the profile")
     if len(profiles) != 1:
         raise ProfetValueError(
             f"the profile has {len(profiles):,} rows; a run time is for one workload: give one row"
         )
-    anchor = profile_instance(profiles) if anchor is None else anchor
-    run = run_spec(profiles, dataset_images, epochs, run_steps, batch_size)
-    check_options(precision, 1, anchor_amp_latency_s, params)
-    options = {
-        "anchor_latency_s": anchor_latency_s,
-        "precision": precision,
-        "anchor_amp_latency_s": anchor_amp_latency_s,
-        "params": params,
-        "input_size": input_size,
-    }
-    predictor = load_artifacts() if predictor is None else predictor
-    return SkyTimeEstimator(predictor, anchor, profiles, run, options)
+    if request.anchor is None:
+        request = request.replace(anchor=profile_instance(profiles))
+    r = request
+    run = run_spec(profiles, r.dataset_images, r.epochs, r.run_steps, r.batch_size)
+    predictor = load_models() if predictor is None else predictor
+    return SkyTimeEstimator(predictor, profiles, run, request)

@@ -190,22 +190,14 @@ def _described(row: dict | None) -> str:
 def sky_plan(
     task_yaml,
     profiles: pd.DataFrame,
-    anchor: str | None = None,
+    request=None,
     *,
     catalog=None,
     clouds=None,
     minimize: str = "cost",
     artifacts=None,
-    dataset_images=None,
-    epochs=None,
-    run_steps=None,
-    batch_size=None,
-    anchor_latency_s=None,
-    precision: str = "fp32",
-    anchor_amp_latency_s=None,
-    params=None,
-    input_size=None,
     timeout_s: float = TIMEOUT_S,
+    **options,
 ) -> SkyPlan:
     """Plan a SkyPilot task offline with and without PROFET's run times (no launch).
 
@@ -216,8 +208,9 @@ def sky_plan(
         ``accelerators: {T4, H100:8}``).
     profiles : pandas.DataFrame
         One profile row, as :func:`~profet_core.read_profile` returns it.
-    anchor : str, optional
-        The instance it was taken on (default: the one the profile names).
+    request : PredictRequest, optional
+        The run and the prediction's options, as for :func:`~profet_core.time_estimator` (the
+        anchor: the one the profile names where the request has none).
     catalog : path-like, optional
         A SkyPilot catalog folder (default ``~/.sky/catalogs/v8``); it is copied, never changed.
     clouds : sequence of str, optional
@@ -226,10 +219,10 @@ def sky_plan(
     minimize : {"cost", "time"}
     artifacts : path-like, optional
         Trained artifacts (default: the shipped ones).
-    dataset_images, epochs, run_steps, batch_size, anchor_latency_s, precision, anchor_amp_latency_s, params, input_size
-        The run and the prediction's options, as for :func:`~profet_core.time_estimator`.
     timeout_s : float
         Seconds SkyPilot's part may take.
+    **options
+        The request's fields as keywords instead; not with ``request``.
 
     Returns
     -------
@@ -243,6 +236,9 @@ def sky_plan(
     ProfetFileNotFoundError
         No task file, or no catalog folder.
     """
+    from ..prediction._request import as_request, request_fields
+
+    request = as_request(request, options)
     path = path_arg(task_yaml, "the task YAML")
     if not path.is_file():
         raise ProfetFileNotFoundError(f"task YAML {str(path)!r} does not exist")
@@ -253,21 +249,10 @@ def sky_plan(
         artifacts = path_arg(artifacts, "the artifacts path")
     if not is_number(timeout_s) or not 0 < timeout_s < float("inf"):
         raise ProfetValueError(f"timeout_s {shown(timeout_s)} is not allowed; give seconds > 0")
-    spec = run_spec(profiles, dataset_images, epochs, run_steps, batch_size)
+    r = request
+    spec = run_spec(profiles, r.dataset_images, r.epochs, r.run_steps, r.batch_size)
     files, common, chosen = catalog_source(catalog, clouds)
-    run = {
-        "anchor": anchor,
-        "dataset_images": dataset_images,
-        "epochs": epochs,
-        "run_steps": run_steps,
-        "batch_size": batch_size,
-        "anchor_latency_s": anchor_latency_s,
-        "precision": precision,
-        "anchor_amp_latency_s": anchor_amp_latency_s,
-        "params": params,
-        "input_size": input_size,
-    }
-    request = {
+    asked = {
         "task": os.path.abspath(path),
         "catalog_files": {c: str(p) for c, p in files.items()},
         "accelerators_csv": str(common),
@@ -275,10 +260,10 @@ def sky_plan(
         "minimize": minimize,
         "artifacts": None if artifacts is None else os.path.abspath(artifacts),
         "profile": {"columns": list(map(str, profiles.columns)), "data": _values(profiles)},
-        "run": {k: _value(v) for k, v in run.items()},
+        "request": request_fields(request),
     }
     check_task_yaml(path)
-    answer = run_child(request, timeout_s)
+    answer = run_child(asked, timeout_s)
     return _assemble(answer, minimize, spec, chosen, path)
 
 

@@ -63,14 +63,6 @@ class RunSpec:
     batch_size: int
     run_steps: int | None = None
 
-    def as_run(self) -> dict:
-        """The ``run`` argument of :func:`~profet_core.predict_offerings`."""
-        return {
-            "dataset_images": self.dataset_images,
-            "batch_size": self.batch_size,
-            "epochs": self.epochs,
-        }
-
     def text(self) -> str:
         """The run in words, with units."""
         if self.run_steps is not None:
@@ -188,23 +180,22 @@ def _offerings(configs: list[tuple[str, int]]) -> pd.DataFrame:
 
 
 def estimate_runs(
-    predictor, anchor: str, profiles: pd.DataFrame, configs, run: RunSpec, **options
+    predictor, profiles: pd.DataFrame, configs, run: RunSpec, request
 ) -> tuple[pd.DataFrame, list[str]]:
     """Predicted run time per accelerator configuration.
 
     Parameters
     ----------
     predictor : Predictor
-    anchor : str
-        The instance the profile was taken on.
     profiles : pandas.DataFrame
         One profile row (op times in us, as :func:`~profet_core.read_profile` returns it).
     configs : list of (str or None, number)
         ``(accelerator name, GPU count)`` pairs, SkyPilot's names (``A100-80GB``, ``H100``).
     run : RunSpec
-    **options
-        ``anchor_latency_s``, ``precision``, ``anchor_amp_latency_s``, ``params``, ``method``,
-        ``input_size``: as for :meth:`~profet_core.Predictor.predict`.
+    request : PredictRequest
+        Its anchor (the instance the profile was taken on), latency, precision, params, method
+        and input size, as for :meth:`~profet_core.Predictor.predict` (its run and GPU count
+        are ``run``'s and each configuration's own).
 
     Returns
     -------
@@ -221,16 +212,21 @@ def estimate_runs(
     ok = list(dict.fromkeys(cfg for cfg, r in zip(configs, reasons, strict=True) if not r))
     got, warnings = pd.DataFrame(), []
     if ok:
+        asked = request.replace(
+            gpus="all",
+            batch_size=run.batch_size,
+            dataset_images=run.dataset_images,
+            epochs=run.epochs,
+            run_steps=None,
+            targets=None,
+        )
         done = predict_offerings(
             predictor,
-            anchor,
+            None,
             profiles,
-            offerings=_offerings(_with_another_gpu(ok, anchor)),
+            asked,
+            offerings=_offerings(_with_another_gpu(ok, request.anchor)),
             filter=OfferingFilter(),
-            gpus="all",
-            run=run.as_run(),
-            batch_size=run.batch_size,
-            **options,
         )
         got = done.table.set_index("instance")
         p = done.prediction

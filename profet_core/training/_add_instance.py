@@ -21,7 +21,7 @@ from ..inputs._dataset import Dataset
 from ..inputs._gpu_specs import SPEC_COLUMNS, load_specs
 from ..inputs._outputs import folder_lock
 from ..inputs._rules import check_instance_names
-from ..prediction._predictor import load_artifacts
+from ..prediction._load import load_models
 from ..prediction._store import artifacts_path, write_json, write_manifest
 from ._folders import as_folders, read_folders
 from ._swap import check_out_folder, check_paths, new_temp_folder, remove_temp, replace_folder
@@ -79,7 +79,7 @@ def add_instance(path, instance: str, data, specs=None) -> str:
         check_instance_names(specs["instance"], "spec catalog instance")
     dataset = data if isinstance(data, Dataset) else read_folders(folders)
     with folder_lock(artifacts):  # read, adapt and rewrite as one: no other writer between
-        predictor = load_artifacts(artifacts)
+        predictor = load_models(artifacts)
         check_convention(predictor.bundle.manifest, dataset)
         check_out_folder(predictor.path)  # it is rewritten: it must hold nothing but our files
         cross = predictor.cross

@@ -48,7 +48,7 @@ def test_front_and_table_equal_the_core_over_the_whole_snapshot(predicted, predi
         predictor,
         ANCHOR,
         example_profile(predictor, ANCHOR),
-        example["batch_latency_s"],
+        anchor_latency_s=example["batch_latency_s"],
         batch_size=int(example["batch_size"]),
         input_size=int(example["input_size"]),
         filter=OfferingFilter(spot=None),
@@ -98,13 +98,13 @@ def test_the_price_cap_keeps_cheaper_offerings(predicted):
 
 def test_a_many_row_profile_is_priced_for_its_first_row_only(predictor):
     """A 43 MB upload holds ~95,000 profile rows: priced on every offering that took tens of GB
-    per session and the server was killed (issue 27). The first row is priced, and said so."""
-    from profet_app import offerings_front
+    per session and the server was killed. The first row is priced, and said so."""
+    from profet_core import answer
 
     one = example_profile(predictor, ANCHOR)
     many = pd.concat([one] * 3, ignore_index=True)
-    got = offerings_front.price(predictor, ANCHOR, many, None, None, None, None)
-    want = offerings_front.price(predictor, ANCHOR, one, None, None, None, None)
+    got = answer(predictor, ANCHOR, many, filter=OfferingFilter(spot=None)).offerings
+    want = answer(predictor, ANCHOR, one, filter=OfferingFilter(spot=None)).offerings
     assert set(got.table["row"]) == {0}
     pd.testing.assert_frame_equal(got.table, want.table)
     assert got.notes[-1] == "Offerings are priced for profile row 0 only (the file holds 3 rows)."

@@ -35,7 +35,7 @@ def _shown_table(at) -> pd.DataFrame:
 
 
 def _expected(predictor, anchor, profile, latency_s, method=None) -> pd.DataFrame:
-    table = predictor.predict(anchor, profile, latency_s, method=method).table
+    table = predictor.predict(anchor, profile, anchor_latency_s=latency_s, method=method).table
     return table[table["row"] == 0].reset_index(drop=True)
 
 
@@ -170,7 +170,9 @@ def test_run_time_and_cost_equal_estimate_run(page, predictor):
     at.button(key="predict").click().run()
     no_exception(at)
     prediction = predictor.predict(
-        anchor, example_profile(predictor, anchor), predictor.examples[anchor]["batch_latency_s"]
+        anchor,
+        example_profile(predictor, anchor),
+        anchor_latency_s=predictor.examples[anchor]["batch_latency_s"],
     )
     expected = estimate_run(prediction.table, 50_000, 64, 3)
     shown = _shown_table(at)
@@ -618,7 +620,7 @@ def test_precision_and_gpus_controls_equal_core(page, predictor):
     expected = predictor.predict(
         anchor,
         example_profile(predictor, anchor),
-        example["batch_latency_s"],
+        anchor_latency_s=example["batch_latency_s"],
         batch_size=int(example["batch_size"]),
         input_size=int(example["input_size"]),
         precision="amp",
@@ -646,7 +648,7 @@ def test_chart_shows_images_per_s_and_whole_instance_cost(page, predictor):
     expected = predictor.predict(
         anchor,
         example_profile(predictor, anchor),
-        example["batch_latency_s"],
+        anchor_latency_s=example["batch_latency_s"],
         batch_size=batch,
         input_size=int(example["input_size"]),
         gpus="all",
@@ -740,3 +742,26 @@ def test_the_anchor_amp_latency_field_corrects_the_amp_gain_as_the_cli_does(page
     shown = _shown_table(at)
     _assert_same(shown, given.table.reset_index(drop=True))
     assert not np.allclose(shown["batch_latency_ms"], plain_amp.table["batch_latency_ms"])
+
+
+def test_one_predict_click_evaluates_each_target_once(page, predictor, monkeypatch):
+    """The page makes one core call: the table, the offerings and the breakdown share the
+    engine's work (it ran three times a click when each view was its own call)."""
+    from profet_core.prediction import _blocks
+
+    seen, real = [], _blocks.Blocks._evaluate
+
+    def counted(self, pred, method, targets):
+        seen.extend((method, t) for t in targets)
+        return real(self, pred, method, targets)
+
+    monkeypatch.setattr(_blocks.Blocks, "_evaluate", counted)
+    anchor = predictor.instances[0]
+    at = page("anchor").run()
+    at.selectbox(key="anchor").set_value(anchor).run()
+    at.radio(key="gpus").set_value("all")
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    assert seen and len(seen) == len(set(seen)), sorted(seen)
+    assert {t for _, t in seen} == set(predictor.targets(anchor))

@@ -312,7 +312,7 @@ def test_boolean_anchor_latency_is_refused_in_the_library(trained):
 
     profile = parse_profile(json.dumps(GOOD), "p.json")
     with pytest.raises(ProfetError, match="True/False is not a number of seconds"):
-        load_artifacts(trained).predict("gpu-a", profile, True)
+        load_artifacts(trained).predict("gpu-a", profile, anchor_latency_s=True)
 
 
 def test_a_long_path_keeps_its_file_name_in_messages():

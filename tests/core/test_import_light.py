@@ -37,7 +37,7 @@ def _imported_after(code: str) -> list[str]:
         "import profet_core.cli._main as c; c.build_parser()",
         "import profet_core.doe, profet_core.doe._cli",
         "import json, pandas as pd, profet_core as p; a = p.load_artifacts(); i = a.instances[0]; "
-        "a.predict(i, pd.DataFrame([a.examples[i]['profile']]), 0.1)",
+        "a.predict(i, pd.DataFrame([a.examples[i]['profile']]), anchor_latency_s=0.1)",
     ],
     ids=["package", "cli-parser", "doe-package", "predict-one-profile"],
 )

@@ -110,8 +110,12 @@ def test_intervals_calibrated_on_other_architectures_cover_about_80_pct(oof):
 def test_shipped_fit_model_warns_on_a_huge_workload_for_the_small_gpu(shipped):
     """Issue 10: "may not fit" from batch/input size, anchor latency and the target's memory."""
     profile = read_profile(EXAMPLES[0]) if EXAMPLES else None
-    small = shipped.predict("p3.2xlarge", profile, 0.01, batch_size=16, input_size=32)
-    huge = shipped.predict("p3.2xlarge", profile, 2.0, batch_size=256, input_size=256)
+    small = shipped.predict(
+        "p3.2xlarge", profile, anchor_latency_s=0.01, batch_size=16, input_size=32
+    )
+    huge = shipped.predict(
+        "p3.2xlarge", profile, anchor_latency_s=2.0, batch_size=256, input_size=256
+    )
     p_small = small.table.set_index("target")["p_fit"]
     p_huge = huge.table.set_index("target")["p_fit"]
     assert p_huge["g3s.xlarge"] < p_small["g3s.xlarge"]

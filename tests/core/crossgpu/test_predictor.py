@@ -57,7 +57,9 @@ def test_fastest_target_on_specs_only_is_warned_about(artifacts, tables):
 
 
 def test_a_spec_only_gpu_can_be_the_anchor(artifacts, tables):
-    res = load_artifacts(artifacts).predict("gpu-d", _profile(tables, "gpu-d"), 0.01)
+    res = load_artifacts(artifacts).predict(
+        "gpu-d", _profile(tables, "gpu-d"), anchor_latency_s=0.01
+    )
     assert set(res.table["target"]) == {*MEASURED, "gpu-e"}
     assert res.table["basis"].eq("specs only").all()
 
@@ -74,7 +76,11 @@ def test_add_instance_from_a_few_runs_rewrites_only_the_cross_model(artifacts, t
     data.mkdir()
     prof[few].to_parquet(data / "profiles.parquet")
     lat[few_lat].to_parquet(data / "latencies.parquet")
-    before = load_artifacts(art).predict("gpu-a", _profile(tables), 0.01).table.set_index("target")
+    before = (
+        load_artifacts(art)
+        .predict("gpu-a", _profile(tables), anchor_latency_s=0.01)
+        .table.set_index("target")
+    )
     error_before = _error_on_unseen_archs(art, tables)
     out, err = io.StringIO(), io.StringIO()
     import contextlib
@@ -85,7 +91,11 @@ def test_add_instance_from_a_few_runs_rewrites_only_the_cross_model(artifacts, t
         )
     assert code == 0, err.getvalue()
     assert "calibrated (12 runs)" in out.getvalue()
-    after = load_artifacts(art).predict("gpu-a", _profile(tables), 0.01).table.set_index("target")
+    after = (
+        load_artifacts(art)
+        .predict("gpu-a", _profile(tables), anchor_latency_s=0.01)
+        .table.set_index("target")
+    )
     # Calibrated on Net0 and Net1, it predicts the other architectures on gpu-d better.
     assert _error_on_unseen_archs(art, tables) < error_before
     assert after.loc["gpu-d", "basis"] == "calibrated (12 runs)"
@@ -104,7 +114,11 @@ def _error_on_unseen_archs(art, tables) -> float:
     a = prof[(prof["instance"] == "gpu-a") & ~prof["model"].isin(["Net0", "Net1"])]
     a = a.merge(lat[lat["instance"] == "gpu-a"][[*key, "batch_latency_s"]], on=key)
     d = a[key].merge(lat[lat["instance"] == "gpu-d"], on=key)
-    t = load_artifacts(art).predict("gpu-a", a[ops], a["batch_latency_s"].to_numpy()).table
+    t = (
+        load_artifacts(art)
+        .predict("gpu-a", a[ops], anchor_latency_s=a["batch_latency_s"].to_numpy())
+        .table
+    )
     got = t[t["target"] == "gpu-d"]["batch_latency_ms"].to_numpy() / 1000
     return float(np.mean(np.abs(np.log(got / d["batch_latency_s"].to_numpy()))))
 
@@ -170,13 +184,17 @@ def test_one_gpu_of_a_multi_gpu_instance_is_said_and_priced_whole(artifacts, tab
     catalog = pd.DataFrame(
         {"instance": ["gpu-e"], "gpu": ["GPU gpu-e"], "usd_per_hour": [80.0], "gpu_count": [8]}
     )
-    res = load_artifacts(artifacts).with_catalog(catalog).predict("gpu-a", _profile(tables), 0.01)
+    res = (
+        load_artifacts(artifacts)
+        .with_catalog(catalog)
+        .predict("gpu-a", _profile(tables), anchor_latency_s=0.01)
+    )
     row = res.table.set_index("target").loc["gpu-e"]
     assert row["usd_per_hour"] == 80.0
     assert row["usd_per_1000_steps"] == pytest.approx(row["batch_latency_ms"] * 80.0 / 3600)
     notes = [w for w in res.warnings() if "gpu-e (8 GPUs)" in w]
     assert len(notes) == 1 and "whole instance" in notes[0]
-    plain = load_artifacts(artifacts).predict("gpu-a", _profile(tables), 0.01)
+    plain = load_artifacts(artifacts).predict("gpu-a", _profile(tables), anchor_latency_s=0.01)
     assert not any("GPUs)" in w for w in plain.warnings())
     path = artifacts.parent / "eight.csv"
     catalog.to_csv(path, index=False)

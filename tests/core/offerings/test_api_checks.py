@@ -45,10 +45,11 @@ def _snapshot(col, value):
 
 
 OFFERINGS = {
-    "gpus-list": ({"gpus": [1, 2]}, r"gpus \[1, 2\] is not allowed"),
+    "gpus-list": ({"gpus": [1, 2]}, r"gpus \(1, 2\) is not allowed"),
     "gpus-huge": ({"gpus": 10**400}, "gpus .* is not allowed"),
-    "run-missing-keys": ({"run": {"dataset_images": 1000}}, "run lacks batch_size, epochs"),
-    "run-not-dict": ({"run": 5}, "run must be a dict"),
+    "run-missing-epochs": ({"dataset_images": 1000}, "dataset_images and epochs go together"),
+    "run-text": ({"dataset_images": "5"}, "dataset_images '5' is not allowed"),
+    "run-a-dict": ({"run": {"dataset_images": 1000}}, "unknown request field.*'run'"),
     "amp-latency-400-digits": (
         {"precision": "amp", "anchor_amp_latency_s": 10**400},
         r"anchor_amp_latency_s 1e\+400 .* is not allowed",

@@ -148,7 +148,7 @@ _OPTIONS = {
     "gcp": {"filter": OfferingFilter(clouds=("gcp",))},
     "all-regions": {"filter": OfferingFilter(all_regions=True)},
     "catalog": {"catalog": "examples/prices.csv"},
-    "run": {"run": {"dataset_images": 50_000, "batch_size": 32, "epochs": 3}},
+    "run": {"dataset_images": 50_000, "batch_size": 32, "epochs": 3},
     "latency-given": {"anchor_latency_s": 0.2},
     # The T4 is rented by many clouds: its offerings take the anchor's own latency.
     "t4-anchor": {"anchor": "g4dn.xlarge", "gpus": "all", "precision": "amp"},
@@ -200,7 +200,7 @@ def test_anchor_offerings_equal_the_public_configure(wide, profiles):
     mine = got.table[got.table["basis"] == "anchor (your measured latency)"]
     own = _anchor_rows(got.prediction, prof, None, T4, [T4])
     counts = sorted({int(g) for g in mine["gpus_used"]})
-    ref = counted.configure(T4, prof, None, own, precision="amp", gpus=counts)
+    ref = counted.configure(T4, prof, own, precision="amp", gpus=counts)
     assert len(mine) >= 2 and set(mine["row"]) == {0, 1}
     for _, r in mine.iterrows():
         want = ref[(ref["row"] == r["row"]) & (ref["gpus"] == r["gpus_used"])]

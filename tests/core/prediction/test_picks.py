@@ -147,7 +147,9 @@ def test_steps_text_without_a_run_is_none():
 
 @pytest.mark.parametrize("run", [None, RUN], ids=["no-run", "run"])
 def test_offerings_rank_by_the_same_criterion(predictor, profile, run):
-    done = predict_offerings(predictor, "g3s.xlarge", profile, gpus="all", precision="amp", run=run)
+    done = predict_offerings(
+        predictor, "g3s.xlarge", profile, gpus="all", precision="amp", **(run or {})
+    )
     want = WHOLE_RUN if run else PER_IMAGE
     assert done.criterion is want
     assert (done.time_column, done.cost_column) == (want.time_column, want.cost_column)

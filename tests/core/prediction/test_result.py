@@ -19,7 +19,7 @@ def prediction():
     anchor = predictor.instances[0]
     example = predictor.examples[anchor]
     profile = parse_profile(json.dumps(example["profile"]), "example.json", steps=2)
-    return predictor.predict(anchor, profile, example["batch_latency_s"])
+    return predictor.predict(anchor, profile, anchor_latency_s=example["batch_latency_s"])
 
 
 def test_to_csv_is_write_csv_in_bytes(prediction):

@@ -34,7 +34,7 @@ def task(tmp_path_factory):
 @pytest.fixture(scope="module")
 def plan(catalog, task):
     before = {p: p.read_bytes() for p in catalog.rglob("*.csv")}
-    done = sky_plan(task, heavy_profile(), "g3s.xlarge", catalog=catalog, **RUN)
+    done = sky_plan(task, heavy_profile(), anchor="g3s.xlarge", catalog=catalog, **RUN)
     assert {p: p.read_bytes() for p in catalog.rglob("*.csv")} == before  # copied, never changed
     return done
 
@@ -75,7 +75,8 @@ def test_the_plan_agrees_with_the_offerings_view(plan, catalog):
         offerings=offerings,
         filter=OfferingFilter(),
         gpus="all",
-        run={k: RUN[k] for k in ("dataset_images", "epochs", "batch_size")},
+        dataset_images=RUN["dataset_images"],
+        epochs=RUN["epochs"],
         batch_size=32,
     ).table
     wanted = set(zip(plan.table["accelerator"], plan.table["gpus"], strict=True))
@@ -91,7 +92,9 @@ def test_the_plan_agrees_with_the_offerings_view(plan, catalog):
 
 
 def test_minimizing_time_picks_the_fastest(catalog, task):
-    done = sky_plan(task, heavy_profile(), "g3s.xlarge", catalog=catalog, minimize="time", **RUN)
+    done = sky_plan(
+        task, heavy_profile(), anchor="g3s.xlarge", catalog=catalog, minimize="time", **RUN
+    )
     t = done.table
     assert done.profet_pick["candidate"] == t.loc[t["run_hours"].idxmin(), "candidate"] == "H100:8"
     assert t["run_hours"].is_monotonic_increasing
@@ -106,7 +109,7 @@ def test_minimizing_time_picks_the_fastest(catalog, task):
 def test_a_candidate_without_a_prediction_is_never_preferred(catalog, tmp_path):
     # The Radeon Pro V520 is the cheapest per hour, and PROFET has no spec model for it.
     path = task_yaml(tmp_path / "t.yaml", ["T4:1", "'Radeon Pro V520:1'"])
-    done = sky_plan(path, heavy_profile(), "g3s.xlarge", catalog=catalog, **RUN)
+    done = sky_plan(path, heavy_profile(), anchor="g3s.xlarge", catalog=catalog, **RUN)
     assert done.default_pick["candidate"] == "Radeon Pro V520:1"
     assert done.profet_pick["candidate"] == "T4:1"
     v520 = done.table.set_index("candidate").loc["Radeon Pro V520:1"]
@@ -124,7 +127,9 @@ def test_the_configs_come_in_profets_order(plan):
 
 
 def test_clouds_limit_the_candidates(catalog, task):
-    done = sky_plan(task, heavy_profile(), "g3s.xlarge", catalog=catalog, clouds=["lambda"], **RUN)
+    done = sky_plan(
+        task, heavy_profile(), anchor="g3s.xlarge", catalog=catalog, clouds=["lambda"], **RUN
+    )
     offered = done.table[done.table["reason"] == ""]
     assert set(offered["candidate"]) == {"A100:1", "A100:8"} and set(offered["cloud"]) == {"lambda"}
     assert (done.table["reason"] != "").sum() == 8
@@ -133,4 +138,4 @@ def test_clouds_limit_the_candidates(catalog, task):
 def test_a_multi_node_task_is_refused(catalog, tmp_path):
     path = task_yaml(tmp_path / "t.yaml", ["T4:1"], extra="num_nodes: 2\n")
     with pytest.raises(ProfetValueError, match="runs on 2 nodes"):
-        sky_plan(path, heavy_profile(), "g3s.xlarge", catalog=catalog, **RUN)
+        sky_plan(path, heavy_profile(), anchor="g3s.xlarge", catalog=catalog, **RUN)

@@ -27,7 +27,7 @@ RUN = {"dataset_images": 50_000, "epochs": 10, "batch_size": 32}
 
 def test_plan_and_offerings_view_differ_only_by_named_variants(tmp_path):
     plan = sky_plan(
-        task_yaml(tmp_path / "t.yaml"), heavy_profile(), "g3s.xlarge", catalog=CATALOG, **RUN
+        task_yaml(tmp_path / "t.yaml"), heavy_profile(), anchor="g3s.xlarge", catalog=CATALOG, **RUN
     )
     off = predict_offerings(
         load_artifacts(),
@@ -36,8 +36,7 @@ def test_plan_and_offerings_view_differ_only_by_named_variants(tmp_path):
         offerings=refresh_offerings(CATALOG)["table"],
         filter=OfferingFilter(),
         gpus="all",
-        run=RUN,
-        batch_size=32,
+        **RUN,
     ).table
     wanted = set(zip(plan.table["accelerator"], plan.table["gpus"], strict=True))
     off = off[[(a, g) in wanted for a, g in zip(off["accelerator"], off["gpus"], strict=True)]]

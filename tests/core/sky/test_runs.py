@@ -12,7 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core import ProfetValueError, load_artifacts, predict_offerings, read_profile
+from profet_core import (
+    PredictRequest,
+    ProfetValueError,
+    load_artifacts,
+    predict_offerings,
+    read_profile,
+)
 from profet_core.sky import (
     UNANSWERED_S,
     estimate_runs,
@@ -23,6 +29,7 @@ from profet_core.sky import (
 from tests.core.sky._utils import ROOT
 
 RUN = {"dataset_images": 50_000, "epochs": 10}
+G3S = PredictRequest(anchor="g3s.xlarge")
 
 
 @pytest.fixture(scope="module")
@@ -97,9 +104,9 @@ def test_run_times_are_the_offerings_views(predictor, profile):
     # The same run on the shipped snapshot's offerings of each configuration, all its GPUs used.
     configs = [("T4", 1), ("A10G", 1), ("A100", 8), ("H100", 8)]
     instances = ["g4dn.xlarge", "g5.xlarge", "p4d.24xlarge", "p5.48xlarge"]
-    table, _ = estimate_runs(predictor, "g3s.xlarge", profile, configs, run_spec(profile, **RUN))
-    run = {**RUN, "batch_size": 32}
-    off = predict_offerings(predictor, "g3s.xlarge", profile, gpus="all", run=run).table
+    table, _ = estimate_runs(predictor, profile, configs, run_spec(profile, **RUN), G3S)
+    off = predict_offerings(predictor, "g3s.xlarge", profile, gpus="all", batch_size=32, **RUN)
+    off = off.table
     off = off[(off["cloud"] == "aws") & off["instance"].isin(instances)].set_index("instance")
     for (name, count), inst, hours, steps in zip(
         configs, instances, table["run_hours"], table["steps"], strict=True
@@ -114,17 +121,16 @@ def test_run_times_are_the_offerings_views(predictor, profile):
 
 def test_the_anchors_own_gpu_needs_its_latency(predictor, profile):
     bare = profile.drop(columns="batch_latency_s")
-    table, _ = estimate_runs(predictor, "g3s.xlarge", bare, [("M60", 1)], run_spec(profile, **RUN))
+    table, _ = estimate_runs(predictor, bare, [("M60", 1)], run_spec(profile, **RUN), G3S)
     assert "anchor's own GPU" in table.loc[0, "reason"] and np.isnan(table.loc[0, "run_hours"])
-    timed = estimate_runs(
-        predictor, "g3s.xlarge", bare, [("M60", 1)], run_spec(profile, **RUN), anchor_latency_s=0.1
-    )[0]
+    spec, asked = run_spec(profile, **RUN), G3S.replace(anchor_latency_s=0.1)
+    timed = estimate_runs(predictor, bare, [("M60", 1)], spec, asked)[0]
     assert timed.loc[0, "run_hours"] == pytest.approx(0.1 * 15_630 / 3600)
 
 
 def test_estimator_gives_seconds_and_never_a_silent_guess(predictor, profile):
     est = time_estimator(profile, predictor=predictor, **RUN)
-    table, _ = estimate_runs(predictor, "g3s.xlarge", profile, [("A100", 8), ("T4", 1)], est.run)
+    table, _ = estimate_runs(predictor, profile, [("A100", 8), ("T4", 1)], est.run, G3S)
     assert est(Resources({"A100": 8})) == pytest.approx(table.loc[0, "run_hours"] * 3600)
     assert est(Resources({"T4": 1})) == pytest.approx(table.loc[1, "run_hours"] * 3600)
     assert est(Resources({"H100": 3})) < est(Resources({"H100": 1}))  # a count not prepared
