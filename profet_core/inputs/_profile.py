@@ -230,6 +230,8 @@ def _torch_steps(out: pd.DataFrame, is_trace: bool, steps, where: str) -> pd.Dat
             f"({out[STEPS_COLUMN].iloc[0]}); leave the steps override out for a trace"
         )
     _check_row_totals(out, where)
+    if LATENCY_COLUMN in out.columns:
+        out[LATENCY_COLUMN] = check_latency(out[LATENCY_COLUMN].to_numpy(dtype=float), where)
     out = _with_steps(out.reset_index(drop=True), steps, where)
     out.attrs[NOTES_ATTR] = tuple(notes)
     return out

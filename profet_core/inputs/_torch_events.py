@@ -24,6 +24,10 @@ from ..errors import ProfetValueError
 #: a 50 MB ``.json.gz`` of a long run can exceed it; a gzip bomb (1 GB of zeros is 1 MB) cannot.
 MAX_TRACE_JSON_BYTES = 8 * MAX_PROFILE_BYTES
 GZIP_MAGIC = b"\x1f\x8b"
+#: Longest event (us, 11.6 days, PROFET's largest op time) and furthest timestamp (us; Kineto's
+#: are microseconds since 1970, 1.7e15 in 2024): beyond them a trace is not a profile's.
+MAX_EVENT_US = 1e12
+MAX_TS_US = 1e17
 
 #: Host categories that nest (ops and annotations); ``python_function`` (with_stack) is left
 #: out: an ``nn.Module`` is no op.
@@ -129,15 +133,25 @@ def _span(event: dict, i: int, where: str, base: list) -> tuple[float, float, fl
     """``(start, end, dur)`` in us from the trace's first start: Kineto's epoch times (~1.7e15
     us) hold a quarter-microsecond at best, the offsets from one of them every digit."""
     ts, dur = _number(event.get("ts")), _number(event.get("dur", 0.0))
-    if ts is None or dur is None or dur < 0:
+    if ts is None or dur is None or not 0 <= dur <= MAX_EVENT_US or abs(ts) > MAX_TS_US:
         raise ProfetValueError(
             f"{where}: event {i} ({quote(event.get('name'))}) has ts {quote(event.get('ts'))} "
-            f"and dur {quote(event.get('dur'))}; complete events need numbers (us), dur >= 0"
+            f"and dur {quote(event.get('dur'))}; complete events need numbers of us: dur "
+            f"0..{MAX_EVENT_US:.0e} (11.6 days), ts within {MAX_TS_US:.0e}"
         )
     if not base:
         base.append(math.floor(ts))
     ts -= base[0]
     return ts, ts + dur, dur
+
+
+def _key(value) -> int | str | None:
+    """An id (correlation, device) as a dict key: an int or short text, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) or (isinstance(value, str) and len(value) <= 64):
+        return value
+    return None
 
 
 def _args(event: dict) -> dict:
@@ -171,12 +185,12 @@ def split_events(trace: dict, where: str) -> Events:
         elif cat in _CALL_CATS:
             ts, end, _ = _span(event, i, where, base)
             thread = (str(event.get("pid")), str(event.get("tid")))
-            calls.append((thread, ts, end, name, _args(event).get("correlation")))
+            calls.append((thread, ts, end, name, _key(_args(event).get("correlation"))))
         elif cat in _GPU_CATS:
             ts, end, dur = _span(event, i, where, base)
             args = _args(event)
-            kind, corr = _GPU_CATS[cat], args.get("correlation")
-            gpu.append((ts, end, name, kind, corr, args.get("device"), dur))
+            kind, corr = _GPU_CATS[cat], _key(args.get("correlation"))
+            gpu.append((ts, end, name, kind, corr, _key(args.get("device")), dur))
     meta = {k: v for k, v in trace.items() if k != "traceEvents"}
     return Events(tuple(frames), tuple(calls), tuple(gpu), meta)
 

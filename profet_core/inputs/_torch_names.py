@@ -140,7 +140,7 @@ class Labeller:
             self.by_seq = {}
             for f in self.frames:
                 seq = f[5].get("Sequence number")
-                kind = conv_kind(f[3], f[5]) if seq is not None else None
+                kind = conv_kind(f[3], f[5]) if _whole(seq) else None
                 if kind:
                     self.by_seq.setdefault(seq, kind)
         return self.by_seq
@@ -150,8 +150,8 @@ class Labeller:
             f = self.frames[i]
             if backward:
                 seq = f[5].get("Sequence number")
-                conv = "Conv" in f[3]
-                self.kinds[i] = self._forward_kinds().get(seq) if conv and seq is not None else None
+                conv = "Conv" in f[3] and _whole(seq)
+                self.kinds[i] = self._forward_kinds().get(seq) if conv else None
             else:
                 self.kinds[i] = conv_kind(f[3], f[5])
         kind = self.kinds[i]
@@ -176,19 +176,29 @@ class Labeller:
 
 
 def device_props(events: Events) -> dict:
+    """``gpu_name``, ``gpu_memory_gib``, ``gpu_sm_count``, ``gpu_compute_capability`` of the
+    device most kernels ran on (``deviceProperties``; its first entry where the kernels do not
+    say); "" or None where the trace does not tell."""
     props = events.meta.get("deviceProperties")
     props = [p for p in props if isinstance(p, dict)] if isinstance(props, list) else []
     used = [g[5] for g in events.gpu if g[3] == "kernel" and g[5] is not None]
     want = statistics.mode(used) if used else None
     pick = next((p for p in props if p.get("id") == want), props[0] if props else {})
-    memory = pick.get("totalGlobalMem")
+    memory, sms = pick.get("totalGlobalMem"), pick.get("numSms")
     major, minor = pick.get("computeMajor"), pick.get("computeMinor")
+    memory_ok = _whole(memory) and 0 < memory < 2**50
+    capability_ok = _whole(major) and _whole(minor) and 0 <= major < 100 and 0 <= minor < 100
+    name = pick.get("name")
     return {
-        "gpu_name": str(pick.get("name") or "")[:80],
-        "gpu_memory_gib": memory / 2**30 if isinstance(memory, (int, float)) else None,
-        "gpu_sm_count": int(pick["numSms"]) if isinstance(pick.get("numSms"), int) else None,
-        "gpu_compute_capability": f"{major}.{minor}" if major is not None else "",
+        "gpu_name": name[:80] if isinstance(name, str) else "",
+        "gpu_memory_gib": memory / 2**30 if memory_ok else None,
+        "gpu_sm_count": sms if _whole(sms) and 0 < sms <= 4096 else None,
+        "gpu_compute_capability": f"{major}.{minor}" if capability_ok else "",
     }
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def autocast_of(half: dict, kernel_us: float, cast_ops: bool) -> str:

@@ -246,7 +246,8 @@ def _assemble(events, name, counted, warmup, device, tally, reaching) -> TracePr
     dist = events.meta.get("distributedInfo")
     dist = dist if isinstance(dist, dict) else {}
     world = dist.get("world_size")
-    world = world if isinstance(world, int) and not isinstance(world, bool) and world > 0 else 1
+    whole = isinstance(world, int) and not isinstance(world, bool)
+    world = world if whole and 0 < world <= 1_000_000 else 1
     ops = [("Host_DataLoader", host["loader"]), ("Host_Synchronize", host["sync"])]
     ops += sorted(((f"Device_{k}", v) for k, v in device.items()), key=lambda kv: (-kv[1], kv[0]))
     ops.append(("Device_IDLE", idle_us(counted)))
@@ -289,7 +290,7 @@ def _notes(p: TraceProfile, tally: dict, dist: dict, kernel_us: float) -> tuple:
     if p.world_size > 1 or p.nccl_us > 0:
         share = p.nccl_us / kernel_us if kernel_us else 0.0
         out.append(
-            f"distributed: world size {p.world_size} ({dist.get('backend', 'backend not said')}); "
+            f"distributed: world size {p.world_size} ({_backend(dist)}); "
             f"NCCL kernels {p.nccl_us / 1e3:.3f} ms over the {p.steps} step(s) ({share:.0%} of "
             "kernel time), on their own stream (they may overlap compute)"
         )
@@ -307,6 +308,12 @@ def _notes(p: TraceProfile, tally: dict, dist: dict, kernel_us: float) -> tuple:
         share = tally["half"][p.autocast] / kernel_us if kernel_us else 0.0
         out.append(f"autocast {p.autocast}: {share:.0%} of kernel time in {p.autocast} kernels")
     return tuple(out)
+
+
+def _backend(dist: dict) -> str:
+    backend = dist.get("backend")
+    ok = isinstance(backend, str) and re.fullmatch(r"[\w:,.-]{1,40}", backend)
+    return backend if ok else "backend not said"
 
 
 def trace_table(profile: TraceProfile) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from profet_core import ProfetError, parse_profile
 from profet_core._schema import MAX_OP_TIME_US, MAX_STEPS
 from profet_core.inputs._profile import normalise_steps
+from tests.core.inputs._traces import Builder, dump, training_step
 
 FUZZ = settings(
     max_examples=300,
@@ -149,6 +150,39 @@ def test_any_parquet(columns):
 def test_any_tensorflow_stats(rows):
     df = pd.DataFrame(rows, columns=["Host/device", "Type", "Total time (us)"])
     _check(df.to_csv(index=False), "tensorflow_stats.csv")
+
+
+def _base_trace() -> dict:
+    b = Builder(world=2)
+    for i in range(3):
+        training_step(b, i + 1, i * 1000.0)
+    return b.trace()
+
+
+TRACE_FIELDS = st.sampled_from(["ts", "dur", "name", "cat", "ph", "pid", "tid", "args"])
+TRACE_ARGS = st.sampled_from(["correlation", "device", "Sequence number", "Input Dims"])
+
+
+@FUZZ
+@given(
+    edits=st.lists(st.tuples(st.integers(0, 200), TRACE_FIELDS, TRACE_ARGS, JSONISH), max_size=6),
+    meta=st.dictionaries(
+        st.sampled_from(["deviceProperties", "distributedInfo", "traceEvents"]), JSONISH, max_size=2
+    ),
+    gz=st.booleans(),
+)
+def test_any_torch_trace(edits, meta, gz):
+    """A real-shaped trace with fields replaced by any JSON value: a table or a ProfetError."""
+    trace = _base_trace()
+    events = trace["traceEvents"]
+    for i, field, arg, value in edits:
+        event = events[i % len(events)]
+        if field == "args" and isinstance(event.get("args"), dict):
+            event["args"][arg] = value
+        else:
+            event[field] = value
+    trace.update(meta)
+    _check(dump(trace, gz=gz), "t.pt.trace.json.gz" if gz else "t.json")
 
 
 @pytest.mark.parametrize(
