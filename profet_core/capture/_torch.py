@@ -269,20 +269,7 @@ def torch_profile_document(profile: TraceProfile, batch_latency_s: float, instan
     doc = {"ops": dict(profile.ops), "steps": profile.steps}
     if MIN_LATENCY_S <= batch_latency_s <= MAX_LATENCY_S:
         doc[LATENCY_COLUMN] = float(batch_latency_s)
-    doc.update(framework=profile.framework, gpu_name=profile.gpu_name)
-    if profile.gpu_memory_gib is not None:
-        doc["gpu_memory_gib"] = profile.gpu_memory_gib
-    if profile.gpu_sm_count is not None:
-        doc["gpu_sm_count"] = profile.gpu_sm_count
-    doc.update(
-        gpu_compute_capability=profile.gpu_compute_capability,
-        world_size=profile.world_size,
-        kernels=profile.kernels,
-        autocast=profile.autocast,
-        host_launch_us=profile.host_launch_us,
-    )
-    if profile.channels_last is not None:
-        doc["channels_last"] = profile.channels_last
+    doc.update({k: v for k, v in profile.meta().items() if v is not None})
     if instance:
         doc["instance"] = str(instance)
     return doc

@@ -111,6 +111,15 @@ class TraceProfile:
     notes: tuple
     framework: str = "pytorch"
 
+    def meta(self) -> dict:
+        """The table's meta columns but ``steps`` and ``batch_latency_s``, in order (None where
+        the trace does not tell)."""
+        keys = (
+            "framework gpu_name gpu_memory_gib gpu_sm_count gpu_compute_capability world_size "
+            "kernels autocast host_launch_us channels_last"
+        ).split()
+        return {k: getattr(self, k) for k in keys}
+
 
 def read_trace(data: bytes, name: str, warmup_steps: int = 1) -> TraceProfile:
     """Read a torch.profiler trace of training steps.
@@ -331,19 +340,14 @@ def trace_table(profile: TraceProfile) -> pd.DataFrame:
     cols = dict(profile.ops)
     check_op_names(list(cols), f"trace {quote(profile.name)}")
     row = {**cols, STEPS_COLUMN: profile.steps, LATENCY_COLUMN: profile.batch_latency_s}
-    row.update(
-        framework=profile.framework,
-        gpu_name=profile.gpu_name,
-        gpu_memory_gib=float("nan") if profile.gpu_memory_gib is None else profile.gpu_memory_gib,
-        gpu_sm_count=profile.gpu_sm_count or 0,
-        gpu_compute_capability=profile.gpu_compute_capability,
-        world_size=profile.world_size,
-        kernels=profile.kernels,
-        autocast=profile.autocast,
-        host_launch_us=profile.host_launch_us,
-    )
-    if profile.channels_last is not None:
-        row["channels_last"] = profile.channels_last
+    meta = profile.meta()
+    if meta["gpu_memory_gib"] is None:
+        meta["gpu_memory_gib"] = float("nan")
+    if meta["gpu_sm_count"] is None:
+        meta["gpu_sm_count"] = 0
+    if meta["channels_last"] is None:
+        del meta["channels_last"]
+    row.update(meta)
     out = pd.DataFrame([row])
     times = out[list(cols)].to_numpy(dtype=float)
     check_times(times, list(cols), f"trace {quote(profile.name)}")
