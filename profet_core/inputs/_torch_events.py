@@ -118,6 +118,8 @@ def load_json(data: bytes, where: str):
         ) from None
     except UnicodeDecodeError:
         raise ProfetValueError(f"{where} is not UTF-8 JSON") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise ProfetValueError(f"{where} is not valid JSON: {quote(str(exc))}") from None
     except RecursionError:
         raise ProfetValueError(f"{where} nests too deeply to be a torch.profiler trace") from None
 
@@ -125,7 +127,10 @@ def load_json(data: bytes, where: str):
 def _number(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond float range
+        return None
     return value if math.isfinite(value) else None
 
 

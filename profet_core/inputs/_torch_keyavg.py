@@ -88,9 +88,13 @@ def _column(df: pd.DataFrame, name: str, where: str) -> np.ndarray:
     col = df[name]
     if col.map(lambda v: isinstance(v, str)).all():  # a CSV's cells
         return text_to_float(col, name, where)
-    if col.map(lambda v: isinstance(v, bool) or not isinstance(v, (int, float))).any():
+    bad = col.map(lambda v: isinstance(v, bool) or not isinstance(v, (int, float)))
+    if bad.any():
         raise ProfetValueError(f"{where}: column {quote(name)} holds a value that is no number")
-    return col.to_numpy(dtype=float)
+    try:
+        return col.to_numpy(dtype=float)
+    except OverflowError:  # an integer beyond float range
+        raise ProfetValueError(f"{where}: column {quote(name)} holds a number too large") from None
 
 
 def from_key_averages(data: str | dict, where: str) -> pd.DataFrame:

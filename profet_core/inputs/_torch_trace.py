@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 NOTES_ATTR = "profile_notes"
-_STEP = re.compile(r"^ProfilerStep#(\d+)$")
+_STEP = re.compile(r"^ProfilerStep#(\d{1,18})$")
 HOW_TO_STEP = (
     "call prof.step() once per training step inside torch.profiler.profile(schedule=...), or "
     "use `profet profile --torch`"

@@ -159,11 +159,13 @@ def _base_trace() -> dict:
     return b.trace()
 
 
+#: A trace example builds and reads ~60 events (~20 ms): fewer examples keep the suite's time.
+FUZZ_TRACE = settings(FUZZ, max_examples=100)
 TRACE_FIELDS = st.sampled_from(["ts", "dur", "name", "cat", "ph", "pid", "tid", "args"])
 TRACE_ARGS = st.sampled_from(["correlation", "device", "Sequence number", "Input Dims"])
 
 
-@FUZZ
+@FUZZ_TRACE
 @given(
     edits=st.lists(st.tuples(st.integers(0, 200), TRACE_FIELDS, TRACE_ARGS, JSONISH), max_size=6),
     meta=st.dictionaries(
@@ -183,6 +185,24 @@ def test_any_torch_trace(edits, meta, gz):
             event[field] = value
     trace.update(meta)
     _check(dump(trace, gz=gz), "t.pt.trace.json.gz" if gz else "t.json")
+
+
+KEYAVG_KEYS = st.sampled_from(
+    ["name", "device_type", "count", "self_device_time_total", "self_cuda_time_total", "steps"]
+)
+
+
+@FUZZ
+@given(
+    rows=st.lists(st.dictionaries(KEYAVG_KEYS, SCALARS, max_size=6), max_size=4),
+    meta=st.dictionaries(st.sampled_from(["steps", "batch_latency_s", "x"]), SCALARS, max_size=2),
+)
+def test_any_key_averages_export(rows, meta):
+    doc = {"key_averages": rows, **meta}
+    _check(_dumps(doc), "ka.json")
+    header = ["name", "device_type", "count", "self_device_time_total"]
+    lines = [",".join(header)] + [",".join(str(r.get(h, "")) for h in header) for r in rows]
+    _check("\n".join(lines) + "\n", "ka.csv")
 
 
 @pytest.mark.parametrize(
