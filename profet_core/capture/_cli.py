@@ -18,13 +18,68 @@ _COLLECT_OPTIONS = (
 
 def run(args) -> int:
     """Run ``profet profile`` or ``profet collect``."""
-    return _profile(args) if args.command == "profile" else _collect(args)
+    if args.command == "profile":
+        return _profile_torch(args) if args.torch else _profile(args)
+    return _collect(args)
+
+
+#: ``profet profile`` options of a Keras model only.
+_KERAS_ONLY = (
+    ("model", "MODEL"),
+    ("batch_size", "--batch-size"),
+    ("input_size", "--input-size"),
+    ("classes", "--classes"),
+    ("steps_per_epoch", "--steps-per-epoch"),
+)
+#: ... and of a torch model only (their defaults: not given).
+_TORCH_ONLY = (("amp", "--amp"), ("channels_last", "--channels-last"), ("steps", "--steps"))
+
+
+def _profile_torch(args) -> int:
+    """``profet profile --torch MODULE:FACTORY``: the user's PyTorch training step."""
+    from .._messages import printable
+    from ..errors import ProfetValueError
+    from ._collect import check_out_dir
+    from ._torch import DEFAULT_STEPS, check_torch_out, load_factory, profile_torch, require_torch
+
+    given = [flag for dest, flag in _KERAS_ONLY if getattr(args, dest)]
+    if given:
+        raise ProfetValueError(
+            f"--torch profiles the factory's own model and batch; leave out {', '.join(given)}"
+        )
+    out = Path(args.out)
+    if out.suffix != ".json":
+        raise ProfetValueError(f"--out {str(out)!r}: give a .json file for the profile")
+    check_torch_out(out.parent, out.stem)  # before the run: a refused --out must not cost a run
+    check_out_dir(out.resolve().parent)
+    require_torch()
+    model, loss_fn, optimizer, batch = load_factory(args.torch)
+    done = profile_torch(
+        model, loss_fn, optimizer, batch,
+        steps=args.steps or DEFAULT_STEPS, latency_steps=args.latency_steps, amp=args.amp,
+        channels_last=args.channels_last, out_dir=out.parent, name=out.stem,
+        instance=args.instance,
+    )  # fmt: skip
+    p = done.profile
+    device = sum(v for k, v in p.ops if k.startswith("Device_") and k != "Device_IDLE")
+    text = (
+        f"profile: {done.profile_path} ({len(p.ops)} ops, GPU {device / 1e3:.1f} ms over "
+        f"{p.steps} steps on {p.gpu_name or done.device}), trace: {done.trace_path}, metadata: "
+        f"{done.meta_path}; batch latency {done.batch_latency_s * 1e3:.2f} ms unprofiled "
+        f"({done.profiled_latency_s * 1e3:.2f} ms under the profiler)"
+    )
+    print(printable(text))
+    for note in p.notes:
+        print(printable(f"note: {note}"))
+    return 0
 
 
 def _profile(args) -> int:
     from ._check import check_capture_args, predict_suggestion
     from ._collect import check_out_dir
     from ._profile import PROFILE_OPTIONS, check_profile_out, profile_model, write_profile
+
+    _require_keras_args(args)
 
     # what the capture cannot run is refused in the first second, before TensorFlow starts
     check_capture_args(
@@ -50,6 +105,22 @@ def _profile(args) -> int:
     return 0
 
 
+def _require_keras_args(args) -> None:
+    """What argparse required before ``--torch`` existed: MODEL, --batch-size, --input-size (in
+    argparse's words); and no option of a torch model."""
+    from ..errors import ProfetValueError
+
+    missing = [flag for dest, flag in _KERAS_ONLY[:3] if getattr(args, dest) is None]
+    if missing:
+        raise ProfetValueError(
+            f"the following arguments are required: {', '.join(missing)} (or --torch "
+            "MODULE:FACTORY for a PyTorch model)"
+        )
+    given = [flag for dest, flag in _TORCH_ONLY if getattr(args, dest)]
+    if given:
+        raise ProfetValueError(f"{', '.join(given)} go with --torch (a PyTorch model)")
+
+
 def _collect(args) -> int:
     from ._collect import collect, write_catalog_line
 
@@ -73,12 +144,16 @@ def _collect(args) -> int:
 
 def add_parser(subparsers) -> None:
     """Register ``profile`` and ``collect`` on the ``profet`` sub-command parsers."""
-    p = subparsers.add_parser("profile", help="profile a Keras model in PROFET's convention")
-    p.add_argument(
-        "model", help=".keras file, .py file with build_model(input_shape, classes), or zoo name"
+    p = subparsers.add_parser(
+        "profile", help="profile a Keras model in PROFET's convention, or a PyTorch training step"
     )
-    p.add_argument("--batch-size", type=int, required=True)
-    p.add_argument("--input-size", type=int, required=True, help="square input, px")
+    p.add_argument(
+        "model",
+        nargs="?",
+        help=".keras file, .py file with build_model(input_shape, classes), or zoo name",
+    )
+    p.add_argument("--batch-size", type=int, help="images per step (required for a Keras model)")
+    p.add_argument("--input-size", type=int, help="square input, px (required for a Keras model)")
     p.add_argument(
         "--classes", type=int_range(2, MAX_CLASSES), help="label classes (default: the model's)"
     )
@@ -86,6 +161,19 @@ def add_parser(subparsers) -> None:
     p.add_argument("--latency-steps", type=int, default=50, help="timed steps (default 50)")
     p.add_argument("--instance", help="instance name for the metadata")
     p.add_argument("--out", default="profile.json", help="profile JSON (default profile.json)")
+    t = p.add_argument_group("a PyTorch model (the torch extra: pip install 'profet[torch]')")
+    t.add_argument(
+        "--torch",
+        metavar="MODULE:FACTORY",
+        help="profile FACTORY() of MODULE (a module name or a .py file), which returns (model, "
+        "loss_fn, optimizer, batch); writes the profile, <stem>.pt.trace.json.gz and "
+        "<stem>.meta.json",
+    )
+    t.add_argument("--amp", choices=["fp16", "bf16"], help="autocast dtype (fp16: GradScaler too)")
+    t.add_argument("--channels-last", action="store_true", help="model and inputs channels_last")
+    t.add_argument(
+        "--steps", type=int_range(1, 100), help="profiled steps counted (default 5; +1 warm-up)"
+    )
 
     c = subparsers.add_parser("collect", help="run the benchmark zoo here: add an instance as data")
     c.add_argument("--instance", required=True, help="this machine's instance type")

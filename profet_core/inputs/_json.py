@@ -7,6 +7,8 @@ Accepted shapes::
     {"ops": {"Device_Conv2D": 120.5}, "steps": 2, "batch_latency_s": 0.012,
      "batch_size": 32, "input_size": 128, "instance": "g4dn.xlarge"} # with metadata
 
+``profet profile --torch`` adds :data:`TORCH_META` keys (``framework``, ``gpu_name``...).
+
 A list may mix plain and object-form items. Python's ``json`` is hooked so that nothing it
 can raise besides a clean refusal escapes: duplicate keys (which would hide a value), integers
 of thousands of digits (``ValueError`` on conversion), integers beyond float range
@@ -16,6 +18,8 @@ of thousands of digits (``ValueError`` on conversion), integers beyond float ran
 from __future__ import annotations
 
 import json
+import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -44,6 +48,33 @@ META = {
     "instance": "text (the anchor instance's name)",
     "convention_differs": "text (what differs from PROFET's capture convention)",
 }
+#: What ``profet profile --torch`` adds (the meta columns of a torch.profiler trace's table,
+#: :func:`._torch_trace.trace_table`): key -> (test, what is allowed).
+TORCH_META = {
+    "framework": (lambda v: v in ("pytorch", "tensorflow"), "'pytorch' or 'tensorflow'"),
+    "gpu_name": (lambda v: isinstance(v, str) and len(v) <= 80, "text of <= 80 characters"),
+    "gpu_memory_gib": (lambda v: _real(v) and 0 < v <= 4096, "GiB 0..4096"),
+    "gpu_sm_count": (lambda v: _whole(v) and 0 <= v <= 4096, "an integer 0..4096"),
+    "gpu_compute_capability": (
+        lambda v: isinstance(v, str) and re.fullmatch(r"(?:\d{1,2}\.\d{1,2})?", v) is not None,
+        "text such as '8.0' (or empty)",
+    ),
+    "world_size": (lambda v: _whole(v) and 1 <= v <= 1_000_000, "an integer 1..1,000,000"),
+    "kernels": (lambda v: _whole(v) and 0 <= v <= 10**12, "an integer >= 0"),
+    "autocast": (lambda v: v in ("", "fp16", "bf16"), "'', 'fp16' or 'bf16'"),
+    "channels_last": (lambda v: isinstance(v, bool), "true or false"),
+    "host_launch_us": (lambda v: _real(v) and 0 <= v <= 1e12, "microseconds 0..1e12"),
+}
+
+
+def _whole(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _real(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 _SHAPE = (
     "profile JSON must be an object of op name -> microseconds, an object "
     '{"ops": {...}, "steps": ..., ...}, or a list of such objects'
@@ -89,6 +120,11 @@ def loads(text: str):
 
 
 def _meta_value(key: str, value, i: int):
+    if key in TORCH_META:
+        test, allowed = TORCH_META[key]
+        if not test(value):
+            raise ProfetValueError(f"profile {i}: {key} is {quote(value)}; allowed: {allowed}")
+        return value
     bad = False
     if key == LATENCY_COLUMN:
         bad = isinstance(value, bool) or not isinstance(value, (int, float))
@@ -111,11 +147,11 @@ def _split(obj: dict, i: int) -> tuple[dict, dict]:
     """One item -> (ops, metadata)."""
     if "ops" not in obj:
         return obj, {}
-    unknown = [k for k in obj if k != "ops" and k not in META]
+    unknown = [k for k in obj if k != "ops" and k not in META and k not in TORCH_META]
     if unknown:
         raise ProfetValueError(
             f"profile {i} has unknown key(s) {quote_list(unknown)}; allowed besides 'ops': "
-            f"{', '.join(META)}"
+            f"{', '.join(META)} (and from a torch.profiler capture: {', '.join(TORCH_META)})"
         )
     ops = obj["ops"]
     if not isinstance(ops, dict):
@@ -175,7 +211,7 @@ def from_json(text: str) -> pd.DataFrame:
     times = _times(list(items), names)
     check_times(times, names, "profile JSON")
     out = pd.DataFrame(times, columns=names)
-    for key in META:
+    for key in (*META, *TORCH_META):
         if any(key in m for m in metas):
             out[key] = [m.get(key) for m in metas]
     return out

@@ -1,4 +1,6 @@
-"""Reading user profiles: PROFET JSON, TensorBoard ``tensorflow_stats`` CSV, or a table of many.
+"""Reading user profiles: PROFET JSON, TensorBoard ``tensorflow_stats`` CSV, a table of many, or
+a torch.profiler trace (``.json``/``.json.gz``, :mod:`._torch_trace`) or ``key_averages()``
+export (:mod:`._torch_keyavg`).
 
 Every format goes through the same rules (:mod:`._profile_rules`): op names, op times, step
 counts and latencies are refused the same way whichever reader found them. The result keeps op
@@ -29,6 +31,9 @@ from ._json import from_json
 from ._rules import check_latency, check_steps
 from ._safe_read import read_bounded
 from ._table import finish, from_csv, from_parquet
+from ._torch_events import GZIP_MAGIC
+from ._torch_keyavg import from_key_averages, is_key_averages_csv, loads_key_averages
+from ._torch_trace import NOTES_ATTR, is_trace, load_document, read_document, trace_table
 
 __all__ = [
     "LATENCY_COLUMN",
@@ -42,6 +47,8 @@ __all__ = [
 
 def _sniff(data: bytes, name: str) -> str:
     suffix = Path(name).suffix.lower()
+    if data[:2] == GZIP_MAGIC:
+        return "gzip"
     if suffix == ".parquet" or data[:4] == b"PAR1":
         return "parquet"
     if suffix == ".json" or data.lstrip()[:1] in (b"{", b"["):
@@ -49,8 +56,37 @@ def _sniff(data: bytes, name: str) -> str:
     if suffix in (".csv", ".txt", ""):
         return "csv"
     raise ProfetValueError(
-        f"file {quote(name)} has type {quote(suffix)}; allowed: .json, .csv, .parquet"
+        f"file {quote(name)} has type {quote(suffix)}; allowed: .json, .csv, .parquet, and a "
+        "torch.profiler trace (.json or .json.gz)"
     )
+
+
+def _torch(data: bytes, kind: str, name: str, where: str) -> tuple[pd.DataFrame, bool] | None:
+    """The table of a torch.profiler trace or key_averages export, and whether it is a trace
+    (which counts its own steps); None for other inputs.
+
+    A gzip file must hold one; plain JSON is read as a trace only where it holds
+    ``"traceEvents"`` (parsed once more as PROFET JSON if it is no trace object).
+    """
+    if kind == "csv":
+        text = _decode(data, where)
+        return (from_key_averages(text, where), False) if is_key_averages_csv(text) else None
+    if kind == "gzip" or b'"traceEvents"' in data:
+        doc = load_document(data, f"trace {quote(name)}")
+        if is_trace(doc):
+            return trace_table(read_document(doc, name)), True
+        if isinstance(doc, dict) and "key_averages" in doc:
+            return from_key_averages(doc, where), False
+        if kind == "gzip":
+            raise ProfetValueError(
+                f"{where} is gzip-compressed but holds no torch.profiler trace (no "
+                "'traceEvents'); PROFET reads .gz only for traces: decompress other profiles first"
+            )
+        return None
+    if kind == "json" and b'"key_averages"' in data:
+        doc = loads_key_averages(_decode(data, where), where)
+        return None if doc is None else (from_key_averages(doc, where), False)
+    return None
 
 
 def _decode(data: bytes, where: str) -> str:
@@ -114,7 +150,9 @@ def parse_profile(
         (us)``), grouped by host/device and op type; a CSV or Parquet table with one profile per
         row in ``Host_<Op>``/``Device_<Op>`` columns, optionally with ``batch_latency_s`` (each
         row's anchor latency, seconds) and ``steps``. An empty CSV cell or Parquet null is an
-        absent op (0); NaN, inf, booleans and text are refused.
+        absent op (0); NaN, inf, booleans and text are refused. A torch.profiler trace (Kineto
+        JSON, plain or gzip; :func:`profet_core.inputs._torch_trace.read_trace` says what is
+        counted) or a ``key_averages()`` export (:mod:`profet_core.inputs._torch_keyavg`).
     name : str
         File name, used only to tell the format by its suffix and in messages.
     steps : int, optional
@@ -127,7 +165,8 @@ def parse_profile(
         Shape (n_profiles, n_ops + k): op times in microseconds as given (0 for ops a profile
         lacks), a ``steps`` column (int), and ``batch_latency_s`` (NaN where unknown) when the
         input carried one; JSON's object form may add ``batch_size``, ``input_size``,
-        ``instance``.
+        ``instance`` and the torch meta columns; a trace gives one row with the columns of
+        :func:`profet_core.inputs._torch_trace.trace_table` and ``attrs["profile_notes"]``.
 
     Raises
     ------
@@ -135,7 +174,9 @@ def parse_profile(
         Empty or oversized input, an unknown format, malformed JSON, CSV or Parquet; an op name
         that is malformed, longer than 256 characters or one of more than 5,000; a time that is
         not a number, negative, NaN, inf or above 1e12 us; a duplicate key or column; a bad
-        ``steps`` or latency; more rows than 200,000.
+        ``steps`` or latency; more rows than 200,000. For torch inputs, one line each: a
+        CPU-only, forward-only or step-less trace, a truncated file, a gzip file decompressing
+        past its bound (see ``read_trace``), a steps override that disagrees with a trace's.
     """
     if not isinstance(name, str):
         raise ProfetValueError(f"profile name must be text (a file name); got {shown(name)}")
@@ -156,6 +197,9 @@ def parse_profile(
     if not data.strip():
         raise ProfetValueError(f"{where} is empty")
     kind = _sniff(data, name)
+    torch = _torch(data, kind, name, where) if kind != "parquet" else None
+    if torch is not None:
+        return _torch_steps(*torch, steps, where)
     if kind == "json":
         out = from_json(_decode(data, where).lstrip("\ufeff"))
     else:
@@ -175,6 +219,23 @@ def parse_profile(
         lat = pd.to_numeric(out[LATENCY_COLUMN], errors="coerce").to_numpy(dtype=float)
         out[LATENCY_COLUMN] = check_latency(lat, where)
     return with_steps(out.reset_index(drop=True), steps, where)
+
+
+def _torch_steps(out: pd.DataFrame, is_trace: bool, steps, where: str) -> pd.DataFrame:
+    """A torch table's checks and ``steps``: a trace counts its own steps; an override that
+    disagrees is refused (its times are sums over the counted steps)."""
+    notes = out.attrs.get(NOTES_ATTR, ())
+    if is_trace and steps is not None and steps != out[STEPS_COLUMN].iloc[0]:
+        raise ProfetValueError(
+            f"{where}: steps {quote(steps)} given, but the trace counts its own steps "
+            f"({out[STEPS_COLUMN].iloc[0]}); leave the steps override out for a trace"
+        )
+    _check_row_totals(out, where)
+    if LATENCY_COLUMN in out.columns:
+        out[LATENCY_COLUMN] = check_latency(out[LATENCY_COLUMN].to_numpy(dtype=float), where)
+    out = with_steps(out.reset_index(drop=True), steps, where)
+    out.attrs[NOTES_ATTR] = tuple(notes)
+    return out
 
 
 def read_profile(path: str | Path, steps: int | None = None) -> pd.DataFrame:

@@ -1,5 +1,6 @@
 """``import profet_core`` stays light: no scikit-learn, scipy, statsmodels, plotly, pyDOE3,
-streamlit or tensorflow; nor does predicting one profile (issue 11).
+streamlit, tensorflow or torch; nor does predicting one profile (issue 11), nor reading a torch
+profiler trace.
 
 Checked in a fresh interpreter, since the test process itself has imported them all.
 """
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("sklearn", "scipy", "statsmodels", "plotly", "pyDOE3", "streamlit", "tensorflow")
+HEAVY = ("sklearn", "scipy", "statsmodels", "plotly", "pyDOE3", "streamlit", "tensorflow", "torch")
+TRACE = ROOT / "tests/core/inputs/data/torch_traces/resnet50_a100_ddp_rank0.pt.trace.json.gz"
 
 
 def _imported_after(code: str) -> list[str]:
@@ -38,8 +40,10 @@ def _imported_after(code: str) -> list[str]:
         "import profet_core.doe, profet_core.doe._cli",
         "import json, pandas as pd, profet_core as p; a = p.load_artifacts(); i = a.instances[0]; "
         "a.predict(i, pd.DataFrame([a.examples[i]['profile']]), anchor_latency_s=0.1)",
+        # a torch.profiler trace is read without torch; the capture package loads it when used
+        f"import profet_core as p, profet_core.capture; p.read_profile({str(TRACE)!r})",
     ],
-    ids=["package", "cli-parser", "doe-package", "predict-one-profile"],
+    ids=["package", "cli-parser", "doe-package", "predict-one-profile", "read-torch-trace"],
 )
 def test_import_is_light(code):
     assert _imported_after(code) == []

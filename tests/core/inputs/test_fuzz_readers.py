@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from profet_core import ProfetError, parse_profile
 from profet_core._schema import MAX_OP_TIME_US, MAX_STEPS
 from profet_core.inputs._profile import normalise_steps
+from tests.core.inputs._traces import Builder, dump, training_step
 
 FUZZ = settings(
     max_examples=300,
@@ -149,6 +150,59 @@ def test_any_parquet(columns):
 def test_any_tensorflow_stats(rows):
     df = pd.DataFrame(rows, columns=["Host/device", "Type", "Total time (us)"])
     _check(df.to_csv(index=False), "tensorflow_stats.csv")
+
+
+def _base_trace() -> dict:
+    b = Builder(world=2)
+    for i in range(3):
+        training_step(b, i + 1, i * 1000.0)
+    return b.trace()
+
+
+#: A trace example builds and reads ~60 events (~20 ms): fewer examples keep the suite's time.
+FUZZ_TRACE = settings(FUZZ, max_examples=100)
+TRACE_FIELDS = st.sampled_from(["ts", "dur", "name", "cat", "ph", "pid", "tid", "args"])
+TRACE_ARGS = st.sampled_from(["correlation", "device", "Sequence number", "Input Dims"])
+
+
+@FUZZ_TRACE
+@given(
+    edits=st.lists(st.tuples(st.integers(0, 200), TRACE_FIELDS, TRACE_ARGS, JSONISH), max_size=6),
+    meta=st.dictionaries(
+        st.sampled_from(["deviceProperties", "distributedInfo", "traceEvents"]), JSONISH, max_size=2
+    ),
+    gz=st.booleans(),
+)
+def test_any_torch_trace(edits, meta, gz):
+    """A real-shaped trace with fields replaced by any JSON value: a table or a ProfetError."""
+    trace = _base_trace()
+    events = trace["traceEvents"]
+    for i, field, arg, value in edits:
+        event = events[i % len(events)]
+        if field == "args" and isinstance(event.get("args"), dict):
+            event["args"][arg] = value
+        else:
+            event[field] = value
+    trace.update(meta)
+    _check(dump(trace, gz=gz), "t.pt.trace.json.gz" if gz else "t.json")
+
+
+KEYAVG_KEYS = st.sampled_from(
+    ["name", "device_type", "count", "self_device_time_total", "self_cuda_time_total", "steps"]
+)
+
+
+@FUZZ
+@given(
+    rows=st.lists(st.dictionaries(KEYAVG_KEYS, SCALARS, max_size=6), max_size=4),
+    meta=st.dictionaries(st.sampled_from(["steps", "batch_latency_s", "x"]), SCALARS, max_size=2),
+)
+def test_any_key_averages_export(rows, meta):
+    doc = {"key_averages": rows, **meta}
+    _check(_dumps(doc), "ka.json")
+    header = ["name", "device_type", "count", "self_device_time_total"]
+    lines = [",".join(header)] + [",".join(str(r.get(h, "")) for h in header) for r in rows]
+    _check("\n".join(lines) + "\n", "ka.csv")
 
 
 @pytest.mark.parametrize(
