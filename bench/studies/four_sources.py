@@ -3,8 +3,9 @@ table lacked (L1) and its v2 tables (L2), FlagPerf's A100 40GB tables (F), the S
 (S); the MLPerf rows (M) form no fitted pair and are checked by ``mlperf_check.py``.
 
 Each set's rows are read from ``profet_core/data/published_check.csv`` (where the builders put
-them) and added, in memory, to ``published.csv`` and the sets adopted before it (F with the two
-parameter counts its N-GPU rows need). For today's table and each candidate it prints
+them) or ``published.csv`` (where an adopted set's went) and added, in memory, to
+``published.csv`` without any set's rows (the table the rule's bars were measured on) and the sets
+adopted before it (F with the two parameter counts its N-GPU rows need). For today's table and each candidate it prints
 
 - the done-when MAPEs of ``new_sources.py`` (FP32 LOGO speed-up MAPE, AMP primary score P, N-GPU
   LOGO MAPE) over all fitted rows and over today's rows (by ``source`` with its line);
@@ -52,9 +53,28 @@ from profet_core.crossgpu._published import load_published  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
 CHECK = ROOT / "profet_core" / "data" / "published_check.csv"
+BUILD = ROOT / "profet_core" / "data" / "build"
+
+
+def _l1(source: pd.Series) -> pd.Series:
+    """Set L1: the lines of Lambda's v1 tables its builder writes (``LINES``), not the 134 rows
+    of the same files that published.csv held before."""
+    sys.path.insert(0, str(BUILD))  # the builder imports its helpers by name
+    try:
+        from lambdal_pytorch_v1 import LINES
+    finally:
+        sys.path.remove(str(BUILD))
+    pattern = (
+        r"^lambdal/deeplearning-benchmark@\w+:pytorch/pytorch-train-throughput-(fp\d\d)\.csv:(\d+)$"
+    )
+    m = source.str.extract(pattern).fillna("")
+    hit = [p in LINES and int(n) in LINES[p] for p, n in zip(m[0], m[1], strict=True)]
+    return pd.Series(hit, index=source.index, dtype=bool)
+
+
 #: The candidate sets of the rule, in the order they are judged, by their rows' ``source``.
 SETS = {
-    "L1": lambda s: s.str.startswith("lambdal/deeplearning-benchmark@") & ~s.str.contains("-v2-"),
+    "L1": _l1,
     "L2": lambda s: s.str.contains("pytorch-train-throughput-v2-", regex=False),
     "F": lambda s: s.str.startswith("FlagOpen/FlagPerf@"),
     "S": lambda s: s.str.startswith("siasosp23/artifacts@"),
@@ -210,7 +230,12 @@ def main(argv=None) -> int:
     medians = median_table(load_dataset(data))
     specs = load_specs()
     base = CrossInstanceModel().fit_pairs(all_pairs(medians), specs)
-    today, check = load_published(), load_published(CHECK)
+    # a set's rows are read from either table (an adopted set's are in published.csv), and
+    # "today" is published.csv without any set's rows: the rule's bars stay the same table
+    both = pd.concat([load_published(), load_published(CHECK)], ignore_index=True)
+    mine = pd.concat([SETS[n](both["source"]) for n in SETS], axis=1).any(axis=1)
+    today, check = both[~mine & both.index.isin(range(len(load_published())))], both[mine]
+    today = today.reset_index(drop=True)
     old = set(today["source"])
     results = {"today": measure(data, medians, specs, base, today, old, ())}
     adopted, verdicts = [], {}
