@@ -22,7 +22,7 @@ round's (same submitter, system and images/s) is read once, from the earliest ro
 These rows form no pair of the fitted models: they are all FP16 and all multi-GPU, with no
 one-GPU row (the AMP gain needs an AMP and an FP32 row of one GPU, the N-GPU model a one-GPU row,
 the FP32 speed-ups FP32 rows). They are an independent check of cross-GPU AMP ratios at the same
-GPU count and code (``bench/studies/four_sources.py``).
+GPU count and code (``bench/studies/mlperf_check.py``).
 
 Needs mirrors of the repositories (the ``fetch`` tool: ``github:mlcommons/training_results_v3.0``,
 ``..._v3.1``, ``..._v4.0``); run once per mirror, oldest first:
