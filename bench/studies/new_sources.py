@@ -49,16 +49,24 @@ def _repo(source: pd.Series) -> pd.Series:
     return source.str.split("@").str[0]
 
 
-def scores(data: str, table_path: str | None, old_docs: set[str] | None = None) -> pd.DataFrame:
+def scores(
+    data: str,
+    table_path: str | None,
+    old_docs: set[str] | None = None,
+    old_sources: set[str] | None = None,
+) -> pd.DataFrame:
     """One row per scope (``all`` rows, ``old`` rows): fp32_mape, amp_P, amp_rows_mape, ngpu_mape
     (leave-one-GPU-out, fitted rows) and the row counts. ``old_docs``: documents (source without
-    line) of the old table; ``old`` rows are those of these documents."""
+    line) of the old table; ``old`` rows are those of these documents. ``old_sources``: the old
+    table's sources with their lines (for new rows of an old document); ``old`` rows are those."""
     medians = median_table(load_dataset(data))
     specs = load_specs()
     base = CrossInstanceModel().fit_pairs(all_pairs(medians), specs)
     table = load_published(table_path)
     doc = lambda s: s.str.replace(r":\d+$", "", regex=True)  # noqa: E731
     old = lambda s: doc(s).isin(old_docs) if old_docs is not None else _repo(s).isin(OLD)  # noqa: E731
+    if old_sources is not None:
+        old = lambda s: s.isin(old_sources)  # noqa: E731
     fp = published_logo(base, published_pairs(table, specs, medians))
     fp = fp[~fp["held_out"]].reset_index(drop=True)
     fp = fp.assign(ape=lambda d: ape(d["cross"], d["speedup"]))

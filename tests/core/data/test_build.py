@@ -50,6 +50,15 @@ def _table(path: Path = TABLE) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def _lambdal_v1(r: dict) -> bool:
+    # the v1 table lines the first Lambda PyTorch rows left out (lambdal_pytorch_v1.LINES)
+    if not r["source"].startswith("lambdal/deeplearning-benchmark@"):
+        return False
+    path, line = r["source"].rsplit(":", 2)[-2:]
+    prec = {"pytorch/pytorch-train-throughput-fp32.csv": "fp32"}.get(path, "fp16")
+    return "-v2-" not in path and int(line) in _script("lambdal_pytorch_v1").LINES[prec]
+
+
 @pytest.mark.parametrize(
     ("name", "mine", "path"),
     [
@@ -57,8 +66,21 @@ def _table(path: Path = TABLE) -> list[dict]:
         ("dle_efficientnet", lambda r: r["model"].startswith("efficientnet-"), TABLE),
         ("dle_mxnet_rn50", lambda r: ":MxNet/Classification/RN50v1.5/" in r["source"], CHECK),
         ("dlperf_resnet50", lambda r: r["source"].startswith("Oneflow-Inc/DLPerf@"), CHECK),
+        ("lambdal_pytorch_v1", _lambdal_v1, TABLE),
+        ("lambdal_pytorch_v2", lambda r: "pytorch-train-throughput-v2-" in r["source"], CHECK),
+        ("flagperf_a100", lambda r: r["source"].startswith("FlagOpen/FlagPerf@"), CHECK),
+        ("sia_imagenet", lambda r: r["source"].startswith("siasosp23/artifacts@"), CHECK),
     ],
-    ids=["lambda-xla-off", "dle-efficientnet", "dle-mxnet-rn50", "dlperf-resnet50"],
+    ids=[
+        "lambda-xla-off",
+        "dle-efficientnet",
+        "dle-mxnet-rn50",
+        "dlperf-resnet50",
+        "lambdal-pytorch-v1",
+        "lambdal-pytorch-v2",
+        "flagperf-a100",
+        "sia-imagenet",
+    ],
 )
 def test_a_builder_reproduces_its_shipped_rows(name, mine, path):
     script = _script(name)
@@ -68,6 +90,31 @@ def test_a_builder_reproduces_its_shipped_rows(name, mine, path):
     assert shipped, f"{path.name} has no rows of {name}"
     rebuilt = script.rows(git_dir, [r for r in table if not mine(r)])
     assert rebuilt == shipped
+
+
+def test_the_mlcommons_builder_reproduces_its_rows_round_by_round():
+    # One builder, three repositories (MLPerf Training v3.0, v3.1, v4.0), run oldest first: a
+    # later round's system whose logs repeat an earlier round's is read once.
+    script = _script("mlcommons_resnet")
+    mirrors = [_mirror(repo) for repo in script.REPOS]
+    table = _table(CHECK)
+    mine = [r for r in table if r["source"].startswith("mlcommons/training_results_v")]
+    assert mine, "published_check.csv has no MLPerf rows"
+    others = [r for r in table if r not in mine]
+    rebuilt = []
+    for git_dir in mirrors:
+        rebuilt += script.rows(git_dir, others + rebuilt)
+    assert rebuilt == mine
+
+
+def test_new_lambda_rows_repeat_no_line_of_the_fitted_table():
+    # Lambda's PyTorch v1 tables were partly in published.csv already: the builder of the rest
+    # writes only lines (and CNN columns) the first rows do not hold, and none twice.
+    script = _script("lambdal_pytorch_v1")
+    git_dir = _mirror(script.REPO)
+    first = {(r["source"], r["model"]) for r in _table(TABLE) if not _lambdal_v1(r)}
+    new = [(r["source"], r["model"]) for r in script.rows(git_dir)]
+    assert new and not first & set(new) and len(set(new)) == len(new)
 
 
 def test_a_builder_refuses_rows_the_table_has(tmp_path):
@@ -89,7 +136,7 @@ def test_the_check_rows_are_valid_and_never_in_the_fitted_table():
     from profet_core.crossgpu._published import load_published
 
     check, table = load_published(CHECK), load_published()
-    assert len(check) == 75
+    assert len(check) == 553
     assert not set(check["source"]) & set(table["source"])
     documents = table["source"].str.replace(r":\d+$", "", regex=True)
     assert not documents.str.contains("Oneflow-Inc/DLPerf@|:MxNet/Classification/RN50v1.5/").any()
