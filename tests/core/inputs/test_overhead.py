@@ -100,6 +100,22 @@ def test_readers_list_the_rows_whose_steps_were_assumed(text, steps, rows):
     assert "--steps N on the command line, 'Steps covered' in the app" in note.message
 
 
+def test_the_reserved_architectures_are_a_parameter_and_recorded():
+    """Which CNNs the reference never fits on is the caller's choice, kept in what is stored."""
+    cnn = _row(1.0).assign(instance="g3s.xlarge", model="ResNet50")
+    vgg = _row(3.0).assign(instance="g3s.xlarge", model="VGG16")
+    prof = pd.concat([cnn, cnn, vgg, vgg], ignore_index=True)
+    default = learn_step_reference(prof)
+    assert default["reserved"] == ["VGG16", "InceptionV3"]
+    assert default["instances"]["g3s.xlarge"]["reference_us"] == REF.tolist()
+    every = learn_step_reference(prof, reserved=())
+    assert every["reserved"] == []
+    # the VGG16 rows (three times the overhead) now enter the median
+    assert every["instances"]["g3s.xlarge"]["reference_us"] == (REF * 2.0).tolist()
+    only_vgg = learn_step_reference(prof, reserved=("ResNet50",))["instances"]["g3s.xlarge"]
+    assert only_vgg["reference_us"] == (REF * 3.0).tolist()
+
+
 @requires_shared
 def test_learned_reference_never_fits_on_the_reserved_architectures():
     prof = pd.read_parquet(SHARED / "profiles.parquet")
