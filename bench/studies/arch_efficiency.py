@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from profet_core import load_dataset
-from profet_core.crossgpu import CrossInstanceModel, _efficiency, _inhouse, all_pairs, median_table
+from profet_core.crossgpu import CrossInstanceModel, _inhouse, all_pairs, median_table
 from profet_core.crossgpu._gpu_holdout import basis_frames, published_logo, summarize_published
 from profet_core.crossgpu._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
@@ -66,10 +66,11 @@ def main(argv=None) -> None:
     common = plain.index[~plain["held_out"]].to_numpy()
     cols, per_gpu = {}, {}
     for name, (arch, inhouse) in VARIANTS.items():
-        _efficiency.SHARE_ARCH, _inhouse.USE_INHOUSE = arch, inhouse
+        base.set_params(share_arch=arch)  # every fit below reads the variant from the model
+        _inhouse.USE_INHOUSE = inhouse
         pairs = _inhouse.all_published_pairs(load_published(), specs, medians)
         cols[name], per_gpu[name] = scores(base, pairs, common)
-    _efficiency.SHARE_ARCH, _inhouse.USE_INHOUSE = True, False  # as adopted
+    _inhouse.USE_INHOUSE = False  # as adopted
     pd.set_option("display.width", 200)
     print(pd.DataFrame(cols).round(3).to_string())
     print("\nLeave-one-GPU-out MAPE per left-out GPU (%), main's fitted pairs:")

@@ -3,6 +3,8 @@ tensor-core efficiencies the cross-instance model learns from it (``published (n
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -299,12 +301,10 @@ def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
     np.testing.assert_allclose(back._eta(["gpu-t3"]), fitted._eta(["gpu-t3"]))
 
 
-def test_a_gpu_without_pairs_takes_its_architectures_offset_not_none(setup, monkeypatch):
+def test_a_gpu_without_pairs_takes_its_architectures_offset_not_none(setup):
     """Issue 40: the H200 (specs only) got no offset while the H100 (published) had its own;
     now a GPU without pairs takes its architecture's published GPUs' mean offset. Artifacts
     made before (no ``arch`` in their state) and the switch off answer as before."""
-    from profet_core.crossgpu import _efficiency
-
     base, medians, specs = setup
     fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
     v = {g: fitted.published_eta_[f"GPU {g}"] - fitted.tensor_eta_ for g in TRUE}
@@ -318,9 +318,11 @@ def test_a_gpu_without_pairs_takes_its_architectures_offset_not_none(setup, monk
     np.testing.assert_allclose(
         CrossInstanceModel.from_state(meta, arrays)._eta(["gpu-t3"])[0], before
     )
-    monkeypatch.setattr(_efficiency, "SHARE_ARCH", False)
-    off, _ = learn_published(base, medians, specs, table=synthetic_table())
+    off, _ = learn_published(
+        copy.deepcopy(base).set_params(share_arch=False), medians, specs, table=synthetic_table()
+    )
     assert off.published_arch_ == {}
+    assert off.to_state()[0]["params"]["share_arch"] is False  # the choice travels with it
     np.testing.assert_allclose(off._eta(["gpu-t3"])[0], before)
 
 
@@ -459,16 +461,14 @@ def test_the_note_names_the_architecture_a_specs_only_gpu_took(setup):
 
 
 @pytest.mark.parametrize("mode", ["gpu", "none", "arch"], ids=["own-z", "no-credit", "arch-z"])
-def test_the_compute_class_bandwidth_credit_follows_the_chosen_mode(setup, monkeypatch, mode):
+def test_the_compute_class_bandwidth_credit_follows_the_chosen_mode(setup, mode):
     """Issue 40 (docs/family_roofline_rule.md): with ``none`` the compute class (convolutions,
     matrix products) of a tensor-core GPU gets no credit for bandwidth, with ``arch`` the credit
     of its architecture's mean bytes per FLOP; the memory class moves with the GPU's own in
     every mode; the mode travels with the state, and a state without it reads its own z."""
-    from profet_core.crossgpu import _efficiency
-
     base, medians, specs = setup
-    monkeypatch.setattr(_efficiency, "COMPUTE_Z", mode)
-    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    variant = copy.deepcopy(base).set_params(compute_z=mode)
+    fitted, _ = learn_published(variant, medians, specs, table=synthetic_table())
     slow, fast = (_with_gpu(fitted, specs, "gpu-x", 30.0, 200.0, bw) for bw in (1000.0, 2000.0))
     e_slow, e_fast = slow._eta(["gpu-x"])[0], fast._eta(["gpu-x"])[0]
     assert e_fast[1] < e_slow[1] - 1e-3  # the memory class: more bandwidth, less time
@@ -484,6 +484,7 @@ def test_the_compute_class_bandwidth_credit_follows_the_chosen_mode(setup, monke
         np.testing.assert_allclose(e_slow[0], expect)
     meta, arrays = fitted.to_state()
     assert meta["published"].get("compute_z", "gpu") == mode
+    assert meta["params"]["compute_z"] == mode
     back = CrossInstanceModel.from_state(meta, arrays)
     np.testing.assert_allclose(back._eta(["gpu-t3", "gpu-u"]), fitted._eta(["gpu-t3", "gpu-u"]))
     meta["published"].pop("compute_z", None)
@@ -493,3 +494,13 @@ def test_the_compute_class_bandwidth_credit_follows_the_chosen_mode(setup, monke
         old._eta(["gpu-t3"])[0],
         old.tensor_eta_ + _gen_offset(old, "gpu-t3") + z_term(old, z)[0],
     )
+
+
+@pytest.mark.parametrize(
+    "params", [{"compute_z": "own"}, {"share_arch": "no"}], ids=["compute-z", "share-arch"]
+)
+def test_a_model_choice_outside_its_values_is_refused_by_name(setup, params):
+    base, medians, specs = setup
+    pairs = published_pairs(synthetic_table(), specs, medians)
+    with pytest.raises(ProfetValueError, match=next(iter(params))):
+        fit_published(copy.deepcopy(base).set_params(**params), pairs[~pairs["held_out"]])
