@@ -53,10 +53,11 @@ def patched(**attrs):
             setattr(_amp, k, v)
 
 
-def score(pairs, shares, gpus, source="repo"):
-    """(summary dict, per-GPU MAPE) of one model: leave-one-GPU-out and leave-one-source-out."""
-    by_gpu = _amp.amp_logo(pairs, gpus, shares, "catalog_gpu")
-    by_src = _amp.amp_logo(pairs, gpus, shares, source)
+def score(pairs, shares, gpus, source="repo", memory_families=_amp.MEMORY_FAMILIES):
+    """(summary dict, per-GPU MAPE) of one model: leave-one-GPU-out and leave-one-source-out,
+    each fold fitted with ``memory_families`` (``fit_amp``'s)."""
+    by_gpu = _amp.amp_logo(pairs, gpus, shares, "catalog_gpu", memory_families)
+    by_src = _amp.amp_logo(pairs, gpus, shares, source, memory_families)
     sg = summarize_logo(by_gpu, "catalog_gpu", "gain", BASELINES)
     ss = summarize_logo(by_src, source, "gain", BASELINES)
     per = sg[sg["catalog_gpu"] != "all"].set_index("catalog_gpu")["mape"]
@@ -96,7 +97,8 @@ def variant(balance=False, loss="linear", xla=None, row_xla=True):
 
     nc, nx = int(balance), int(xla is not None)
 
-    def fit(pairs, gpus, shares):
+    def fit(pairs, gpus, shares, memory_families=_amp.MEMORY_FAMILIES):
+        # the candidates keep the shipped memory-bound families (_ratio reads _amp.MEMORY)
         refuse_held_out(pairs)
         g, r, tf32, y, w, repos, ri = _amp.fit_inputs(pairs, gpus)
         z = _balance(g)

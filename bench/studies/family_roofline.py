@@ -30,13 +30,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "claims"), str(Path(__file__).parent)]
 
+from _variants import inhouse_pairs  # noqa: E402
 from arch_efficiency import scores  # noqa: E402
 from inversions import all_tables, data_profiles  # noqa: E402
 
 from profet_core import load_artifacts, load_dataset  # noqa: E402
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table  # noqa: E402
 from profet_core.crossgpu._efficiency import fit_published, predict_speedups  # noqa: E402
-from profet_core.crossgpu._inhouse import inhouse_pairs  # noqa: E402
 from profet_core.crossgpu._published import load_published, published_pairs  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 

@@ -185,16 +185,10 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
         ``published.csv`` (:func:`summarize_published`) and ``published_pairs.csv`` (the
         out-of-fold rows of :func:`published_logo`); empty without ``quantiles``.
     """
-    from ._inhouse import all_published_pairs
     from ._published import load_published, published_pairs
 
-    # the package's table comes with the in-house rows (one more source; a given table alone)
-    pairs = (
-        all_published_pairs(load_published(), specs, medians)
-        if table is None
-        else published_pairs(table, specs, medians)
-    )
     table = load_published() if table is None else table
+    pairs = published_pairs(table, specs, medians)
     fitted = fit_published(model, pairs[~pairs["held_out"]])
     fitted.amp_state_, fitted.dp_state_ = learn_amp_dp(fitted, table, medians)
     # inversions the published tables themselves show (issue 40): kept, not ordered away
