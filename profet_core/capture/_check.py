@@ -111,7 +111,7 @@ def _whole(name: str, value, low: int, high: int) -> int:
 
 
 def check_capture_args(
-    batch_size, input_size, classes=None, steps_per_epoch=None, latency_steps=50
+    batch_size, input_size, classes=None, steps_per_epoch=None, latency_steps=50, warmup_steps=0
 ) -> None:
     """Refuse a workload the capture cannot run, before TensorFlow starts.
 
@@ -122,8 +122,9 @@ def check_capture_args(
         an epoch has the 2 steps the trace needs) and square input side (px).
     classes, steps_per_epoch : int, optional
         Label classes (2..MAX_CLASSES) and steps per epoch (2..MAX_STEPS_PER_EPOCH).
-    latency_steps : int
-        Timed steps of the latency run (1..MAX_LATENCY_STEPS).
+    latency_steps, warmup_steps : int
+        Timed steps of the latency run (1..MAX_LATENCY_STEPS) and untimed ones before them
+        (0..MAX_LATENCY_STEPS).
 
     Raises
     ------
@@ -147,6 +148,7 @@ def check_capture_args(
     if steps_per_epoch is not None:
         _whole("steps per epoch", steps_per_epoch, 2, MAX_STEPS_PER_EPOCH)
     _whole("latency steps", latency_steps, 1, MAX_LATENCY_STEPS)
+    _whole("warm-up steps", warmup_steps, 0, MAX_LATENCY_STEPS)
     n = min(train, (steps_per_epoch or -(-train // batch)) * batch)
     n += max(batch, test * n // train)
     need = n * (size * size * 3 + (classes or _zoo.classes_for(size))) * 4

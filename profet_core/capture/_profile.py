@@ -219,6 +219,7 @@ def profile_model(
     latency_steps: int = 50,
     instance: str | None = None,
     logdir: str | Path | None = None,
+    warmup_steps: int = WARMUP_STEPS,
 ) -> tuple[pd.DataFrame, ProfileMeta]:
     """Profile training of ``model`` in PROFET's convention.
 
@@ -237,7 +238,8 @@ def profile_model(
         Default: the original synthetic data size / batch size (see ``_zoo.DATASET_IMAGES``);
         fewer make the numpy arrays that many batches (validation in proportion).
     latency_steps : int
-        Steps timed in the unprofiled latency run, after ``WARMUP_STEPS`` warm-up steps.
+        Steps timed in the unprofiled latency run, after ``warmup_steps`` untimed ones (default
+        :data:`WARMUP_STEPS`).
     instance : str, optional
         Name recorded in the metadata.
     logdir : path-like, optional
@@ -253,12 +255,13 @@ def profile_model(
         classes = int(model.output_shape[-1])
     classes = classes or _zoo.classes_for(input_size)
     spe = steps_per_epoch or _zoo.steps_per_epoch(input_size, batch_size)
-    check_capture_args(batch_size, input_size, classes, spe, latency_steps)
+    check_capture_args(batch_size, input_size, classes, spe, latency_steps, warmup_steps)
     if logdir is None:
         with tempfile.TemporaryDirectory(prefix="profet-trace-") as tmp:
             return profile_model(
-                model, batch_size, input_size, classes, spe, latency_steps, instance, tmp
-            )
+                model, batch_size, input_size, classes, spe, latency_steps, instance, tmp,
+                warmup_steps,
+            )  # fmt: skip
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     name = model if isinstance(model, str) else model.name
     model = load_model(model, input_size, classes) if isinstance(model, str) else model
@@ -271,7 +274,7 @@ def profile_model(
     spe = -(-n_train // batch_size)
     first, last = traced_steps(spe)
     profile, timer, latency = _run(model, (n_train, n_test), batch_size, input_size, classes,
-                                   (first, last), latency_steps, logdir)  # fmt: skip
+                                   (first, last), (warmup_steps, latency_steps), logdir)  # fmt: skip
     meta = _meta(
         model=name,
         batch_size=batch_size,
@@ -279,7 +282,7 @@ def profile_model(
         classes=classes,
         steps_per_epoch=spe,
         traced_steps=(first, last),
-        batch_latency_s=latency.median_step(WARMUP_STEPS),
+        batch_latency_s=latency.median_step(warmup_steps),
         latency_steps=latency_steps,
         epoch_latency_s=float(timer.epochs[0]),
         instance=instance,
@@ -291,8 +294,9 @@ def profile_model(
     return profile, meta
 
 
-def _run(model, sizes, batch_size, input_size, classes, window, latency_steps, logdir):
-    """The traced fit (-> profile, its step timer) and the separate latency run's timer."""
+def _run(model, sizes, batch_size, input_size, classes, window, latency, logdir):
+    """The traced fit (-> profile, its step timer) and the separate latency run's timer
+    (``latency``: its warm-up and timed steps)."""
     from ._convert import find_xplanes, trace_to_profile
     from ._timing import StepTimer
 
@@ -307,7 +311,7 @@ def _run(model, sizes, batch_size, input_size, classes, window, latency_steps, l
               callbacks=[board, timer], **fit)  # fmt: skip
     profile = trace_to_profile(find_xplanes(logdir))
     # The latency comes from a separate, unprofiled run (the profiler slows the traced steps).
-    steps = WARMUP_STEPS + latency_steps
+    steps = sum(latency)
     latency = StepTimer(stop_after=steps)
     model.fit(x, y, epochs=-(-steps // spe), callbacks=[latency], **fit)
     return profile, timer, latency

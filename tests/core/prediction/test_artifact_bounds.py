@@ -173,13 +173,14 @@ def test_npz_members_are_checked_before_decompressing(art):
         p.predict("gpu-a", pd.DataFrame([p.bundle.examples["gpu-a"]["profile"]]))
 
 
-def test_npz_decompressed_total_is_bounded(art, monkeypatch):
-    import profet_core.prediction._readers as store
+def test_npz_decompressed_total_is_bounded(art):
+    from profet_core.prediction._readers import MAX_ARRAY_BYTES, NpzArrays
 
-    size = sum(i.file_size for i in zipfile.ZipFile(art / "arrays.npz").infolist())
-    monkeypatch.setattr(store, "MAX_ARRAY_BYTES", size - 1, raising=False)
-    with pytest.raises(ArtifactError, match="decompresses to"):
-        load_artifacts(art)
+    with zipfile.ZipFile(art / "arrays.npz") as zf:
+        size = sum(i.file_size for i in zf.infolist())
+        assert len(NpzArrays(zf, max_bytes=size)) and size < MAX_ARRAY_BYTES
+        with pytest.raises(ArtifactError, match=f"decompresses to {size:,} bytes; the limit is"):
+            NpzArrays(zf, max_bytes=size - 1)
 
 
 def test_a_non_zip_npz_is_not_called_pickled(art):
