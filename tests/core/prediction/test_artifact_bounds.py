@@ -55,6 +55,18 @@ def art(trained, tmp_path) -> Path:
     return out
 
 
+@pytest.fixture
+def art_all(trained_all, tmp_path) -> Path:
+    """A copy of the artifacts with every method (the reference's DNN: TensorFlow to train)."""
+    out = tmp_path / "art-all"
+    shutil.copytree(trained_all, out)
+    return out
+
+
+def _copy_for(request, method: str) -> Path:
+    return request.getfixturevalue("art" if method == "hybrid" else "art_all")
+
+
 @pytest.fixture(scope="module")
 def big_profile(tmp_path_factory, synthetic_dataset) -> Path:
     """1,200 rows: enough for the compiled tree walk (scikit-learn's, which trusts indexes)."""
@@ -119,9 +131,17 @@ ARRAY_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(ARRAY_CASES), ids=list(ARRAY_CASES))
-def test_tampered_model_arrays_are_one_error_line(case, art, big_profile):
+@pytest.mark.parametrize(
+    "case",
+    # the reference's artifacts train its DNN (TensorFlow): the full run's
+    [
+        pytest.param(c, id=c, marks=[pytest.mark.slow] if ARRAY_CASES[c][1] != "hybrid" else [])
+        for c in ARRAY_CASES
+    ],
+)
+def test_tampered_model_arrays_are_one_error_line(case, request, big_profile):
     edit, method, match = ARRAY_CASES[case]
+    art = _copy_for(request, method)
     _edit_arrays(art, edit)
     _rehash(art)
     proc = _predict(art, big_profile, method)
@@ -140,10 +160,13 @@ def _bool_y_std(model):
 
 @pytest.mark.parametrize(
     "edit,method",
-    [(_huge_depth, "hybrid"), (_bool_y_std, "profet")],
-    ids=["huge-stored-depth-is-not-trusted", "bool-parameter"],
+    [
+        pytest.param(_huge_depth, "hybrid", id="huge-stored-depth-is-not-trusted"),
+        pytest.param(_bool_y_std, "profet", id="bool-parameter", marks=pytest.mark.slow),
+    ],
 )
-def test_tampered_model_parameters(edit, method, art, big_profile):
+def test_tampered_model_parameters(edit, method, request, big_profile):
+    art = _copy_for(request, method)
     _edit_model(art, edit)
     _rehash(art)
     proc = _predict(art, big_profile, method)
