@@ -1,4 +1,4 @@
-"""Every example in the README runs as written (issue 12): each `profet ...` line of its ```sh
+"""Every example in the README runs as written: each `profet ...` line of its ```sh
 blocks exits 0 from a copy of the repository's examples, and its ```python blocks execute."""
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def test_layout_section_lists_every_module():
     )
 
 
-#: What the Layout section says the top level holds (issue 42), dot-files aside.
+#: What the Layout section says the top level holds, dot-files aside.
 TOP_LEVEL = {
     "app.py",
     "pages",

@@ -1,6 +1,6 @@
 """Candidate changes to the AMP-gain model, judged by a decision rule fixed before measuring them.
 
-Issue 25 asks for AMP gain MAPE <= 10% on every GPU with published pairs. Each candidate below is
+The AMP goal is a gain MAPE <= 10% on every GPU with published pairs. Each candidate below is
 a physically motivated change that would apply to an unseen GPU and an unseen CNN; each is scored
 leave-one-GPU-out and leave-one-source-out exactly as ``bench/claims/amp_multigpu.py`` scores the model
 (``crossgpu._amp.amp_logo``; VGG16 and Inception-v3 rows never fitted, their error only reported).

@@ -1,4 +1,4 @@
-"""Issue 40 item 3, one candidate: depthwise convolutions get no AMP gain (they are memory-bound
+"""One candidate of the AMP rule: depthwise convolutions get no AMP gain (they are memory-bound
 and, on Hopper, gain least), judged by docs/amp_decision_rule.md's rule against the shipped AMP
 model (the other memory-bound families keep the bytes-halved gain ``2 ** beta``).
 

@@ -1,4 +1,4 @@
-"""Tell the instance a profile was taken on from its op mix, leave-one-architecture-out (issue 28).
+"""Tell the instance a profile was taken on from its op mix, leave-one-architecture-out.
 
 The PROFET data holds the same workloads profiled on four instances. For each of the 12 CNNs,
 the classifier ``profet train`` learns (:func:`profet_core.features._anchor.fit_anchor_classifier`,
@@ -13,7 +13,7 @@ instance), and the verdict on the example profiles.
     python bench/studies/anchor_signal.py --data ../shared/data/profet [--examples examples]
     python bench/studies/anchor_signal.py --data ../shared/data/profet --rule
 
-``--rule`` applies docs/anchor_hint_rule.md (issue 41): the hint's threshold chosen on the 10
+``--rule`` applies docs/anchor_hint_rule.md: the hint's threshold chosen on the 10
 non-reserved CNNs held out in turn (largest t whose false-alarm rate is at most 5% on every
 instance), then VGG16 and InceptionV3 and the demo's VGG16 file judged at that t.
 """

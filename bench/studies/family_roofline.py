@@ -1,4 +1,4 @@
-"""Bandwidth credit of the compute families on tensor-core GPUs (issue 40): the scores of
+"""Bandwidth credit of the compute families on tensor-core GPUs: the scores of
 docs/family_roofline_rule.md for main (``gpu``: the compute class reads the GPU's own bandwidth
 per peak FLOP), F1 (``none``: no bandwidth credit for convolutions and matrix products) and F2
 (``arch``: the compute class reads its architecture's mean).

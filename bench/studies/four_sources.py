@@ -1,4 +1,4 @@
-"""Four more setups judged by docs/four_sources_rule.md (issue 53): Lambda's PyTorch v1 lines the
+"""Four more setups judged by docs/four_sources_rule.md: Lambda's PyTorch v1 lines the
 table lacked (L1) and its v2 tables (L2), FlagPerf's A100 40GB tables (F), the Sia/Pollux traces
 (S); the MLPerf rows (M) form no fitted pair and are checked by ``mlperf_check.py``.
 

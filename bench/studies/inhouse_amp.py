@@ -1,5 +1,5 @@
 """The in-house Hopper rows as AMP pairs of a fourth source (S3) and S3 with depthwise convolutions
-without AMP gain (S3+D), judged by docs/inhouse_amp_rule.md (issue 40 items 3-5).
+without AMP gain (S3+D), judged by docs/inhouse_amp_rule.md.
 
 For today's model and each candidate (a ``_variants.Fits``: the in-house AMP pairs joined, and for
 D the AMP fit's ``memory_families`` without ``depthwise``), prints

@@ -1,4 +1,4 @@
-"""Intervals covering 75-85% both with a GPU and with a source left out (issue 40 item 5): the
+"""Intervals covering 75-85% both with a GPU and with a source left out: the
 forms of docs/interval_both_coverage_rule.md (F0 today's one factor, C a pooled conformal
 factor, A a two-component width), each scored cross-fitted: a GPU-side row is judged with every
 width parameter fitted without any row of its GPU, a source-side row without any row of its

@@ -38,7 +38,7 @@ from profet_core.crossgpu._gpuref import gpu_table
 from profet_core.crossgpu._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
 
-#: The repositories of published.csv before issue 40's item 4.
+#: The repositories of published.csv before the new sources were judged.
 OLD = (
     "LambdaColdStorage/lambda-tensorflow-benchmark",
     "NVIDIA/DeepLearningExamples",

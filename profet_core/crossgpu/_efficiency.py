@@ -211,7 +211,7 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
 def arch_offsets(model, offsets: dict) -> dict:
     """{architecture: [compute, memory]}: the mean per-GPU offset ``v`` (each GPU with published
     pairs weighs 1) of each architecture (``arch`` of the spec sheet), what a GPU of it without
-    pairs of its own takes on top of ``mu`` (issue 40: the H200 was given none while the H100's
+    pairs of its own takes on top of ``mu`` (the H200 was given none while the H100's
     pairs put the H100 at +0.2 log units); empty where the model's ``share_arch`` is off."""
     if not model.share_arch:
         return {}
@@ -286,8 +286,8 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
 
 
 def arch_note(model, targets) -> str | None:
-    """The note of an answer whose ``specs only`` targets took their architecture's efficiency
-    (issue 40): which architectures, from which published GPUs and how many pairs; None where
+    """The note of an answer whose ``specs only`` targets took their architecture's efficiency:
+    which architectures, from which published GPUs and how many pairs; None where
     no target did."""
     shared = getattr(model, "published_arch_", {})
     if not shared:
@@ -363,7 +363,7 @@ def set_published_state(model, state: dict | None) -> None:
     model.bw_centre_ = None if centre is None else float(centre)
     model.published_eta_ = {g: np.asarray(e, float) for g, e in state.get("eta", {}).items()}
     model.published_n_ = {g: int(n) for g, n in state.get("pairs", {}).items()}
-    # artifacts made before issue 40's architecture offsets: a GPU without pairs gets mu alone
+    # artifacts made before the architecture offsets: a GPU without pairs gets mu alone
     model.published_arch_ = {a: np.asarray(e, float) for a, e in state.get("arch", {}).items()}
     # artifacts made before the compute class's bandwidth term was chosen: the GPU's own z
     model.compute_z_ = state.get("compute_z", "gpu")

@@ -1,4 +1,4 @@
-"""Which instance a profile was taken on, told from the profile itself (issue 28).
+"""Which instance a profile was taken on, told from the profile itself.
 
 A g3s.xlarge profile read as a p3.2xlarge one is predicted from the wrong op times (412.8 ms on
 g3s.xlarge where 113 ms was measured), and a file that does not name its instance (a TensorBoard
@@ -64,7 +64,7 @@ SHARE_FLOOR = 1e-4
 #: L2 penalty of the logistic regression (on standardised features).
 PENALTY = 1.0
 #: Warn when the anchor's probability is below ANCHOR_BELOW and another's at least OTHER_FROM.
-#: Kept by docs/anchor_hint_rule.md (issue 41): no single threshold keeps the held-out false
+#: Kept by docs/anchor_hint_rule.md: no single threshold keeps the held-out false
 #: alarms at 5% or under on every instance, so the rule leaves these as they were.
 ANCHOR_BELOW = 1e-5
 OTHER_FROM = 0.9999

@@ -1,4 +1,4 @@
-"""How many training steps a profile covers, told from the profile alone (issue 20).
+"""How many training steps a profile covers, told from the profile alone.
 
 A profile taken over 10 steps with nobody saying so has every op time 5x too large, and without
 the anchor's latency nothing else shows it. Four host op types are fixed costs of Keras's

@@ -218,7 +218,7 @@ def test_good_calls_still_answer(predictor, profile, ops):
     ("batch", "size"), [(1_000_000, 128), (32, 100_000)], ids=["batch-1e6", "input-1e5"]
 )
 def test_far_workloads_get_no_fit_probability_and_a_note(predictor, ops, batch, size):
-    # batch 1,000,000 once "fit" a T4 with P 0.99 (issue 27)
+    # batch 1,000,000 once "fit" a T4 with P 0.99
     result = predictor.predict(
         ANCHOR, ops, anchor_latency_s=0.113, batch_size=batch, input_size=size
     )

@@ -1,4 +1,4 @@
-"""Conformance on CPU: a capture speaks the training data's op vocabulary (issue 17).
+"""Conformance on CPU: a capture speaks the training data's op vocabulary.
 
 With oneDNN off (``TF_ENABLE_ONEDNN_OPTS=0``, set before TensorFlow is imported, hence one
 subprocess for all captures) TensorFlow runs its plain kernels, the op types it places on a GPU.

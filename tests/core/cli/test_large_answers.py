@@ -1,4 +1,4 @@
-"""Issue 41: the CLI bounds what the app bounds: a many-row profile's offerings are priced for
+"""The CLI bounds what the app bounds: a many-row profile's offerings are priced for
 its first row (with a note, as the app does), and the table format refuses an answer too long
 to align in memory, saying to use --format csv."""
 

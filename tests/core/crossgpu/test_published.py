@@ -1,4 +1,4 @@
-"""Issue 18: the published-measurements table (loader, provenance, held-out rows) and the
+"""The published-measurements table (loader, provenance, held-out rows) and the
 tensor-core efficiencies the cross-instance model learns from it (``published (n)`` basis)."""
 
 from __future__ import annotations
@@ -277,7 +277,7 @@ def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
     assert fitted.pair_basis("gpu-a", "gpu-t2") == "published (4)"
     # Per GPU: GenT's two published GPUs differ (2.0x vs 0.9x); a third GenT GPU with nothing
     # published starts from the shared mu at its bandwidth per peak FLOP plus GenT's mean
-    # offset (issue 40: shared per architecture), GenU's (nothing published) from mu alone.
+    # offset (shared per architecture), GenU's (nothing published) from mu alone.
     assert not np.allclose(fitted._eta(["gpu-t"]), fitted._eta(["gpu-t2"]), atol=0.05)
     assert set(fitted.published_arch_) == {"GenT"}
     assert np.abs(_gen_offset(fitted, "gpu-t3")).max() > 1e-3
@@ -302,7 +302,7 @@ def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
 
 
 def test_a_gpu_without_pairs_takes_its_architectures_offset_not_none(setup):
-    """Issue 40: the H200 (specs only) got no offset while the H100 (published) had its own;
+    """The H200 (specs only) got no offset while the H100 (published) had its own;
     now a GPU without pairs takes its architecture's published GPUs' mean offset. Artifacts
     made before (no ``arch`` in their state) and the switch off answer as before."""
     base, medians, specs = setup
@@ -354,7 +354,7 @@ def test_logo_intervals_per_basis_and_held_out_report(setup):
     gen = rows[(rows["fold"] == "specs only") & ~rows["held_out"]]
     assert set(gen["left_out"]) == {"GenT"} and set(gen["basis"]) == {"specs only"}
     err = np.sort(np.abs(np.log(gen["cross"] / gen["speedup"])).to_numpy())
-    # ... times one factor that makes them hold with a source left out too (issue 40)
+    # ... times one factor that makes them hold with a source left out too
     scale = fitted.source_calibration_["fp32"]["scale"]
     assert fitted.interval_log_["specs only"] == pytest.approx(
         scale * err[int(np.ceil(0.8 * 8)) - 1]
@@ -388,7 +388,7 @@ def test_logo_intervals_per_basis_and_held_out_report(setup):
     ids=["ips-1e-300", "ips-1e300", "gpus-fraction", "gpus-huge", "batch-huge", "image-fraction"],
 )
 def test_out_of_range_numbers_are_refused(column, value, match):
-    # rows at 1e-300 images/s once predicted an A100 at 1e294 ms (issue 27)
+    # rows at 1e-300 images/s once predicted an A100 at 1e294 ms
     table = synthetic_table().astype(str)
     table.loc[1, column] = value
     with pytest.raises(ProfetValueError, match=match):
@@ -462,7 +462,7 @@ def test_the_note_names_the_architecture_a_specs_only_gpu_took(setup):
 
 @pytest.mark.parametrize("mode", ["gpu", "none", "arch"], ids=["own-z", "no-credit", "arch-z"])
 def test_the_compute_class_bandwidth_credit_follows_the_chosen_mode(setup, mode):
-    """Issue 40 (docs/family_roofline_rule.md): with ``none`` the compute class (convolutions,
+    """docs/family_roofline_rule.md: with ``none`` the compute class (convolutions,
     matrix products) of a tensor-core GPU gets no credit for bandwidth, with ``arch`` the credit
     of its architecture's mean bytes per FLOP; the memory class moves with the GPU's own in
     every mode; the mode travels with the state, and a state without it reads its own z."""

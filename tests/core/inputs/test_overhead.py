@@ -1,4 +1,4 @@
-"""Steps told from the per-step overhead ops (issue 20): a 10-step profile read as 2 is flagged."""
+"""Steps told from the per-step overhead ops: a 10-step profile read as 2 is flagged."""
 
 import json
 
@@ -186,7 +186,7 @@ def test_overhead_ratio_reads_ops_as_a_filled_reindex_would(profile):
     ids=["absurd-measured", "absurd-unmeasured", "5x-measured", "5x-unmeasured", "absurd-low"],
 )
 def test_absurd_overhead_ratios_are_stated_sensibly(scale, measured, said, unsaid):
-    # "about 22648517655x too high" beside a 60 ms answer (issue 41): a ratio past any step
+    # "about 22648517655x too high" beside a 60 ms answer: a ratio past any step
     # count is "over 1000x", and "too high" only where no measured latency sets the scale.
     (f,) = steps_findings(_row(scale), "g3s.xlarge", STORED, measured=measured)
     assert all(s in f.message for s in said), f.message

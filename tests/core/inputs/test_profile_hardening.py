@@ -1,4 +1,4 @@
-"""Regression tests for issue 13's reader classes: each input is refused by one clear message."""
+"""Regression tests for the profile readers' hostile-input classes: each input is refused by one clear message."""
 
 import errno
 import io

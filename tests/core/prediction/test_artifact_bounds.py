@@ -1,4 +1,4 @@
-"""Artifacts whatever their bytes, a consistent re-hash included (issue 19): loading is bounded in
+"""Artifacts whatever their bytes, a consistent re-hash included: loading is bounded in
 time and memory, and a malformed model is one ``profet: error:`` line, never a hang, a segfault
 or a NaN latency. Predictions run in a subprocess, so a crash fails the test instead of pytest."""
 

@@ -93,7 +93,7 @@ def test_prediction_table_shape_and_members(predictor, synthetic_dataset):
         "ensemble",
         "gpu",
     } <= set(t.columns)
-    # Prices come from offerings only (issue 39): no offering rents the synthetic GPUs, so the
+    # Prices come from offerings only: no offering rents the synthetic GPUs, so the
     # artifacts' own prices (2.0, 0.5 USD/h) are not shown.
     assert t["usd_per_hour"].isna().all() and t["offering"].tolist() == ["", ""]
     with_lat = predictor.predict("gpu-a", one, anchor_latency_s=0.01)
@@ -129,7 +129,7 @@ def test_predict_rejects_bad_input(predictor, synthetic_dataset, kwargs, match):
 
 def test_the_default_method_uses_a_new_op_and_says_nothing(predictor):
     base = {"Device_Conv2D": 500.0, "Device_Relu": 200.0}
-    # 15% of the device time: warned about, under the 20% refused as unknown (issue 17).
+    # 15% of the device time: warned about, under the 20% refused as unknown.
     novel = pd.DataFrame([{**base, "Device_TotallyNovelKernel": 125.0}])
     # The default method puts every op into a family: it uses the new op (the prediction moves)
     # and must not claim to have left it out.
@@ -220,7 +220,7 @@ def test_tampered_artifact_is_refused(trained, tmp_path):
 
 
 def test_artifacts_of_the_old_layout_still_load(trained, tmp_path):
-    # Before issue 21 the prices were written as instances.csv: such a folder still loads.
+    # Older artifacts wrote the prices as instances.csv: such a folder still loads.
     art = _copy(trained, tmp_path)
     (art / "prices.csv").rename(art / "instances.csv")
     manifest = json.loads((art / "manifest.json").read_text())
