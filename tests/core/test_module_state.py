@@ -13,6 +13,7 @@ UPPER_CASE attribute of a ``profet_core`` module that is assigned, deleted, muta
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def module_of(path: Path) -> str | None:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
 def is_package_module(name: str) -> bool:
     """Whether a dotted name is a module or subpackage of the package (a file or a folder)."""
     if name != PACKAGE and not name.startswith(PACKAGE + "."):
@@ -68,10 +70,10 @@ def _absolute(node: ast.ImportFrom, here: str | None, is_init: bool) -> str | No
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def module_aliases(tree: ast.AST, here: str | None, is_init: bool) -> dict[str, str]:
-    """{local name: package module} bound by the file's imports (anywhere in it)."""
+def module_aliases(nodes, here: str | None, is_init: bool) -> dict[str, str]:
+    """{local name: package module} bound by the imports among ``nodes`` (anywhere in a file)."""
     out = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname and is_package_module(a.name):
@@ -147,13 +149,16 @@ def writes(path: Path) -> list[tuple[int, str, str, str]]:
     """``(line, module, NAME, how)`` for each write of another module's global in ``path``
     (scripts held in its strings, such as a test's subprocess code, included)."""
     here = module_of(path)
-    found = _writes(ast.parse(path.read_text(encoding="utf-8"), str(path)), path, here)
+    text = path.read_text(encoding="utf-8")
+    if here is None and PACKAGE not in text:
+        return []  # outside the package, only a file naming it can reach its modules
+    found = _writes(ast.parse(text, str(path)), path, here)
     return [w for w in found if w[1] != here]
 
 
-def _scripts(tree: ast.AST):
+def _scripts(nodes):
     """(line, parsed code) of each string constant that is Python importing the package."""
-    for node in ast.walk(tree):
+    for node in nodes:
         text = node.value if isinstance(node, ast.Constant) else None
         if isinstance(text, str) and PACKAGE in text and "\n" in text:
             try:
@@ -163,13 +168,14 @@ def _scripts(tree: ast.AST):
 
 
 def _writes(tree: ast.AST, path: Path, here: str | None) -> list:
-    aliases = module_aliases(tree, here, path.name == "__init__.py")
+    nodes = list(ast.walk(tree))  # walked once: the imports, the scripts and the writes
+    aliases = module_aliases(nodes, here, path.name == "__init__.py")
     found = [
         (line + inner - 1, *rest)
-        for line, code in _scripts(tree)
+        for line, code in _scripts(nodes)
         for inner, *rest in _writes(code, path, here)
     ]
-    for node in ast.walk(tree):
+    for node in nodes:
         for t in _targets(node) or ():
             hit = _global(t, aliases) or (
                 _global(t.value, aliases) if isinstance(t, ast.Subscript) else None
