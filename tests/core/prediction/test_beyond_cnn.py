@@ -144,3 +144,23 @@ def test_the_notebooks_reuters_rows_land_within_10_percent_inside_their_interval
     p = table["batch_latency_ms"].to_numpy()
     assert np.all(np.abs(p / measured - 1) < 0.10), p / measured
     assert np.all((table["low_ms"] <= measured) & (measured <= table["high_ms"]))
+
+
+def test_a_traces_family_shares_are_the_hand_computed_ones():
+    """Per step the made-up CNN launches conv 100 + 120 + 80 us, matmul 50 + 60 us and an SGD
+    kernel of 20 us (tests/core/inputs/_traces.py): its family times are exactly those."""
+    from profet_core import parse_profile
+    from profet_core.features._families import fine_family_times
+    from tests.core.inputs._traces import Builder, dump, training_step
+
+    b = Builder()
+    for n in range(3):
+        training_step(b, n + 1, 2000.0 * n)
+    profile = parse_profile(dump(b.trace()), "t.pt.trace.json")
+    steps = int(profile["steps"].iloc[0])
+    fam = fine_family_times(profile).iloc[0] / steps
+    assert fam["conv"] == pytest.approx(300.0)
+    assert fam["matmul"] == pytest.approx(110.0)
+    assert fam["optimizer"] == pytest.approx(20.0)
+    others = fam.drop(["conv", "matmul", "optimizer", "idle"])
+    assert others.sum() == 0.0  # every kernel counted once, in its family
