@@ -93,6 +93,13 @@ def classify(predictor, anchor, profiles, prepared, request, unknown_share) -> Q
     framework = framework_of(profiles, request.framework)
     if framework == "tensorflow" and not _beyond_cnn(prepared.ops, unknown_share):
         return Question("cnn", framework)
+    if cross is None:  # artifacts without a spec model: the trained models' checks refuse it
+        if framework == "pytorch":
+            raise ProfetValueError(
+                "these artifacts have no cross-instance spec model, which PyTorch traces need; "
+                "use artifacts trained with GPU specs (the shipped ones)"
+            )
+        return Question("cnn", framework)
     from ..crossgpu._family_model import step_parts
 
     fine = fine_family_times(prepared.ops)
