@@ -87,11 +87,12 @@ class Predictor(TrainedModels):
         steps, latency), which :meth:`_configure` takes instead of preparing them again."""
         from ._engine import run_prediction
         from ._option_checks import batch_notes
-        from ._scaling import apply_options
+        from ._scaling import apply_options, check_gpu_answers
 
         self._check_instance(anchor, "anchor")
         method = self._check_method(method)
         targets = self._target_list(anchor, targets)
+        check_gpu_answers(self, targets, options[1], len(profiles))
         prepared = prepare_profiles(profiles, anchor_latency_s, anchor)
         ops, lat = prepared.ops, prepared.latency_s
         model, arrays = self.bundle.model, self.bundle.arrays
