@@ -13,11 +13,13 @@ import numpy as np
 import pandas as pd
 
 from .._format import format_number
-from ..errors import ProfetFileNotFoundError, ProfetValueError
+from .._messages import quote
+from ..errors import ProfetValueError
 from ..inputs._args import frame_arg, is_number, path_arg, shown
-from ._notes import plan_notes
-from ._offline import TIMEOUT_S, catalog_source, check_task_yaml, run_child
+from ._notes import check_prices, plan_notes, sense_warnings
+from ._offline import TIMEOUT_S, catalog_source, check_installed, run_child
 from ._runs import RunSpec, run_spec
+from ._task import check_resources, read_task
 
 #: Columns of :attr:`SkyPlan.table` (USD per hour, hours per run, USD per run).
 PLAN_COLUMNS = (
@@ -244,8 +246,6 @@ def sky_plan(
         No task file, or no catalog folder.
     """
     path = path_arg(task_yaml, "the task YAML")
-    if not path.is_file():
-        raise ProfetFileNotFoundError(f"task YAML {str(path)!r} does not exist")
     if minimize not in ("cost", "time"):
         raise ProfetValueError(f"minimize {minimize!r} is not allowed; use cost or time")
     frame_arg(profiles, "the profile")
@@ -253,8 +253,11 @@ def sky_plan(
         artifacts = path_arg(artifacts, "the artifacts path")
     if not is_number(timeout_s) or not 0 < timeout_s < float("inf"):
         raise ProfetValueError(f"timeout_s {shown(timeout_s)} is not allowed; give seconds > 0")
+    check_installed()
+    data, doc = read_task(task_yaml)
+    check_resources(doc)
     spec = run_spec(profiles, dataset_images, epochs, run_steps, batch_size)
-    files, common, chosen = catalog_source(catalog, clouds)
+    copy = catalog_source(catalog, clouds)
     run = {
         "anchor": anchor,
         "dataset_images": dataset_images,
@@ -268,18 +271,19 @@ def sky_plan(
         "input_size": input_size,
     }
     request = {
-        "task": os.path.abspath(path),
-        "catalog_files": {c: str(p) for c, p in files.items()},
-        "accelerators_csv": str(common),
-        "clouds": list(chosen),
+        "shown": quote(str(path)),
+        "clouds": list(copy.clouds),
         "minimize": minimize,
         "artifacts": None if artifacts is None else os.path.abspath(artifacts),
         "profile": {"columns": list(map(str, profiles.columns)), "data": _values(profiles)},
         "run": {k: _value(v) for k, v in run.items()},
     }
-    check_task_yaml(path)
-    answer = run_child(request, timeout_s)
-    return _assemble(answer, minimize, spec, chosen, path)
+    # The child reads what was checked here (a copy), never the user's files themselves.
+    files = {"task.yaml": data.decode("utf-8")}
+    for cloud, text in copy.files.items():
+        files[f"catalog/{cloud}/{'accelerators' if cloud == 'common' else 'vms'}.csv"] = text
+    answer = run_child(request, timeout_s, files)
+    return _assemble(answer, minimize, spec, copy, path)
 
 
 def _value(v):
@@ -291,8 +295,9 @@ def _values(frame: pd.DataFrame) -> list:
     return [[_value(v) for v in row] for row in frame.itertuples(index=False, name=None)]
 
 
-def _assemble(answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path) -> SkyPlan:
-    """The plan from the child's answer: one row per candidate, sorted, picks marked."""
+def _assemble(answer: dict, minimize: str, spec: RunSpec, copy, path) -> SkyPlan:
+    """The plan from the child's answer: one row per candidate, sorted, picks marked, its
+    prices and run times checked for sense (:func:`~profet_core.sky._notes.check_prices`)."""
     rows, configs = [], []
     for i, c in enumerate(answer["candidates"]):
         run = c["run"]
@@ -318,6 +323,7 @@ def _assemble(answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path) -
         table[col] = pd.to_numeric(table[col], errors="coerce")
     for col in ("cloud", "instance", "region", "market", "basis", "reason"):
         table[col] = table[col].fillna("")
+    check_prices(table)
     key = "run_usd" if minimize == "cost" else "run_hours"
     order = np.lexsort((np.arange(len(table)), table[key].to_numpy()))
     table = table.iloc[order].reset_index(drop=True)
@@ -332,10 +338,10 @@ def _assemble(answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path) -
         picked["profet"],
         minimize,
         spec,
-        clouds,
-        repr(answer["task"]) if answer["task"] else repr(str(path)),
-        tuple(plan_notes(answer, table, minimize, picked)),
-        tuple(answer["warnings"]),
+        copy.clouds,
+        quote(answer["task"]) if answer["task"] else quote(str(path)),
+        (*copy.notes, *plan_notes(answer, table, minimize, picked)),
+        (*answer["warnings"], *sense_warnings(table)),
         configs,
         tuple(answer["network"]),
     )
