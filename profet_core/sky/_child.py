@@ -12,9 +12,11 @@ tests use) and no cloud identity; every network call is refused and recorded.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
+import signal
 import socket
 import sys
 import traceback
@@ -278,6 +280,8 @@ def plan(request: dict) -> dict:
 def main() -> int:
     """Read the request, write the answer; 0 unless the answer cannot be written."""
     request = json.loads(sys.stdin.read())
+    # Its own bound too: a parent killed outright (SIGKILL) cannot stop it
+    signal.alarm(int(math.ceil(request.get("timeout_s", 600))) + 5)
     tried = guard_network()
     try:
         answer = plan(request)

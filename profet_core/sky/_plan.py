@@ -277,13 +277,19 @@ def sky_plan(
         "artifacts": None if artifacts is None else os.path.abspath(artifacts),
         "profile": {"columns": list(map(str, profiles.columns)), "data": _values(profiles)},
         "run": {k: _value(v) for k, v in run.items()},
+        "timeout_s": float(timeout_s),
     }
-    # The child reads what was checked here (a copy), never the user's files themselves.
-    files = {"task.yaml": data.decode("utf-8")}
+    answer = run_child(request, timeout_s, _files(data, copy))
+    return _assemble(answer, minimize, spec, copy, path)
+
+
+def _files(task: bytes, copy) -> dict:
+    """The files the child reads, by their names in its folder: the task and the catalog as
+    checked here (copies), never the user's files themselves."""
+    files = {"task.yaml": task.decode("utf-8")}
     for cloud, text in copy.files.items():
         files[f"catalog/{cloud}/{'accelerators' if cloud == 'common' else 'vms'}.csv"] = text
-    answer = run_child(request, timeout_s, files)
-    return _assemble(answer, minimize, spec, copy, path)
+    return files
 
 
 def _value(v):
