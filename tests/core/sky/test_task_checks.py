@@ -9,6 +9,8 @@ import os
 import tempfile
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from profet_core import ProfetError, ProfetValueError, read_profile
 from profet_core.sky import _offline, _task, sky_plan
@@ -209,3 +211,39 @@ def test_a_plan_priced_at_no_price_is_refused_and_a_year_long_one_warned():
     )
     (said,) = sense_warnings(table)
     assert "more than a year on 1 of 2 candidate(s)" in said and "A100:8" in said
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["T4", "A100:8", "H100:nan", "tpu-v4-8", ":4", "A100(:1", "a\x1bb", ""]),
+)
+_KEYS = st.sampled_from(["accelerators", "any_of", "ordered", "cpus", "instance_type", "x"])
+_RESOURCES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.one_of(_KEYS, st.text(max_size=5)), inner)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(resources=_RESOURCES)
+def test_any_resources_are_checked_or_refused_in_one_line(tmp_path, resources):
+    import yaml
+
+    path = tmp_path / "t.yaml"  # rewritten by each example
+    path.write_text(yaml.safe_dump({"resources": resources}, allow_unicode=True))
+    try:
+        _, doc = _task.read_task(path)
+        _task.check_resources(doc)
+    except ProfetError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 600
