@@ -130,6 +130,14 @@ def check_resources(doc: dict) -> None:
         )
     for name, count in (pair for o in options for pair in o):
         _check_accelerator(name, count)
+    if all(o for o in options):  # every candidate names its accelerators: none a GPU?
+        from ._runs import not_a_gpu
+
+        other = [not_a_gpu(name) for o in options for name, _ in o]
+        if all(other):
+            raise ProfetValueError(
+                "the task asks for no GPU PROFET predicts: " + "; ".join(dict.fromkeys(other))
+            )
 
 
 def _candidates(resources) -> list[dict] | None:

@@ -100,6 +100,13 @@ def test_a_task_without_a_gpu_is_refused_in_one_line(
     _refused(tmp_path / "t.yaml", profile, catalog, "the task asks for no GPU")
 
 
+def test_a_task_of_tpus_only_is_refused_naming_them(tmp_path, profile, catalog, no_child):
+    (tmp_path / "t.yaml").write_text("resources: {accelerators: [tpu-v4-8, tpu-v5-lite:4]}\n")
+    text = _refused(tmp_path / "t.yaml", profile, catalog, "asks for no GPU PROFET predicts")
+    assert "'tpu-v4-8' is a TPU: PROFET predicts NVIDIA GPUs only" in text
+    assert "'tpu-v5-lite' is a TPU" in text
+
+
 def test_too_many_candidates_are_refused_with_the_cap(tmp_path, profile, catalog, no_child):
     path = task_yaml(tmp_path / "t.yaml", [f"T4:{1 + i % 8}" for i in range(500)])
     text = _refused(path, profile, catalog, "500 candidate resources")

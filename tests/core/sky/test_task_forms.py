@@ -59,11 +59,6 @@ def test_a_tpu_is_named_as_a_tpu(tmp_path, profile, catalog):
     tpu = plan.table.set_index("accelerator").loc["tpu-v4-8"]  # SkyPilot pins it to GCP
     assert "'tpu-v4-8' is a TPU: PROFET predicts NVIDIA GPUs only" in tpu["reason"]
     assert plan.profet_pick["candidate"] == "T4:1"
-    alone = _task(tmp_path, "  accelerators: tpu-v4-8\n")
-    with pytest.raises(
-        ProfetValueError, match="asks for no GPU PROFET predicts: 'tpu-v4-8' is a TPU"
-    ):
-        sky_plan(alone, profile, catalog=catalog, **RUN)
 
 
 def test_skypilots_refusal_is_one_line_with_its_traceback_kept(tmp_path, profile, catalog):
