@@ -11,7 +11,6 @@ reported by name, a GCP N1 host, or a row without an accelerator.
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 
@@ -28,8 +27,9 @@ from ._gpus import (
     NOT_GPUS,
     RETIRED,
     count_in_name,
+    spec_sheet_counts,
 )
-from ._vms import REPORT_COLUMNS, read_vms
+from ._vms import REPORT_COLUMNS, check_catalog_file, read_vms
 
 ROW_COLUMNS = ("cloud", "instance", "accelerator", "gpus", "vcpus", "memory_gib", "region")
 #: ``lines``: the vms.csv records a row is made of (a composed GCP row: machine or host, GPU).
@@ -72,31 +72,6 @@ def catalog_files(folder) -> dict[str, Path]:
     for cloud, path in found.items():
         check_catalog_file(folder, path, cloud)
     return found
-
-
-#: A cloud's folder name (``aws``, ``lambda``, ``runpod``): it becomes the snapshot's ``cloud``.
-CLOUD_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}", re.IGNORECASE)
-
-
-def check_catalog_file(folder: Path, path: Path, cloud: str) -> None:
-    """Refuse a catalog file whose cloud folder's name is no cloud name (a terminal escape, a
-    space: it would be printed and written as the ``cloud`` of every line), or that is a link
-    to a file outside the catalog folder (``/etc/shadow``, another user's file)."""
-    from .._messages import quote
-
-    if not CLOUD_NAME.fullmatch(cloud):
-        raise ProfetValueError(
-            f"catalog folder {quote(str(folder))} has a cloud folder named {quote(cloud)}; cloud "
-            "folders are named by letters, digits, '-' and '_' (aws, gcp, lambda, ...)"
-        )
-    root = folder.resolve()
-    real = path.resolve()
-    # a link to a device or a FIFO is the reader's to name (it reads regular files only)
-    if real.is_file() and root not in real.parents:
-        raise ProfetValueError(
-            f"catalog file {quote(str(path))} ({cloud}) is a link to {quote(str(real))}, outside "
-            "the catalog folder; copy the file into it instead"
-        )
 
 
 def gpu_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -296,22 +271,12 @@ def _impossible_count(row) -> str | None:
     named = count_in_name(row.cloud, row.instance)
     if named is not None and named != n:
         return f"{n:g} GPUs where the name says {named}"
-    sheet = _spec_counts().get(row.instance) if row.cloud == "aws" else None
+    sheet = spec_sheet_counts().get(row.instance) if row.cloud == "aws" else None
     if sheet is not None and sheet != n:  # p4d.24xlarge with 16 GPUs: the sheet says 8
         return f"{n:g} GPUs where the spec sheet's {row.instance} has {sheet:g}"
     if n not in (1, 2, 4, 8, 16):
         return f"{n:g} GPUs: no instance of this kind has that many"
     return None
-
-
-@functools.lru_cache(maxsize=1)
-def _spec_counts() -> dict:
-    """``{AWS instance type: GPUs}`` of the shipped spec sheet (its lines named by instance)."""
-    from ..inputs._gpu_specs import load_specs
-
-    specs = load_specs()
-    counts = pd.to_numeric(specs["gpu_count"], errors="coerce")
-    return {i: float(c) for i, c in zip(specs["instance"], counts, strict=True) if c == c}
 
 
 def odd_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

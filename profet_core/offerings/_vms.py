@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -280,3 +282,26 @@ def checked_accelerators(path) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerows([[printable(c, one_line=True) for c in r] for r in rows])
     return out.getvalue()
+
+
+#: A cloud's folder name (``aws``, ``lambda``, ``runpod``): it becomes the snapshot's ``cloud``.
+CLOUD_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}", re.IGNORECASE)
+
+
+def check_catalog_file(folder: Path, path: Path, cloud: str) -> None:
+    """Refuse a catalog file whose cloud folder's name is no cloud name (a terminal escape, a
+    space: it would be printed and written as the ``cloud`` of every line), or that is a link
+    to a file outside the catalog folder (``/etc/shadow``, another user's file)."""
+    if not CLOUD_NAME.fullmatch(cloud):
+        raise ProfetValueError(
+            f"catalog folder {quote(str(folder))} has a cloud folder named {quote(cloud)}; cloud "
+            "folders are named by letters, digits, '-' and '_' (aws, gcp, lambda, ...)"
+        )
+    root = folder.resolve()
+    real = path.resolve()
+    # a link to a device or a FIFO is the reader's to name (it reads regular files only)
+    if real.is_file() and root not in real.parents:
+        raise ProfetValueError(
+            f"catalog file {quote(str(path))} ({cloud}) is a link to {quote(str(real))}, outside "
+            "the catalog folder; copy the file into it instead"
+        )

@@ -86,8 +86,8 @@ class Predictor(TrainedModels):
         """:meth:`predict` with checked ``options``; also the prepared profiles (op times at 2
         steps, latency), which :meth:`_configure` takes instead of preparing them again."""
         from ._engine import run_prediction
-        from ._option_checks import batch_notes
-        from ._scaling import apply_options, check_gpu_answers
+        from ._option_checks import batch_notes, check_gpu_answers
+        from ._scaling import apply_options
 
         self._check_instance(anchor, "anchor")
         method = self._check_method(method)

@@ -27,6 +27,7 @@ from ._option_checks import (
     amp_latency_notes,
     checked_amp_latency,
     checked_params,
+    gpu_counts,
     no_count_left,
 )
 
@@ -120,23 +121,6 @@ def _params(predictor, anchor, fam, params) -> np.ndarray:
     opt = fam[:, FAM_COLS.index("fam_optimizer")] * 1e-6 / 2.0
     share = OPT_BANDWIDTH_SHARE.get(anchor, OPT_BANDWIDTH_SHARE_OTHER)
     return opt * bw * share / OPT_BYTES_PER_PARAM
-
-
-def _counts(predictor, targets, gpus) -> dict:
-    """GPU counts per target for ``gpus`` (1, 'all' or a list); counts it lacks are left out."""
-    cat = predictor.catalog.set_index("instance")
-    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
-    have = {t: int(counts.get(t, 1) or 1) for t in targets}
-    if gpus == "all":
-        out = {t: [n] for t, n in have.items()}
-    else:
-        want = [1] if gpus == 1 else gpus
-        out = {t: [g for g in want if g <= have[t]] for t in targets}
-    if getattr(predictor, "rentals", None) is not None:  # the configurations offerings rent
-        from ._configs import rented_counts
-
-        out.update(rented_counts(predictor.rentals, targets, gpus))
-    return out
 
 
 def _widen(table, q_extra) -> None:
@@ -277,36 +261,15 @@ def _apply_amp(predictor, table, anchor, fam, amp_lat, lat) -> list:
     return notes
 
 
-#: Most rows (profile rows x GPU configurations) one answer on several GPUs may have: 10,000
-#: profile rows x 105 configurations (1.05 million) took 25 s with mixed precision on 2 cores;
-#: 95,000 rows ran past 120 s and gigabytes.
-MAX_GPU_ANSWERS = 1_200_000
-
-
-def check_gpu_answers(predictor, targets, gpus, rows: int) -> None:
-    """Refuse, before the work, an answer on several GPUs (``gpus`` other than 1) past
-    :data:`MAX_GPU_ANSWERS` rows: ``rows`` profile rows on each target's GPU counts."""
-    if gpus == 1 or not rows:
-        return
-    answers = rows * sum(len(c) for c in _counts(predictor, list(targets), gpus).values())
-    if answers > MAX_GPU_ANSWERS:
-        per = max(1, rows * MAX_GPU_ANSWERS // answers)
-        raise ProfetValueError(
-            f"{rows:,} profile rows on every GPU count asked for are {answers:,} answers; one "
-            f"prediction on several GPUs gives at most {MAX_GPU_ANSWERS:,} (it would take "
-            f"minutes): predict parts of at most {per:,} rows, or one GPU (gpus=1, --gpus 1)"
-        )
-
-
 def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     """One row per (row, target, GPU count) with the data-parallel step time; and the notes."""
     cross = predictor.cross
     gpu_of = cross.specs_.set_index("instance")["gpu"]
     names = table["target"].astype(str)
-    counts = _counts(predictor, sorted(set(names)), gpus)
+    counts = gpu_counts(predictor, sorted(set(names)), gpus)
     out = table.loc[table.index.repeat([len(counts[t]) for t in names])].reset_index(drop=True)
     if len(table):  # a count no target has: refused, not an empty table
-        have = _counts(predictor, sorted(set(names)), "all")
+        have = gpu_counts(predictor, sorted(set(names)), "all")
         no_count_left(out, {t: max(n, default=1) for t, n in have.items()}, gpus)
     out["gpus"] = np.array([g for t in names for g in counts[t]], dtype=int)
     notes = []

@@ -74,7 +74,7 @@ def catalog_source(catalog=None, clouds=None) -> CatalogCopy:
     """
     from ..inputs._args import path_arg, shown
     from ..offerings import catalog_files
-    from ..offerings._read import check_catalog_file
+    from ..offerings._vms import check_catalog_file
 
     given = path_arg(DEFAULT_CATALOG if catalog is None else catalog, "the catalog folder")
     if catalog is not None and not os.fsdecode(catalog).strip():

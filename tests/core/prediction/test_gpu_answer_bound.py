@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from profet_core import ProfetValueError, load_artifacts, read_profile
-from profet_core.prediction._scaling import MAX_GPU_ANSWERS
+from profet_core.prediction._option_checks import MAX_GPU_ANSWERS
 from tests._utils import ROOT
 
 
