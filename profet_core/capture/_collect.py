@@ -284,6 +284,15 @@ def check_collect_out(out) -> None:
     ProfetValueError
         Naming the folder and the first file that is not collect's; nothing was changed.
     """
+    from ..inputs._outputs import check_path_name, inside_artifacts
+
+    check_path_name(out, "--out")
+    artifacts = inside_artifacts(out)
+    if artifacts is not None:
+        raise ProfetValueError(
+            f"--out {str(out)!r} is inside the artifacts folder {str(artifacts)!r}, whose "
+            "checksums it would break; write the dataset elsewhere (nothing was changed)"
+        )
     folder = Path(out)
     if not os.path.lexists(folder):
         return

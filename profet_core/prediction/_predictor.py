@@ -169,9 +169,12 @@ class Predictor(TrainedModels):
             :meth:`configure_prepared` takes) and the engine's work.
         """
         from ._asked import answer_targets, asked
+        from ._option_checks import check_gpu_answers
 
         self.check_instance(anchor, "anchor")
         targets = self._target_list(anchor, request.targets)
+        # an answer on several GPUs is bounded before the work (profile rows x configurations)
+        check_gpu_answers(self, targets, request.options[1], len(profiles))
         question, prepared, blocks = asked(self, anchor, profiles, request, blocks)
         out = answer_targets(self, question, targets, blocks)
         every = self.targets(anchor)

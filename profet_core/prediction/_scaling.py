@@ -28,6 +28,7 @@ from ._option_checks import (
     amp_latency_notes,
     checked_amp_latency,
     checked_params,
+    gpu_counts,
     no_count_left,
 )
 
@@ -121,23 +122,6 @@ def _params(predictor, anchor, fam, params) -> np.ndarray:
     opt = fam[:, FAM_COLS.index("fam_optimizer")] * 1e-6 / 2.0
     share = OPT_BANDWIDTH_SHARE.get(anchor, OPT_BANDWIDTH_SHARE_OTHER)
     return opt * bw * share / OPT_BYTES_PER_PARAM
-
-
-def _counts(predictor, targets, gpus) -> dict:
-    """GPU counts per target for ``gpus`` (1, 'all' or a list); counts it lacks are left out."""
-    cat = predictor.catalog.set_index("instance")
-    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
-    have = {t: int(counts.get(t, 1) or 1) for t in targets}
-    if gpus == "all":
-        out = {t: [n] for t, n in have.items()}
-    else:
-        want = [1] if gpus == 1 else gpus
-        out = {t: [g for g in want if g <= have[t]] for t in targets}
-    if getattr(predictor, "rentals", None) is not None:  # the configurations offerings rent
-        from ._configs import rented_counts
-
-        out.update(rented_counts(predictor.rentals, targets, gpus))
-    return out
 
 
 def _widen(table, q_extra) -> None:
@@ -285,10 +269,10 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     cross = predictor.cross
     gpu_of = cross.specs_.set_index("instance")["gpu"]
     names = table["target"].astype(str)
-    counts = _counts(predictor, sorted(set(names)), gpus)
+    counts = gpu_counts(predictor, sorted(set(names)), gpus)
     out = table.loc[table.index.repeat([len(counts[t]) for t in names])].reset_index(drop=True)
     if len(table):  # a count no target has: refused, not an empty table
-        have = _counts(predictor, sorted(set(names)), "all")
+        have = gpu_counts(predictor, sorted(set(names)), "all")
         no_count_left(out, {t: max(n, default=1) for t, n in have.items()}, gpus)
     out["gpus"] = np.array([g for t in names for g in counts[t]], dtype=int)
     notes = []
@@ -318,9 +302,11 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
         )
     # GPUs without peer-to-peer have their own (wider) interval: the model misses them most
     _widen(out, np.where(multi, row_half_width(st, gbs < 0, out["gpus"]), 0.0))
+    # each distinct target and count once: a 95,000-row profile repeats a few dozen
+    basis = {t: _gpu_basis(st, "rows", gpu_of[t]) for t in set(out["target"].astype(str))}
     part = [
-        f"{n} GPUs " + _gpu_basis(st, "rows", gpu_of[t])
-        for t, n in zip(out["target"].astype(str), out["gpus"], strict=True)
+        f"{n} GPUs {basis[t]}"
+        for t, n in zip(out["target"].astype(str).tolist(), out["gpus"].tolist(), strict=True)
     ]
     out["basis_precision"] = [
         "; ".join(x for x in (b, g) if x) if m else b
