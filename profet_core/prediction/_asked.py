@@ -111,5 +111,24 @@ def answer_targets(predictor, a: Asked, targets, blocks):
             a.sizes,
             blocks,
         )
-        ref = apply_options(predictor, dflt, a.anchor, ops, a.lat, a.options, a.batch)
-    return apply_options(predictor, pred, a.anchor, ops, a.lat, a.options, a.batch, reference=ref)
+        ref = apply_options(
+            predictor,
+            dflt,
+            a.anchor,
+            ops,
+            a.lat,
+            a.options,
+            a.batch,
+            framework=a.question.framework,
+        )
+    return apply_options(
+        predictor,
+        pred,
+        a.anchor,
+        ops,
+        a.lat,
+        a.options,
+        a.batch,
+        reference=ref,
+        framework=a.question.framework,
+    )

@@ -10,7 +10,7 @@ from ..errors import ProfetValueError
 from ..inputs._args import frame_arg, is_number, names_arg, numbers_arg
 from ..inputs._prepare import prepare_profiles
 from ..models._intervals import novelty_band
-from ._engine import batch_sizes, breakdown_table, pair_interval
+from ._engine import breakdown_table, pair_interval
 from ._request import as_request
 from ._result import Prediction, answer_notes
 from ._trained import TrainedModels
@@ -164,8 +164,8 @@ class Predictor(TrainedModels):
 
         Returns
         -------
-        (Prediction, PreparedProfiles, Blocks)
-            The prediction, the prepared profiles (op times at 2 steps, latency, which
+        (Prediction, Asked, Blocks)
+            The prediction, the question made ready (its profile prepared and read, which
             :meth:`configure_prepared` takes) and the engine's work.
         """
         from ._asked import answer_targets, asked
@@ -175,7 +175,7 @@ class Predictor(TrainedModels):
         targets = self._target_list(anchor, request.targets)
         # an answer on several GPUs is bounded before the work (profile rows x configurations)
         check_gpu_answers(self, targets, request.options[1], len(profiles))
-        question, prepared, blocks = asked(self, anchor, profiles, request, blocks)
+        question, _, blocks = asked(self, anchor, profiles, request, blocks)
         out = answer_targets(self, question, targets, blocks)
         every = self.targets(anchor)
         if self.cross is not None and set(targets) < set(every):
@@ -187,7 +187,7 @@ class Predictor(TrainedModels):
             from ._configs import configurations
 
             out = configurations(out, self.rentals, request.options[1])
-        return answer_notes(out), prepared, blocks
+        return answer_notes(out), question, blocks
 
     def configure(
         self, anchor, profiles: pd.DataFrame, table: pd.DataFrame, request=None, **options
@@ -209,22 +209,31 @@ class Predictor(TrainedModels):
         pandas.DataFrame
             ``table`` with ``precision``, ``gpus`` and ``images_per_s`` (one row per GPU count).
         """
+        from ._asked import asked
+
         request = as_request(request, options, anchor)
         anchor, profiles = self.resolve(request, profiles)
-        prepared = prepare_profiles(profiles, request.anchor_latency_s, anchor)
-        return self.configure_prepared(anchor, profiles, prepared, table, request)
+        return self.configure_prepared(asked(self, anchor, profiles, request)[0], table)
 
-    def configure_prepared(self, anchor, profiles, prepared, table, request):
-        """:meth:`configure` of profiles already prepared by :meth:`predict_prepared` (its
-        second value) for a resolved question."""
+    def configure_prepared(self, question, table: pd.DataFrame) -> pd.DataFrame:
+        """:meth:`configure` of a question made ready by :meth:`predict_prepared` (its second
+        value: the profile read as the precision and GPU-count models read it)."""
         from ._scaling import apply_options
 
         if "usd_per_hour" not in table:
             table = table.assign(usd_per_hour=float("nan"))
-        pred = Prediction(table, (), "", self.interval_level, anchor)
-        batch = batch_sizes(profiles, request.batch_size)
-        lat = prepared.latency_s
-        return apply_options(self, pred, anchor, prepared.ops, lat, request.options, batch).table
+        q = question
+        pred = Prediction(table, (), "", self.interval_level, q.anchor)
+        return apply_options(
+            self,
+            pred,
+            q.anchor,
+            q.option_ops,
+            q.lat,
+            q.options,
+            q.batch,
+            framework=q.question.framework,
+        ).table
 
     def _target_list(self, anchor: str, targets) -> list[str]:
         """Checked target instances but the anchor: None is every one, a ``str`` is one name

@@ -146,12 +146,16 @@ def _gpu_basis(state: dict, key: str, gpu: str) -> str:
     return f"published ({n})" if n else "specs only"
 
 
-def apply_options(predictor, pred, anchor, ops, lat, options, batch, reference=None) -> object:
+def apply_options(
+    predictor, pred, anchor, ops, lat, options, batch, reference=None, framework="tensorflow"
+) -> object:
     """The FP32 one-GPU :class:`Prediction` moved to ``options`` = (precision, gpus, anchor AMP
     latency s, params) from :func:`check_options`; ``lat`` (n,) the anchor FP32 latency (s, NaN
     where unknown); ``batch`` (n,) images per step or NaN. ``reference``: for a method other than
     the default, the default method's answer to the same call; the spec order then keeps this
-    method's own answers (its trained pairs) and gives every other target the reference's."""
+    method's own answers (its trained pairs) and gives every other target the reference's.
+    ``framework``: the profile's; TensorFlow's AMP steps on several GPUs carry their own
+    synchronisation term (dynamic loss scaling without XLA), PyTorch's do not."""
     precision, gpus, amp_lat, params = options
     # Copy-on-write: a shallow copy gains columns without touching the prediction's table.
     table = pred.table.copy(deep=False)
@@ -177,7 +181,7 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch, reference=N
         tensor = amp_dtype(gpu_table(predictor.cross.specs_).loc[a_gpu]) not in ("fp32", "unknown")
         notes += amp_latency_notes(tensor, ops, lat, amp_lat)
         notes += _apply_amp(predictor, table, anchor, fam, amp_lat, lat)
-    out, more = _apply_gpus(predictor, table, anchor, fam, gpus, params)
+    out, more = _apply_gpus(predictor, table, anchor, fam, gpus, params, framework)
     notes = [s for s in notes if "the latency is for one of the instance's GPUs" not in s] + more
     out.loc[out["basis_precision"] == "", "basis_precision"] = "fp32, one GPU: as basis"
     out, order = _spec_order(predictor, out, precision, reference)
@@ -264,7 +268,7 @@ def _apply_amp(predictor, table, anchor, fam, amp_lat, lat) -> list:
     return notes
 
 
-def _apply_gpus(predictor, table, anchor, fam, gpus, params):
+def _apply_gpus(predictor, table, anchor, fam, gpus, params, framework="tensorflow"):
     """One row per (row, target, GPU count) with the data-parallel step time; and the notes."""
     cross = predictor.cross
     gpu_of = cross.specs_.set_index("instance")["gpu"]
@@ -291,7 +295,9 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     t1 = out["batch_latency_ms"].to_numpy(float) / 1e3
     # TensorFlow AMP without XLA (the product's condition) has its own synchronisation cost;
     # an AMP answer shown as the FP32 time (no tensor cores) keeps the FP32 one.
+    # the AMP synchronisation term is TensorFlow's (dynamic loss scaling without XLA)
     amp = out["basis_precision"].astype(str).str.startswith("amp ").to_numpy()
+    amp = amp & (framework == "tensorflow")
     fac = step_factor(st, t1, out["gpus"], p, gbs, (kind == "pcie").to_numpy(), amp)
     _scale(out, np.where(multi, fac, 1.0))
     blind = sorted(set(out.loc[multi & ~np.isfinite(gbs), "target"].astype(str)))

@@ -164,3 +164,14 @@ def test_a_traces_family_shares_are_the_hand_computed_ones():
     assert fam["optimizer"] == pytest.approx(20.0)
     others = fam.drop(["conv", "matmul", "optimizer", "idle"])
     assert others.sum() == 0.0  # every kernel counted once, in its family
+
+
+def test_pytorch_amp_on_several_gpus_has_no_tensorflow_sync_term(predictor):
+    """TensorFlow's AMP without XLA synchronises loss scaling across replicas each step (the
+    data-parallel model's k0_amp term); a PyTorch trace's AMP answer on several GPUs does not."""
+    kw = dict(precision="amp", gpus=[1, 8], targets=["p4d.24xlarge"])
+    torch = predictor.predict(None, read_profile(V100_TRACE), **kw)
+    tf = predictor.predict("g3s.xlarge", read_profile(ROOT / "examples" / "profile_g3s.json"), **kw)
+    said = "includes the extra synchronisation"
+    assert any(said in w for w in tf.warnings())
+    assert not any(said in w for w in torch.warnings())
