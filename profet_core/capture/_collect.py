@@ -7,6 +7,11 @@ atomically (temporary file + rename), a workload's rows are replaced rather than
 workloads already in the status table are skipped, so a killed run resumes where it stopped.
 ``DIR/convention.json`` records the capture convention and zoo (``profet_core.inputs._convention``);
 a folder of another convention is refused.
+
+Text models (:mod:`._textzoo`) are collected the same way; their ``input_size`` is the sequence
+length in tokens. ``latencies.parquet`` and ``status.csv`` say so in every row: ``model_kind``
+(``cnn`` or ``text``) and ``seq_len`` (tokens; empty for a CNN), and ``latencies.parquet`` the
+text model's ``vocab_size``; ``profiles.parquet`` stays the shared schema (key and op columns).
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ from . import _zoo
 
 KEY = ["exp", "instance", "model", "input_size", "batch_size"]
 STATUS_COLUMNS = [*KEY, "status", "error_kind", "message", "seconds", "finished_utc"]
+#: What every latencies and status row says about its model (``vocab_size``: latencies only).
+KIND_COLUMNS = ["model_kind", "seq_len"]
+#: Whole-number columns that are empty for some rows (a CNN has no sequence length).
+_OPTIONAL_INTS = ("seq_len", "vocab_size")
 CATALOG_COLUMNS = ["instance", "gpu", "gpu_count", "gpu_memory_gb", "vcpus", "memory_gib"]
 
 
@@ -45,14 +54,18 @@ class CollectSummary:
 
 def model_name(spec: str) -> str:
     """Table name of a model spec: the zoo name, or a model file's stem."""
-    return spec if spec in _zoo.ZOO else Path(spec).stem
+    return spec if _zoo.zoo_kind(spec) else Path(spec).stem
 
 
 def check_models(models) -> list[str]:
-    """Zoo names or existing ``.py``/``.keras`` files; anything else is refused up front."""
+    """Zoo names, the group names ``cnn`` and ``text`` (every zoo model of that kind) or
+    existing ``.py``/``.keras`` files; anything else is refused up front. A model named twice
+    runs once."""
     out = []
     for spec in models:
-        if spec in _zoo.ZOO:
+        if spec in _zoo.GROUPS:
+            out.extend(_zoo.GROUPS[spec]())
+        elif _zoo.zoo_kind(spec):
             out.append(spec)
         elif Path(spec).suffix in (".py", ".keras"):
             if not Path(spec).is_file():
@@ -60,10 +73,10 @@ def check_models(models) -> list[str]:
             out.append(str(Path(spec).resolve()))
         else:
             raise ProfetValueError(
-                f"model {spec!r} is not in the zoo ({', '.join(sorted(_zoo.ZOO))}) "
-                "nor a .py/.keras file"
+                f"model {spec!r} is not in the zoo ({', '.join(_zoo.zoo_names())}), a group "
+                f"({', '.join(_zoo.GROUPS)}) nor a .py/.keras file"
             )
-    return out
+    return list(dict.fromkeys(out))
 
 
 def _read(path: Path) -> pd.DataFrame | None:
@@ -97,6 +110,9 @@ def _replace_rows(path: Path, row: dict) -> None:
     if ops:  # the shared schema: key columns, then op columns sorted, 0 where an op is absent
         new[ops] = new[ops].fillna(0.0)
         new = new[[*KEY, *ops]]
+    for col in _OPTIONAL_INTS:  # whole numbers, empty where they do not apply (not 200.0)
+        if col in new.columns:
+            new[col] = pd.to_numeric(new[col], errors="coerce").astype("Int64")
     _write_atomic(new, path)
 
 
@@ -124,7 +140,9 @@ def check_out_dir(out: str | Path) -> Path:
     return out
 
 
-def run_workload(w, instance, steps_per_epoch, latency_steps, timeout, python=None) -> dict:
+def run_workload(
+    w, instance, steps_per_epoch, latency_steps, timeout, python=None, optimizer=None
+) -> dict:
     """Run one workload in a subprocess; the worker's JSON result or a classified failure."""
     with tempfile.TemporaryDirectory(prefix="profet-collect-") as tmp:
         result = Path(tmp) / "result.json"
@@ -134,6 +152,8 @@ def run_workload(w, instance, steps_per_epoch, latency_steps, timeout, python=No
         cmd += ["--latency-steps", str(latency_steps), "--result", str(result)]
         if steps_per_epoch:
             cmd += ["--steps-per-epoch", str(steps_per_epoch)]
+        cmd += ["--model-kind", w.kind] if w.kind else []  # "": a .keras file's input decides
+        cmd += ["--optimizer", optimizer] if optimizer else []
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -154,11 +174,14 @@ def _record(out: Path, w, instance: str, result: dict, seconds: float) -> None:
         "input_size": w.input_size,
         "batch_size": w.batch_size,
     }
+    meta = result.get("meta", {}) if result["ok"] else {}
+    kind = meta.get("model_kind", w.kind)  # what the capture found, else what was asked
+    about = {"model_kind": kind, "seq_len": w.input_size if kind == "text" else None}
     if result["ok"]:
-        meta = result["meta"]
         _replace_rows(out / "profiles.parquet", {**key, **result["profile"]})
         lat = {"batch_latency_s": meta["batch_latency_s"]}
         lat["epoch_latency_s"] = meta["epoch_latency_s"]
+        lat.update(about, vocab_size=meta.get("vocab_size"))
         _replace_rows(out / "latencies.parquet", {**key, **lat})
     status = {
         **key,
@@ -167,6 +190,7 @@ def _record(out: Path, w, instance: str, result: dict, seconds: float) -> None:
         "message": "" if result["ok"] else result.get("message", ""),
         "seconds": round(seconds, 2),
         "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **about,
     }
     # The status row is written last: a workload counts as done only once its rows are in.
     _replace_rows(out / "status.csv", status)
@@ -207,6 +231,8 @@ def collect(
     timeout: float = 3600,
     retry_failed: bool = False,
     progress=True,
+    model_kind: str | None = None,
+    optimizer: str | None = None,
 ) -> CollectSummary:
     """Run the zoo's workload grid on this machine and append the results to ``out``.
 
@@ -217,8 +243,12 @@ def collect(
     out : path-like
         Dataset folder: ``profiles.parquet``, ``latencies.parquet`` (shared schema) and
         ``status.csv`` (every workload's outcome) are created or extended.
-    models, input_sizes, batch_sizes : sequences, optional
-        Default: the whole zoo and grid, or with ``quick`` the quick subset.
+    models : sequence of str, optional
+        Zoo names, ``cnn``/``text`` (every zoo model of that kind) or model files. Default:
+        the CNN zoo, or with ``quick`` the quick subset.
+    input_sizes, batch_sizes : sequences, optional
+        Pixels of a CNN and tokens of a text model, and batch sizes. Default per kind: the
+        grid's (CNN ``_zoo.INPUT_SIZES``, text ``_textzoo.SEQ_LENS``), or the quick subset's.
     repeats : int
         Repetitions ``exp01``..``expNN``.
     quick : bool
@@ -231,26 +261,34 @@ def collect(
         Run workloads recorded as failed again.
     progress : bool
         Progress line on stderr.
+    model_kind : {"cnn", "text"}, optional
+        Kind of the ``.py`` model files (default ``cnn``; zoo names and ``.keras`` files know
+        theirs).
+    optimizer : {"sgd", "adadelta", "adam"}, optional
+        Default SGD (the convention); another names the folder's convention
+        (``profet-2021+adadelta``), so its rows never join SGD rows.
 
     Returns
     -------
     CollectSummary
     """
     from ..inputs._rules import check_instance_names
-    from ._check import check_collect_args, check_resume
+    from ._check import check_collect_args, check_optimizer, check_resume
 
     check_instance_names([instance], "--instance")  # '->' and the like break pair keys
-    check_collect_args(input_sizes, batch_sizes, repeats, latency_steps, steps_per_epoch)
+    check_optimizer(optimizer)
     models = check_models(models or (_zoo.QUICK_MODELS if quick else list(_zoo.ZOO)))
-    sizes = input_sizes or (_zoo.QUICK_INPUT_SIZES if quick else _zoo.INPUT_SIZES)
-    batches = batch_sizes or (_zoo.QUICK_BATCH_SIZES if quick else _zoo.BATCH_SIZES)
-    grid = _zoo.workload_grid(models, sizes, batches, repeats)
+    kinds = [_spec_kind(m, model_kind) for m in models]
+    check_collect_args(input_sizes, batch_sizes, repeats, latency_steps, steps_per_epoch,
+                       {k or "cnn" for k in kinds})  # fmt: skip
+    grid = _grid(models, kinds, input_sizes, batch_sizes, repeats, quick)
     if steps_per_epoch is not None and steps_per_epoch < 2:
         raise ProfetValueError(f"steps per epoch {steps_per_epoch} is not allowed; needs >= 2")
     check_resume(Path(out))  # tampered resume files: refused before any workload runs
     check_collect_out(out)  # before any work
     out = check_out_dir(out)
     with folder_lock(out):  # one collect at a time extends a folder
+        _claim_convention(out, optimizer)
         return _collect_grid(
             out,
             grid,
@@ -261,7 +299,36 @@ def collect(
             timeout,
             retry_failed,
             progress,
+            optimizer,
         )
+
+
+def _spec_kind(spec: str, model_kind: str | None) -> str:
+    """A model's kind for the grid: the zoo's, ``model_kind`` (default cnn) for a ``.py`` file,
+    ``""`` for a ``.keras`` file (its input decides when the worker loads it)."""
+    if _zoo.zoo_kind(spec):
+        return _zoo.zoo_kind(spec)
+    if model_kind:
+        return model_kind
+    return "" if Path(spec).suffix == ".keras" else "cnn"
+
+
+def _grid(models, kinds, input_sizes, batch_sizes, repeats, quick) -> list:
+    """The workload grid, each kind at its own default sizes unless sizes are given;
+    repetition by repetition like :func:`_zoo.workload_grid`."""
+    from . import _textzoo
+
+    grid = []
+    for kind in dict.fromkeys(kinds):
+        group = [m for m, k in zip(models, kinds, strict=True) if k == kind]
+        if kind == "text":
+            default = _textzoo.QUICK_SEQ_LENS if quick else _textzoo.SEQ_LENS
+        else:
+            default = _zoo.QUICK_INPUT_SIZES if quick else _zoo.INPUT_SIZES
+        batches = batch_sizes or (_zoo.QUICK_BATCH_SIZES if quick else _zoo.BATCH_SIZES)
+        grid += _zoo.workload_grid(group, input_sizes or default, batches, repeats,
+                                   [kind] * len(group))  # fmt: skip
+    return sorted(grid, key=lambda w: w.exp)  # stable: each kind's order kept within a repeat
 
 
 #: The files ``collect`` writes into its folder (with ``--gpu``: ``instances.csv``).
@@ -307,9 +374,9 @@ def check_collect_out(out) -> None:
 
 
 def _collect_grid(
-    out, grid, instance, quick, steps_per_epoch, latency_steps, timeout, retry_failed, progress
-) -> CollectSummary:
-    _claim_convention(out)
+    out, grid, instance, quick, steps_per_epoch, latency_steps, timeout, retry_failed, progress,
+    optimizer=None,
+) -> CollectSummary:  # fmt: skip
     if retry_failed:
         _drop_failed(out)
     done = done_keys(out)
@@ -324,22 +391,28 @@ def _collect_grid(
     for w in todo:
         spe = steps_per_epoch
         if quick and not spe:
-            spe = _zoo.steps_per_epoch(w.input_size, w.batch_size, cap=_zoo.QUICK_STEPS)
+            spe = _zoo.steps_per_epoch(
+                w.input_size, w.batch_size, cap=_zoo.QUICK_STEPS, kind=w.kind or "cnn"
+            )
         t0 = time.monotonic()
-        result = run_workload(w, instance, spe, latency_steps, timeout)
+        result = run_workload(w, instance, spe, latency_steps, timeout, optimizer=optimizer)
         _record(out, w, instance, result, time.monotonic() - t0)
         ok += bool(result["ok"])
         if bar:
-            label = f"{model_name(w.model)} {w.input_size}px b{w.batch_size} {w.exp}"
+            unit = "tok" if w.kind == "text" else "px"
+            label = f"{model_name(w.model)} {w.input_size}{unit} b{w.batch_size} {w.exp}"
             bar(result["ok"], label if result["ok"] else f"{label} FAILED {result['error_kind']}")
     return CollectSummary(
         len(grid), ok, len(todo) - ok, len(grid) - len(todo), time.monotonic() - start
     )
 
 
-def _claim_convention(out: Path) -> None:
+def _claim_convention(out: Path, optimizer: str | None = None) -> None:
     """Record this convention in ``out``; refuse a folder that holds another one's rows."""
-    here = (_convention.CONVENTION, _convention.ZOO_VERSION)
+    from ._textzoo import TEXT_ZOO_VERSION
+
+    name = _convention.convention_name(optimizer)
+    here = (name, _convention.ZOO_VERSION)
     has_rows = (out / "status.csv").is_file() or (out / _convention.CONVENTION_FILE).is_file()
     found = _convention.folder_convention(out) if has_rows else here
     if found != here:
@@ -347,8 +420,11 @@ def _claim_convention(out: Path) -> None:
             f"{str(out)!r} holds rows of convention {found[0]!r} (zoo {found[1]!r}), not "
             f"{here[0]!r} (zoo {here[1]!r}): collect into a new folder"
         )
-    details = {"made_by": "profet collect", "parts": _convention.CONVENTION_PARTS}
-    _convention.write_folder_convention(out, details)
+    parts = dict(_convention.CONVENTION_PARTS)
+    if optimizer not in (None, "sgd"):
+        parts["optimizer"] = f"legacy {optimizer}"
+    details = {"made_by": "profet collect", "parts": parts, "text_zoo": TEXT_ZOO_VERSION}
+    _convention.write_folder_convention(out, details, name)
 
 
 def _drop_failed(out: Path) -> None:

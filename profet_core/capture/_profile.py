@@ -23,12 +23,13 @@ import pandas as pd
 
 from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
 from ..inputs._outputs import write_atomic
-from . import _zoo
-from ._check import check_capture_args
+from . import _textzoo, _zoo
+from ._check import OPTIMIZERS, check_capture_args, check_optimizer
 from ._outfile import check_profile_out, meta_path_of, profile_document
 
 STEPS_TRACED = 2
 WARMUP_STEPS = 5
+VOCAB_SIZE = _textzoo.VOCAB_SIZE
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,11 @@ class ProfileMeta:
     keras_version: str
     profiler_version: str
     convention: dict = field(default_factory=dict)
+    #: ``"cnn"`` (``input_size`` is the square image side, px) or ``"text"`` (``input_size`` is
+    #: the sequence length, tokens, also in ``seq_len``; ``vocab_size`` the token range).
+    model_kind: str = "cnn"
+    seq_len: int | None = None
+    vocab_size: int | None = None
 
     def to_dict(self) -> dict:
         """Plain dict (tuples become lists) for JSON."""
@@ -120,16 +126,24 @@ def _load_keras_file(path: Path, spec: str):
         raise ProfetValueError(f"model file {spec!r} does not load: {exc!r}") from None
 
 
-def load_model(spec: str, input_size: int, classes: int):
+def load_model(
+    spec: str, input_size: int, classes: int, model_kind: str | None = None, vocab_size=None
+):
     """Build or load the model named by ``spec``, under Keras 2 where possible.
 
     Parameters
     ----------
     spec : str
         A saved ``.keras`` file, a ``.py`` file defining ``build_model(input_shape, classes)``, or
-        a zoo name (:data:`profet_core.capture._zoo.ZOO`).
+        a zoo name (:func:`profet_core.capture._zoo.zoo_names`).
     input_size, classes : int
-        Square RGB input size (px) and classes; a ``.keras`` model must already take that input.
+        Square RGB input size (px), or a text model's sequence length (tokens), and classes; a
+        ``.keras`` model must already take that input.
+    model_kind : {"cnn", "text"}, optional
+        Default: the zoo name's kind; a ``.py`` file's ``build_model`` gets ``(px, px, 3)``
+        unless ``"text"`` (then ``(seq_len,)``); a ``.keras`` file's input decides.
+    vocab_size : int, optional
+        A text-zoo model's vocabulary (default ``_textzoo.VOCAB_SIZE``).
 
     Returns
     -------
@@ -138,18 +152,22 @@ def load_model(spec: str, input_size: int, classes: int):
         its layers do not allow that (``profile_model`` then records what differs).
     """
     path = Path(spec)
-    shape = (int(input_size), int(input_size), 3)
+    kind = model_kind or _zoo.zoo_kind(spec)
+    if _zoo.zoo_kind(spec) == "text":
+        _same_kind(spec, "text", kind)
+        return _textzoo.build_text_model(spec, input_size, classes, vocab_size or VOCAB_SIZE)
     if spec in _zoo.ZOO:
+        _same_kind(spec, "cnn", kind)
         return _zoo.build_zoo_model(spec, input_size, classes)
     if path.suffix not in (".keras", ".py"):
         raise ProfetValueError(
             f"model {spec!r} is neither a .keras file, a .py file nor a zoo name "
-            f"({', '.join(sorted(_zoo.ZOO))})"
+            f"({', '.join(_zoo.zoo_names())})"
         )
     if not path.is_file():
         raise ProfetFileNotFoundError(f"model file {spec!r} does not exist")
     if path.suffix == ".py":
-        model = _load_py(path, shape, classes)
+        model = _load_py(path, input_shape(kind or "cnn", input_size), classes)
     else:
         model = _load_keras_file(path, spec)
     import keras  # after the model file ran: one that exits is refused without TensorFlow
@@ -159,13 +177,80 @@ def load_model(spec: str, input_size: int, classes: int):
 
     if not isinstance(model, (keras.Model, tf_keras.Model)):
         raise ProfetValueError(f"model {spec!r} gave {type(model).__name__}, not a keras.Model")
-    want = (None, *shape)
-    if tuple(model.input_shape) != want:
-        raise ProfetValueError(
-            f"model {spec!r} takes input {tuple(model.input_shape)}; --input-size "
-            f"{input_size} needs {want}"
-        )
+    check_input(model, spec, kind or model_kind_of(model), input_size)
     return to_keras2(model) or model
+
+
+def _same_kind(spec: str, kind: str, given: str | None) -> None:
+    if given not in (None, kind):
+        raise ProfetValueError(f"zoo model {spec!r} is a {kind} model, not --model-kind {given}")
+
+
+def input_shape(kind: str, input_size: int) -> tuple:
+    """The input shape a model of ``kind`` takes (no batch axis): ``(px, px, 3)`` or
+    ``(seq_len,)``."""
+    size = int(input_size)
+    return (size,) if kind == "text" else (size, size, 3)
+
+
+def check_input(model, spec: str, kind: str, input_size: int) -> None:
+    """Refuse a model whose input is not ``input_shape(kind, input_size)``, naming both."""
+    want = (None, *input_shape(kind, input_size))
+    got = model.input_shape
+    if isinstance(got, list) or tuple(got) != want:
+        unit = "tokens" if kind == "text" else "px"
+        hint = (
+            "; a model of token sequences is profiled with --model-kind text"
+            if kind != "text" and not isinstance(got, list) and len(got) == 2
+            else ""
+        )
+        raise ProfetValueError(
+            f"model {spec!r} takes input {_short(got)}; a {kind} model at --input-size "
+            f"{input_size} ({unit}) needs {want}{hint}"
+        )
+
+
+def model_kind_of(model) -> str:
+    """``"text"`` for a model of one integer token sequence per example (an embedding reads
+    it), else ``"cnn"``."""
+    shape = model.input_shape
+    if isinstance(shape, list) or len(shape) != 2:
+        return "cnn"
+    dtype = str(getattr(model.inputs[0], "dtype", "")) if getattr(model, "inputs", None) else ""
+    return "text" if "int" in dtype or embedding_sizes(model) else "cnn"
+
+
+def embedding_sizes(model) -> list[int]:
+    """``input_dim`` of every embedding layer in ``model`` (nested ones too; Keras 2 or 3)."""
+    layers = getattr(model, "_flatten_layers", None)
+    found = layers(include_self=False) if layers else getattr(model, "layers", [])
+    return [
+        int(layer.input_dim)
+        for layer in found
+        if type(layer).__name__ == "Embedding" and hasattr(layer, "input_dim")
+    ]
+
+
+def token_range(model, vocab_size: int | None, seq_len: int) -> int:
+    """Tokens are drawn below this.
+
+    ``vocab_size`` where given; it may not exceed the model's largest embedding (its tokens
+    would index beyond every table: an error on a CPU, and on a GPU a gather that returns
+    zeros). By default the smallest embedding longer than the sequence (a table of positions
+    has ``seq_len`` rows: tokens below that would leave a vocabulary of a few hundred words
+    and make the sparse update of the token table cheaper than on text), else the smallest
+    embedding, else ``_textzoo.VOCAB_SIZE``.
+    """
+    sizes = embedding_sizes(model)
+    if vocab_size is None:
+        return min([s for s in sizes if s > int(seq_len)] or sizes, default=VOCAB_SIZE)
+    if sizes and int(vocab_size) > max(sizes):
+        raise ProfetValueError(
+            f"vocabulary size {vocab_size:,} is larger than every embedding of the model "
+            f"(the largest: {max(sizes):,} words): its tokens would index beyond them; give "
+            f"--vocab-size at most {max(sizes):,}"
+        )
+    return int(vocab_size)
 
 
 def synthetic_arrays(n: int, input_size: int, classes: int, seed: int = 0):
@@ -180,11 +265,17 @@ def synthetic_arrays(n: int, input_size: int, classes: int, seed: int = 0):
     return x, y
 
 
-def dataset_sizes(input_size: int, batch_size: int, steps_per_epoch: int) -> tuple[int, int]:
+def dataset_sizes(
+    input_size: int, batch_size: int, steps_per_epoch: int, kind: str = "cnn"
+) -> tuple[int, int]:
     """Training and validation images: the original's (``_zoo.DATASET_IMAGES``/``TEST_IMAGES``),
-    or, for fewer steps per epoch, that many batches and validation in the same proportion."""
-    size = min(_zoo.DATASET_IMAGES, key=lambda s: abs(s - int(input_size)))
-    train, test = _zoo.DATASET_IMAGES[size], _zoo.TEST_IMAGES[size]
+    or, for fewer steps per epoch, that many batches and validation in the same proportion; a
+    text model's sequences: Reuters' (``_textzoo.TEXT_TRAIN``/``TEXT_TEST``), likewise."""
+    if kind == "text":
+        train, test = _textzoo.TEXT_TRAIN, _textzoo.TEXT_TEST
+    else:
+        size = min(_zoo.DATASET_IMAGES, key=lambda s: abs(s - int(input_size)))
+        train, test = _zoo.DATASET_IMAGES[size], _zoo.TEST_IMAGES[size]
     n = min(train, steps_per_epoch * batch_size)
     return n, max(batch_size, test * n // train)
 
@@ -207,7 +298,15 @@ def device_info() -> tuple[str | None, int | None]:
 
 #: :func:`profile_model`'s options that ``profet profile`` and the collect worker pass through
 #: under the same names (their argparse destinations).
-PROFILE_OPTIONS = ("classes", "steps_per_epoch", "latency_steps", "instance")
+PROFILE_OPTIONS = (
+    "classes",
+    "steps_per_epoch",
+    "latency_steps",
+    "instance",
+    "model_kind",
+    "vocab_size",
+    "optimizer",
+)
 
 
 def profile_model(
@@ -219,6 +318,9 @@ def profile_model(
     latency_steps: int = 50,
     instance: str | None = None,
     logdir: str | Path | None = None,
+    model_kind: str | None = None,
+    vocab_size: int | None = None,
+    optimizer: str | None = None,
 ) -> tuple[pd.DataFrame, ProfileMeta]:
     """Profile training of ``model`` in PROFET's convention.
 
@@ -230,18 +332,29 @@ def profile_model(
         is rebuilt under Keras 2 where its layers allow it; else it runs as it is and
         ``meta.convention["differs"]`` says what differs (a warning too).
     batch_size, input_size : int
-        Images per step (> 0) and square input size in px.
+        Images (sequences) per step (> 0) and square input size in px, or a text model's
+        sequence length in tokens.
     classes : int, optional
-        Label classes; default the model's output width, else the original data's per size.
+        Label classes; default the model's output width, else the original data's per size
+        (a text model: Reuters' 46).
     steps_per_epoch : int, optional
-        Default: the original synthetic data size / batch size (see ``_zoo.DATASET_IMAGES``);
-        fewer make the numpy arrays that many batches (validation in proportion).
+        Default: the original synthetic data size / batch size (see ``_zoo.DATASET_IMAGES``;
+        text: ``_textzoo.TEXT_TRAIN``); fewer make the numpy arrays that many batches
+        (validation in proportion).
     latency_steps : int
         Steps timed in the unprofiled latency run, after ``WARMUP_STEPS`` warm-up steps.
     instance : str, optional
         Name recorded in the metadata.
     logdir : path-like, optional
         Where the trace goes (default: a temporary folder, removed afterwards).
+    model_kind : {"cnn", "text"}, optional
+        Default: a zoo name's kind, ``"cnn"`` for a ``.py`` file, else what the model's input
+        is (:func:`model_kind_of`).
+    vocab_size : int, optional
+        A text model's token range (default: its smallest embedding; a text-zoo model is built
+        with ``_textzoo.VOCAB_SIZE`` words).
+    optimizer : {"sgd", "adadelta", "adam"}, optional
+        Default ``"sgd"`` (the convention); another is recorded in ``convention["differs"]``.
 
     Returns
     -------
@@ -249,34 +362,34 @@ def profile_model(
         Shape (1, n_ops): ``Host_<Type>``/``Device_<Type>`` total microseconds over 2 steps.
     meta : ProfileMeta
     """
-    if classes is None and not isinstance(model, str):
-        classes = int(model.output_shape[-1])
-    classes = classes or _zoo.classes_for(input_size)
-    spe = steps_per_epoch or _zoo.steps_per_epoch(input_size, batch_size)
-    check_capture_args(batch_size, input_size, classes, spe, latency_steps)
     if logdir is None:
         with tempfile.TemporaryDirectory(prefix="profet-trace-") as tmp:
             return profile_model(
-                model, batch_size, input_size, classes, spe, latency_steps, instance, tmp
-            )
+                model, batch_size, input_size, classes, steps_per_epoch, latency_steps,
+                instance, tmp, model_kind, vocab_size, optimizer,
+            )  # fmt: skip
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    name = model if isinstance(model, str) else model.name
-    model = load_model(model, input_size, classes) if isinstance(model, str) else model
+    check_optimizer(optimizer)
+    optimizer = optimizer or "sgd"
+    setup = _setup(model, batch_size, input_size, classes, steps_per_epoch, latency_steps,
+                   model_kind, vocab_size)  # fmt: skip
     from ._keras2 import check_model, is_keras2, keras3_differences, to_keras2
 
-    model = to_keras2(model) or model
+    model = to_keras2(setup.model) or setup.model
     check_model(model, xla=False)  # recompiled below with jit_compile=False
-    differs = _compile(model)
-    n_train, n_test = dataset_sizes(input_size, batch_size, spe)
+    differs = _compile(model, optimizer)
+    n_train, n_test = dataset_sizes(input_size, batch_size, setup.steps_per_epoch, setup.kind)
     spe = -(-n_train // batch_size)
     first, last = traced_steps(spe)
-    profile, timer, latency = _run(model, (n_train, n_test), batch_size, input_size, classes,
-                                   (first, last), latency_steps, logdir)  # fmt: skip
+    data = _data_maker(setup, input_size)
+    profile, timer, latency = _run(model, (n_train, n_test), batch_size, data, (first, last),
+                                   latency_steps, logdir)  # fmt: skip
+    text = setup.kind == "text"
     meta = _meta(
-        model=name,
+        model=setup.name,
         batch_size=batch_size,
         input_size=input_size,
-        classes=classes,
+        classes=setup.classes,
         steps_per_epoch=spe,
         traced_steps=(first, last),
         batch_latency_s=latency.median_step(WARMUP_STEPS),
@@ -284,27 +397,78 @@ def profile_model(
         epoch_latency_s=float(timer.epochs[0]),
         instance=instance,
         keras_model=model,
-        differs=differs if not is_keras2(model) else [],
+        differs=differs,
+        model_kind=setup.kind,
+        seq_len=int(input_size) if text else None,
+        vocab_size=setup.tokens,
     )
     if not is_keras2(model):
         warnings.warn("; ".join(keras3_differences(model)), stacklevel=2)
     return profile, meta
 
 
-def _run(model, sizes, batch_size, input_size, classes, window, latency_steps, logdir):
+@dataclass(frozen=True)
+class _Setup:
+    """What :func:`profile_model` trains: the model and its workload's resolved defaults."""
+
+    model: object
+    name: str
+    kind: str
+    classes: int
+    steps_per_epoch: int
+    tokens: int | None  # a text model's token range; None for a CNN
+
+
+def kind_hint(spec: str) -> str | None:
+    """A spec's kind before it is loaded: the zoo's, ``"cnn"`` for a ``.py`` file (its
+    ``build_model`` is told the input shape), None for a ``.keras`` file (its input says)."""
+    return _zoo.zoo_kind(spec) or (None if Path(spec).suffix == ".keras" else "cnn")
+
+
+def _setup(model, batch_size, input_size, classes, spe, latency_steps, model_kind, vocab_size):
+    """Resolve kind, classes and steps, check the workload (before building a zoo or ``.py``
+    model), then build or load the model."""
+    given = not isinstance(model, str)
+    name = model.name if given else model
+    kind = model_kind or (model_kind_of(model) if given else kind_hint(model))
+    if kind is None:  # a .keras file: loaded first, its input says what it is
+        model = load_model(model, input_size, classes or 2, None, vocab_size)
+        kind, given = model_kind_of(model), True
+    if classes is None and given:
+        classes = int(model.output_shape[-1])
+    classes = classes or (_textzoo.TEXT_CLASSES if kind == "text" else _zoo.classes_for(input_size))
+    spe = spe or _zoo.steps_per_epoch(input_size, batch_size, kind=kind)
+    check_capture_args(batch_size, input_size, classes, spe, latency_steps, kind, vocab_size)
+    if not given:
+        model = load_model(model, input_size, classes, kind, vocab_size)
+    check_input(model, name, kind, input_size)
+    tokens = token_range(model, vocab_size, input_size) if kind == "text" else None
+    return _Setup(model, name, kind, classes, spe, tokens)
+
+
+def _data_maker(setup: _Setup, input_size: int):
+    """``(n, seed) -> (x, y)``: random images, or token sequences of a text model."""
+    if setup.kind == "text":
+        return lambda n, seed: _textzoo.synthetic_tokens(
+            n, input_size, setup.classes, setup.tokens, seed
+        )
+    return lambda n, seed: synthetic_arrays(n, input_size, setup.classes, seed)
+
+
+def _run(model, sizes, batch_size, data, window, latency_steps, logdir):
     """The traced fit (-> profile, its step timer) and the separate latency run's timer."""
     from ._convert import find_xplanes, trace_to_profile
     from ._timing import StepTimer
 
-    x, y = synthetic_arrays(sizes[0], input_size, classes)
+    x, y = data(sizes[0], 0)
     spe = -(-sizes[0] // batch_size)
     k = _keras_of(model)
     board = k.callbacks.TensorBoard(log_dir=str(logdir), histogram_freq=1, profile_batch=window)
     # The timer stops training after the traced steps (it runs after the TensorBoard callback).
     timer = StepTimer(stop_after=window[1])
     fit = {"batch_size": batch_size, "verbose": 0}
-    model.fit(x, y, epochs=2, validation_data=synthetic_arrays(sizes[1], input_size, classes, 1),
-              callbacks=[board, timer], **fit)  # fmt: skip
+    model.fit(x, y, epochs=2, validation_data=data(sizes[1], 1), callbacks=[board, timer],
+              **fit)  # fmt: skip
     profile = trace_to_profile(find_xplanes(logdir))
     # The latency comes from a separate, unprofiled run (the profiler slows the traced steps).
     steps = WARMUP_STEPS + latency_steps
@@ -321,21 +485,28 @@ def _keras_of(model):
         import tf_keras
 
         return tf_keras
+
     import keras
 
     return keras
 
 
-def _compile(model) -> list[str]:
-    """Compile in the convention; the parts a Keras 3 model cannot follow."""
+def _compile(model, optimizer: str = "sgd") -> list[str]:
+    """Compile in the convention with ``optimizer``; the parts of the convention this run does
+    not follow (a Keras 3 model's, or an optimizer other than SGD)."""
     from ._keras2 import is_keras2, keras3_differences
 
     k = _keras_of(model)
-    sgd = k.optimizers.legacy.SGD() if is_keras2(model) else k.optimizers.SGD()
+    cls = OPTIMIZERS[optimizer]
+    opt = getattr(k.optimizers.legacy, cls)() if is_keras2(model) else getattr(k.optimizers, cls)()
     loss = k.losses.categorical_crossentropy
     # jit_compile stated: Keras 3's default ("auto") turns XLA on whenever a GPU is present.
-    model.compile(optimizer=sgd, loss=loss, metrics=["accuracy"], jit_compile=False)
-    return [] if is_keras2(model) else keras3_differences(model)
+    model.compile(optimizer=opt, loss=loss, metrics=["accuracy"], jit_compile=False)
+    if not is_keras2(model):
+        return keras3_differences(model)  # names a non-SGD optimizer too
+    if optimizer == "sgd":
+        return []
+    return [f"optimizer legacy {cls} instead of the legacy SGD (ResourceApplyGradientDescent)"]
 
 
 def _meta(keras_model, differs, **fields) -> ProfileMeta:
