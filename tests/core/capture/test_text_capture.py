@@ -86,7 +86,14 @@ def _types(path: Path) -> set[str]:
 # (legacy SGD scatters into the rows the batch used; no ResourceSparseApply*), the dense update
 # of the other weights, the metric.
 EMBEDDING_SGD = {"ResourceGather", "ResourceScatterAdd", "ResourceApplyGradientDescent", "ArgMax"}
-LOOP = {"TensorListFromTensor", "TensorListStack", "Sigmoid", "Tanh", "MatMul"}
+# The generic loop's TensorLists and matrix products. Its per-step element-wise ops (Sigmoid,
+# Tanh, AddV2, the dropout mask's GreaterEqual) are not asserted: on a CPU the trace holds only
+# some executions of such microsecond ops, or none (a dropout LSTM at 50 tokens, batch 32:
+# GreaterEqual traced 63 and 89 times of the 800 it ran in one capture, 0 in the next; TensorFlow's
+# executor runs ops it has measured as cheap inline, which is the likely cause).
+LOOP = {"TensorListFromTensor", "TensorListStack", "MatMul"}
+#: Cheap element-wise ops a CPU capture may lack for that reason.
+CPU_INLINE = {"GreaterEqual", "AddV2", "Sigmoid", "Tanh", "Cast", "Select", "SelectV2"}
 CUDNN = {"CudnnRNN", "CudnnRNNV2", "CudnnRNNV3", "CudnnRNNBackprop", "CudnnRNNBackpropV3"}
 
 
@@ -96,9 +103,9 @@ def test_op_types_each_text_model_emits_on_cpu(captured):
     assert LOOP | EMBEDDING_SGD <= lstm and not lstm & CUDNN
     assert "RandomUniform" not in lstm  # no dropout masks without dropout
     dropout = _types(captured / "TextLSTMDropout.json")
-    # the loop with dropout masks, and Adadelta as in the authors' rows: a dense update, and
-    # for the embedding the sparse one after merging repeated tokens
-    assert LOOP | {"RandomUniform", "GreaterEqual"} <= dropout and not dropout & CUDNN
+    # the loop with dropout masks drawn at every time step, and Adadelta as in the authors'
+    # rows: a dense update, and for the embedding the sparse one after merging repeated tokens
+    assert LOOP | {"RandomUniform"} <= dropout and not dropout & CUDNN
     sparse = {"ResourceApplyAdadelta", "ResourceSparseApplyAdadelta", "Unique"}
     assert sparse | {"UnsortedSegmentSum", "ResourceGather"} <= dropout
     assert not dropout & {"ResourceApplyGradientDescent", "ResourceScatterAdd"}
@@ -157,7 +164,13 @@ def test_generic_loop_lstm_speaks_the_authors_lstm_rows_vocabulary(captured):
     lstm = rows.loc[rows["model"] == "lstm", ops]
     capture = pd.Series(json.loads((captured / "TextLSTMDropout.json").read_text())["ops"])
     found = conformance(capture, lstm, model_kind="text")
-    # every device op type with >= 1% of the authors' row is there; nothing with >= 1% of the
-    # capture's busy time is foreign to it or to the text layers
-    assert (found["missing"], found["foreign"]) == ([], [])
+    # every device op type with >= 1% of the authors' row is there but for cheap element-wise
+    # ops a CPU may not trace (CPU_INLINE: here GreaterEqual, 3.9% of the row on a T4, at times);
+    # nothing with >= 1% of the capture's busy time is foreign to the row or to text layers but
+    # the convention's fused loss: the authors' rows have no SoftmaxCrossEntropyWithLogits (their
+    # loss ran as Exp, Log1p, Reciprocal, Select: 0.2% of a row); the capture's is < 1% of its
+    # time unless a descheduled thread books a stall to it (this test failed once in three runs
+    # under load; that op is the capture's only one outside the row's and the text layers' types)
+    assert set(found["missing"]) <= CPU_INLINE, found
+    assert set(found["foreign"]) <= {"SoftmaxCrossEntropyWithLogits"}, found
     assert "recurrent, generic loop" in found["text_layers"]
