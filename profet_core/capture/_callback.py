@@ -19,13 +19,12 @@ import tensorflow as tf
 
 from ._convert import find_xplanes, profiler_version, trace_to_profile
 from ._keras2 import check_model, convention_record, is_keras2, keras3_differences
+from ._load import model_kind_of, token_range
 from ._profile import (
     STEPS_TRACED,
     WARMUP_STEPS,
     ProfileMeta,
     device_info,
-    model_kind_of,
-    token_range,
     traced_steps,
     write_profile,
 )

@@ -80,10 +80,10 @@ def _profile_torch(args) -> int:
 def _profile(args) -> int:
     from ._check import check_capture_args, predict_suggestion
     from ._collect import check_out_dir
+    from ._load import kind_hint
     from ._profile import (
         PROFILE_OPTIONS,
         check_profile_out,
-        kind_hint,
         profile_model,
         write_profile,
     )

@@ -31,13 +31,15 @@ from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
 from ..inputs import _convention
 from ..inputs._outputs import TEMP_PREFIX, folder_lock, folder_not_ours, walk_entries
 from . import _zoo
+from ._tables import (
+    done_keys,
+    drop_failed,
+    model_name,
+    read_table,
+    record,
+    write_table,
+)
 
-KEY = ["exp", "instance", "model", "input_size", "batch_size"]
-STATUS_COLUMNS = [*KEY, "status", "error_kind", "message", "seconds", "finished_utc"]
-#: What every latencies and status row says about its model (``vocab_size``: latencies only).
-KIND_COLUMNS = ["model_kind", "seq_len"]
-#: Whole-number columns that are empty for some rows (a CNN has no sequence length).
-_OPTIONAL_INTS = ("seq_len", "vocab_size")
 CATALOG_COLUMNS = ["instance", "gpu", "gpu_count", "gpu_memory_gb", "vcpus", "memory_gib"]
 
 
@@ -50,11 +52,6 @@ class CollectSummary:
     failed: int
     skipped: int
     seconds: float
-
-
-def model_name(spec: str) -> str:
-    """Table name of a model spec: the zoo name, or a model file's stem."""
-    return spec if _zoo.zoo_kind(spec) else Path(spec).stem
 
 
 def check_models(models) -> list[str]:
@@ -77,54 +74,6 @@ def check_models(models) -> list[str]:
                 f"({', '.join(_zoo.GROUPS)}) nor a .py/.keras file"
             )
     return list(dict.fromkeys(out))
-
-
-def _read(path: Path) -> pd.DataFrame | None:
-    if not path.is_file():
-        return None
-    return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-
-
-def _write_atomic(df: pd.DataFrame, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=f"-{path.name}")
-    os.close(fd)
-    try:
-        if path.suffix == ".parquet":
-            df.to_parquet(tmp, index=False)
-        else:
-            df.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _replace_rows(path: Path, row: dict) -> None:
-    """Append ``row`` to the table at ``path``, dropping an older row with the same key."""
-    old = _read(path)
-    new = pd.DataFrame([row])
-    if old is not None and not old.empty:
-        same = (old[KEY].astype(str) == new[KEY].astype(str).iloc[0]).all(axis=1)
-        new = pd.concat([old[~same], new], ignore_index=True)
-    ops = sorted(c for c in new.columns if c.startswith(("Device_", "Host_")))
-    if ops:  # the shared schema: key columns, then op columns sorted, 0 where an op is absent
-        new[ops] = new[ops].fillna(0.0)
-        new = new[[*KEY, *ops]]
-    for col in _OPTIONAL_INTS:  # whole numbers, empty where they do not apply (not 200.0)
-        if col in new.columns:
-            new[col] = pd.to_numeric(new[col], errors="coerce").astype("Int64")
-    _write_atomic(new, path)
-
-
-def done_keys(out: Path) -> set[tuple]:
-    """Keys ``(exp, instance, model, input_size, batch_size)`` already in ``DIR/status.csv``."""
-    status = _read(out / "status.csv")
-    if status is None or status.empty:
-        return set()
-    return {
-        (str(r.exp), str(r.instance), str(r.model), int(r.input_size), int(r.batch_size))
-        for r in status.itertuples()
-    }
 
 
 def check_out_dir(out: str | Path) -> Path:
@@ -164,36 +113,6 @@ def run_workload(
         tail = (proc.stderr or "").strip().splitlines()[-1:] or [""]
         kind = "oom" if "out of memory" in tail[0].lower() else "crash"
         return {"ok": False, "error_kind": kind, "message": f"exit {proc.returncode}: {tail[0]}"}
-
-
-def _record(out: Path, w, instance: str, result: dict, seconds: float) -> None:
-    key = {
-        "exp": w.exp,
-        "instance": instance,
-        "model": model_name(w.model),
-        "input_size": w.input_size,
-        "batch_size": w.batch_size,
-    }
-    meta = result.get("meta", {}) if result["ok"] else {}
-    kind = meta.get("model_kind", w.kind)  # what the capture found, else what was asked
-    about = {"model_kind": kind, "seq_len": w.input_size if kind == "text" else None}
-    if result["ok"]:
-        _replace_rows(out / "profiles.parquet", {**key, **result["profile"]})
-        lat = {"batch_latency_s": meta["batch_latency_s"]}
-        lat["epoch_latency_s"] = meta["epoch_latency_s"]
-        lat.update(about, vocab_size=meta.get("vocab_size"))
-        _replace_rows(out / "latencies.parquet", {**key, **lat})
-    status = {
-        **key,
-        "status": "ok" if result["ok"] else "failed",
-        "error_kind": "" if result["ok"] else result["error_kind"],
-        "message": "" if result["ok"] else result.get("message", ""),
-        "seconds": round(seconds, 2),
-        "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **about,
-    }
-    # The status row is written last: a workload counts as done only once its rows are in.
-    _replace_rows(out / "status.csv", status)
 
 
 class Progress:
@@ -378,7 +297,7 @@ def _collect_grid(
     optimizer=None,
 ) -> CollectSummary:  # fmt: skip
     if retry_failed:
-        _drop_failed(out)
+        drop_failed(out)
     done = done_keys(out)
     todo = [
         w
@@ -396,7 +315,7 @@ def _collect_grid(
             )
         t0 = time.monotonic()
         result = run_workload(w, instance, spe, latency_steps, timeout, optimizer=optimizer)
-        _record(out, w, instance, result, time.monotonic() - t0)
+        record(out, w, instance, result, time.monotonic() - t0)
         ok += bool(result["ok"])
         if bar:
             unit = "tok" if w.kind == "text" else "px"
@@ -427,12 +346,6 @@ def _claim_convention(out: Path, optimizer: str | None = None) -> None:
     _convention.write_folder_convention(out, details, name)
 
 
-def _drop_failed(out: Path) -> None:
-    status = _read(out / "status.csv")
-    if status is not None and (status["status"] == "failed").any():
-        _write_atomic(status[status["status"] != "failed"], out / "status.csv")
-
-
 def write_catalog_line(out: str | Path, instance: str, gpu: str, usd_per_hour: float, **extra):
     """Add or update ``instance``'s line in ``out/instances.csv`` (the catalog's columns).
 
@@ -452,12 +365,12 @@ def write_catalog_line(out: str | Path, instance: str, gpu: str, usd_per_hour: f
         raise ProfetValueError(f"usd per hour {usd_per_hour!r} is not allowed; needs >= 0")
     out = check_out_dir(out)
     path = out / "instances.csv"
-    old = _read(path)
+    old = read_table(path)
     row = {"instance": instance, "gpu": gpu, **extra, "usd_per_hour": price}
     if old is not None:
         old = old[old["instance"].astype(str) != instance]
     table = pd.concat([old, pd.DataFrame([row])], ignore_index=True) if old is not None else None
     table = pd.DataFrame([row]) if table is None else table
     cols = [c for c in (*CATALOG_COLUMNS, "usd_per_hour") if c in table.columns]
-    _write_atomic(table[cols + [c for c in table.columns if c not in cols]], path)
+    write_table(table[cols + [c for c in table.columns if c not in cols]], path)
     return path

@@ -12,9 +12,10 @@ import pytest
 from profet_core import read_profile
 from profet_core.capture import _textzoo, _zoo
 from profet_core.capture._check import check_capture_args
-from profet_core.capture._collect import _grid, _record, check_models
+from profet_core.capture._collect import _grid, check_models
 from profet_core.capture._conformance import conformance, text_layers
 from profet_core.capture._profile import ProfileMeta, write_profile
+from profet_core.capture._tables import record
 from profet_core.cli._main import main
 from profet_core.errors import ProfetValueError
 
@@ -124,15 +125,15 @@ def test_a_text_profile_never_shows_its_tokens_as_pixels(tmp_path):
 
 
 def test_collected_rows_say_text_and_their_sequence_length(tmp_path):
-    """``_record`` of a finished text workload, a failed one and a CNN's (no TensorFlow)."""
+    """``record`` of a finished text workload, a failed one and a CNN's (no TensorFlow)."""
     ok = {"ok": True, "profile": {"Device_MatMul": 5.0, "Host_IDLE": 1.0}}
     ok["meta"] = {"batch_latency_s": 0.02, "epoch_latency_s": 2.0, "model_kind": "text"}
     ok["meta"]["vocab_size"] = 10_000
     failed = {"ok": False, "error_kind": "oom", "message": "boom"}
     cnn = {**ok, "meta": {**ok["meta"], "model_kind": "cnn", "vocab_size": None}}
-    _record(tmp_path, _zoo.Workload("TextLSTM", 200, 128, kind="text"), "box", ok, 1.0)
-    _record(tmp_path, _zoo.Workload("TextGRU", 400, 128, kind="text"), "box", failed, 1.0)
-    _record(tmp_path, _zoo.Workload("LeNet5", 32, 128), "box", cnn, 1.0)
+    record(tmp_path, _zoo.Workload("TextLSTM", 200, 128, kind="text"), "box", ok, 1.0)
+    record(tmp_path, _zoo.Workload("TextGRU", 400, 128, kind="text"), "box", failed, 1.0)
+    record(tmp_path, _zoo.Workload("LeNet5", 32, 128), "box", cnn, 1.0)
     lat = pd.read_parquet(tmp_path / "latencies.parquet").set_index("model")
     assert lat.loc["TextLSTM", ["model_kind", "seq_len", "vocab_size"]].tolist() == [
         "text",
