@@ -174,3 +174,22 @@ def test_generic_loop_lstm_speaks_the_authors_lstm_rows_vocabulary(captured):
     assert set(found["missing"]) <= CPU_INLINE, found
     assert set(found["foreign"]) <= {"SoftmaxCrossEntropyWithLogits"}, found
     assert "recurrent, generic loop" in found["text_layers"]
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_a_captured_text_model_answers_with_a_named_basis(captured, name):
+    """The op types a CPU capture records are what TensorFlow places on a GPU (oneDNN off);
+    read as device time (the CPU's times standing in for a GPU's), each text model's profile is
+    answered by the spec family model, whose notes name the kinds of work no training run
+    measured, and none of its op types is merged silently."""
+    from profet_core import load_artifacts
+
+    profile = read_profile(captured / f"{name}.json")
+    ops = [c for c in profile.columns if c.startswith("Host_") and c != "Host_IDLE"]
+    as_gpu = profile[ops].rename(columns=lambda c: "Device_" + c.removeprefix("Host_"))
+    result = load_artifacts().predict("g4dn.xlarge", as_gpu, anchor_latency_s=0.05)
+    assert result.table["basis"].astype(str).str.startswith("spec family model").all()
+    notes = " ".join(result.warnings())
+    kinds = {"TextTransformer": "attention"}.get(name, "loop")
+    assert "Never measured" in notes and kinds in notes, notes
+    assert "Refused" not in notes
