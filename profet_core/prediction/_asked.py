@@ -60,6 +60,13 @@ def asked(predictor, anchor, profiles, request, blocks=None):
     if question.kind == "family":
         notes = (*notes, *question.notes, *_method_note(predictor, method))
         method = predictor.default_method  # one model answers: the method is not asked
+        if sizes is not None:  # the memory model learned CNN activations (pixels, batches)
+            sizes = None
+            notes = (
+                *notes,
+                "P(fits) is left empty: the memory model learned CNN steps (images and "
+                "pixels), not this kind of model.",
+            )
     ops, lat = prepared.ops, prepared.latency_s
     if blocks is None or not blocks.answers(anchor, ops, lat):
         blocks = Blocks(anchor, ops, lat, question.parts)
