@@ -52,6 +52,10 @@ LAUNCH_BOUND_U = 0.5
 #: (its faster GPUs predicted ~20% too fast against published PyTorch ratios).
 #: ``python bench/claims/beyond_cnn.py`` prints the comparison; ``--fixed-share`` varies it.
 FIXED_SHARE = 0.071
+#: Longest profiled span (busy plus idle time) a two-step profile of the generator shows, in
+#: step latencies: 4.12 over the data's 9,036 profiles (median 2.1; host-bound CNN steps 3.3-3.7,
+#: as the notebook's text rows). Beyond it a profile that does not say covers more steps.
+WINDOW_TWO_STEPS = 4.2
 #: Families a generic framework loop's cell runs per timestep (small, launch-bound kernels).
 LOOP_CELL = frozenset(
     ("matmul", "attention", "elementwise", "activation", "norm", "pool", "fused", "other", "loop")
@@ -104,7 +108,9 @@ class StepParts:
         return np.delete(self.device, comm, axis=1).sum(axis=1)
 
 
-def step_parts(fine, idle, lat, steps=2.0, kernels=None, world_size=None) -> StepParts:
+def step_parts(
+    fine, idle, lat, steps=2.0, kernels=None, world_size=None, assumed=None
+) -> StepParts:
     """:class:`StepParts` from device time per fine family over ``steps`` steps.
 
     Parameters
@@ -118,6 +124,11 @@ def step_parts(fine, idle, lat, steps=2.0, kernels=None, world_size=None) -> Ste
     steps : float or ndarray of shape (n,)
     kernels, world_size : ndarray of shape (n,), optional
         Kernel launches over the steps, GPUs of the traced run.
+    assumed : ndarray of bool, shape (n,), optional
+        Rows whose step count the profile did not say (``steps`` assumed). Where such a
+        row's profiled time (busy plus idle) spans more than :data:`WINDOW_TWO_STEPS` of its
+        measured step, it covers more steps than two: its busy share of that time is taken as
+        its steps' share (the window's idle is then its steps' own, not the profiler's).
     """
     fine = np.asarray(fine, dtype=float)
     n = len(fine)
@@ -128,6 +139,12 @@ def step_parts(fine, idle, lat, steps=2.0, kernels=None, world_size=None) -> Ste
     idle_step = np.asarray(idle, dtype=float) / steps * 1e-6
     lat = np.full(n, np.nan) if lat is None else np.broadcast_to(np.asarray(lat, float), (n,))
     latency = np.where(np.isfinite(lat), lat, busy + idle_step)
+    if assumed is not None:
+        window = (busy + idle_step) * steps  # the profiled span (s)
+        long = np.asarray(assumed, bool) & np.isfinite(lat) & (window > WINDOW_TWO_STEPS * lat)
+        share = np.where(window > 0, busy * steps / np.where(window > 0, window, 1.0), 0.0)
+        scale = np.where(long & (busy > 0), share * latency / np.where(busy > 0, busy, 1.0), 1.0)
+        device, busy = device * scale[:, None], busy * scale
     world = np.ones(n) if world_size is None else np.asarray(world_size, dtype=float)
     single = ~(world > 1)
     # Several GPUs: the step's idle time holds the collectives' waits, not one GPU's gaps; the

@@ -110,6 +110,9 @@ def classify(predictor, anchor, profiles, prepared, request, unknown_share) -> Q
         kernels = kernels * 2.0 / steps  # over 2 steps, as the prepared op times
     if "world_size" in profiles.columns:
         world = pd.to_numeric(profiles["world_size"], errors="coerce").fillna(1).to_numpy(float)
+    from .._schema import STEPS_ASSUMED
+
+    assumed = np.isin(np.arange(len(profiles)), profiles.attrs.get(STEPS_ASSUMED, ()))
     parts = step_parts(
         fine[list(FINE_FAMILIES)].to_numpy(),
         fine["idle"].to_numpy(),
@@ -117,6 +120,7 @@ def classify(predictor, anchor, profiles, prepared, request, unknown_share) -> Q
         2.0,
         kernels,
         world,
+        assumed,
     )
     notes = family_notes(parts, framework, profiles)
     amp = _autocast(profiles)

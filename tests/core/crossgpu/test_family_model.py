@@ -101,3 +101,15 @@ def test_the_interval_grows_with_overhead_and_unmeasured_work():
         widths.append(half_width(parts, step, share, 0.1)[0])
     assert widths[1] > widths[0] and widths[2] > widths[0]
     assert widths[1] <= np.hypot(0.1, W_HOST) + 1e-9
+
+
+def test_a_profile_spanning_many_steps_is_read_by_its_busy_share():
+    # 20 ms busy, 380 ms idle over an unstated span, 10 ms steps: 40 step latencies, far
+    # beyond two steps' (at most ~4.2): the steps' busy share is the span's, 5%
+    fine, idle = _fine(matmul=20_000), [380_000.0]
+    told = step_parts(fine, idle, [0.010], assumed=[True])
+    assert told.busy[0] == pytest.approx(0.0005) and told.overhead[0] == pytest.approx(0.0095)
+    said = step_parts(fine, idle, [0.010], assumed=[False])  # said to be two steps: as given
+    assert said.busy[0] == pytest.approx(0.010 * (1 - FIXED_SHARE))
+    short = step_parts(_fine(matmul=20_000), [10_000.0], [0.010], assumed=[True])
+    assert short.busy[0] == pytest.approx(0.010 * (1 - FIXED_SHARE))  # a two-step span
