@@ -6,6 +6,11 @@ from __future__ import annotations
 import pandas as pd
 
 from .._format import format_number
+from ..errors import ProfetValueError
+
+#: Hours in a year (365.25 days): a run predicted to take longer is said to (a 600,000-year
+#: plan was printed without a word).
+YEAR_HOURS = 8766.0
 
 
 def plan_notes(answer: dict, table: pd.DataFrame, minimize: str, picked: dict) -> list[str]:
@@ -71,3 +76,34 @@ def _tie_notes(table: pd.DataFrame, picked: dict) -> list[str]:
                 "it takes the same time, and SkyPilot breaks the tie by order"
             )
     return notes
+
+
+def sense_warnings(table: pd.DataFrame) -> list[str]:
+    """Warnings on a plan that makes no sense as it stands: runs longer than a year."""
+    long = table[table["run_hours"] > YEAR_HOURS]
+    if long.empty:
+        return []
+    best = long.loc[long["run_hours"].idxmin()]
+    return [
+        f"the run takes more than a year on {len(long)} of {len(table)} candidate(s) (at the "
+        f"least {format_number(best['run_hours'])} h, {format_number(best['run_hours'] / YEAR_HOURS)}"
+        f" years, on {best['candidate']}): check its length (dataset_images x epochs, or "
+        "run_steps); a plan that long is no plan"
+    ]
+
+
+def check_prices(table: pd.DataFrame) -> None:
+    """Refuse a plan with a price no offering has: 0 or less, or outside the plausible range
+    the catalog's reader keeps (SkyPilot composes GCP's prices from rows that may be 0)."""
+    from ..offerings._vms import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
+
+    price = table["usd_per_hour"]
+    bad = table[price.notna() & ~price.between(MIN_USD_PER_HOUR, MAX_USD_PER_HOUR)]
+    if len(bad):
+        r = bad.iloc[0]
+        raise ProfetValueError(
+            f"SkyPilot prices {r['candidate']} on {r['cloud']} {r['instance']} ({r['region']}) "
+            f"at {format_number(r['usd_per_hour'])} USD/h, outside the plausible "
+            f"{MIN_USD_PER_HOUR:g}..{MAX_USD_PER_HOUR:,g} USD/h (a cost of 0 or less is no "
+            "cost): fix that row of the catalog, or leave its cloud out (--cloud)"
+        )

@@ -13,11 +13,13 @@ import numpy as np
 import pandas as pd
 
 from .._format import format_number
-from ..errors import ProfetFileNotFoundError, ProfetValueError
+from .._messages import quote
+from ..errors import ProfetValueError
 from ..inputs._args import frame_arg, is_number, path_arg, shown
-from ._notes import plan_notes
-from ._offline import TIMEOUT_S, catalog_source, check_task_yaml, run_child
+from ._notes import check_prices, plan_notes, sense_warnings
+from ._offline import TIMEOUT_S, catalog_source, check_installed, run_child
 from ._runs import RunSpec, run_spec
+from ._task import check_resources, read_task
 
 #: Columns of :attr:`SkyPlan.table` (USD per hour, hours per run, USD per run).
 PLAN_COLUMNS = (
@@ -240,8 +242,6 @@ def sky_plan(
 
     request = as_request(request, options)
     path = path_arg(task_yaml, "the task YAML")
-    if not path.is_file():
-        raise ProfetFileNotFoundError(f"task YAML {str(path)!r} does not exist")
     if minimize not in ("cost", "time"):
         raise ProfetValueError(f"minimize {minimize!r} is not allowed; use cost or time")
     frame_arg(profiles, "the profile")
@@ -249,22 +249,32 @@ def sky_plan(
         artifacts = path_arg(artifacts, "the artifacts path")
     if not is_number(timeout_s) or not 0 < timeout_s < float("inf"):
         raise ProfetValueError(f"timeout_s {shown(timeout_s)} is not allowed; give seconds > 0")
+    check_installed()
+    data, doc = read_task(task_yaml)
+    check_resources(doc)
     r = request
     spec = run_spec(profiles, r.dataset_images, r.epochs, r.run_steps, r.batch_size)
-    files, common, chosen = catalog_source(catalog, clouds)
+    copy = catalog_source(catalog, clouds)
     asked = {
-        "task": os.path.abspath(path),
-        "catalog_files": {c: str(p) for c, p in files.items()},
-        "accelerators_csv": str(common),
-        "clouds": list(chosen),
+        "shown": quote(str(path)),
+        "clouds": list(copy.clouds),
         "minimize": minimize,
         "artifacts": None if artifacts is None else os.path.abspath(artifacts),
         "profile": {"columns": list(map(str, profiles.columns)), "data": _values(profiles)},
         "request": request_fields(request),
+        "timeout_s": float(timeout_s),
     }
-    check_task_yaml(path)
-    answer = run_child(asked, timeout_s)
-    return _assemble(answer, minimize, spec, chosen, path)
+    answer = run_child(asked, timeout_s, _files(data, copy))
+    return _assemble(answer, minimize, spec, copy, path)
+
+
+def _files(task: bytes, copy) -> dict:
+    """The files the child reads, by their names in its folder: the task and the catalog as
+    checked here (copies), never the user's files themselves."""
+    files = {"task.yaml": task.decode("utf-8")}
+    for cloud, text in copy.files.items():
+        files[f"catalog/{cloud}/{'accelerators' if cloud == 'common' else 'vms'}.csv"] = text
+    return files
 
 
 def _value(v):
@@ -276,8 +286,9 @@ def _values(frame: pd.DataFrame) -> list:
     return [[_value(v) for v in row] for row in frame.itertuples(index=False, name=None)]
 
 
-def _assemble(answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path) -> SkyPlan:
-    """The plan from the child's answer: one row per candidate, sorted, picks marked."""
+def _assemble(answer: dict, minimize: str, spec: RunSpec, copy, path) -> SkyPlan:
+    """The plan from the child's answer: one row per candidate, sorted, picks marked, its
+    prices and run times checked for sense (:func:`~profet_core.sky._notes.check_prices`)."""
     rows, configs = [], []
     for i, c in enumerate(answer["candidates"]):
         run = c["run"]
@@ -303,6 +314,7 @@ def _assemble(answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path) -
         table[col] = pd.to_numeric(table[col], errors="coerce")
     for col in ("cloud", "instance", "region", "market", "basis", "reason"):
         table[col] = table[col].fillna("")
+    check_prices(table)
     key = "run_usd" if minimize == "cost" else "run_hours"
     order = np.lexsort((np.arange(len(table)), table[key].to_numpy()))
     table = table.iloc[order].reset_index(drop=True)
@@ -317,10 +329,10 @@ def _assemble(answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path) -
         picked["profet"],
         minimize,
         spec,
-        clouds,
-        repr(answer["task"]) if answer["task"] else repr(str(path)),
-        tuple(plan_notes(answer, table, minimize, picked)),
-        tuple(answer["warnings"]),
+        copy.clouds,
+        quote(answer["task"]) if answer["task"] else quote(str(path)),
+        (*copy.notes, *plan_notes(answer, table, minimize, picked)),
+        (*answer["warnings"], *sense_warnings(table)),
         configs,
         tuple(answer["network"]),
     )

@@ -1,12 +1,14 @@
-"""The README's recipe for ``sky.launch`` users runs as written: in a process whose home holds the
-tests' catalog (``~/.sky/catalogs/v8``, the plan's default) with ``sky.launch`` recording the task
-it is given and no network, it hands SkyPilot the candidates in order, PROFET's pick first."""
+"""The README's recipe for ``sky.launch`` users runs as written: from a folder laid out as the
+repository (``examples/``, with ``../shared/data/skypilot-catalog`` the tests' own catalog), with
+``sky.launch`` recording the task it is given and no network, it hands SkyPilot the candidates
+in order, PROFET's pick first."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -41,17 +43,20 @@ def _recipe() -> str:
 
 
 def test_the_readme_recipe_launches_profets_order(tmp_path):
-    write_catalog(tmp_path / ".sky" / "catalogs" / "v8")
+    # the README's layout: the repository beside ../shared (here the tests' small catalog)
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples", repo / "examples")
+    write_catalog(tmp_path / "shared" / "data" / "skypilot-catalog")
     env = {
         **os.environ,
-        "HOME": str(tmp_path),
-        "SKY_RUNTIME_DIR": str(tmp_path),
+        "HOME": str(tmp_path / "home"),  # sky's import writes ~/.sky: never the user's
+        "SKY_RUNTIME_DIR": str(tmp_path / "home"),
         "SKYPILOT_DISABLE_USAGE_COLLECTION": "1",
         "PYTHONPATH": str(ROOT),
     }
     code = PRELUDE + _recipe() + AFTER
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, timeout=600
+        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, env=env, timeout=600
     )
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
