@@ -1,4 +1,4 @@
-"""Every example in the README runs as written (issue 12): each `profet ...` line of its ```sh
+"""Every example in the README runs as written: each `profet ...` line of its ```sh
 blocks exits 0 from a copy of the repository's examples, and its ```python blocks execute."""
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def test_layout_section_lists_every_module():
     )
 
 
-#: What the Layout section says the top level holds (issue 42), dot-files aside.
+#: What the Layout section says the top level holds, dot-files aside.
 TOP_LEVEL = {
     "app.py",
     "pages",
@@ -155,3 +155,15 @@ def test_the_top_level_holds_what_the_layout_says():
     said = README[README.index("The top level holds nothing else") :]
     for name in TOP_LEVEL:
         assert f"`{name}" in said, f"the Layout section does not name {name}"
+
+
+def test_ci_runs_the_readme_test_command_verbatim_and_prints_the_slowest_tests():
+    command = next(
+        line.strip()
+        for line in README.splitlines()
+        if line.strip().startswith("python3 -m venv .venv") and "pytest" in line
+    )
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert lines[-1] == command  # the README's test command, as the README gives it
+    # the 25 slowest tests after the run: pytest's PYTEST_ADDOPTS, set before the command
+    assert any("PYTEST_ADDOPTS" in x and "--durations=25" in x for x in lines[:-1])
