@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..cli._argtypes import float_range, int_range
-from ..cli._common import passed, warn
+from ..cli._common import passed, require_extra, warn
 from ._check import MAX_CLASSES, MAX_LATENCY_STEPS, MAX_PRICE, MAX_REPEATS
 
 #: ``collect``'s options, given as the flags of the same names.
@@ -80,6 +80,7 @@ def _profile(args) -> int:
     from ._profile import PROFILE_OPTIONS, check_profile_out, profile_model, write_profile
 
     _require_keras_args(args)
+    require_extra("capture", "profet profile", "a Keras model; --torch profiles a PyTorch one")
 
     # what the capture cannot run is refused in the first second, before TensorFlow starts
     check_capture_args(
@@ -124,6 +125,8 @@ def _require_keras_args(args) -> None:
 def _collect(args) -> int:
     from ._collect import collect, write_catalog_line
 
+    require_extra("capture", "profet collect")
+
     if (args.gpu is None) != (args.usd_per_hour is None):
         from ..errors import ProfetValueError
 
@@ -161,7 +164,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--latency-steps", type=int, default=50, help="timed steps (default 50)")
     p.add_argument("--instance", help="instance name for the metadata")
     p.add_argument("--out", default="profile.json", help="profile JSON (default profile.json)")
-    t = p.add_argument_group("a PyTorch model (the torch extra: pip install 'profet[torch]')")
+    t = p.add_argument_group("a PyTorch model (the torch extra: pip install -e '.[torch]')")
     t.add_argument(
         "--torch",
         metavar="MODULE:FACTORY",
