@@ -29,6 +29,8 @@ PLAN_COLUMNS = (
     "region",
     "market",
     "usd_per_hour",
+    "regions_at_price",
+    "price_check",
     "basis",
     "batch_latency_ms",
     "run_hours",
@@ -39,6 +41,7 @@ PLAN_COLUMNS = (
     "p_fit",
     "pick",
     "reason",
+    "note",
 )
 DEFAULT_PICK, PROFET_PICK = "1-hour default", "PROFET"
 _NUMBERS = (
@@ -50,6 +53,7 @@ _NUMBERS = (
     "run_usd",
     "usd_1h_default",
     "p_fit",
+    "regions_at_price",
 )
 
 
@@ -63,7 +67,8 @@ class SkyPlan:
         :data:`PLAN_COLUMNS`, one row per candidate resource of the task, best first by the
         objective (``run_usd``, or ``run_hours`` when minimizing time): the cheapest launchable
         offering SkyPilot finds for it alone (``cloud``, ``instance``, ``region``, ``market``,
-        ``usd_per_hour``), PROFET's prediction (``batch_latency_ms`` per step on all its GPUs,
+        ``usd_per_hour``; ``regions_at_price``, ``price_check`` and ``note``: what that price
+        needs said, as every view of the offering says it), PROFET's prediction (``batch_latency_ms`` per step on all its GPUs,
         ``run_hours`` with its 80% interval), ``run_usd`` at that price, ``usd_1h_default`` (what
         SkyPilot's one-hour default charges it), ``pick`` and ``reason`` (why no prediction).
     default_pick, profet_pick : dict or None
@@ -264,7 +269,7 @@ def sky_plan(
     }
     check_task_yaml(path)
     answer = run_child(asked, timeout_s)
-    return _assemble(answer, minimize, spec, chosen, path)
+    return _assemble(answer, minimize, spec, chosen, path, common.parent.parent)
 
 
 def _value(v):
@@ -276,8 +281,55 @@ def _values(frame: pd.DataFrame) -> list:
     return [[_value(v) for v in row] for row in frame.itertuples(index=False, name=None)]
 
 
-def _assemble(answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path) -> SkyPlan:
-    """The plan from the child's answer: one row per candidate, sorted, picks marked."""
+def _flagged(table: pd.DataFrame, folder) -> tuple[pd.DataFrame, str]:
+    """``table`` with what each row's price needs said (``regions_at_price``, ``price_check``,
+    ``note``: the offerings view's words for the same offering of the catalog ``folder``), and
+    the note counting the catalog's instance types with a price to check ("" where no row has
+    one). A row is matched by cloud, instance, region and market (SkyPilot reads the catalog's
+    raw prices: a swapped pair's on-demand row is its spot price here, and says so)."""
+    from ..offerings import OfferingFilter, choose
+    from ..offerings._filter import markets
+    from ..offerings._notes import price_check_note
+    from ..offerings._read import read_accounted
+    from ..offerings._snapshot import derive_offerings
+
+    snapshot = derive_offerings(read_accounted(folder)[0])
+    every = markets(snapshot).assign(market=lambda t: np.where(t["spot"], "spot", "on-demand"))
+    said = every.drop_duplicates(KEY).set_index(KEY)[["price_check", "note"]]
+    shown = choose(snapshot, OfferingFilter(spot=None))
+    shown = shown.assign(market=np.where(shown["spot"], "spot", "on-demand"))
+    ties = shown.set_index(["cloud", "instance", "market"])[["region", "regions_at_price"]]
+    out = table.copy()
+    out["regions_at_price"], out["price_check"], out["note"] = np.nan, "", ""
+    for i, r in out.iterrows():
+        k = (r["cloud"], r["instance"], r["region"], r["market"])
+        if k in said.index:
+            out.at[i, "price_check"] = str(said.at[k, "price_check"] or "")
+            out.at[i, "note"] = str(said.at[k, "note"] or "")
+        t = k[:2] + k[3:]
+        if t in ties.index and ties.at[t, "regions_at_price"] > 1:
+            out.at[i, "regions_at_price"] = ties.at[t, "regions_at_price"]
+            out.at[i, "note"] = "; ".join(
+                x
+                for x in (
+                    out.at[i, "note"],
+                    f"{int(ties.at[t, 'regions_at_price'])} regions share the type's cheapest "
+                    "price; SkyPilot names one",
+                )
+                if x
+            )
+    return out, price_check_note(out, snapshot)
+
+
+#: The key of one offering in one market.
+KEY = ["cloud", "instance", "region", "market"]
+
+
+def _assemble(
+    answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path, folder=None
+) -> SkyPlan:
+    """The plan from the child's answer: one row per candidate, sorted, picks marked; the
+    prices' flags from the catalog ``folder`` where given."""
     rows, configs = [], []
     for i, c in enumerate(answer["candidates"]):
         run = c["run"]
@@ -301,8 +353,11 @@ def _assemble(answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path) -
     table = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
     for col in _NUMBERS:
         table[col] = pd.to_numeric(table[col], errors="coerce")
-    for col in ("cloud", "instance", "region", "market", "basis", "reason"):
+    for col in ("cloud", "instance", "region", "market", "basis", "reason", "price_check", "note"):
         table[col] = table[col].fillna("")
+    checked = ""
+    if folder is not None:
+        table, checked = _flagged(table, folder)
     key = "run_usd" if minimize == "cost" else "run_hours"
     order = np.lexsort((np.arange(len(table)), table[key].to_numpy()))
     table = table.iloc[order].reset_index(drop=True)
@@ -319,7 +374,7 @@ def _assemble(answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path) -
         spec,
         clouds,
         repr(answer["task"]) if answer["task"] else repr(str(path)),
-        tuple(plan_notes(answer, table, minimize, picked)),
+        tuple(plan_notes(answer, table, minimize, picked)) + ((checked,) if checked else ()),
         tuple(answer["warnings"]),
         configs,
         tuple(answer["network"]),
