@@ -38,6 +38,7 @@ if st.button("Predict", type="primary", key="predict"):
             form.batch_size,
             form.input_size,
             profile,
+            request,
         )
         if answer.offerings is None:
             st.error(common.safe(f"Offerings could not be priced: {answer.offerings_error}"))

@@ -50,6 +50,8 @@ class AnchorResult:
     batch_size: int
     input_size: int
     profiles: pd.DataFrame | None = None
+    #: The :class:`~profet_core.PredictRequest` it answers (precision, GPUs, latency...).
+    request: object = None
 
     @property
     def anchor(self) -> str:
@@ -89,6 +91,43 @@ DIMENSIONS = {
 def get_predictor() -> Predictor:
     """The trained artifacts (``$PROFET_ARTIFACTS`` or ``artifacts/``), loaded once a process."""
     return load_artifacts()
+
+
+#: Modules the other pages import, loaded by :func:`warm_up` (the DOE page's statsmodels takes
+#: seconds to import: its first request in a fresh browser took 4.4 s, 2 s after).
+WARM_MODULES = ("plotly.express", "profet_core.doe", "profet_app.accuracy", "profet_app.spec_order")
+_WARMING: list = []
+
+
+def warm_up() -> None:
+    """Once a process, in a background thread: load the models and their validation tables and
+    import what every page imports, so that a page a fresh browser opens first draws in seconds
+    (Model accuracy took 6.3 s to its first metric when it was the first page the server ran,
+    Experiment design 4.4 s to its tabs when it was the first to import statsmodels)."""
+    import threading
+
+    if _WARMING:
+        return
+    _WARMING.append(threading.Thread(target=_warm, name="profet-warm-up", daemon=True))
+    _WARMING[0].start()
+
+
+def _warm() -> None:
+    import importlib
+
+    try:
+        predictor = load_predictor_cached()
+        for name in predictor.validation:  # each table parsed on first use
+            predictor.validation.get(name)
+    except ProfetError:
+        pass  # the pages say what is wrong with the artifacts
+    for name in WARM_MODULES:
+        importlib.import_module(name)
+
+
+def load_predictor_cached() -> Predictor:
+    """:func:`get_predictor` outside a page's run (no spinner to show there)."""
+    return get_predictor()
 
 
 def predictor_or_stop() -> Predictor:
