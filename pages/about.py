@@ -7,6 +7,7 @@ import streamlit as st
 from profet_app import common
 from profet_core import ProfetError, price_source
 
+common.wide_layout()
 st.title("About PROFET")
 st.markdown(
     """

@@ -15,6 +15,7 @@ from profet_core import OfferingFilter, ProfetError
 #: Session-state key of the inputs the shown result was predicted from.
 INPUTS = "anchor_inputs"
 
+common.wide_layout()
 predictor = common.predictor_or_stop()
 st.title("Anchor prediction")
 st.caption(

@@ -17,6 +17,7 @@ MODES = {
     POINTS: "Two or three measured latencies",
 }
 
+common.wide_layout()
 predictor = common.predictor_or_stop()
 st.title("Scaler prediction")
 st.caption(

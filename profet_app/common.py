@@ -148,6 +148,14 @@ def load_predictor_cached() -> Predictor:
     return get_predictor()
 
 
+def wide_layout() -> None:
+    """The app's wide layout, set by each page too: a page opened by its own link (a fresh
+    browser's ``/model_accuracy?section=...``) was drawn in Streamlit's narrow layout (736 px at
+    1440, its tables cut at the right) although the entry point sets the wide one; opened from
+    the menu it was wide."""
+    st.set_page_config(layout="wide")
+
+
 def predictor_or_stop() -> Predictor:
     """The cached predictor, or an ``st.error`` and a stopped page when the artifacts are unusable."""
     try:

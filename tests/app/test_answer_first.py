@@ -110,6 +110,10 @@ def test_the_chart_labels_every_bar_and_marks_every_pick(amp_all):
     heights = [a["ay"] for a in marks]
     assert len(set(heights)) == len(heights)  # one label per row, each at its own height
     assert any("The chart shows" in c.value for c in amp_all.caption)
+    # the front's pick labels ran under its markers: each on a box, at its own height
+    front = plotly_spec(amp_all, 2)["layout"]["annotations"]
+    assert front and all(a.get("bgcolor") for a in front)
+    assert len({a["ay"] for a in front}) == len(front)
 
 
 def test_one_rounding_rule_and_one_name_per_quantity(amp_all):

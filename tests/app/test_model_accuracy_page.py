@@ -191,7 +191,8 @@ def test_published_speedups_plot_equals_validation(page, predictor):
     assert pub["held_out"].any()  # the VGG16 / Inception-v3 check is on the plot too
     frame = next(d for d in at.dataframe if "mape_before" in d.value.columns)
     headers = json.loads(frame.proto.columns)
-    assert headers["mape_cross"]["label"] == "Spec model MAPE (%)", headers  # words, not names
+    assert headers["mape_cross"]["label"] == "Spec model (%)", headers  # words, not names
+    assert "MAPE" in headers["mape_cross"]["help"]
     assert headers["half_width_log"]["label"] == "80% interval half-width (log)"
     table = frame.value
     want = predictor.validation["published"]
