@@ -193,7 +193,8 @@ def test_published_speedups_plot_equals_validation(page, predictor):
     headers = json.loads(frame.proto.columns)
     assert headers["mape_cross"]["label"] == "Spec model (%)", headers  # words, not names
     assert "MAPE" in headers["mape_cross"]["help"]
-    assert headers["half_width_log"]["label"] == "80% interval half-width (log)"
+    assert headers["half_width_log"]["label"] == "Half-width"
+    assert headers["half_width_log"]["help"] == "the 80% interval's half-width (log units)"
     table = frame.value
     want = predictor.validation["published"]
     want = want[want["scope"] != "source"].reset_index(drop=True)
