@@ -264,6 +264,20 @@ def render(result) -> None:
         width="stretch",
         key="offerings_front",
     )
+    _grid(t)
+    st.download_button(
+        "Download offerings CSV",
+        shown.to_csv,  # made on click
+        "profet_offerings.csv",
+        "text/csv",
+        key="offerings_csv",
+        on_click="ignore",  # no rerun: the other downloads' links stay valid
+    )
+
+
+def _grid(t: pd.DataFrame) -> None:
+    """The offerings' sortable table, under the core's column names and the per-configuration
+    table's labels and rule for the same quantities."""
     grid = t[[c for c in _GRID if c in t.columns]]
     num = st.column_config.NumberColumn
     st.dataframe(
@@ -271,7 +285,6 @@ def render(result) -> None:
         hide_index=True,
         width="stretch",
         key="offerings_table",
-        # The per-configuration table's labels and rule for the same quantities.
         column_config={
             "usd_per_hour": num("USD/h", format=SIG),
             "regions_at_price": num("Regions", format="%d"),
@@ -289,12 +302,4 @@ def render(result) -> None:
             "pick": st.column_config.TextColumn("Pick"),
             "note": st.column_config.TextColumn("Offering note"),
         },
-    )
-    st.download_button(
-        "Download offerings CSV",
-        shown.to_csv,  # made on click
-        "profet_offerings.csv",
-        "text/csv",
-        key="offerings_csv",
-        on_click="ignore",  # no rerun: the other downloads' links stay valid
     )

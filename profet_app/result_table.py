@@ -72,6 +72,24 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
         ),
         **_cost_config(),
         "pick": text("Pick", width=60),
+        **_flag_config(),
+        "gpus": num("GPUs", format="%d", width=50),
+        "images_per_s": num("Images/s", format="%.0f", width=80),  # whole images
+        "basis_precision": text(
+            "AMP / GPUs basis",
+            help="what the mixed-precision gain and the several-GPU step rest on: published "
+            "(n) pairs or rows of that GPU, or specs only",
+        ),
+        "precision": text("Precision", width=70),
+        "ensemble": text("Ensemble"),
+        **{m: common.number_column(display, m, f"{m[:-3]} member (ms)", "{:.4g}") for m in members},
+    }
+
+
+def _flag_config() -> dict:
+    """Labels and widths of what a row's price needs said."""
+    num, text = st.column_config.NumberColumn, st.column_config.TextColumn
+    return {
         "price_check": text(
             "Price check",
             width=95,
@@ -90,16 +108,6 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
             "whole instance paid for fewer GPUs, an instance type renting elsewhere at its own "
             "price",
         ),
-        "gpus": num("GPUs", format="%d", width=50),
-        "images_per_s": num("Images/s", format="%.0f", width=80),  # whole images
-        "basis_precision": text(
-            "AMP / GPUs basis",
-            help="what the mixed-precision gain and the several-GPU step rest on: published "
-            "(n) pairs or rows of that GPU, or specs only",
-        ),
-        "precision": text("Precision", width=70),
-        "ensemble": text("Ensemble"),
-        **{m: common.number_column(display, m, f"{m[:-3]} member (ms)", "{:.4g}") for m in members},
     }
 
 
