@@ -44,6 +44,26 @@ architectures left out of training.
 """
 )
 
+st.header("Which models the measurements cover")
+st.markdown(
+    """
+The trained models learned from **TensorFlow CNN training steps** (12 CNNs on four GPUs) and
+published CNN speed-ups of newer GPUs. A profile of **another kind of model** (recurrent layers,
+attention, embeddings, text preprocessing) or a **PyTorch trace** (`torch.profiler`'s
+`.pt.trace.json(.gz)`) is answered by the **spec family model**: each kind of work in the step
+(convolutions, matrix products and attention on the tensor or FP32 rate; normalisation,
+element-wise work, recurrent kernels and embeddings on memory bandwidth; a framework loop's small
+per-timestep kernels on kernel launches; collectives on the interconnect) is moved to the target
+GPU by the spec model's fitted exponents, and what the step spends beyond device work (host,
+launches, synchronisation) is kept. Its basis reads `spec family model (...)`, and the answer's
+note names the kinds of work no training run measured, with their share of the step: their
+interval is wider. Checked against PROFET's own notebook (RNN, LSTM and BiLSTM on Reuters, g4dn ->
+g5: within 7%) and published PyTorch ResNet-50 ratios (`python bench/claims/beyond_cnn.py`, which
+prints both); large recurrent models (GNMT-sized LSTMs) run compute-bound and are predicted too
+slow by it.
+"""
+)
+
 st.header("How to profile on the anchor instance")
 st.markdown(
     """

@@ -118,7 +118,7 @@ def _one_value(profile: pd.DataFrame, column: str):
     return profile[column].iloc[0]
 
 
-def _prefill_from_file(instances) -> None:
+def _prefill_from_file(predictor) -> None:
     """Copy what an uploaded file says about itself (anchor, sizes, steps, latency) into the
     form, where it stays editable: a file taken at 128 px must not be predicted as 224 px.
 
@@ -134,8 +134,13 @@ def _prefill_from_file(instances) -> None:
     if profile is None:
         return
     state = st.session_state
-    if _one_value(profile, "instance") in instances:
+    if _one_value(profile, "instance") in predictor.all_instances:
         state["anchor"] = str(_one_value(profile, "instance"))
+    elif "gpu_name" in profile:  # a PyTorch trace names its GPU: its spec line is the anchor
+        try:
+            state["anchor"] = predictor.anchor_of_gpu(profile)
+        except ProfetError:
+            pass  # Predict says why (a GPU without a spec line)
     for column, key in (("batch_size", "batch"), ("input_size", "input")):
         value = _one_value(profile, column)
         state[f"{key}_{FILE}_{UPLOAD}"] = int(value) if value is not None else DEFAULTS[key]
@@ -233,11 +238,11 @@ def _profile_input(predictor, source, example, anchor):
     elif source == UPLOAD:
         # No `type=` filter: a wrong file type then reaches parse_profile, which names it.
         uploaded = st.file_uploader(
-            "Profile file: PROFET JSON (op -> µs), TensorBoard tensorflow_stats CSV, or a CSV of "
-            "Host_<Op>/Device_<Op> columns",
+            "Profile file: PROFET JSON (op -> µs), TensorBoard tensorflow_stats CSV, a CSV of "
+            "Host_<Op>/Device_<Op> columns, or a torch.profiler trace (.json or .json.gz)",
             key="profile_file",
             on_change=_prefill_from_file,
-            args=(predictor.all_instances,),
+            args=(predictor,),
         )
     else:
         pasted = st.text_area(

@@ -66,13 +66,24 @@ def quote_list(values, n: int = 5) -> str:
     return shown + (f" and {len(values) - n} more" if len(values) > n else "")
 
 
-# C0 controls but newline and tab, DEL and the C1 controls (ESC starts a terminal escape
-# sequence; CSI, OSC and the rest make a catalog's or a user's text move the cursor, retitle
-# the window or print a live link).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# The one rule for text that reaches a terminal or a CSV (a catalog's GPU, instance, region, cloud
+# or accelerator name, a user's or a profile's text): the C0 controls but newline and tab, DEL
+# and the C1 controls (ESC starts a terminal escape sequence; CSI, OSC and the rest make a
+# catalog's or a user's text move the cursor, retitle the window or print a live link), and the
+# bidirectional overrides and isolates (they reorder what a terminal shows).
+_CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069"
+CONTROL = re.compile(f"[{_CONTROL_CHARS}]")
+#: :data:`CONTROL` and the newline: for a name, which is one line.
+CONTROL_IN_NAME = re.compile(f"[\\n{_CONTROL_CHARS}]")
 
 
-def printable(text) -> str:
-    """``text`` without control characters, for what reaches a terminal (stdout, stderr):
-    text from a catalog, a profile or a user is data, never a terminal escape sequence."""
-    return _CONTROL.sub("", str(text))
+def printable(text, one_line: bool = False) -> str:
+    """``text`` without control characters (:data:`CONTROL`; with ``one_line``, newlines too),
+    for what reaches a terminal (stdout, stderr) or a CSV cell: text from a catalog, a profile
+    or a user is data, never a terminal escape sequence."""
+    return (CONTROL_IN_NAME if one_line else CONTROL).sub("", str(text))
+
+
+def has_control(text, one_line: bool = True) -> bool:
+    """Whether ``text`` holds a character :func:`printable` removes (a name: newlines too)."""
+    return bool((CONTROL_IN_NAME if one_line else CONTROL).search(str(text)))

@@ -13,7 +13,10 @@ is about: the bad value was let through). The classes of issue 19 live in bench/
 those of issue 27: library type misuse, out-of-range numbers and tampered resume files in
 bench/fuzz/fuzz_library.py, the write-rule probes (class ``writes``: ``data-loss`` counted too) in
 bench/fuzz/fuzz_writes.py; issue 41's catalog files, hostile catalog text, option
-combinations, many-row offerings and the offerings library in bench/fuzz/fuzz_offerings.py.
+combinations, many-row offerings and the offerings library in bench/fuzz/fuzz_offerings.py;
+issue 55's sky-plan task forms, catalogs handed to SkyPilot, hostile text in plans, the long
+bounds and the sky library in bench/fuzz/fuzz_sky.py (outcome ``blow-up``: a case that left
+files in its TMPDIR or hit its 1 GiB file-size limit).
 Run it on an old checkout (``--repo``) and on this one to compare.
 """
 
@@ -162,8 +165,9 @@ def _all_cases(tmp: Path, classes: list[str]):
     from fuzz_edges import CLASSES, good_profile
     from fuzz_library import CLASSES as MORE
     from fuzz_offerings import CLASSES as OFFERINGS
+    from fuzz_sky import CLASSES as SKY
 
-    CLASSES = {**CLASSES, **MORE, **OFFERINGS}
+    CLASSES = {**CLASSES, **MORE, **OFFERINGS, **SKY}
     good_profile(tmp)
     for cls in classes:
         if cls == "issue-13":
@@ -220,12 +224,19 @@ def main() -> None:
     from fuzz_library import LIBRARY_CLASSES, run_library
     from fuzz_offerings import CLASSES as OFFERINGS
     from fuzz_offerings import LIBRARY_OFFERINGS, run_offerings_library
+    from fuzz_sky import CLASSES as SKY
+    from fuzz_sky import LIBRARY_SKY, run_sky_case, run_sky_library
 
-    LIBRARY_CLASSES = {**LIBRARY_CLASSES, "library-offerings": LIBRARY_OFFERINGS}
+    LIBRARY_CLASSES = {
+        **LIBRARY_CLASSES,
+        "library-offerings": LIBRARY_OFFERINGS,
+        "library-sky": LIBRARY_SKY,
+    }
+    runners = {"library-offerings": run_offerings_library, "library-sky": run_sky_library}
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[2]))
-    every = ["issue-13", *CLASSES, *MORE, *LIBRARY_CLASSES, "writes", *OFFERINGS]
+    every = ["issue-13", *CLASSES, *MORE, *LIBRARY_CLASSES, "writes", *OFFERINGS, *SKY]
     ap.add_argument("--classes", nargs="+", default=every, choices=every)
     args = ap.parse_args()
     counts, rows = {}, []
@@ -235,7 +246,7 @@ def main() -> None:
         counts["writes"] = run_probes(args.repo)
     for cls in [c for c in args.classes if c in LIBRARY_CLASSES]:
         t0 = time.perf_counter()
-        runner = run_offerings_library if cls == "library-offerings" else run_library
+        runner = runners.get(cls, run_library)
         found = runner(args.repo, LIBRARY_CLASSES[cls])
         seconds = (time.perf_counter() - t0) / max(1, len(found))
         for name, result in found.items():
@@ -243,9 +254,12 @@ def main() -> None:
             rows.append(f"{cls:15s} {name:32s} {result:10s} {seconds:6.1f} s")
     cli_classes = [c for c in args.classes if c not in LIBRARY_CLASSES and c != "writes"]
     with tempfile.TemporaryDirectory() as tmp:
-        for cls, name, argv, expect, check in _all_cases(Path(tmp), cli_classes):
+        for i, (cls, name, argv, expect, check) in enumerate(_all_cases(Path(tmp), cli_classes)):
             limit = cls in OFFERINGS  # issue 41's: memory blow-ups counted, not suffered
-            result, seconds = _run_case(args.repo, argv, expect, check, Path(tmp), limit)
+            if cls in SKY:  # issue 55's: disk blow-ups and injections counted on every case
+                result, seconds = run_sky_case(args.repo, argv, expect, check, Path(tmp), i)
+            else:
+                result, seconds = _run_case(args.repo, argv, expect, check, Path(tmp), limit)
             counts.setdefault(cls, Counter())[result] += 1
             rows.append(f"{cls:15s} {name:32s} {result:10s} {seconds:6.1f} s")
     print("\n".join(rows))

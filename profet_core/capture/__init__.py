@@ -4,7 +4,8 @@ Importing this package does not import TensorFlow; ``profile_model``, ``ProfetPr
 ``collect`` load it when used.
 
 ``profile_model(model, batch_size, input_size)`` -> (profile DataFrame, ProfileMeta);
-``ProfetProfiler`` is the same inside your own ``model.fit``; ``profile_torch(model, loss_fn,
+``ProfetProfiler`` is the same inside your own ``model.fit``; ``TEXT_ZOO`` the text models
+(``TextLSTM``, ... on token sequences made here; ``input_size`` is then the sequence length); ``profile_torch(model, loss_fn,
 optimizer, batch)`` profiles a PyTorch training step (the ``torch`` extra; torch loaded when
 used) and writes the trace and the profile; ``collect(instance, out)`` runs
 the benchmark zoo; ``check_gpu_profile(profiles)`` refuses CPU-taken profiles for prediction.
@@ -20,6 +21,7 @@ _LAZY = {
     "collect": "._collect",
     "write_catalog_line": "._collect",
     "ZOO": "._zoo",
+    "TEXT_ZOO": "._textzoo",
     "profile_torch": "._torch",
     "TorchCapture": "._torch",
 }

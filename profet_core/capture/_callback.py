@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from ._convert import find_xplanes, profiler_version, trace_to_profile
 from ._keras2 import check_model, convention_record, is_keras2, keras3_differences
+from ._load import model_kind_of, token_range
 from ._profile import (
     STEPS_TRACED,
     WARMUP_STEPS,
@@ -36,7 +37,9 @@ class ProfetProfiler(StepTimer):
     Parameters
     ----------
     batch_size, input_size : int
-        Recorded in the metadata (Keras does not know them for every input type).
+        Recorded in the metadata (Keras does not know them for every input type); for a text
+        model (one integer token sequence per example, :func:`model_kind_of`) ``input_size`` is
+        the sequence length in tokens, recorded as ``seq_len`` too.
     out : path-like, optional
         Also write the profile JSON (and ``<stem>.meta.json``) there at the end of training.
     instance : str, optional
@@ -99,6 +102,7 @@ class ProfetProfiler(StepTimer):
         self.profile = trace_to_profile(find_xplanes(self.logdir))
         gpu, memory = device_info()
         convention = convention_record(self.model, self.differs)
+        text = model_kind_of(self.model) == "text"
         self.meta = ProfileMeta(
             model=self.model.name,
             batch_size=self.batch_size,
@@ -117,6 +121,9 @@ class ProfetProfiler(StepTimer):
             keras_version=convention["keras"],
             profiler_version=profiler_version(),
             convention=convention,
+            model_kind="text" if text else "cnn",
+            seq_len=self.input_size if text else None,
+            vocab_size=token_range(self.model, None, self.input_size) if text else None,
         )
         if self.out:
             write_profile(self.profile, self.meta, self.out)

@@ -94,6 +94,10 @@ MAX_CLASSES = 100_000
 MAX_LATENCY_STEPS = 10_000
 MAX_STEPS_PER_EPOCH = 1_000_000
 MAX_REPEATS = 100
+#: ``--optimizer`` values -> legacy Keras optimizer: the convention's SGD, and two that text
+#: models are often trained with (PROFET's authors' Reuters rows ran Adadelta:
+#: ``ResourceApplyAdadelta``, and for the embedding ``ResourceSparseApplyAdadelta``).
+OPTIMIZERS = {"sgd": "SGD", "adadelta": "Adadelta", "adam": "Adam"}
 #: The synthetic training and validation arrays (float32 images and one-hot labels) are held
 #: in memory; beyond this they are refused, saying which flag to lower.
 MAX_SYNTHETIC_BYTES = 8 * 2**30
@@ -111,19 +115,30 @@ def _whole(name: str, value, low: int, high: int) -> int:
 
 
 def check_capture_args(
-    batch_size, input_size, classes=None, steps_per_epoch=None, latency_steps=50
+    batch_size,
+    input_size,
+    classes=None,
+    steps_per_epoch=None,
+    latency_steps=50,
+    model_kind="cnn",
+    vocab_size=None,
 ) -> None:
     """Refuse a workload the capture cannot run, before TensorFlow starts.
 
     Parameters
     ----------
     batch_size, input_size : int
-        Images per step (at most one fewer than the synthetic training set at that size, so that
-        an epoch has the 2 steps the trace needs) and square input side (px).
+        Images (sequences) per step (at most one fewer than the synthetic training set, so that
+        an epoch has the 2 steps the trace needs) and square input side (px), or for a text
+        model the sequence length (tokens).
     classes, steps_per_epoch : int, optional
         Label classes (2..MAX_CLASSES) and steps per epoch (2..MAX_STEPS_PER_EPOCH).
     latency_steps : int
         Timed steps of the latency run (1..MAX_LATENCY_STEPS).
+    model_kind : {"cnn", "text"}
+        What ``input_size`` measures and which synthetic data is made.
+    vocab_size : int, optional
+        A text model's vocabulary (words; ``_textzoo.MIN_VOCAB..MAX_VOCAB``).
 
     Raises
     ------
@@ -131,16 +146,25 @@ def check_capture_args(
         Naming the value, what is allowed, and for memory, which flag to lower.
     """
     from . import _zoo
+    from ._textzoo import TEXT_CLASSES
 
-    size = _whole("input size", input_size, MIN_INPUT_PX, MAX_INPUT_PX)
-    nearest = min(_zoo.DATASET_IMAGES, key=lambda s: abs(s - size))
-    train, test = _zoo.DATASET_IMAGES[nearest], _zoo.TEST_IMAGES[nearest]
+    if model_kind not in _zoo.KINDS:
+        raise ProfetValueError(f"model kind {model_kind!r} is not allowed; use one of {_zoo.KINDS}")
+    if model_kind == "text":
+        size, train, test, item = _text_sizes(input_size, vocab_size)
+        what = f"{size:,} tokens"
+    else:
+        size = _whole("input size", input_size, MIN_INPUT_PX, MAX_INPUT_PX)
+        nearest = min(_zoo.DATASET_IMAGES, key=lambda s: abs(s - size))
+        train, test = _zoo.DATASET_IMAGES[nearest], _zoo.TEST_IMAGES[nearest]
+        item, what = size * size * 3, f"{size} px"
     batch = _whole("batch size", batch_size, 1, 1_000_000)
     if batch >= train:
         raise ProfetValueError(
-            f"batch size {batch:,} is larger than the synthetic training set at {size} px "
-            f"({train:,} images, the original data's): an epoch would be 1 step, and the trace "
-            f"needs 2; use a batch size of at most {train - 1:,}"
+            f"batch size {batch:,} is larger than the synthetic training set at {what} "
+            f"({train:,} {'sequences' if model_kind == 'text' else 'images'}, the original "
+            f"data's): an epoch would be 1 step, and the trace needs 2; use a batch size of at "
+            f"most {train - 1:,}"
         )
     if classes is not None:
         _whole("classes", classes, 2, MAX_CLASSES)
@@ -149,21 +173,50 @@ def check_capture_args(
     _whole("latency steps", latency_steps, 1, MAX_LATENCY_STEPS)
     n = min(train, (steps_per_epoch or -(-train // batch)) * batch)
     n += max(batch, test * n // train)
-    need = n * (size * size * 3 + (classes or _zoo.classes_for(size))) * 4
+    default = TEXT_CLASSES if model_kind == "text" else _zoo.classes_for(size)
+    need = n * (item + (classes or default)) * 4
     if need > MAX_SYNTHETIC_BYTES:
         raise ProfetValueError(
-            f"the synthetic data for batch {batch:,} at {size} px would take "
+            f"the synthetic data for batch {batch:,} at {what} would take "
             f"{need / 2**30:,.1f} GiB of memory; the limit is {MAX_SYNTHETIC_BYTES / 2**30:.0f} "
             "GiB: use a smaller input size, fewer classes or --steps-per-epoch"
         )
 
 
-def check_collect_args(input_sizes, batch_sizes, repeats, latency_steps, steps_per_epoch):
+def _text_sizes(seq_len, vocab_size) -> tuple[int, int, int, int]:
+    """A text workload's sequence length, training and validation sequences, int32 per item."""
+    from . import _textzoo as t
+
+    size = _whole("sequence length (--input-size of a text model)", seq_len, t.MIN_SEQ_LEN,
+                  t.MAX_SEQ_LEN)  # fmt: skip
+    if vocab_size is not None:
+        _whole("vocabulary size", vocab_size, t.MIN_VOCAB, t.MAX_VOCAB)
+    return size, t.TEXT_TRAIN, t.TEXT_TEST, size
+
+
+def check_optimizer(optimizer) -> None:
+    """Refuse an optimizer the capture does not offer (None: the convention's SGD)."""
+    if optimizer is not None and optimizer not in OPTIMIZERS:
+        raise ProfetValueError(
+            f"optimizer {str(optimizer)[:40]!r} is not allowed; use one of {', '.join(OPTIMIZERS)}"
+        )
+
+
+def check_collect_args(
+    input_sizes, batch_sizes, repeats, latency_steps, steps_per_epoch, kinds=("cnn",)
+):
     """Refuse ``profet collect`` arguments beyond what it can run (see
-    :func:`check_capture_args`), before any workload or the grid is built."""
+    :func:`check_capture_args`), before any workload or the grid is built; ``input_sizes``
+    must suit every model kind in ``kinds`` (pixels of a CNN, tokens of a text model)."""
+    from . import _textzoo as t
+
     _whole("repeats", repeats, 1, MAX_REPEATS)
     for size in input_sizes or ():
-        _whole("input size", size, MIN_INPUT_PX, MAX_INPUT_PX)
+        if "cnn" in kinds:
+            _whole("input size", size, MIN_INPUT_PX, MAX_INPUT_PX)
+        if "text" in kinds:
+            _whole("sequence length (--input-sizes of a text model)", size, t.MIN_SEQ_LEN,
+                   t.MAX_SEQ_LEN)  # fmt: skip
     for batch in batch_sizes or ():
         _whole("batch size", batch, 1, 1_000_000)
     _whole("latency steps", latency_steps, 1, MAX_LATENCY_STEPS)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from ..cli._argtypes import float_range, int_range
 from ..cli._common import passed, require_extra, warn
-from ._check import MAX_CLASSES, MAX_LATENCY_STEPS, MAX_PRICE, MAX_REPEATS
+from ._check import MAX_CLASSES, MAX_LATENCY_STEPS, MAX_PRICE, MAX_REPEATS, OPTIMIZERS
 
 #: ``collect``'s options, given as the flags of the same names.
 _COLLECT_OPTIONS = (
     "models input_sizes batch_sizes repeats quick steps_per_epoch latency_steps timeout "
-    "retry_failed"
+    "retry_failed model_kind optimizer"
 ).split()
 
 
@@ -30,6 +30,9 @@ _KERAS_ONLY = (
     ("input_size", "--input-size"),
     ("classes", "--classes"),
     ("steps_per_epoch", "--steps-per-epoch"),
+    ("model_kind", "--model-kind"),
+    ("vocab_size", "--vocab-size"),
+    ("optimizer", "--optimizer"),
 )
 #: ... and of a torch model only (their defaults: not given).
 _TORCH_ONLY = (("amp", "--amp"), ("channels_last", "--channels-last"), ("steps", "--steps"))
@@ -77,15 +80,23 @@ def _profile_torch(args) -> int:
 def _profile(args) -> int:
     from ._check import check_capture_args, predict_suggestion
     from ._collect import check_out_dir
-    from ._profile import PROFILE_OPTIONS, check_profile_out, profile_model, write_profile
+    from ._load import kind_hint
+    from ._profile import (
+        PROFILE_OPTIONS,
+        check_profile_out,
+        profile_model,
+        write_profile,
+    )
 
     _require_keras_args(args)
     require_extra("capture", "profet profile", "a Keras model; --torch profiles a PyTorch one")
 
     # what the capture cannot run is refused in the first second, before TensorFlow starts
-    check_capture_args(
-        args.batch_size, args.input_size, args.classes, args.steps_per_epoch, args.latency_steps
-    )
+    # (a .keras file's kind is known once it loads: profile_model checks it then)
+    kind = args.model_kind or kind_hint(args.model)
+    if kind:
+        check_capture_args(args.batch_size, args.input_size, args.classes,
+                           args.steps_per_epoch, args.latency_steps, kind, args.vocab_size)  # fmt: skip
     out = Path(args.out)
     check_profile_out(out, args.model)  # before the run: a refused --out must not cost a run
     check_out_dir(out.resolve().parent)
@@ -93,9 +104,10 @@ def _profile(args) -> int:
     profile, meta = profile_model(args.model, args.batch_size, args.input_size, **options)
     path, meta_path = write_profile(profile, meta, out, args.model)
     device = sum(v for k, v in profile.iloc[0].items() if k.startswith("Device_"))
+    text = f", text model, {meta.seq_len} tokens" if meta.model_kind == "text" else ""
     print(
         f"profile: {path} ({profile.shape[1]} ops, device {device / 1e3:.1f} ms over "
-        f"{meta.steps_traced} steps), metadata: {meta_path}; batch latency "
+        f"{meta.steps_traced} steps{text}), metadata: {meta_path}; batch latency "
         f"{meta.batch_latency_s * 1e3:.2f} ms"
     )
     suggestion = predict_suggestion(profile, path, args.instance, meta.batch_latency_s)
@@ -153,10 +165,18 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "model",
         nargs="?",
-        help=".keras file, .py file with build_model(input_shape, classes), or zoo name",
+        help=".keras file, .py file with build_model(input_shape, classes), or zoo name (CNNs "
+        "and the text models Text*)",
     )
-    p.add_argument("--batch-size", type=int, help="images per step (required for a Keras model)")
-    p.add_argument("--input-size", type=int, help="square input, px (required for a Keras model)")
+    p.add_argument(
+        "--batch-size", type=int, help="images (sequences) per step (required for a Keras model)"
+    )
+    p.add_argument(
+        "--input-size",
+        type=int,
+        help="square input, px; for a text model the sequence length, tokens (required for a "
+        "Keras model)",
+    )
     p.add_argument(
         "--classes", type=int_range(2, MAX_CLASSES), help="label classes (default: the model's)"
     )
@@ -164,6 +184,19 @@ def add_parser(subparsers) -> None:
     p.add_argument("--latency-steps", type=int, default=50, help="timed steps (default 50)")
     p.add_argument("--instance", help="instance name for the metadata")
     p.add_argument("--out", default="profile.json", help="profile JSON (default profile.json)")
+    p.add_argument(
+        "--model-kind",
+        choices=_KINDS,
+        help="cnn (input (px, px, 3)) or text (integer token sequences (tokens,)); default: a "
+        "zoo name's, cnn for a .py file, a .keras file's input",
+    )
+    p.add_argument(
+        "--vocab-size",
+        type=int_range(2, 1_000_000),
+        help="a text model's token range, words (default: its smallest embedding; the text "
+        "zoo's 10,000)",
+    )
+    p.add_argument("--optimizer", choices=_OPTIMIZERS, help=_OPTIMIZER_HELP)
     t = p.add_argument_group("a PyTorch model (the torch extra: pip install -e '.[torch]')")
     t.add_argument(
         "--torch",
@@ -181,8 +214,20 @@ def add_parser(subparsers) -> None:
     c = subparsers.add_parser("collect", help="run the benchmark zoo here: add an instance as data")
     c.add_argument("--instance", required=True, help="this machine's instance type")
     c.add_argument("--out", required=True, help="dataset folder to create or extend")
-    c.add_argument("--models", nargs="+", help="zoo names or .py/.keras files (default: zoo)")
-    c.add_argument("--input-sizes", nargs="+", type=int)
+    c.add_argument(
+        "--models",
+        nargs="+",
+        help="zoo names, 'cnn' or 'text' (every zoo model of that kind), or .py/.keras files "
+        "(default: the CNN zoo)",
+    )
+    c.add_argument(
+        "--input-sizes",
+        nargs="+",
+        type=int,
+        help="px of a CNN, sequence lengths (tokens) of a text model (default per kind)",
+    )
+    c.add_argument("--model-kind", choices=_KINDS, help="kind of the .py model files (default cnn)")
+    c.add_argument("--optimizer", choices=_OPTIMIZERS, help=_OPTIMIZER_HELP)
     c.add_argument("--batch-sizes", nargs="+", type=int)
     c.add_argument(
         "--repeats",
@@ -208,6 +253,14 @@ def add_parser(subparsers) -> None:
         type=float_range(0.0, MAX_PRICE),
         help=f"on-demand price for the catalog line (0..{MAX_PRICE:,g})",
     )
+
+
+_KINDS = ("cnn", "text")
+_OPTIMIZERS = tuple(OPTIMIZERS)
+_OPTIMIZER_HELP = (
+    "legacy Keras optimizer (default sgd, the convention; adadelta as PROFET's authors' text "
+    "rows; another is recorded as a difference from the convention)"
+)
 
 
 def gpu_name(text: str) -> str:

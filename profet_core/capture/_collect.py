@@ -7,6 +7,11 @@ atomically (temporary file + rename), a workload's rows are replaced rather than
 workloads already in the status table are skipped, so a killed run resumes where it stopped.
 ``DIR/convention.json`` records the capture convention and zoo (``profet_core.inputs._convention``);
 a folder of another convention is refused.
+
+Text models (:mod:`._textzoo`) are collected the same way; their ``input_size`` is the sequence
+length in tokens. ``latencies.parquet`` and ``status.csv`` say so in every row: ``model_kind``
+(``cnn`` or ``text``) and ``seq_len`` (tokens; empty for a CNN), and ``latencies.parquet`` the
+text model's ``vocab_size``; ``profiles.parquet`` stays the shared schema (key and op columns).
 """
 
 from __future__ import annotations
@@ -26,9 +31,15 @@ from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
 from ..inputs import _convention
 from ..inputs._outputs import TEMP_PREFIX, folder_lock, folder_not_ours, walk_entries
 from . import _zoo
+from ._tables import (
+    done_keys,
+    drop_failed,
+    model_name,
+    read_table,
+    record,
+    write_table,
+)
 
-KEY = ["exp", "instance", "model", "input_size", "batch_size"]
-STATUS_COLUMNS = [*KEY, "status", "error_kind", "message", "seconds", "finished_utc"]
 CATALOG_COLUMNS = ["instance", "gpu", "gpu_count", "gpu_memory_gb", "vcpus", "memory_gib"]
 
 
@@ -43,16 +54,15 @@ class CollectSummary:
     seconds: float
 
 
-def model_name(spec: str) -> str:
-    """Table name of a model spec: the zoo name, or a model file's stem."""
-    return spec if spec in _zoo.ZOO else Path(spec).stem
-
-
 def check_models(models) -> list[str]:
-    """Zoo names or existing ``.py``/``.keras`` files; anything else is refused up front."""
+    """Zoo names, the group names ``cnn`` and ``text`` (every zoo model of that kind) or
+    existing ``.py``/``.keras`` files; anything else is refused up front. A model named twice
+    runs once."""
     out = []
     for spec in models:
-        if spec in _zoo.ZOO:
+        if spec in _zoo.GROUPS:
+            out.extend(_zoo.GROUPS[spec]())
+        elif _zoo.zoo_kind(spec):
             out.append(spec)
         elif Path(spec).suffix in (".py", ".keras"):
             if not Path(spec).is_file():
@@ -60,55 +70,10 @@ def check_models(models) -> list[str]:
             out.append(str(Path(spec).resolve()))
         else:
             raise ProfetValueError(
-                f"model {spec!r} is not in the zoo ({', '.join(sorted(_zoo.ZOO))}) "
-                "nor a .py/.keras file"
+                f"model {spec!r} is not in the zoo ({', '.join(_zoo.zoo_names())}), a group "
+                f"({', '.join(_zoo.GROUPS)}) nor a .py/.keras file"
             )
-    return out
-
-
-def _read(path: Path) -> pd.DataFrame | None:
-    if not path.is_file():
-        return None
-    return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-
-
-def _write_atomic(df: pd.DataFrame, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=f"-{path.name}")
-    os.close(fd)
-    try:
-        if path.suffix == ".parquet":
-            df.to_parquet(tmp, index=False)
-        else:
-            df.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _replace_rows(path: Path, row: dict) -> None:
-    """Append ``row`` to the table at ``path``, dropping an older row with the same key."""
-    old = _read(path)
-    new = pd.DataFrame([row])
-    if old is not None and not old.empty:
-        same = (old[KEY].astype(str) == new[KEY].astype(str).iloc[0]).all(axis=1)
-        new = pd.concat([old[~same], new], ignore_index=True)
-    ops = sorted(c for c in new.columns if c.startswith(("Device_", "Host_")))
-    if ops:  # the shared schema: key columns, then op columns sorted, 0 where an op is absent
-        new[ops] = new[ops].fillna(0.0)
-        new = new[[*KEY, *ops]]
-    _write_atomic(new, path)
-
-
-def done_keys(out: Path) -> set[tuple]:
-    """Keys ``(exp, instance, model, input_size, batch_size)`` already in ``DIR/status.csv``."""
-    status = _read(out / "status.csv")
-    if status is None or status.empty:
-        return set()
-    return {
-        (str(r.exp), str(r.instance), str(r.model), int(r.input_size), int(r.batch_size))
-        for r in status.itertuples()
-    }
+    return list(dict.fromkeys(out))
 
 
 def check_out_dir(out: str | Path) -> Path:
@@ -124,7 +89,9 @@ def check_out_dir(out: str | Path) -> Path:
     return out
 
 
-def run_workload(w, instance, steps_per_epoch, latency_steps, timeout, python=None) -> dict:
+def run_workload(
+    w, instance, steps_per_epoch, latency_steps, timeout, python=None, optimizer=None
+) -> dict:
     """Run one workload in a subprocess; the worker's JSON result or a classified failure."""
     with tempfile.TemporaryDirectory(prefix="profet-collect-") as tmp:
         result = Path(tmp) / "result.json"
@@ -134,6 +101,8 @@ def run_workload(w, instance, steps_per_epoch, latency_steps, timeout, python=No
         cmd += ["--latency-steps", str(latency_steps), "--result", str(result)]
         if steps_per_epoch:
             cmd += ["--steps-per-epoch", str(steps_per_epoch)]
+        cmd += ["--model-kind", w.kind] if w.kind else []  # "": a .keras file's input decides
+        cmd += ["--optimizer", optimizer] if optimizer else []
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -144,32 +113,6 @@ def run_workload(w, instance, steps_per_epoch, latency_steps, timeout, python=No
         tail = (proc.stderr or "").strip().splitlines()[-1:] or [""]
         kind = "oom" if "out of memory" in tail[0].lower() else "crash"
         return {"ok": False, "error_kind": kind, "message": f"exit {proc.returncode}: {tail[0]}"}
-
-
-def _record(out: Path, w, instance: str, result: dict, seconds: float) -> None:
-    key = {
-        "exp": w.exp,
-        "instance": instance,
-        "model": model_name(w.model),
-        "input_size": w.input_size,
-        "batch_size": w.batch_size,
-    }
-    if result["ok"]:
-        meta = result["meta"]
-        _replace_rows(out / "profiles.parquet", {**key, **result["profile"]})
-        lat = {"batch_latency_s": meta["batch_latency_s"]}
-        lat["epoch_latency_s"] = meta["epoch_latency_s"]
-        _replace_rows(out / "latencies.parquet", {**key, **lat})
-    status = {
-        **key,
-        "status": "ok" if result["ok"] else "failed",
-        "error_kind": "" if result["ok"] else result["error_kind"],
-        "message": "" if result["ok"] else result.get("message", ""),
-        "seconds": round(seconds, 2),
-        "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    # The status row is written last: a workload counts as done only once its rows are in.
-    _replace_rows(out / "status.csv", status)
 
 
 class Progress:
@@ -207,6 +150,8 @@ def collect(
     timeout: float = 3600,
     retry_failed: bool = False,
     progress=True,
+    model_kind: str | None = None,
+    optimizer: str | None = None,
 ) -> CollectSummary:
     """Run the zoo's workload grid on this machine and append the results to ``out``.
 
@@ -217,8 +162,12 @@ def collect(
     out : path-like
         Dataset folder: ``profiles.parquet``, ``latencies.parquet`` (shared schema) and
         ``status.csv`` (every workload's outcome) are created or extended.
-    models, input_sizes, batch_sizes : sequences, optional
-        Default: the whole zoo and grid, or with ``quick`` the quick subset.
+    models : sequence of str, optional
+        Zoo names, ``cnn``/``text`` (every zoo model of that kind) or model files. Default:
+        the CNN zoo, or with ``quick`` the quick subset.
+    input_sizes, batch_sizes : sequences, optional
+        Pixels of a CNN and tokens of a text model, and batch sizes. Default per kind: the
+        grid's (CNN ``_zoo.INPUT_SIZES``, text ``_textzoo.SEQ_LENS``), or the quick subset's.
     repeats : int
         Repetitions ``exp01``..``expNN``.
     quick : bool
@@ -231,26 +180,34 @@ def collect(
         Run workloads recorded as failed again.
     progress : bool
         Progress line on stderr.
+    model_kind : {"cnn", "text"}, optional
+        Kind of the ``.py`` model files (default ``cnn``; zoo names and ``.keras`` files know
+        theirs).
+    optimizer : {"sgd", "adadelta", "adam"}, optional
+        Default SGD (the convention); another names the folder's convention
+        (``profet-2021+adadelta``), so its rows never join SGD rows.
 
     Returns
     -------
     CollectSummary
     """
     from ..inputs._rules import check_instance_names
-    from ._check import check_collect_args, check_resume
+    from ._check import check_collect_args, check_optimizer, check_resume
 
     check_instance_names([instance], "--instance")  # '->' and the like break pair keys
-    check_collect_args(input_sizes, batch_sizes, repeats, latency_steps, steps_per_epoch)
+    check_optimizer(optimizer)
     models = check_models(models or (_zoo.QUICK_MODELS if quick else list(_zoo.ZOO)))
-    sizes = input_sizes or (_zoo.QUICK_INPUT_SIZES if quick else _zoo.INPUT_SIZES)
-    batches = batch_sizes or (_zoo.QUICK_BATCH_SIZES if quick else _zoo.BATCH_SIZES)
-    grid = _zoo.workload_grid(models, sizes, batches, repeats)
+    kinds = [_spec_kind(m, model_kind) for m in models]
+    check_collect_args(input_sizes, batch_sizes, repeats, latency_steps, steps_per_epoch,
+                       {k or "cnn" for k in kinds})  # fmt: skip
+    grid = _grid(models, kinds, input_sizes, batch_sizes, repeats, quick)
     if steps_per_epoch is not None and steps_per_epoch < 2:
         raise ProfetValueError(f"steps per epoch {steps_per_epoch} is not allowed; needs >= 2")
     check_resume(Path(out))  # tampered resume files: refused before any workload runs
     check_collect_out(out)  # before any work
     out = check_out_dir(out)
     with folder_lock(out):  # one collect at a time extends a folder
+        _claim_convention(out, optimizer)
         return _collect_grid(
             out,
             grid,
@@ -261,7 +218,36 @@ def collect(
             timeout,
             retry_failed,
             progress,
+            optimizer,
         )
+
+
+def _spec_kind(spec: str, model_kind: str | None) -> str:
+    """A model's kind for the grid: the zoo's, ``model_kind`` (default cnn) for a ``.py`` file,
+    ``""`` for a ``.keras`` file (its input decides when the worker loads it)."""
+    if _zoo.zoo_kind(spec):
+        return _zoo.zoo_kind(spec)
+    if model_kind:
+        return model_kind
+    return "" if Path(spec).suffix == ".keras" else "cnn"
+
+
+def _grid(models, kinds, input_sizes, batch_sizes, repeats, quick) -> list:
+    """The workload grid, each kind at its own default sizes unless sizes are given;
+    repetition by repetition like :func:`_zoo.workload_grid`."""
+    from . import _textzoo
+
+    grid = []
+    for kind in dict.fromkeys(kinds):
+        group = [m for m, k in zip(models, kinds, strict=True) if k == kind]
+        if kind == "text":
+            default = _textzoo.QUICK_SEQ_LENS if quick else _textzoo.SEQ_LENS
+        else:
+            default = _zoo.QUICK_INPUT_SIZES if quick else _zoo.INPUT_SIZES
+        batches = batch_sizes or (_zoo.QUICK_BATCH_SIZES if quick else _zoo.BATCH_SIZES)
+        grid += _zoo.workload_grid(group, input_sizes or default, batches, repeats,
+                                   [kind] * len(group))  # fmt: skip
+    return sorted(grid, key=lambda w: w.exp)  # stable: each kind's order kept within a repeat
 
 
 #: The files ``collect`` writes into its folder (with ``--gpu``: ``instances.csv``).
@@ -284,6 +270,15 @@ def check_collect_out(out) -> None:
     ProfetValueError
         Naming the folder and the first file that is not collect's; nothing was changed.
     """
+    from ..inputs._outputs import check_path_name, inside_artifacts
+
+    check_path_name(out, "--out")
+    artifacts = inside_artifacts(out)
+    if artifacts is not None:
+        raise ProfetValueError(
+            f"--out {str(out)!r} is inside the artifacts folder {str(artifacts)!r}, whose "
+            "checksums it would break; write the dataset elsewhere (nothing was changed)"
+        )
     folder = Path(out)
     if not os.path.lexists(folder):
         return
@@ -307,11 +302,11 @@ def check_collect_out(out) -> None:
 
 
 def _collect_grid(
-    out, grid, instance, quick, steps_per_epoch, latency_steps, timeout, retry_failed, progress
-) -> CollectSummary:
-    _claim_convention(out)
+    out, grid, instance, quick, steps_per_epoch, latency_steps, timeout, retry_failed, progress,
+    optimizer=None,
+) -> CollectSummary:  # fmt: skip
     if retry_failed:
-        _drop_failed(out)
+        drop_failed(out)
     done = done_keys(out)
     todo = [
         w
@@ -324,22 +319,28 @@ def _collect_grid(
     for w in todo:
         spe = steps_per_epoch
         if quick and not spe:
-            spe = _zoo.steps_per_epoch(w.input_size, w.batch_size, cap=_zoo.QUICK_STEPS)
+            spe = _zoo.steps_per_epoch(
+                w.input_size, w.batch_size, cap=_zoo.QUICK_STEPS, kind=w.kind or "cnn"
+            )
         t0 = time.monotonic()
-        result = run_workload(w, instance, spe, latency_steps, timeout)
-        _record(out, w, instance, result, time.monotonic() - t0)
+        result = run_workload(w, instance, spe, latency_steps, timeout, optimizer=optimizer)
+        record(out, w, instance, result, time.monotonic() - t0)
         ok += bool(result["ok"])
         if bar:
-            label = f"{model_name(w.model)} {w.input_size}px b{w.batch_size} {w.exp}"
+            unit = "tok" if w.kind == "text" else "px"
+            label = f"{model_name(w.model)} {w.input_size}{unit} b{w.batch_size} {w.exp}"
             bar(result["ok"], label if result["ok"] else f"{label} FAILED {result['error_kind']}")
     return CollectSummary(
         len(grid), ok, len(todo) - ok, len(grid) - len(todo), time.monotonic() - start
     )
 
 
-def _claim_convention(out: Path) -> None:
+def _claim_convention(out: Path, optimizer: str | None = None) -> None:
     """Record this convention in ``out``; refuse a folder that holds another one's rows."""
-    here = (_convention.CONVENTION, _convention.ZOO_VERSION)
+    from ._textzoo import TEXT_ZOO_VERSION
+
+    name = _convention.convention_name(optimizer)
+    here = (name, _convention.ZOO_VERSION)
     has_rows = (out / "status.csv").is_file() or (out / _convention.CONVENTION_FILE).is_file()
     found = _convention.folder_convention(out) if has_rows else here
     if found != here:
@@ -347,14 +348,11 @@ def _claim_convention(out: Path) -> None:
             f"{str(out)!r} holds rows of convention {found[0]!r} (zoo {found[1]!r}), not "
             f"{here[0]!r} (zoo {here[1]!r}): collect into a new folder"
         )
-    details = {"made_by": "profet collect", "parts": _convention.CONVENTION_PARTS}
-    _convention.write_folder_convention(out, details)
-
-
-def _drop_failed(out: Path) -> None:
-    status = _read(out / "status.csv")
-    if status is not None and (status["status"] == "failed").any():
-        _write_atomic(status[status["status"] != "failed"], out / "status.csv")
+    parts = dict(_convention.CONVENTION_PARTS)
+    if optimizer not in (None, "sgd"):
+        parts["optimizer"] = f"legacy {optimizer}"
+    details = {"made_by": "profet collect", "parts": parts, "text_zoo": TEXT_ZOO_VERSION}
+    _convention.write_folder_convention(out, details, name)
 
 
 def write_catalog_line(out: str | Path, instance: str, gpu: str, usd_per_hour: float, **extra):
@@ -376,12 +374,12 @@ def write_catalog_line(out: str | Path, instance: str, gpu: str, usd_per_hour: f
         raise ProfetValueError(f"usd per hour {usd_per_hour!r} is not allowed; needs >= 0")
     out = check_out_dir(out)
     path = out / "instances.csv"
-    old = _read(path)
+    old = read_table(path)
     row = {"instance": instance, "gpu": gpu, **extra, "usd_per_hour": price}
     if old is not None:
         old = old[old["instance"].astype(str) != instance]
     table = pd.concat([old, pd.DataFrame([row])], ignore_index=True) if old is not None else None
     table = pd.DataFrame([row]) if table is None else table
     cols = [c for c in (*CATALOG_COLUMNS, "usd_per_hour") if c in table.columns]
-    _write_atomic(table[cols + [c for c in table.columns if c not in cols]], path)
+    write_table(table[cols + [c for c in table.columns if c not in cols]], path)
     return path

@@ -21,6 +21,12 @@ places on a GPU. Only these differences are normalised, each documented:
   ``AssignSubVariableOp``). On a CPU their time is the executor's, 0.01% of a MobileNetV2 step
   when the machine is quiet, but a thread descheduled while it runs one books the stall to it:
   one CI run at a load of 3 or more saw ``ReadVariableOp`` above 1%.
+
+A text model's layers emit op types no CNN does (:data:`TEXT_LAYER_OPS`): with
+``model_kind="text"`` they are listed by layer family (``text_layers``) instead of being called
+foreign, and a cuDNN recurrent kernel of the data (``CudnnRNN*``, GPU only) counts as present
+where the capture ran Keras' generic recurrent loop, which is what TensorFlow runs on a CPU for
+the same layer.
 """
 
 from __future__ import annotations
@@ -50,6 +56,52 @@ GPU_ONLY = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv", "Transpose"})
 NO_GPU_ROW = frozenset({"ReadVariableOp", "AssignVariableOp"})
 #: Share of busy time from which an op type counts as material (1%).
 MATERIAL = 0.01
+#: cuDNN's fused recurrent kernels: what a cuDNN-eligible LSTM/GRU runs on a GPU.
+CUDNN_RNN = (
+    "CudnnRNN", "CudnnRNNV2", "CudnnRNNV3",
+    "CudnnRNNBackprop", "CudnnRNNBackpropV2", "CudnnRNNBackpropV3",
+)  # fmt: skip
+#: Ops of Keras' generic recurrent loop (a While loop over the time steps) that only it emits:
+#: the TensorLists that hand it the steps and collect its outputs and gradients.
+GENERIC_LOOP = (
+    "While", "TensorListFromTensor", "TensorListStack", "TensorListGetItem",
+    "TensorListSetItem", "TensorListReserve", "TensorListPushBack", "TensorListPopBack",
+    "TensorListElementShape", "TensorListLength",
+)  # fmt: skip
+#: Op types a text model's layers emit, by layer family. Ops that CNNs emit too, for the same
+#: work or in their classifier head (``MatMul``, ``BiasAdd``, ``Mul``, ``AddV2``, ``AddN``, ``Sub``,
+#: ``Mean``, ``Softmax``), are left out: they are in every vocabulary and name no text layer.
+TEXT_LAYER_OPS = {
+    "recurrent, cuDNN kernel (GPU)": CUDNN_RNN,
+    "recurrent, generic loop": (
+        *GENERIC_LOOP, "Less", "Sigmoid", "SigmoidGrad", "Tanh", "TanhGrad", "Split", "Select",
+        "ReverseV2", "ReverseSequence",
+    ),
+    "embedding and its sparse update": (
+        "ResourceGather", "Unique", "UnsortedSegmentSum", "ResourceScatterAdd",
+        "ResourceScatterUpdate", "ResourceSparseApplyAdadelta", "ResourceSparseApplyAdagrad",
+        "ResourceSparseApplyAdagradV2", "ResourceSparseApplyFtrl", "ResourceSparseApplyFtrlV2",
+        "ResourceSparseApplyKerasMomentum", "ResourceSparseApplyMomentum",
+        "ResourceSparseApplyRMSProp", "ResourceSparseApplyCenteredRMSProp", "VariableShape",
+    ),
+    "attention": ("Einsum", "BatchMatMulV2", "BatchMatMulV3", "Range"),
+    "layer normalisation": ("SquaredDifference", "Rsqrt", "RsqrtGrad"),
+    "dropout": ("RandomUniform", "GreaterEqual", "SelectV2"),
+    "slicing and shapes": (
+        "StridedSlice", "StridedSliceGrad", "Fill", "ZerosLike", "Pack", "Unpack",
+        "InvertPermutation",
+    ),
+}  # fmt: skip
+_TEXT_FAMILY = {t: family for family, types in TEXT_LAYER_OPS.items() for t in types}
+
+
+def text_layers(types) -> dict[str, list[str]]:
+    """The text-layer op types among ``types``, by family (:data:`TEXT_LAYER_OPS`)."""
+    out: dict[str, list[str]] = {}
+    for t in sorted(set(types)):
+        if t in _TEXT_FAMILY:
+            out.setdefault(_TEXT_FAMILY[t], []).append(t)
+    return out
 
 
 def _type(column: str) -> str:
@@ -78,15 +130,19 @@ def jaccard(a, b) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
-def conformance(capture: pd.Series, data_rows: pd.DataFrame) -> dict:
-    """Compare one captured profile with the data's rows of the same CNN and sizes.
+def conformance(capture: pd.Series, data_rows: pd.DataFrame, model_kind: str = "cnn") -> dict:
+    """Compare one captured profile with the data's rows of the same model and sizes.
 
     Parameters
     ----------
     capture : pandas.Series
         One profile, ``Host_<Op>``/``Device_<Op>`` -> microseconds (e.g. taken on a CPU).
     data_rows : pandas.DataFrame
-        The data's profiles of that CNN (any instances); op columns in microseconds.
+        The data's profiles of that model (any instances); op columns in microseconds.
+    model_kind : {"cnn", "text"}
+        ``"text"``: op types of text layers are never foreign (they are listed by family in
+        ``text_layers``), and the data's ``CudnnRNN*`` count as present where the capture ran
+        the generic recurrent loop (:data:`GENERIC_LOOP`).
 
     Returns
     -------
@@ -95,7 +151,8 @@ def conformance(capture: pd.Series, data_rows: pd.DataFrame) -> dict:
         expanded, GPU-only transfers and variable bookkeeping left out), ``missing`` (data
         device op types with >= 1% median share of device busy time that the capture lacks),
         ``foreign`` (capture op types with >= 1% of its busy time outside the data's vocabulary
-        and not variable bookkeeping), both sorted lists.
+        and not variable bookkeeping), both sorted lists; for a text model ``text_layers``
+        (:func:`text_layers` of the capture's op types).
     """
     ops = op_columns(data_rows.columns)
     data_times = data_rows[ops].fillna(0.0)
@@ -108,6 +165,9 @@ def conformance(capture: pd.Series, data_rows: pd.DataFrame) -> dict:
     # A data op type is present as itself or as what a capture's fusion stands for.
     have = normalise(mine.index) | set(mine.index)
     have |= {a for t in mine.index for a in MAY_ABSORB.get(t, ())}
+    text = model_kind == "text"
+    if text and have & set(GENERIC_LOOP):  # a CPU runs the loop where a GPU runs cuDNN
+        have |= set(CUDNN_RNN)
     vocab_n = normalise(vocab) - GPU_ONLY
     mine_share = mine / mine.sum() if mine.sum() > 0 else mine
     foreign = {
@@ -115,9 +175,12 @@ def conformance(capture: pd.Series, data_rows: pd.DataFrame) -> dict:
         for t, v in mine_share.items()
         if v >= MATERIAL and t not in vocab | NO_GPU_ROW and not normalise([t]) <= normalise(vocab)
     }
-    return {
+    found = {
         "jaccard": jaccard(mine.index, vocab),
         "jaccard_normalised": jaccard(normalise(mine.index) - GPU_ONLY - NO_GPU_ROW, vocab_n),
         "missing": sorted(material - have - GPU_ONLY),
-        "foreign": sorted(foreign),
+        "foreign": sorted(foreign - (set(_TEXT_FAMILY) if text else set())),
     }
+    if text:
+        found["text_layers"] = text_layers(mine.index)
+    return found

@@ -18,6 +18,10 @@ from ..inputs._convention import CONVENTION, CONVENTION_PARTS, ZOO_VERSION
 # Keras 3 config keys Keras 2 does not know (all optional; their defaults change nothing here).
 _KERAS3_ONLY = {"optional", "quantization_config", "lora_rank", "lora_alpha", "synchronized"}
 _KERAS3_ONLY |= {"build_config", "compile_config"}
+#: Keras 3 layer options Keras 2 lacks, dropped only at these values, where they change nothing
+#: (attention without a gate or window, layer normalisation without RMS scaling); ``seed``
+#: (dropped at any value) only seeds a dropout's random mask.
+_KERAS3_DEFAULTS = {"use_gate": False, "sliding_window": None, "rms_scaling": False}
 
 
 def is_keras2(model) -> bool:
@@ -53,14 +57,43 @@ def _to_keras2_config(obj):
         return obj["config"]["name"]
     if obj.get("module") == "keras.initializers":
         return obj["class_name"]  # weights are random either way; Keras 3 adds init options
+    attention = obj.get("class_name") == "MultiHeadAttention"
+    if attention and isinstance(obj.get("config"), dict):
+        obj = {**obj, "config": _attention_config(obj["config"], obj.get("inbound_nodes"))}
     if "inbound_nodes" in obj:
-        obj = {**obj, "inbound_nodes": [[*_history(n)] for n in obj["inbound_nodes"]]}
+        nodes = [_history(n) for n in obj["inbound_nodes"]]
+        obj = {**obj, "inbound_nodes": [_attention_node(n) if attention else n for n in nodes]}
     out = {}
     for key, value in obj.items():
-        if key in _KERAS3_ONLY:
+        if key in _KERAS3_ONLY or key == "seed":
             continue
+        if key in _KERAS3_DEFAULTS and value == _KERAS3_DEFAULTS[key]:
+            continue  # a value other than the default stays, and Keras 2 refuses the layer
         out["batch_input_shape" if key == "batch_shape" else key] = _to_keras2_config(value)
     return out
+
+
+def _attention_node(history: list) -> list:
+    """A MultiHeadAttention call ``(query, value[, key])`` in Keras 2's node form: the query as
+    the input, value and key as call arguments."""
+    if len(history) < 2:
+        return history  # called with keywords only: Keras 2 refuses it, nothing is rebuilt
+    extra = {"value": history[1][:3]} | ({"key": history[2][:3]} if len(history) > 2 else {})
+    return [[*history[0][:3], extra]]
+
+
+def _attention_config(config: dict, nodes) -> dict:
+    """A Keras 3 MultiHeadAttention config with the input shapes Keras 2's ``from_config``
+    builds its weights from: those of its first call's query, value and key (key: the value)."""
+    args = nodes[0].get("args", []) if isinstance(nodes, list) and nodes else []
+    shapes = [
+        a["config"].get("shape")
+        for a in args
+        if isinstance(a, dict) and a.get("class_name") == "__keras_tensor__"
+    ]
+    shapes += [None] * (2 - len(shapes))
+    key = shapes[2] if len(shapes) > 2 else shapes[1]
+    return {"query_shape": shapes[0], "value_shape": shapes[1], "key_shape": key, **config}
 
 
 def to_keras2(model):
@@ -79,6 +112,9 @@ def to_keras2(model):
 def _policy_name(model) -> str:
     policy = getattr(model, "dtype_policy", None) or getattr(model, "_dtype_policy", None)
     return str(getattr(policy, "name", policy or "float32"))
+
+
+_NOT_FLOAT = ("int", "uint", "bool", "string")
 
 
 def check_model(model, xla: bool = True) -> None:
@@ -108,7 +144,8 @@ def check_model(model, xla: bool = True) -> None:
             "latency"
         )
     policies = {_policy_name(model)} | {_policy_name(layer) for layer in model.layers}
-    mixed = sorted(p for p in policies if p != "float32")
+    # An input layer of integer tokens has an integer dtype: no compute precision of its own.
+    mixed = sorted(p for p in policies if p != "float32" and not p.startswith(_NOT_FLOAT))
     if mixed:
         raise ProfetValueError(
             f"the model runs under dtype policy {mixed[0]!r}; the training data is FP32: set "

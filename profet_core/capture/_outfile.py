@@ -54,10 +54,14 @@ def profile_document(profile, meta) -> dict:
     anchor ``profet predict`` then checks it against) and its measured latency;
     ``convention_differs`` (what differs from PROFET's convention, warned about by
     ``profet predict``) where the capture recorded something. ``instance`` is left out when
-    none was given, the latency when it is not a usable number of seconds.
+    none was given, the latency when it is not a usable number of seconds, and ``input_size``
+    (pixels to every reader) for a text model: its sequence length is ``seq_len`` of the
+    metadata beside it, with ``model_kind: "text"``.
     """
     doc = {"ops": profile.iloc[0].to_dict(), "steps": int(meta.steps_traced)}
-    doc.update(batch_size=int(meta.batch_size), input_size=int(meta.input_size))
+    doc.update(batch_size=int(meta.batch_size))
+    if meta.model_kind != "text":
+        doc.update(input_size=int(meta.input_size))
     lat = meta.batch_latency_s
     if isinstance(lat, (int, float)) and MIN_LATENCY_S <= lat <= MAX_LATENCY_S:
         doc[LATENCY_COLUMN] = float(lat)

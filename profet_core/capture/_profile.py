@@ -11,7 +11,6 @@ latency is the median step time of a separate, unprofiled run after warm-up.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import tempfile
@@ -21,10 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import ProfetError, ProfetFileNotFoundError, ProfetValueError
+from ..errors import ProfetError, ProfetValueError
 from ..inputs._outputs import write_atomic
-from . import _zoo
-from ._check import check_capture_args
+from . import _textzoo, _zoo
+from ._check import OPTIMIZERS, check_capture_args, check_optimizer
+from ._load import check_input, kind_hint, load_model, model_kind_of, token_range
 from ._outfile import check_profile_out, meta_path_of, profile_document
 
 STEPS_TRACED = 2
@@ -52,6 +52,11 @@ class ProfileMeta:
     keras_version: str
     profiler_version: str
     convention: dict = field(default_factory=dict)
+    #: ``"cnn"`` (``input_size`` is the square image side, px) or ``"text"`` (``input_size`` is
+    #: the sequence length, tokens, also in ``seq_len``; ``vocab_size`` the token range).
+    model_kind: str = "cnn"
+    seq_len: int | None = None
+    vocab_size: int | None = None
 
     def to_dict(self) -> dict:
         """Plain dict (tuples become lists) for JSON."""
@@ -68,106 +73,6 @@ def traced_steps(steps_per_epoch: int) -> tuple[int, int]:
     return n, n + 1
 
 
-def _load_py(path: Path, input_shape, classes):
-    spec = importlib.util.spec_from_file_location(f"profet_user_model_{path.stem}", path)
-    try:
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    except SystemExit as exc:  # sys.exit() in user code: exit 0 with no profile, once
-        raise ProfetValueError(
-            f"model file {str(path)!r} exits while loading (SystemExit({_short(exc.code)})); a "
-            "model file must define build_model(input_shape, classes) and not exit"
-        ) from None
-    except Exception as exc:  # user code: any error means the file does not load
-        raise ProfetValueError(f"model file {str(path)!r} does not load: {exc!r}") from None
-    if not callable(getattr(module, "build_model", None)):
-        raise ProfetValueError(
-            f"model file {str(path)!r} defines no build_model(input_shape, classes)"
-        )
-    try:
-        return module.build_model(tuple(input_shape), int(classes))
-    except SystemExit as exc:
-        raise ProfetValueError(
-            f"build_model in {str(path)!r} exits (SystemExit({_short(exc.code)})); it must "
-            "return a Keras model"
-        ) from None
-    except Exception as exc:  # user code
-        raise ProfetValueError(f"build_model in {str(path)!r} raised {exc!r}") from None
-
-
-def _short(value) -> str:
-    """A user value for a one-line message: repr, one line, cut short."""
-    text = " ".join(repr(value).split())
-    return text if len(text) <= 80 else text[:80] + "..."
-
-
-def _load_keras_file(path: Path, spec: str):
-    """A ``.keras`` file under Keras 2 where it loads there (saved by Keras 2, or a Keras 3 file
-    Keras 2 reads), else under Keras 3."""
-    from ._check import check_keras_archive
-
-    check_keras_archive(path)  # member sizes, before Keras reads any
-    import keras
-    import tf_keras
-
-    try:
-        return tf_keras.models.load_model(path, compile=False)
-    except Exception:  # not readable by Keras 2: Keras 3 below, and to_keras2 after it
-        pass
-    try:
-        return keras.models.load_model(path, compile=False)
-    except Exception as exc:  # keras raises many types for a bad file
-        raise ProfetValueError(f"model file {spec!r} does not load: {exc!r}") from None
-
-
-def load_model(spec: str, input_size: int, classes: int):
-    """Build or load the model named by ``spec``, under Keras 2 where possible.
-
-    Parameters
-    ----------
-    spec : str
-        A saved ``.keras`` file, a ``.py`` file defining ``build_model(input_shape, classes)``, or
-        a zoo name (:data:`profet_core.capture._zoo.ZOO`).
-    input_size, classes : int
-        Square RGB input size (px) and classes; a ``.keras`` model must already take that input.
-
-    Returns
-    -------
-    tf_keras.Model or keras.Model
-        A Keras 3 model is rebuilt under Keras 2 from its config; it stays Keras 3 only where
-        its layers do not allow that (``profile_model`` then records what differs).
-    """
-    path = Path(spec)
-    shape = (int(input_size), int(input_size), 3)
-    if spec in _zoo.ZOO:
-        return _zoo.build_zoo_model(spec, input_size, classes)
-    if path.suffix not in (".keras", ".py"):
-        raise ProfetValueError(
-            f"model {spec!r} is neither a .keras file, a .py file nor a zoo name "
-            f"({', '.join(sorted(_zoo.ZOO))})"
-        )
-    if not path.is_file():
-        raise ProfetFileNotFoundError(f"model file {spec!r} does not exist")
-    if path.suffix == ".py":
-        model = _load_py(path, shape, classes)
-    else:
-        model = _load_keras_file(path, spec)
-    import keras  # after the model file ran: one that exits is refused without TensorFlow
-    import tf_keras
-
-    from ._keras2 import to_keras2
-
-    if not isinstance(model, (keras.Model, tf_keras.Model)):
-        raise ProfetValueError(f"model {spec!r} gave {type(model).__name__}, not a keras.Model")
-    want = (None, *shape)
-    if tuple(model.input_shape) != want:
-        raise ProfetValueError(
-            f"model {spec!r} takes input {tuple(model.input_shape)}; --input-size "
-            f"{input_size} needs {want}"
-        )
-    return to_keras2(model) or model
-
-
 def synthetic_arrays(n: int, input_size: int, classes: int, seed: int = 0):
     """``n`` random images (float32, shape (n, px, px, 3)) and one-hot labels, as numpy arrays
     (the original generator's synthetic data)."""
@@ -180,11 +85,17 @@ def synthetic_arrays(n: int, input_size: int, classes: int, seed: int = 0):
     return x, y
 
 
-def dataset_sizes(input_size: int, batch_size: int, steps_per_epoch: int) -> tuple[int, int]:
+def dataset_sizes(
+    input_size: int, batch_size: int, steps_per_epoch: int, kind: str = "cnn"
+) -> tuple[int, int]:
     """Training and validation images: the original's (``_zoo.DATASET_IMAGES``/``TEST_IMAGES``),
-    or, for fewer steps per epoch, that many batches and validation in the same proportion."""
-    size = min(_zoo.DATASET_IMAGES, key=lambda s: abs(s - int(input_size)))
-    train, test = _zoo.DATASET_IMAGES[size], _zoo.TEST_IMAGES[size]
+    or, for fewer steps per epoch, that many batches and validation in the same proportion; a
+    text model's sequences: Reuters' (``_textzoo.TEXT_TRAIN``/``TEXT_TEST``), likewise."""
+    if kind == "text":
+        train, test = _textzoo.TEXT_TRAIN, _textzoo.TEXT_TEST
+    else:
+        size = min(_zoo.DATASET_IMAGES, key=lambda s: abs(s - int(input_size)))
+        train, test = _zoo.DATASET_IMAGES[size], _zoo.TEST_IMAGES[size]
     n = min(train, steps_per_epoch * batch_size)
     return n, max(batch_size, test * n // train)
 
@@ -207,7 +118,15 @@ def device_info() -> tuple[str | None, int | None]:
 
 #: :func:`profile_model`'s options that ``profet profile`` and the collect worker pass through
 #: under the same names (their argparse destinations).
-PROFILE_OPTIONS = ("classes", "steps_per_epoch", "latency_steps", "instance")
+PROFILE_OPTIONS = (
+    "classes",
+    "steps_per_epoch",
+    "latency_steps",
+    "instance",
+    "model_kind",
+    "vocab_size",
+    "optimizer",
+)
 
 
 def profile_model(
@@ -219,6 +138,9 @@ def profile_model(
     latency_steps: int = 50,
     instance: str | None = None,
     logdir: str | Path | None = None,
+    model_kind: str | None = None,
+    vocab_size: int | None = None,
+    optimizer: str | None = None,
 ) -> tuple[pd.DataFrame, ProfileMeta]:
     """Profile training of ``model`` in PROFET's convention.
 
@@ -230,18 +152,29 @@ def profile_model(
         is rebuilt under Keras 2 where its layers allow it; else it runs as it is and
         ``meta.convention["differs"]`` says what differs (a warning too).
     batch_size, input_size : int
-        Images per step (> 0) and square input size in px.
+        Images (sequences) per step (> 0) and square input size in px, or a text model's
+        sequence length in tokens.
     classes : int, optional
-        Label classes; default the model's output width, else the original data's per size.
+        Label classes; default the model's output width, else the original data's per size
+        (a text model: Reuters' 46).
     steps_per_epoch : int, optional
-        Default: the original synthetic data size / batch size (see ``_zoo.DATASET_IMAGES``);
-        fewer make the numpy arrays that many batches (validation in proportion).
+        Default: the original synthetic data size / batch size (see ``_zoo.DATASET_IMAGES``;
+        text: ``_textzoo.TEXT_TRAIN``); fewer make the numpy arrays that many batches
+        (validation in proportion).
     latency_steps : int
         Steps timed in the unprofiled latency run, after ``WARMUP_STEPS`` warm-up steps.
     instance : str, optional
         Name recorded in the metadata.
     logdir : path-like, optional
         Where the trace goes (default: a temporary folder, removed afterwards).
+    model_kind : {"cnn", "text"}, optional
+        Default: a zoo name's kind, ``"cnn"`` for a ``.py`` file, else what the model's input
+        is (:func:`model_kind_of`).
+    vocab_size : int, optional
+        A text model's token range (default: its smallest embedding; a text-zoo model is built
+        with ``_textzoo.VOCAB_SIZE`` words).
+    optimizer : {"sgd", "adadelta", "adam"}, optional
+        Default ``"sgd"`` (the convention); another is recorded in ``convention["differs"]``.
 
     Returns
     -------
@@ -249,34 +182,34 @@ def profile_model(
         Shape (1, n_ops): ``Host_<Type>``/``Device_<Type>`` total microseconds over 2 steps.
     meta : ProfileMeta
     """
-    if classes is None and not isinstance(model, str):
-        classes = int(model.output_shape[-1])
-    classes = classes or _zoo.classes_for(input_size)
-    spe = steps_per_epoch or _zoo.steps_per_epoch(input_size, batch_size)
-    check_capture_args(batch_size, input_size, classes, spe, latency_steps)
     if logdir is None:
         with tempfile.TemporaryDirectory(prefix="profet-trace-") as tmp:
             return profile_model(
-                model, batch_size, input_size, classes, spe, latency_steps, instance, tmp
-            )
+                model, batch_size, input_size, classes, steps_per_epoch, latency_steps,
+                instance, tmp, model_kind, vocab_size, optimizer,
+            )  # fmt: skip
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    name = model if isinstance(model, str) else model.name
-    model = load_model(model, input_size, classes) if isinstance(model, str) else model
+    check_optimizer(optimizer)
+    optimizer = optimizer or "sgd"
+    setup = _setup(model, batch_size, input_size, classes, steps_per_epoch, latency_steps,
+                   model_kind, vocab_size)  # fmt: skip
     from ._keras2 import check_model, is_keras2, keras3_differences, to_keras2
 
-    model = to_keras2(model) or model
+    model = to_keras2(setup.model) or setup.model
     check_model(model, xla=False)  # recompiled below with jit_compile=False
-    differs = _compile(model)
-    n_train, n_test = dataset_sizes(input_size, batch_size, spe)
+    differs = _compile(model, optimizer)
+    n_train, n_test = dataset_sizes(input_size, batch_size, setup.steps_per_epoch, setup.kind)
     spe = -(-n_train // batch_size)
     first, last = traced_steps(spe)
-    profile, timer, latency = _run(model, (n_train, n_test), batch_size, input_size, classes,
-                                   (first, last), latency_steps, logdir)  # fmt: skip
+    data = _data_maker(setup, input_size)
+    profile, timer, latency = _run(model, (n_train, n_test), batch_size, data, (first, last),
+                                   latency_steps, logdir)  # fmt: skip
+    text = setup.kind == "text"
     meta = _meta(
-        model=name,
+        model=setup.name,
         batch_size=batch_size,
         input_size=input_size,
-        classes=classes,
+        classes=setup.classes,
         steps_per_epoch=spe,
         traced_steps=(first, last),
         batch_latency_s=latency.median_step(WARMUP_STEPS),
@@ -284,27 +217,72 @@ def profile_model(
         epoch_latency_s=float(timer.epochs[0]),
         instance=instance,
         keras_model=model,
-        differs=differs if not is_keras2(model) else [],
+        differs=differs,
+        model_kind=setup.kind,
+        seq_len=int(input_size) if text else None,
+        vocab_size=setup.tokens,
     )
     if not is_keras2(model):
         warnings.warn("; ".join(keras3_differences(model)), stacklevel=2)
     return profile, meta
 
 
-def _run(model, sizes, batch_size, input_size, classes, window, latency_steps, logdir):
+@dataclass(frozen=True)
+class _Setup:
+    """What :func:`profile_model` trains: the model and its workload's resolved defaults."""
+
+    model: object
+    name: str
+    kind: str
+    classes: int
+    steps_per_epoch: int
+    tokens: int | None  # a text model's token range; None for a CNN
+
+
+def _setup(model, batch_size, input_size, classes, spe, latency_steps, model_kind, vocab_size):
+    """Resolve kind, classes and steps, check the workload (before building a zoo or ``.py``
+    model), then build or load the model."""
+    given = not isinstance(model, str)
+    name = model.name if given else model
+    kind = model_kind or (model_kind_of(model) if given else kind_hint(model))
+    if kind is None:  # a .keras file: loaded first, its input says what it is
+        model = load_model(model, input_size, classes or 2, None, vocab_size)
+        kind, given = model_kind_of(model), True
+    if classes is None and given:
+        classes = int(model.output_shape[-1])
+    classes = classes or (_textzoo.TEXT_CLASSES if kind == "text" else _zoo.classes_for(input_size))
+    spe = spe or _zoo.steps_per_epoch(input_size, batch_size, kind=kind)
+    check_capture_args(batch_size, input_size, classes, spe, latency_steps, kind, vocab_size)
+    if not given:
+        model = load_model(model, input_size, classes, kind, vocab_size)
+    check_input(model, name, kind, input_size)
+    tokens = token_range(model, vocab_size, input_size) if kind == "text" else None
+    return _Setup(model, name, kind, classes, spe, tokens)
+
+
+def _data_maker(setup: _Setup, input_size: int):
+    """``(n, seed) -> (x, y)``: random images, or token sequences of a text model."""
+    if setup.kind == "text":
+        return lambda n, seed: _textzoo.synthetic_tokens(
+            n, input_size, setup.classes, setup.tokens, seed
+        )
+    return lambda n, seed: synthetic_arrays(n, input_size, setup.classes, seed)
+
+
+def _run(model, sizes, batch_size, data, window, latency_steps, logdir):
     """The traced fit (-> profile, its step timer) and the separate latency run's timer."""
     from ._convert import find_xplanes, trace_to_profile
     from ._timing import StepTimer
 
-    x, y = synthetic_arrays(sizes[0], input_size, classes)
+    x, y = data(sizes[0], 0)
     spe = -(-sizes[0] // batch_size)
     k = _keras_of(model)
     board = k.callbacks.TensorBoard(log_dir=str(logdir), histogram_freq=1, profile_batch=window)
     # The timer stops training after the traced steps (it runs after the TensorBoard callback).
     timer = StepTimer(stop_after=window[1])
     fit = {"batch_size": batch_size, "verbose": 0}
-    model.fit(x, y, epochs=2, validation_data=synthetic_arrays(sizes[1], input_size, classes, 1),
-              callbacks=[board, timer], **fit)  # fmt: skip
+    model.fit(x, y, epochs=2, validation_data=data(sizes[1], 1), callbacks=[board, timer],
+              **fit)  # fmt: skip
     profile = trace_to_profile(find_xplanes(logdir))
     # The latency comes from a separate, unprofiled run (the profiler slows the traced steps).
     steps = WARMUP_STEPS + latency_steps
@@ -321,21 +299,28 @@ def _keras_of(model):
         import tf_keras
 
         return tf_keras
+
     import keras
 
     return keras
 
 
-def _compile(model) -> list[str]:
-    """Compile in the convention; the parts a Keras 3 model cannot follow."""
+def _compile(model, optimizer: str = "sgd") -> list[str]:
+    """Compile in the convention with ``optimizer``; the parts of the convention this run does
+    not follow (a Keras 3 model's, or an optimizer other than SGD)."""
     from ._keras2 import is_keras2, keras3_differences
 
     k = _keras_of(model)
-    sgd = k.optimizers.legacy.SGD() if is_keras2(model) else k.optimizers.SGD()
+    cls = OPTIMIZERS[optimizer]
+    opt = getattr(k.optimizers.legacy, cls)() if is_keras2(model) else getattr(k.optimizers, cls)()
     loss = k.losses.categorical_crossentropy
     # jit_compile stated: Keras 3's default ("auto") turns XLA on whenever a GPU is present.
-    model.compile(optimizer=sgd, loss=loss, metrics=["accuracy"], jit_compile=False)
-    return [] if is_keras2(model) else keras3_differences(model)
+    model.compile(optimizer=opt, loss=loss, metrics=["accuracy"], jit_compile=False)
+    if not is_keras2(model):
+        return keras3_differences(model)  # names a non-SGD optimizer too
+    if optimizer == "sgd":
+        return []
+    return [f"optimizer legacy {cls} instead of the legacy SGD (ResourceApplyGradientDescent)"]
 
 
 def _meta(keras_model, differs, **fields) -> ProfileMeta:

@@ -8,7 +8,8 @@ original generation (VGGSmall, VGG13, ResNet34, FLOWER_CNN, InceptionV3, Xceptio
 EfficientNetB0) are here too. Each is layer for layer the original generator's network
 (``data_generation/workload/model_info.py`` of github.com/ddps-lab/profet), built with Keras 2
 (the ``tf-keras`` package, which is TF 2.5's tf.keras); Keras applications are built with
-``weights=None``: nothing is downloaded. Keras is imported only inside the builders.
+``weights=None``: nothing is downloaded. Keras is imported only inside the builders. The text
+classifiers (``TextLSTM``, ...) are in :mod:`._textzoo`; :func:`zoo_kind` tells the two apart.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ProfetValueError
+from . import _textzoo
 
 INPUT_SIZES = (32, 64, 128, 224, 256)
 BATCH_SIZES = (16, 32, 64, 128, 256)
@@ -38,20 +40,49 @@ QUICK_STEPS = 100
 
 @dataclass(frozen=True)
 class Workload:
-    """One benchmark run: architecture (zoo name or .py path), sizes and repetition label."""
+    """One benchmark run: architecture (zoo name or .py path), sizes and repetition label.
+
+    ``input_size`` is the square input side (px) of a CNN and the sequence length (tokens) of a
+    text model; ``kind`` says which (``"cnn"``, ``"text"``, or ``""`` for a ``.keras`` file whose
+    input decides when it loads).
+    """
 
     model: str
     input_size: int
     batch_size: int
     exp: str = "exp01"
+    kind: str = "cnn"
 
     @property
     def key(self) -> tuple:
         return (self.exp, self.model, self.input_size, self.batch_size)
 
 
-def steps_per_epoch(input_size: int, batch_size: int, cap: int | None = None) -> int:
-    """Steps of one epoch over the original synthetic data size (at least 2), optionally capped."""
+#: Model kinds: image CNNs (the original zoo) and text models on token sequences.
+KINDS = ("cnn", "text")
+#: ``profet collect --models`` group names: every zoo model of that kind.
+GROUPS = {"cnn": lambda: list(ZOO), "text": lambda: list(_textzoo.TEXT_ZOO)}
+
+
+def zoo_kind(name: str) -> str | None:
+    """``"cnn"`` for a name of the CNN zoo, ``"text"`` for the text zoo's, else None."""
+    if name in ZOO:
+        return "cnn"
+    return "text" if name in _textzoo.TEXT_ZOO else None
+
+
+def zoo_names() -> list[str]:
+    """Every zoo name: the CNNs, then the text models."""
+    return [*ZOO, *_textzoo.TEXT_ZOO]
+
+
+def steps_per_epoch(
+    input_size: int, batch_size: int, cap: int | None = None, kind: str = "cnn"
+) -> int:
+    """Steps of one epoch over the original synthetic data size (at least 2), optionally capped;
+    for a text model, over the Reuters-sized token data (:data:`._textzoo.TEXT_TRAIN`)."""
+    if kind == "text":
+        return _textzoo.text_steps_per_epoch(batch_size, cap)
     images = DATASET_IMAGES.get(int(input_size), 2_000)
     steps = max(2, -(-images // int(batch_size)))
     return max(2, min(steps, cap)) if cap else steps
@@ -63,7 +94,7 @@ def classes_for(input_size: int) -> int:
     return CLASSES[size]
 
 
-def workload_grid(models, input_sizes, batch_sizes, repeats: int = 1) -> list[Workload]:
+def workload_grid(models, input_sizes, batch_sizes, repeats: int = 1, kinds=None) -> list[Workload]:
     """Every (repetition, model, input, batch) the zoo can build, repetitions ``exp01``...
 
     Parameters
@@ -71,9 +102,12 @@ def workload_grid(models, input_sizes, batch_sizes, repeats: int = 1) -> list[Wo
     models : sequence of str
         Zoo names (or ``.py`` model files, which have no size limits).
     input_sizes, batch_sizes : sequence of int
-        Pixels (square, 3 channels) and images per step; all > 0.
+        Pixels (square, 3 channels) of a CNN or tokens of a text model, and images (sequences)
+        per step; all > 0.
     repeats : int
         Repetitions, labelled ``exp01``..``expNN`` like the shared data.
+    kinds : sequence of str, optional
+        Each model's kind (default: its zoo kind, else ``"cnn"``).
 
     Returns
     -------
@@ -86,10 +120,11 @@ def workload_grid(models, input_sizes, batch_sizes, repeats: int = 1) -> list[Wo
             raise ProfetValueError(f"{what} {bad[0]} is not allowed; sizes must be integers > 0")
     if int(repeats) <= 0:
         raise ProfetValueError(f"repeats {repeats} is not allowed; it must be >= 1")
+    kinds = list(kinds) if kinds is not None else [zoo_kind(m) or "cnn" for m in models]
     return [
-        Workload(m, int(i), int(b), f"exp{r + 1:02d}")
+        Workload(m, int(i), int(b), f"exp{r + 1:02d}", kind)
         for r in range(int(repeats))
-        for m in models
+        for m, kind in zip(models, kinds, strict=True)
         for i in input_sizes
         for b in batch_sizes
         if int(i) >= MIN_INPUT.get(m, 1)

@@ -165,10 +165,15 @@ def read_prices(catalog) -> tuple:
     one is given, naming it in ``catalog_folder``; ``user_catalog`` a CSV's path)."""
     from pathlib import Path
 
-    from .. import load_catalog, offerings_meta, price_source
+    from .. import ProfetValueError, load_catalog, offerings_meta, price_source
 
-    if not catalog:
+    if catalog is None:
         return None, None, price_source(), offerings_meta()
+    if not str(catalog).strip():  # '' would otherwise price from the snapshot without a word
+        raise ProfetValueError(
+            "--catalog '' is empty; give a prices CSV or a SkyPilot catalog folder, or leave "
+            "--catalog out for the offerings' prices"
+        )
     if Path(catalog).is_dir():
         from .. import refresh_offerings
 

@@ -138,7 +138,9 @@ def main(argv=None) -> int:
         sys.stdout.flush()  # here, so that a closed pipe or a full disk is caught below
         return code
     except ProfetError as exc:
-        print(f"profet: error: {exc}", file=sys.stderr)
+        from .._messages import printable  # a message may echo a catalog's or a task's text
+
+        print(f"profet: error: {printable(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("profet: interrupted", file=sys.stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
+from .._messages import printable
 from ._common import ARTIFACTS_HELP, note, table_text, warn
 from ._request import add_request_args, request_from_args
 
@@ -63,10 +64,30 @@ def add_parser(subparsers) -> None:
         default="table",
         help="table: the plan for people (default); csv: every column; json: one document",
     )
+    sp.add_argument(
+        "--verbose",
+        action="store_true",
+        help="where SkyPilot refuses the task or fails, print its traceback before the error",
+    )
 
 
 def run(args) -> int:
     """Plan the task; print the picks with and without PROFET's run times and each candidate."""
+    from .. import ProfetError
+
+    try:
+        plan = _plan(args)
+    except ProfetError as exc:
+        detail = getattr(exc, "detail", None)
+        if args.verbose and detail:  # the child's traceback: SkyPilot's text, printed as data
+            print(printable(detail).rstrip(), file=sys.stderr)
+        raise
+    _print(plan, args.format)
+    return 0
+
+
+def _plan(args):
+    """The plan of ``args`` (:func:`~profet_core.sky_plan`)."""
     from .. import read_profile, sky_plan
 
     profiles = read_profile(args.profile)
@@ -74,7 +95,7 @@ def run(args) -> int:
     clouds = None
     if args.cloud:
         clouds = [c for given in args.cloud for c in given.split(",") if c.strip()]
-    plan = sky_plan(
+    return sky_plan(
         args.task,
         profiles,
         request,
@@ -83,20 +104,24 @@ def run(args) -> int:
         minimize=args.minimize,
         artifacts=args.artifacts,
     )
+
+
+def _print(plan, fmt: str) -> None:
+    """The plan's warnings and notes on stderr, the plan in ``fmt`` on stdout; every name in
+    it (a catalog's instance, region, cloud, a task's accelerator) printed as data."""
     for text in plan.warnings:
         warn(text)
     for text in plan.notes:
         note(text)
-    if args.format == "csv":
-        sys.stdout.write(plan.to_csv().decode("utf-8"))
-    elif args.format == "json":
+    if fmt == "csv":
+        sys.stdout.write(printable(plan.to_csv().decode("utf-8")))
+    elif fmt == "json":
         json.dump(plan.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print("\n".join(plan.summary()))
+        print(printable("\n".join(plan.summary())))
         print()
         print(table_text(plan.table[list(_TABLE_COLUMNS)].rename(columns=_TABLE_COLUMNS)))
         unanswered = plan.table[plan.table["reason"] != ""]
         for r in unanswered.itertuples():
-            print(f"{r.candidate}: {r.reason}")
-    return 0
+            print(printable(f"{r.candidate}: {r.reason}"))

@@ -76,7 +76,42 @@ def validate_catalog(df: pd.DataFrame, missing_price_ok: bool = False) -> pd.Dat
             f"allowed; prices are 0 or {MIN_PRICE:g}..{MAX_PRICE:,g} USD per hour"
         )
     df["usd_per_hour"] = price
+    _check_gpus_and_sizes(df)
     return df.reset_index(drop=True)
+
+
+#: Columns a catalog may add, each a positive number where given (``gpu_count`` whole, at most
+#: the 64 GPUs a prediction answers for).
+SIZE_COLUMNS = ("gpu_count", "gpu_memory_gb", "vcpus", "memory_gib")
+
+
+def _check_gpus_and_sizes(df: pd.DataFrame) -> None:
+    """Refuse GPU names with control characters (a NUL byte or a terminal escape would reach
+    every table and CSV) and sizes that are no size (``gpu_count`` -8, ``vcpus`` text)."""
+    from .._messages import has_control, quote, show_number
+
+    names = [g for g in pd.unique(df["gpu"]) if isinstance(g, str) and has_control(g)]
+    if names:
+        raise ProfetValueError(
+            f"instance catalog: gpu {quote(names[0])} holds control characters (a NUL byte, a "
+            "terminal escape); a GPU name is printable text"
+        )
+    for col in [c for c in SIZE_COLUMNS if c in df.columns]:
+        raw = df[col]
+        given = raw.notna() & (raw.astype(str).str.strip() != "")
+        v = pd.to_numeric(raw.where(given), errors="coerce").to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(v) & (v > 0)
+            if col == "gpu_count":
+                ok &= (v == np.round(v)) & (v <= 64)
+        bad = given.to_numpy() & ~ok
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = "a whole number of GPUs 1..64" if col == "gpu_count" else "a number > 0"
+            raise ProfetValueError(
+                f"instance catalog: {col} {show_number(_as_number(raw.iloc[i]))} for "
+                f"{df['instance'].iloc[i]!r} is not allowed; it is {what}, or empty"
+            )
 
 
 def merge_catalogs(base: pd.DataFrame, other: pd.DataFrame, prefer: str = "other") -> pd.DataFrame:

@@ -79,10 +79,19 @@ def folder_convention(folder: str | Path) -> tuple[str, str]:
     return values[0], values[1]
 
 
-def write_folder_convention(folder: str | Path, details: dict | None = None) -> Path:
-    """Write :data:`CONVENTION_FILE` (this convention and zoo, plus ``details``) into ``folder``."""
+def convention_name(optimizer: str | None = None) -> str:
+    """The convention of rows trained with ``optimizer``: :data:`CONVENTION` for SGD (or
+    None), else ``"profet-2021+<optimizer>"``, so that they never join SGD rows."""
+    return CONVENTION if optimizer in (None, "sgd") else f"{CONVENTION}+{optimizer}"
+
+
+def write_folder_convention(
+    folder: str | Path, details: dict | None = None, convention: str = CONVENTION
+) -> Path:
+    """Write :data:`CONVENTION_FILE` (``convention``, this zoo, plus ``details``) into
+    ``folder``."""
     path = Path(folder) / CONVENTION_FILE
-    record = {"convention": CONVENTION, "zoo": ZOO_VERSION, **(details or {})}
+    record = {"convention": convention, "zoo": ZOO_VERSION, **(details or {})}
     write_atomic(path, (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8"))
     return path
 

@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .._messages import quote, quote_list
+from .._messages import printable, quote, quote_list
 from ..errors import ProfetValueError
 
 _FORMULA = re.compile(r"[=+\-@\t\r]")
@@ -143,9 +143,12 @@ def _check_names(header: list[str], where: str) -> None:
 
 
 def escape_text(value):
-    """``value`` with a ``'`` before it if it is text a spreadsheet would run as a formula."""
-    if isinstance(value, str) and value and _FORMULA.match(value):
-        if not _HARMLESS.fullmatch(value):
+    """``value`` without control characters (the one rule of what reaches a terminal or a CSV,
+    :func:`~profet_core._messages.printable`), with a ``'`` before it if it is text a
+    spreadsheet would run as a formula."""
+    if isinstance(value, str) and value:
+        value = printable(value)
+        if _FORMULA.match(value) and not _HARMLESS.fullmatch(value):
             return "'" + value
     return value
 

@@ -208,6 +208,12 @@ def check_path_name(out, what: str = "output folder") -> None:
         )
     if any(len(os.fsencode(p)) > _NAME_MAX for p in str(raw).split(os.sep)):
         raise ProfetValueError(f"{what} {shown}: a name in it is longer than {_NAME_MAX} bytes")
+    if str(raw).startswith("~") and os.path.expanduser(str(raw)) != str(raw):
+        # quoted, the shell left it as it is: a folder named '~' would be made here
+        raise ProfetValueError(
+            f"{what} {shown} starts with '~', which the shell did not expand (it was quoted); "
+            f"give the folder's path, e.g. {os.path.expanduser(str(raw))!r} (nothing was changed)"
+        )
     try:
         os.stat(raw)
     except OSError as exc:

@@ -187,7 +187,7 @@ def _convention_findings(profiles: pd.DataFrame, n: int) -> list[Finding]:
     return [Finding("warning", "convention_differs", message, rows)]
 
 
-def _likely_cause(names) -> str:
+def likely_cause(names) -> str:
     """The likely reason for op types PROFET's convention never emits, from their names."""
     if any("::" in t or "aten" in t.lower() for t in names):
         return "they look like another framework's ops (PyTorch?)"
@@ -203,8 +203,9 @@ def _likely_cause(names) -> str:
     )
 
 
-def unknown_op_findings(profiles: pd.DataFrame, vocabulary, busy=None, none=None) -> list:
-    """Findings for device time in op types outside ``vocabulary`` (see :func:`profile_checks`)."""
+def _unknown(profiles: pd.DataFrame, vocabulary, busy=None):
+    """The ``Device_*`` columns outside ``vocabulary``, their times (n, k) and each row's share
+    of device busy time in them."""
     known = set(vocabulary)
     cols = [
         c
@@ -212,10 +213,21 @@ def unknown_op_findings(profiles: pd.DataFrame, vocabulary, busy=None, none=None
         if isinstance(c, str) and c.startswith("Device_") and c != "Device_IDLE" and c not in known
     ]
     busy = device_busy_us(profiles) if busy is None else busy
+    times = profiles[cols].to_numpy(dtype=float) if cols else np.zeros((len(profiles), 0))
+    return cols, times, times.sum(axis=1) / np.where(busy > 0, busy, np.inf)
+
+
+def unknown_share(profiles: pd.DataFrame, vocabulary) -> np.ndarray:
+    """Each row's share of device busy time in op types outside ``vocabulary``: shape (n,)."""
+    return _unknown(profiles, vocabulary)[2]
+
+
+def unknown_op_findings(profiles: pd.DataFrame, vocabulary, busy=None, none=None) -> list:
+    """Findings for device time in op types outside ``vocabulary`` (see :func:`profile_checks`)."""
+    busy = device_busy_us(profiles) if busy is None else busy
+    cols, times, share = _unknown(profiles, vocabulary, busy)
     if not cols:
         return []
-    times = profiles[cols].to_numpy(dtype=float)
-    share = times.sum(axis=1) / np.where(busy > 0, busy, np.inf)
     out = []
     for level, mask in (
         ("error", share >= UNKNOWN_REFUSE),
@@ -230,7 +242,7 @@ def unknown_op_findings(profiles: pd.DataFrame, vocabulary, busy=None, none=None
         named = ", ".join(f"{cols[j][7:]} {times[i, j] / busy[i]:.0%}" for j in order)
         head = (
             f"{share[i]:.0%} of the device time{_where(rows, len(profiles))} is in op types "
-            f"PROFET's models never saw ({named}); {_likely_cause(top)}. "
+            f"PROFET's models never saw ({named}); {likely_cause(top)}. "
         )
         fix = (
             "Profile the architecture with 'profet profile' (PROFET's convention) and give "

@@ -107,7 +107,8 @@ def others_median(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, ..
 def far_below(keys: pd.DataFrame, price: pd.Series, what: str = "on-demand") -> pd.Series:
     """Notes for prices under :data:`FAR_BELOW` x the median of the same key's other rows (one
     row per key and region), empty elsewhere."""
-    codes = keys.astype(str).agg("\x1f".join, axis=1).factorize()[0] if len(keys) else []
+    # one code per distinct key, vectorised (a row-wise join took 29 s on 300,000 rows)
+    codes = keys.astype(str).groupby(list(keys.columns), sort=False).ngroup() if len(keys) else []
     v = price.to_numpy(dtype=float)
     notes = np.full(len(v), "", dtype=object)
     have = ~np.isnan(v)

@@ -87,6 +87,10 @@ class OfferingFilter:
             )
         if self.spot not in (True, False, None):
             raise ProfetValueError(f"spot {self.spot!r}; allowed: True, False, None")
+        if not isinstance(self.all_regions, (bool, np.bool_)):  # 'no' is truthy
+            raise ProfetValueError(
+                f"all_regions {quote(self.all_regions)} is not allowed; give True or False"
+            )
 
 
 def _names_ok(value) -> bool:
@@ -297,6 +301,10 @@ def check_offering_args(predictor, filter=None, catalog=None, offerings=None) ->
         from ._args import check_snapshot
 
         check_snapshot(offerings)
+    if catalog is not None:  # as strictly as the command line's --catalog
+        from ..inputs._catalog import validate_catalog
+
+        validate_catalog(catalog, missing_price_ok=True)
 
 
 def why_nothing(table: pd.DataFrame, f: OfferingFilter, gpus=1) -> str:

@@ -10,6 +10,7 @@ unpredicted the same way, with its reason.
 
 from __future__ import annotations
 
+import functools
 import re
 
 #: ``accelerator -> spec gpu`` for every cloud (catalog names are canonical across clouds).
@@ -141,3 +142,15 @@ def count_in_name(cloud: str, instance: str) -> int | None:
     }
     m = re.match(patterns[cloud], instance) if cloud in patterns else None
     return int(m.group(1)) if m else None
+
+
+@functools.lru_cache(maxsize=1)
+def spec_sheet_counts() -> dict:
+    """``{AWS instance type: GPUs}`` of the shipped spec sheet (its lines named by instance)."""
+    import pandas as pd
+
+    from ..inputs._gpu_specs import load_specs
+
+    specs = load_specs()
+    counts = pd.to_numeric(specs["gpu_count"], errors="coerce")
+    return {i: float(c) for i, c in zip(specs["instance"], counts, strict=True) if c == c}

@@ -277,10 +277,10 @@ def offerings_answer(
     asked = replace(
         request, anchor=anchor, targets=tuple(targets), gpus=1 if counts == [1] else tuple(counts)
     )
-    prediction, prepared, _ = wide.predict_prepared(anchor, profiles, asked, blocks)
+    prediction, question, _ = wide.predict_prepared(anchor, profiles, asked, blocks)
     own = _anchor_rows(prediction, profiles, request.anchor_latency_s, anchor, wanted)
     if len(own):  # the anchor's own GPU: its measured latency, moved to the same options
-        own = wide.configure_prepared(anchor, profiles, prepared, own, asked)
+        own = wide.configure_prepared(question, own)
     # Only the columns an offering shows travel through the join (the members, novelty and
     # ensemble names stay on the prediction).
     pred = prediction.table

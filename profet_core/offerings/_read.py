@@ -27,8 +27,9 @@ from ._gpus import (
     NOT_GPUS,
     RETIRED,
     count_in_name,
+    spec_sheet_counts,
 )
-from ._vms import REPORT_COLUMNS, read_vms
+from ._vms import REPORT_COLUMNS, check_catalog_file, read_vms
 
 ROW_COLUMNS = ("cloud", "instance", "accelerator", "gpus", "vcpus", "memory_gib", "region")
 #: ``lines``: the vms.csv records a row is made of (a composed GCP row: machine or host, GPU).
@@ -68,6 +69,8 @@ def catalog_files(folder) -> dict[str, Path]:
             f"no <cloud>/vms.csv in {str(folder)!r}; pass a SkyPilot catalog folder such as "
             "~/.sky/catalogs/v8"
         )
+    for cloud, path in found.items():
+        check_catalog_file(folder, path, cloud)
     return found
 
 
@@ -268,6 +271,9 @@ def _impossible_count(row) -> str | None:
     named = count_in_name(row.cloud, row.instance)
     if named is not None and named != n:
         return f"{n:g} GPUs where the name says {named}"
+    sheet = spec_sheet_counts().get(row.instance) if row.cloud == "aws" else None
+    if sheet is not None and sheet != n:  # p4d.24xlarge with 16 GPUs: the sheet says 8
+        return f"{n:g} GPUs where the spec sheet's {row.instance} has {sheet:g}"
     if n not in (1, 2, 4, 8, 16):
         return f"{n:g} GPUs: no instance of this kind has that many"
     return None

@@ -65,7 +65,8 @@ def derive_offerings(rows: pd.DataFrame) -> pd.DataFrame:
     rows = rows.copy()
     for col in OPTIONAL_COLUMNS:
         rows[col] = rows[col].fillna("").astype(str) if col in rows else ""
-    agg = rows.groupby(KEY, sort=True).agg(
+    groups = rows.groupby(KEY, sort=True)
+    agg = groups.agg(
         accelerator=("accelerator", "first"),
         gpus=("gpus", "first"),
         vcpus=("vcpus", "first"),
@@ -73,9 +74,11 @@ def derive_offerings(rows: pd.DataFrame) -> pd.DataFrame:
         usd_per_hour=("price", "min"),
         spot_usd_per_hour=("spot", "min"),
         zones=("zone", "nunique"),
-        price_note=("price_note", _joined),
-        spot_note=("spot_note", _joined),
     )
+    for col in OPTIONAL_COLUMNS:  # joined in Python only where a zone says something
+        said = rows[rows[col] != ""]
+        joined = said.groupby(KEY, sort=True)[col].agg(_joined) if len(said) else None
+        agg[col] = "" if joined is None else joined.reindex(agg.index).fillna("")
     out = agg.reset_index()
     out["gpus"] = out["gpus"].astype(int)
     out["gpu"] = [

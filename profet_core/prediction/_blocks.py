@@ -33,8 +33,10 @@ class Blocks:
     however many answers of that question ask for it (the per-configuration table, the spec
     order among every target, the offerings). ``evaluations`` counts the targets evaluated."""
 
-    def __init__(self, anchor, ops, lat):
+    def __init__(self, anchor, ops, lat, parts=None):
         self.anchor, self.ops, self.lat = anchor, ops, lat
+        #: The steps' parts where the spec family model answers (``prediction/_kind.py``).
+        self.parts = parts
         # Ops with some time in some row: each method names those it does not use, and those
         # it took for a known op by their spelling.
         self.used = ops.columns[ops.to_numpy().any(axis=0)]
@@ -63,6 +65,11 @@ class Blocks:
     def _evaluate(self, predictor, method, targets) -> list[dict]:
         anchor, ops, lat = self.anchor, self.ops, self.lat
         self.evaluations += len(targets)
+        if self.parts is not None:  # one model answers every target, measured pairs too
+            from ..crossgpu._family_model import family_blocks
+
+            blocks = family_blocks(predictor.cross, anchor, list(targets), self.parts)
+            return [blocks[t] for t in targets]
         if self._features is None:  # the features do not depend on the target: made once
             self._features = ProfileFeatures.from_ops(ops)
         features = self._features

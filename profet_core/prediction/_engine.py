@@ -73,7 +73,8 @@ def run_prediction(
     ignored = next((b["ignored"] for b in blocks if b["ignored"]), ())
     rows = _row_summary(predictor, n, flat["novelty"], lat, method)
     level = predictor.interval_level
-    matched = spelling_matches(predictor, method, used)
+    family = work.parts is not None  # the spec family model reads no op by its spelling
+    matched = () if family else spelling_matches(predictor, method, used)
     return Prediction(table, tuple(ignored), method, level, anchor, rows, tuple(notes), matched)
 
 
@@ -180,45 +181,6 @@ def _multi_gpu_notes(counts: dict | None, targets) -> tuple:
         "cost are for the whole instance (USD/h), which is what renting it costs even when the "
         "run uses one GPU.",
     )
-
-
-def sense_checks(model: dict, profiles, anchor_latency_s, anchor=None, arrays=None) -> tuple:
-    """Refuse a profile that makes no sense (no device time, a latency in the wrong unit);
-    return the warnings' texts: 2 steps assumed, then the sense checks', then the step count the
-    per-step overhead ops suggest (``model["steps_reference"]``, learned in training), then the
-    instance the op mix of a profile naming none looks taken on, where not the anchor
-    (``model["anchor_signal"]`` and ``arrays``' ``anchor|*``; artifacts without: no check)."""
-    from ..features._anchor import anchor_findings
-    from ..inputs._overhead import steps_assumed_note, steps_findings
-    from ..inputs._sanity import profile_checks
-
-    if not isinstance(profiles, pd.DataFrame) or profiles.empty:
-        return ()
-    busy_range = model.get("device_busy_range_us")
-    known, threshold = vocabulary(model)
-    if known:
-        # An op the models count as a known one by its spelling (Conv2d as Conv2D) is modelled:
-        # the spelling warning names it, so the unknown-op check must not call it unseen.
-        from ..features._profile_features import lookalike_ops
-
-        new = [c for c in profiles.columns if str(c).startswith("Device_") and c not in known]
-        known |= set(lookalike_ops(new, known, threshold)) if new else set()
-    findings = profile_checks(
-        profiles, anchor_latency_s, device_range_us=busy_range, vocabulary=known or None
-    )
-    errors = [f.message for f in findings if f.level == "error"]
-    if errors:
-        raise ProfetValueError(errors[0])
-    note = steps_assumed_note(profiles)
-    findings = [note] * (note is not None) + findings
-    given = "batch_latency_s" in profiles and profiles["batch_latency_s"].notna().all()
-    measured = anchor_latency_s is not None or bool(given)
-    findings += steps_findings(profiles, anchor, model.get("steps_reference"), measured)
-    named = "instance" in profiles.columns and profiles["instance"].notna().all()
-    if arrays is not None and not named:  # rows naming their instance are never flagged
-        state = {k[len("anchor|") :]: arrays[k] for k in arrays if k.startswith("anchor|")}
-        findings += anchor_findings(profiles, anchor, model.get("anchor_signal"), state)
-    return tuple(f.message for f in findings)
 
 
 def workload_sizes(profiles, batch_size, input_size):
@@ -328,3 +290,12 @@ def breakdown_table(predictor, anchor: str, ops: pd.DataFrame, targets) -> pd.Da
         parts.append(breakdown_change(fam, model.predict(fam)).assign(target=target))
     cols = ["target", "family", "anchor_us", "target_us", "speedup"]
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+
+
+def batch_sizes(profiles: pd.DataFrame, batch_size) -> np.ndarray:
+    """Images per step per row (NaN where unknown)."""
+    if batch_size is not None:
+        return np.broadcast_to(np.asarray(batch_size, dtype=float), (len(profiles),))
+    if "batch_size" in profiles.columns:
+        return numeric_column(profiles["batch_size"])
+    return np.full(len(profiles), np.nan)

@@ -129,3 +129,41 @@ def no_count_left(table: pd.DataFrame, have: dict, gpus) -> None:
         f"gpus {shown}: no target has that many GPUs; the most any instance has is {most} "
         "(use a count up to it, or 'all')"
     )
+
+
+#: Most rows (profile rows x GPU configurations) one answer on several GPUs may have: 10,000
+#: profile rows x 105 configurations (1.05 million) took 25 s with mixed precision on 2 cores;
+#: 95,000 rows ran past 120 s and gigabytes.
+MAX_GPU_ANSWERS = 1_200_000
+
+
+def check_gpu_answers(predictor, targets, gpus, rows: int) -> None:
+    """Refuse, before the work, an answer on several GPUs (``gpus`` other than 1) past
+    :data:`MAX_GPU_ANSWERS` rows: ``rows`` profile rows on each target's GPU counts."""
+    if gpus == 1 or not rows:
+        return
+    answers = rows * sum(len(c) for c in gpu_counts(predictor, list(targets), gpus).values())
+    if answers > MAX_GPU_ANSWERS:
+        per = max(1, rows * MAX_GPU_ANSWERS // answers)
+        raise ProfetValueError(
+            f"{rows:,} profile rows on every GPU count asked for are {answers:,} answers; one "
+            f"prediction on several GPUs gives at most {MAX_GPU_ANSWERS:,} (it would take "
+            f"minutes): predict parts of at most {per:,} rows, or one GPU (gpus=1, --gpus 1)"
+        )
+
+
+def gpu_counts(predictor, targets, gpus) -> dict:
+    """GPU counts per target for ``gpus`` (1, 'all' or a list); counts it lacks are left out."""
+    cat = predictor.catalog.set_index("instance")
+    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
+    have = {t: int(counts.get(t, 1) or 1) for t in targets}
+    if gpus == "all":
+        out = {t: [n] for t, n in have.items()}
+    else:
+        want = [1] if gpus == 1 else gpus
+        out = {t: [g for g in want if g <= have[t]] for t in targets}
+    if getattr(predictor, "rentals", None) is not None:  # the configurations offerings rent
+        from ._configs import rented_counts
+
+        out.update(rented_counts(predictor.rentals, targets, gpus))
+    return out

@@ -3,13 +3,14 @@ per-family breakdown, latency at other sizes); ``_load.load_models`` opens them.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..errors import ProfetValueError
 from ..inputs._args import frame_arg, is_number, names_arg, numbers_arg
 from ..inputs._prepare import prepare_profiles
 from ..models._intervals import novelty_band
-from ._engine import breakdown_table, pair_interval, sense_checks, workload_sizes
+from ._engine import breakdown_table, pair_interval
 from ._request import as_request
 from ._result import Prediction, answer_notes
 from ._trained import TrainedModels
@@ -70,6 +71,11 @@ class Predictor(TrainedModels):
         """
         frame_arg(profiles, "profiles")
         anchor = request.anchor
+        traced = "gpu_name" in profiles.columns and "instance" not in profiles
+        if anchor is None and traced:
+            anchor = self.anchor_of_gpu(profiles)
+        elif anchor is not None and traced:
+            self._check_traced_gpu(anchor, profiles)
         if anchor is None:
             from ..inputs._profile import profile_instance
 
@@ -79,6 +85,68 @@ class Predictor(TrainedModels):
 
             profiles = with_steps(profiles, request.steps, "profiles")
         return anchor, profiles
+
+    def anchor_of_gpu(self, profiles: pd.DataFrame) -> str:
+        """The instance whose spec line is the GPU a trace names (``gpu_name``, with its
+        ``gpu_memory_gib`` and ``gpu_sm_count``): a measured instance of that GPU first, else
+        its one-GPU spec line.
+
+        Raises
+        ------
+        ProfetValueError
+            The rows name several GPUs, or one without a spec line (named, with what to do).
+        """
+        from ..inputs._gpu_names import gpu_key
+
+        rows = profiles[["gpu_name", "gpu_memory_gib", "gpu_sm_count"]].drop_duplicates()
+        rows = rows.reindex(columns=["gpu_name", "gpu_memory_gib", "gpu_sm_count"])
+        if len(rows) != 1:
+            raise ProfetValueError(
+                f"the profile's rows were taken on {len(rows)} GPUs; give --anchor INSTANCE, "
+                "or one GPU's rows"
+            )
+        name, mem, sms = rows.iloc[0].tolist()
+        gpu = gpu_key(str(name), _num(mem), _num(sms))
+        cat = self.catalog
+        found = cat[cat["gpu"] == gpu]["instance"].tolist() if gpu else []
+        found = [i for i in found if i in self.all_instances]
+        if not found:
+            from .._messages import quote
+
+            raise ProfetValueError(
+                f"the trace's GPU {quote(name)} has no spec line PROFET knows (a line of "
+                "profet_core/data/gpu_specs.csv names each GPU it predicts from); give --anchor "
+                "INSTANCE for the spec line of the same GPU, or add a line for it"
+            )
+        measured = [i for i in found if i in self.instances]
+        return (measured or sorted(found, key=_count_then_name(cat)))[0]
+
+    def _check_traced_gpu(self, anchor: str, profiles) -> None:
+        """Refuse an anchor whose GPU is not the one the trace names (where the name says
+        which it is)."""
+        from ..inputs._gpu_names import gpu_key
+
+        self.check_instance(anchor, "anchor")
+        row = profiles.iloc[0]
+        name = str(row.get("gpu_name", ""))
+        traced = gpu_key(name, _num(row.get("gpu_memory_gib")), _num(row.get("gpu_sm_count")))
+        specs = self.cross.specs_ if self.cross is not None else None
+        if not traced or specs is None:
+            return
+        mine = specs.set_index("instance")["gpu"].get(anchor)
+        same = specs[specs["gpu"] == traced]["instance"].tolist()
+        if mine is None or not same or mine == traced:
+            return
+        # the same silicon under another line (a V100 SXM2 16 GB for a 32 GB trace) is fine
+        if np.allclose(self.cross._spec_rows([anchor]), self.cross._spec_rows(same[:1])):
+            return
+        from .._messages import quote
+
+        raise ProfetValueError(
+            f"the trace was taken on {quote(name)} ({traced}), but the anchor {quote(anchor)} is "
+            f"a {mine}; leave the anchor out (the trace names its GPU) or name an instance of "
+            "that GPU"
+        )
 
     def predict_prepared(self, anchor, profiles, request, blocks=None):
         """:meth:`predict` of a resolved question (:meth:`resolve`), for callers that answer
@@ -96,58 +164,30 @@ class Predictor(TrainedModels):
 
         Returns
         -------
-        (Prediction, PreparedProfiles, Blocks)
-            The prediction, the prepared profiles (op times at 2 steps, latency, which
+        (Prediction, Asked, Blocks)
+            The prediction, the question made ready (its profile prepared and read, which
             :meth:`configure_prepared` takes) and the engine's work.
         """
-        from ._blocks import Blocks
-        from ._engine import run_prediction
-        from ._option_checks import batch_notes
-        from ._scaling import apply_options
+        from ._asked import answer_targets, asked
+        from ._option_checks import check_gpu_answers
 
-        lat_given, method, batch_size = (
-            request.anchor_latency_s,
-            request.method,
-            request.batch_size,
-        )
-        options = request.options
         self.check_instance(anchor, "anchor")
-        method = self._check_method(method)
         targets = self._target_list(anchor, request.targets)
-        prepared = prepare_profiles(profiles, lat_given, anchor)
-        ops, lat = prepared.ops, prepared.latency_s
-        model, arrays = self.bundle.model, self.bundle.arrays
-        checks = sense_checks(model, profiles, lat_given, anchor, arrays)
-        sizes = workload_sizes(profiles, batch_size, request.input_size)  # checks sizes first
-        notes = (*self.catalog_notes, *checks, *batch_notes(profiles, batch_size))
-        batch = _batch(profiles, batch_size)
-        if blocks is None or not blocks.answers(anchor, ops, lat):
-            blocks = Blocks(anchor, ops, lat)
-
-        def answer(names):
-            pred = run_prediction(self, anchor, ops, lat, method, names, notes, sizes, blocks)
-            ref = None
-            if self.cross is not None and method != self.default_method:
-                # another method's own answers neither move nor move others: the others are
-                # ordered against the default method's answers
-                dflt = run_prediction(
-                    self, anchor, ops, lat, self.default_method, names, notes, sizes, blocks
-                )
-                ref = apply_options(self, dflt, anchor, ops, lat, options, batch)
-            return apply_options(self, pred, anchor, ops, lat, options, batch, reference=ref)
-
-        out = answer(targets)
+        # an answer on several GPUs is bounded before the work (profile rows x configurations)
+        check_gpu_answers(self, targets, request.options[1], len(profiles))
+        question, _, blocks = asked(self, anchor, profiles, request, blocks)
+        out = answer_targets(self, question, targets, blocks)
         every = self.targets(anchor)
         if self.cross is not None and set(targets) < set(every):
             # the spec order is among every target: an answer does not depend on the others asked
             from ._scaling import order_over_all
 
-            out = order_over_all(out, answer(every))
+            out = order_over_all(out, answer_targets(self, question, every, blocks))
         if self.rentals is not None:  # rows: the GPU configurations the price source rents
             from ._configs import configurations
 
-            out = configurations(out, self.rentals, options[1])
-        return answer_notes(out), prepared, blocks
+            out = configurations(out, self.rentals, request.options[1])
+        return answer_notes(out), question, blocks
 
     def configure(
         self, anchor, profiles: pd.DataFrame, table: pd.DataFrame, request=None, **options
@@ -169,22 +209,31 @@ class Predictor(TrainedModels):
         pandas.DataFrame
             ``table`` with ``precision``, ``gpus`` and ``images_per_s`` (one row per GPU count).
         """
+        from ._asked import asked
+
         request = as_request(request, options, anchor)
         anchor, profiles = self.resolve(request, profiles)
-        prepared = prepare_profiles(profiles, request.anchor_latency_s, anchor)
-        return self.configure_prepared(anchor, profiles, prepared, table, request)
+        return self.configure_prepared(asked(self, anchor, profiles, request)[0], table)
 
-    def configure_prepared(self, anchor, profiles, prepared, table, request):
-        """:meth:`configure` of profiles already prepared by :meth:`predict_prepared` (its
-        second value) for a resolved question."""
+    def configure_prepared(self, question, table: pd.DataFrame) -> pd.DataFrame:
+        """:meth:`configure` of a question made ready by :meth:`predict_prepared` (its second
+        value: the profile read as the precision and GPU-count models read it)."""
         from ._scaling import apply_options
 
         if "usd_per_hour" not in table:
             table = table.assign(usd_per_hour=float("nan"))
-        pred = Prediction(table, (), "", self.interval_level, anchor)
-        batch = _batch(profiles, request.batch_size)
-        lat = prepared.latency_s
-        return apply_options(self, pred, anchor, prepared.ops, lat, request.options, batch).table
+        q = question
+        pred = Prediction(table, (), "", self.interval_level, q.anchor)
+        return apply_options(
+            self,
+            pred,
+            q.anchor,
+            q.option_ops,
+            q.lat,
+            q.options,
+            q.batch,
+            framework=q.question.framework,
+        ).table
 
     def _target_list(self, anchor: str, targets) -> list[str]:
         """Checked target instances but the anchor: None is every one, a ``str`` is one name
@@ -337,14 +386,16 @@ class Predictor(TrainedModels):
         return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
 
 
-def _batch(profiles: pd.DataFrame, batch_size):
-    """Images per step per row (NaN where unknown)."""
-    import numpy as np
+def _num(value):
+    """A trace's GPU memory or SM count as a number, None where it has none."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if v == v and v > 0 else None
 
-    if batch_size is not None:
-        return np.broadcast_to(np.asarray(batch_size, dtype=float), (len(profiles),))
-    if "batch_size" in profiles.columns:
-        from ._engine import numeric_column
 
-        return numeric_column(profiles["batch_size"])
-    return np.full(len(profiles), np.nan)
+def _count_then_name(catalog: pd.DataFrame):
+    """Sort key: an instance's GPU count (one-GPU spec lines first), then its name."""
+    counts = dict(zip(catalog["instance"], catalog.get("gpu_count", 1), strict=False))
+    return lambda name: (float(counts.get(name, 1) or 1), name)

@@ -28,6 +28,7 @@ from ._option_checks import (
     amp_latency_notes,
     checked_amp_latency,
     checked_params,
+    gpu_counts,
     no_count_left,
 )
 
@@ -123,23 +124,6 @@ def _params(predictor, anchor, fam, params) -> np.ndarray:
     return opt * bw * share / OPT_BYTES_PER_PARAM
 
 
-def _counts(predictor, targets, gpus) -> dict:
-    """GPU counts per target for ``gpus`` (1, 'all' or a list); counts it lacks are left out."""
-    cat = predictor.catalog.set_index("instance")
-    counts = pd.to_numeric(cat["gpu_count"], errors="coerce")
-    have = {t: int(counts.get(t, 1) or 1) for t in targets}
-    if gpus == "all":
-        out = {t: [n] for t, n in have.items()}
-    else:
-        want = [1] if gpus == 1 else gpus
-        out = {t: [g for g in want if g <= have[t]] for t in targets}
-    if getattr(predictor, "rentals", None) is not None:  # the configurations offerings rent
-        from ._configs import rented_counts
-
-        out.update(rented_counts(predictor.rentals, targets, gpus))
-    return out
-
-
 def _widen(table, q_extra) -> None:
     """Widen ``low_ms``/``high_ms`` around ``batch_latency_ms`` by ``q_extra`` (log units, added
     in quadrature to each side's own log distance; 0 leaves a side as it is)."""
@@ -162,12 +146,16 @@ def _gpu_basis(state: dict, key: str, gpu: str) -> str:
     return f"published ({n})" if n else "specs only"
 
 
-def apply_options(predictor, pred, anchor, ops, lat, options, batch, reference=None) -> object:
+def apply_options(
+    predictor, pred, anchor, ops, lat, options, batch, reference=None, framework="tensorflow"
+) -> object:
     """The FP32 one-GPU :class:`Prediction` moved to ``options`` = (precision, gpus, anchor AMP
     latency s, params) from :func:`check_options`; ``lat`` (n,) the anchor FP32 latency (s, NaN
     where unknown); ``batch`` (n,) images per step or NaN. ``reference``: for a method other than
     the default, the default method's answer to the same call; the spec order then keeps this
-    method's own answers (its trained pairs) and gives every other target the reference's."""
+    method's own answers (its trained pairs) and gives every other target the reference's.
+    ``framework``: the profile's; TensorFlow's AMP steps on several GPUs carry their own
+    synchronisation term (dynamic loss scaling without XLA), PyTorch's do not."""
     precision, gpus, amp_lat, params = options
     # Copy-on-write: a shallow copy gains columns without touching the prediction's table.
     table = pred.table.copy(deep=False)
@@ -193,7 +181,7 @@ def apply_options(predictor, pred, anchor, ops, lat, options, batch, reference=N
         tensor = amp_dtype(gpu_table(predictor.cross.specs_).loc[a_gpu]) not in ("fp32", "unknown")
         notes += amp_latency_notes(tensor, ops, lat, amp_lat)
         notes += _apply_amp(predictor, table, anchor, fam, amp_lat, lat)
-    out, more = _apply_gpus(predictor, table, anchor, fam, gpus, params)
+    out, more = _apply_gpus(predictor, table, anchor, fam, gpus, params, framework)
     notes = [s for s in notes if "the latency is for one of the instance's GPUs" not in s] + more
     out.loc[out["basis_precision"] == "", "basis_precision"] = "fp32, one GPU: as basis"
     out, order = _spec_order(predictor, out, precision, reference)
@@ -280,15 +268,15 @@ def _apply_amp(predictor, table, anchor, fam, amp_lat, lat) -> list:
     return notes
 
 
-def _apply_gpus(predictor, table, anchor, fam, gpus, params):
+def _apply_gpus(predictor, table, anchor, fam, gpus, params, framework="tensorflow"):
     """One row per (row, target, GPU count) with the data-parallel step time; and the notes."""
     cross = predictor.cross
     gpu_of = cross.specs_.set_index("instance")["gpu"]
     names = table["target"].astype(str)
-    counts = _counts(predictor, sorted(set(names)), gpus)
+    counts = gpu_counts(predictor, sorted(set(names)), gpus)
     out = table.loc[table.index.repeat([len(counts[t]) for t in names])].reset_index(drop=True)
     if len(table):  # a count no target has: refused, not an empty table
-        have = _counts(predictor, sorted(set(names)), "all")
+        have = gpu_counts(predictor, sorted(set(names)), "all")
         no_count_left(out, {t: max(n, default=1) for t, n in have.items()}, gpus)
     out["gpus"] = np.array([g for t in names for g in counts[t]], dtype=int)
     notes = []
@@ -307,7 +295,9 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
     t1 = out["batch_latency_ms"].to_numpy(float) / 1e3
     # TensorFlow AMP without XLA (the product's condition) has its own synchronisation cost;
     # an AMP answer shown as the FP32 time (no tensor cores) keeps the FP32 one.
+    # the AMP synchronisation term is TensorFlow's (dynamic loss scaling without XLA)
     amp = out["basis_precision"].astype(str).str.startswith("amp ").to_numpy()
+    amp = amp & (framework == "tensorflow")
     fac = step_factor(st, t1, out["gpus"], p, gbs, (kind == "pcie").to_numpy(), amp)
     _scale(out, np.where(multi, fac, 1.0))
     blind = sorted(set(out.loc[multi & ~np.isfinite(gbs), "target"].astype(str)))
@@ -318,9 +308,11 @@ def _apply_gpus(predictor, table, anchor, fam, gpus, params):
         )
     # GPUs without peer-to-peer have their own (wider) interval: the model misses them most
     _widen(out, np.where(multi, row_half_width(st, gbs < 0, out["gpus"]), 0.0))
+    # each distinct target and count once: a 95,000-row profile repeats a few dozen
+    basis = {t: _gpu_basis(st, "rows", gpu_of[t]) for t in set(out["target"].astype(str))}
     part = [
-        f"{n} GPUs " + _gpu_basis(st, "rows", gpu_of[t])
-        for t, n in zip(out["target"].astype(str), out["gpus"], strict=True)
+        f"{n} GPUs {basis[t]}"
+        for t, n in zip(out["target"].astype(str).tolist(), out["gpus"].tolist(), strict=True)
     ]
     out["basis_precision"] = [
         "; ".join(x for x in (b, g) if x) if m else b

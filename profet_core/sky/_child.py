@@ -12,9 +12,11 @@ tests use) and no cloud identity; every network call is refused and recorded.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
+import signal
 import socket
 import sys
 import traceback
@@ -22,9 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._messages import printable, quote
 from ..errors import ProfetError, ProfetValueError
 from ._estimator import config_of, time_estimator
-from ._runs import config_label
+from ._runs import config_label, not_a_gpu
 
 
 def guard_network() -> list:
@@ -47,23 +50,45 @@ def guard_network() -> list:
 
 def one_line(exc: BaseException, limit: int = 400) -> str:
     """An exception's message on one line, without terminal colours, cut short."""
-    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    text = printable(re.sub(r"\x1b\[[0-9;]*m", "", str(exc)), one_line=True)
     text = " ".join(text.split()) or type(exc).__name__
     return text if len(text) <= limit else text[:limit] + "..."
 
 
 def copy_catalog(request: dict) -> str:
-    """Copy the catalog files where SkyPilot reads them; SkyPilot's catalog schema version."""
+    """Copy the checked catalog files (the parent's, in this process's folder) where SkyPilot
+    reads them; SkyPilot's catalog schema version."""
     from sky.skylet import constants
 
     root = Path(os.environ["SKY_RUNTIME_DIR"]) / ".sky" / "catalogs"
     version = constants.CATALOG_SCHEMA_VERSION
-    files = {**request["catalog_files"], "common": request["accelerators_csv"]}
-    for cloud, src in files.items():
-        name = "accelerators.csv" if cloud == "common" else "vms.csv"
-        (root / version / cloud).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, root / version / cloud / name)
+    for name, src in request["paths"].items():
+        if name.startswith("catalog/"):
+            dest = root / version / name[len("catalog/") :]
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
     return version
+
+
+def sky_step(fn, *args):
+    """``fn(*args)``, a step of SkyPilot's: what it raises about the task becomes one line (its
+    traceback kept as the error's ``detail`` for ``--verbose``)."""
+    try:
+        return fn(*args)
+    except ProfetError:
+        raise
+    except Exception as exc:  # SkyPilot's own errors (ValueError, its exceptions, asserts)
+        error = ProfetValueError(f"SkyPilot cannot plan the task: {one_line(exc)}")
+        error.detail = whole_traceback()
+        raise error from None
+
+
+def whole_traceback() -> str:
+    """The exception being handled, traceback and all (SkyPilot's
+    ``print_exception_no_traceback`` leaves ``sys.tracebacklimit`` at 0 when it raises)."""
+    if getattr(sys, "tracebacklimit", None) is not None:
+        del sys.tracebacklimit
+    return traceback.format_exc()
 
 
 def stub_clouds(sky, clouds: list) -> None:
@@ -82,19 +107,30 @@ def stub_clouds(sky, clouds: list) -> None:
     sky.clouds.AWS.get_active_user_identity = no_identity
 
 
-def load_task(sky, path: str):
-    """The task of a YAML file, or one line saying why it is none."""
+def load_task(sky, path: str, shown: str):
+    """The task of a YAML file (``shown``: the user's name for it), or one line saying why it
+    is none: not a SkyPilot task, several nodes, no GPU, too many candidates."""
+    from ._task import MAX_CANDIDATES, NO_GPU
+
     try:
         task = sky.Task.from_yaml(path)
     except Exception as exc:  # any failure to read a user's file is that file's fault
-        raise ProfetValueError(
-            f"task YAML {path!r} is not a SkyPilot task: {one_line(exc)}"
-        ) from None
+        error = ProfetValueError(f"task YAML {shown} is not a SkyPilot task: {one_line(exc)}")
+        error.detail = whole_traceback()
+        raise error from None
     if task.num_nodes != 1:
         raise ProfetValueError(
             f"the task runs on {task.num_nodes} nodes; PROFET predicts the GPUs of one instance "
             "(num_nodes: 1)"
         )
+    resources = list(task.resources)
+    if len(resources) > MAX_CANDIDATES:
+        raise ProfetValueError(
+            f"the task lists {len(resources):,} candidate resources; a plan runs SkyPilot's "
+            f"optimizer once per candidate: give at most {MAX_CANDIDATES}"
+        )
+    if all(r.accelerators is None and r.instance_type is None for r in resources):
+        raise ProfetValueError(NO_GPU)
     return task
 
 
@@ -128,17 +164,18 @@ def described(r) -> dict:
     }
 
 
-def candidate_rows(sky, task, estimator) -> list:
-    """Each candidate of the task: its configuration, the cheapest launchable one SkyPilot
-    finds for it alone (what it uses where it picks that candidate), PROFET's run."""
-    rows = []
+def candidate_rows(sky, task) -> tuple[list, list]:
+    """Each candidate of the task: its configuration and the cheapest launchable one SkyPilot
+    finds for it alone (what it uses where it picks that candidate); and those launchables
+    (None: not offered), whose run PROFET predicts (:func:`add_runs`)."""
+    rows, bests = [], []
     for i, r in enumerate(task.resources):
         alone = sky.Task(name=f"candidate-{i}")
         alone.set_resources({r.copy()})
-        best = optimize(sky, alone, "cost")
+        best = sky_step(optimize, sky, alone, "cost")
         name, count = config_of(r)
-        if name is None and best is not None:  # an instance type names its GPUs
-            name, count = config_of(best)
+        if name is None and best is not None and r.instance_type is not None:
+            name, count = config_of(best)  # an instance type names its GPUs
         row = {"candidate": config_label(name, count) if name else "no accelerator"}
         row["pinned_cloud"] = str(r.cloud).lower() if r.cloud is not None else None
         row["spot_asked"] = bool(r.use_spot)
@@ -146,29 +183,41 @@ def candidate_rows(sky, task, estimator) -> list:
             row["candidate"] += f" on {row['pinned_cloud']}"
         if r.use_spot:
             row["candidate"] += " (spot)"
+        if name is None:  # a CPU candidate: no GPU offering of it is planned
+            best = None
         row.update(described(best) if best is not None else {"accelerator": name, "gpus": count})
         row["offered"] = best is not None
         row["config"] = r.to_yaml_config()
-        row["run"] = estimator.row(best if best is not None else r)
         rows.append(row)
-    return rows
+        bests.append(best if best is not None else r)
+    return rows, bests
+
+
+def add_runs(rows: list, bests: list, estimator) -> None:
+    """PROFET's run on each candidate's launchable resource (or the candidate's own)."""
+    for row, best in zip(rows, bests, strict=True):
+        row["run"] = estimator.row(best)
 
 
 def check_candidates(rows: list, accelerators_csv: str) -> None:
-    """Refuse a task without a GPU candidate, or one naming an accelerator nobody knows."""
+    """Refuse a task without a GPU candidate (TPUs and other accelerators named as what they
+    are), or one naming an accelerator nobody knows."""
     from ..offerings import GPU_OF_ACCELERATOR
+    from ._task import NO_GPU
 
-    if all(r["accelerator"] is None for r in rows):
+    names = [r["accelerator"] for r in rows if r["accelerator"]]
+    if not names:
+        raise ProfetValueError(NO_GPU)
+    other = {n: not_a_gpu(n) for n in names}
+    if all(other.values()):
         raise ProfetValueError(
-            "the task asks for no GPU: give its resources accelerators, e.g. any_of: "
-            "[{accelerators: T4}, {accelerators: A100:8}]"
+            "the task asks for no GPU PROFET predicts: " + "; ".join(dict.fromkeys(other.values()))
         )
     known = set(pd.read_csv(accelerators_csv)["AcceleratorName"].astype(str).str.lower())
-    for r in rows:
-        name = r["accelerator"]
-        if name and name.lower() not in known and name not in GPU_OF_ACCELERATOR:
+    for name in names:
+        if not other[name] and name.lower() not in known and name not in GPU_OF_ACCELERATOR:
             raise ProfetValueError(
-                f"accelerator {name!r} is unknown: neither SkyPilot's catalog "
+                f"accelerator {quote(name)} is unknown: neither SkyPilot's catalog "
                 "(common/accelerators.csv) nor PROFET's GPU list names it (e.g. T4, L4, A10G, "
                 "A100, A100-80GB, H100)"
             )
@@ -196,24 +245,25 @@ def plan(request: dict) -> dict:
 
     stub_clouds(sky, request["clouds"])
     from ..prediction._load import load_models
-
-    p = request["profile"]
-    profiles = pd.DataFrame(p["data"], columns=p["columns"])
     from ..prediction._request import request_of
 
-    asked = request_of(request["request"])
-    est = time_estimator(profiles, asked, predictor=load_models(request["artifacts"]))
-    task = load_task(sky, request["task"])
-    rows = candidate_rows(sky, task, est)
-    check_candidates(rows, request["accelerators_csv"])
+    paths = request["paths"]
+    task = load_task(sky, paths["task.yaml"], request["shown"])
+    rows, bests = candidate_rows(sky, task)
+    check_candidates(rows, paths["catalog/common/accelerators.csv"])
     if not any(r["offered"] for r in rows):
         raise ProfetValueError(
             f"no candidate of the task is offered on {', '.join(request['clouds'])} in the "
             "catalog given"
         )
-    default = optimize(sky, task, request["minimize"])
+    p = request["profile"]
+    profiles = pd.DataFrame(p["data"], columns=p["columns"])
+    asked = request_of(request["request"])
+    est = time_estimator(profiles, asked, predictor=load_models(request["artifacts"]))
+    add_runs(rows, bests, est)
+    default = sky_step(optimize, sky, task, request["minimize"])
     task.set_time_estimator(est)
-    profet = optimize(sky, task, request["minimize"])
+    profet = sky_step(optimize, sky, task, request["minimize"])
     return {
         "task": task.name,
         "ordered": isinstance(task.resources, list),
@@ -232,13 +282,15 @@ def plan(request: dict) -> dict:
 def main() -> int:
     """Read the request, write the answer; 0 unless the answer cannot be written."""
     request = json.loads(sys.stdin.read())
+    # Its own bound too: a parent killed outright (SIGKILL) cannot stop it
+    signal.alarm(int(math.ceil(request.get("timeout_s", 600))) + 5)
     tried = guard_network()
     try:
         answer = plan(request)
     except ProfetError as exc:
-        answer = {"error": str(exc)}
-    except Exception:  # a bug: the parent shows it whole
-        answer = {"crash": traceback.format_exc()}
+        answer = {"error": str(exc), "detail": getattr(exc, "detail", None)}
+    except Exception:  # a bug: the parent says so in one line, --verbose shows it whole
+        answer = {"crash": whole_traceback()}
     answer["network"] = tried
     Path(request["result"]).write_text(json.dumps(answer, default=str))
     return 0

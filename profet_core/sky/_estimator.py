@@ -13,8 +13,9 @@ import warnings
 
 import pandas as pd
 
+from .._messages import printable
 from ..errors import ProfetValueError
-from ..inputs._args import frame_arg
+from ..inputs._args import frame_arg, shown
 from ..offerings import GPU_OF_ACCELERATOR
 from ._runs import COMMON_COUNTS, RUN_COLUMNS, UNANSWERED_S, config_label, estimate_runs, run_spec
 
@@ -38,7 +39,11 @@ class SkyTimeEstimator:
 
     def __init__(self, predictor, profiles: pd.DataFrame, run, request):
         self.anchor, self.run = request.anchor, run
-        self._predictor, self._profiles, self._request = predictor, profiles, request
+        self._profiles, self._request = profiles, request
+        # The predictor holds its artifacts file open: a copy or a pickle (SkyPilot deep-copies
+        # a task with ordered resources) keeps where it came from and loads it when it must.
+        self._predictor = predictor
+        self._artifacts = (predictor.path, predictor.catalog)
         self._rows: dict = {}
         self.unanswered: dict = {}
         # Every accelerator with a spec line at the usual counts, predicted now: a profile
@@ -46,12 +51,26 @@ class SkyTimeEstimator:
         names = sorted({n for n, gpu in GPU_OF_ACCELERATOR.items() if gpu})
         self.prepare([(n, c) for n in names for c in COMMON_COUNTS])
 
+    def __getstate__(self) -> dict:
+        """Everything but the loaded predictor (its open artifacts file pickles nowhere)."""
+        return {**self.__dict__, "_predictor": None}
+
+    def _loaded(self):
+        """The predictor, loaded again from its artifacts folder in a copy."""
+        if self._predictor is None:
+            from ..prediction._predictor import Predictor
+            from ..prediction._store import load_bundle
+
+            path, catalog = self._artifacts
+            self._predictor = Predictor(load_bundle(path), catalog)
+        return self._predictor
+
     def prepare(self, configs) -> None:
         """Predict ``(name, count)`` configurations not yet predicted, in one call."""
-        todo = [cfg for cfg in dict.fromkeys(configs) if cfg not in self._rows]
+        todo = [cfg for cfg in dict.fromkeys(_pairs(configs)) if cfg not in self._rows]
         if not todo:
             return
-        table = estimate_runs(self._predictor, self._profiles, todo, self.run, self._request)[0]
+        table = estimate_runs(self._loaded(), self._profiles, todo, self.run, self._request)[0]
         for cfg, row in zip(todo, table.to_dict("records"), strict=True):
             self._rows[cfg] = row
 
@@ -70,9 +89,11 @@ class SkyTimeEstimator:
             label = "a resource without accelerators" if name is None else config_label(name, count)
             if label not in self.unanswered:
                 self.unanswered[label] = row["reason"]
-                warnings.warn(
-                    f"PROFET gives no run time ({row['reason']}); SkyPilot is given "
-                    f"{UNANSWERED_S:.0e} s for {label}, so that it is never preferred",
+                warnings.warn(  # the name is a catalog's or a task's text: printed as data
+                    printable(
+                        f"PROFET gives no run time ({row['reason']}); SkyPilot is given "
+                        f"{UNANSWERED_S:.0e} s for {label}, so that it is never preferred"
+                    ),
                     UserWarning,
                     stacklevel=2,
                 )
@@ -82,14 +103,29 @@ class SkyTimeEstimator:
     def warnings_for(self, configs) -> list[str]:
         """The prediction's warnings about the profile (ops, novelty, fit, several GPUs) for
         the ``(name, count)`` configurations a task asks about."""
-        configs = [cfg for cfg in dict.fromkeys(configs) if cfg[0] is not None]
+        configs = [cfg for cfg in dict.fromkeys(_pairs(configs)) if cfg[0] is not None]
         if not configs:
             return []
-        return estimate_runs(self._predictor, self._profiles, configs, self.run, self._request)[1]
+        return estimate_runs(self._loaded(), self._profiles, configs, self.run, self._request)[1]
 
     def table(self) -> pd.DataFrame:
         """Every configuration predicted so far (:data:`RUN_COLUMNS`)."""
         return pd.DataFrame(list(self._rows.values()), columns=list(RUN_COLUMNS))
+
+
+def _pairs(configs) -> list[tuple]:
+    """``configs`` as ``(accelerator name or None, GPU count)`` pairs, or one line saying why
+    they are none."""
+    try:
+        pairs = [None if isinstance(c, (str, bytes)) else tuple(c) for c in configs]
+    except TypeError:
+        pairs = None
+    if pairs is None or any(p is None or len(p) != 2 for p in pairs):
+        raise ProfetValueError(
+            f"configs must be (accelerator name, GPU count) pairs, e.g. [('H100', 8)]; got "
+            f"{shown(configs)}"
+        )
+    return pairs
 
 
 def config_of(resources) -> tuple:

@@ -13,11 +13,13 @@ import numpy as np
 import pandas as pd
 
 from .._format import format_number
-from ..errors import ProfetFileNotFoundError, ProfetValueError
+from .._messages import quote
+from ..errors import ProfetValueError
 from ..inputs._args import frame_arg, is_number, path_arg, shown
-from ._notes import plan_notes
-from ._offline import TIMEOUT_S, catalog_source, check_task_yaml, run_child
+from ._notes import check_prices, plan_notes, price_flags, sense_warnings
+from ._offline import TIMEOUT_S, catalog_source, check_installed, run_child
 from ._runs import RunSpec, run_spec
+from ._task import check_resources, read_task
 
 #: Columns of :attr:`SkyPlan.table` (USD per hour, hours per run, USD per run).
 PLAN_COLUMNS = (
@@ -245,8 +247,6 @@ def sky_plan(
 
     request = as_request(request, options)
     path = path_arg(task_yaml, "the task YAML")
-    if not path.is_file():
-        raise ProfetFileNotFoundError(f"task YAML {str(path)!r} does not exist")
     if minimize not in ("cost", "time"):
         raise ProfetValueError(f"minimize {minimize!r} is not allowed; use cost or time")
     frame_arg(profiles, "the profile")
@@ -254,22 +254,32 @@ def sky_plan(
         artifacts = path_arg(artifacts, "the artifacts path")
     if not is_number(timeout_s) or not 0 < timeout_s < float("inf"):
         raise ProfetValueError(f"timeout_s {shown(timeout_s)} is not allowed; give seconds > 0")
+    check_installed()
+    data, doc = read_task(task_yaml)
+    check_resources(doc)
     r = request
     spec = run_spec(profiles, r.dataset_images, r.epochs, r.run_steps, r.batch_size)
-    files, common, chosen = catalog_source(catalog, clouds)
+    copy = catalog_source(catalog, clouds)
     asked = {
-        "task": os.path.abspath(path),
-        "catalog_files": {c: str(p) for c, p in files.items()},
-        "accelerators_csv": str(common),
-        "clouds": list(chosen),
+        "shown": quote(str(path)),
+        "clouds": list(copy.clouds),
         "minimize": minimize,
         "artifacts": None if artifacts is None else os.path.abspath(artifacts),
         "profile": {"columns": list(map(str, profiles.columns)), "data": _values(profiles)},
         "request": request_fields(request),
+        "timeout_s": float(timeout_s),
     }
-    check_task_yaml(path)
-    answer = run_child(asked, timeout_s)
-    return _assemble(answer, minimize, spec, chosen, path, common.parent.parent)
+    answer = run_child(asked, timeout_s, _files(data, copy))
+    return _assemble(answer, minimize, spec, copy, path)
+
+
+def _files(task: bytes, copy) -> dict:
+    """The files the child reads, by their names in its folder: the task and the catalog as
+    checked here (copies), never the user's files themselves."""
+    files = {"task.yaml": task.decode("utf-8")}
+    for cloud, text in copy.files.items():
+        files[f"catalog/{cloud}/{'accelerators' if cloud == 'common' else 'vms'}.csv"] = text
+    return files
 
 
 def _value(v):
@@ -281,55 +291,9 @@ def _values(frame: pd.DataFrame) -> list:
     return [[_value(v) for v in row] for row in frame.itertuples(index=False, name=None)]
 
 
-def _flagged(table: pd.DataFrame, folder) -> tuple[pd.DataFrame, str]:
-    """``table`` with what each row's price needs said (``regions_at_price``, ``price_check``,
-    ``note``: the offerings view's words for the same offering of the catalog ``folder``), and
-    the note counting the catalog's instance types with a price to check ("" where no row has
-    one). A row is matched by cloud, instance, region and market (SkyPilot reads the catalog's
-    raw prices: a swapped pair's on-demand row is its spot price here, and says so)."""
-    from ..offerings import OfferingFilter, choose
-    from ..offerings._filter import markets
-    from ..offerings._notes import price_check_note
-    from ..offerings._read import read_accounted
-    from ..offerings._snapshot import derive_offerings
-
-    snapshot = derive_offerings(read_accounted(folder)[0])
-    every = markets(snapshot).assign(market=lambda t: np.where(t["spot"], "spot", "on-demand"))
-    said = every.drop_duplicates(KEY).set_index(KEY)[["price_check", "note"]]
-    shown = choose(snapshot, OfferingFilter(spot=None))
-    shown = shown.assign(market=np.where(shown["spot"], "spot", "on-demand"))
-    ties = shown.set_index(["cloud", "instance", "market"])[["region", "regions_at_price"]]
-    out = table.copy()
-    out["regions_at_price"], out["price_check"], out["note"] = np.nan, "", ""
-    for i, r in out.iterrows():
-        k = (r["cloud"], r["instance"], r["region"], r["market"])
-        if k in said.index:
-            out.at[i, "price_check"] = str(said.at[k, "price_check"] or "")
-            out.at[i, "note"] = str(said.at[k, "note"] or "")
-        t = k[:2] + k[3:]
-        if t in ties.index and ties.at[t, "regions_at_price"] > 1:
-            out.at[i, "regions_at_price"] = ties.at[t, "regions_at_price"]
-            out.at[i, "note"] = "; ".join(
-                x
-                for x in (
-                    out.at[i, "note"],
-                    f"{int(ties.at[t, 'regions_at_price'])} regions share the type's cheapest "
-                    "price; SkyPilot names one",
-                )
-                if x
-            )
-    return out, price_check_note(out, snapshot)
-
-
-#: The key of one offering in one market.
-KEY = ["cloud", "instance", "region", "market"]
-
-
-def _assemble(
-    answer: dict, minimize: str, spec: RunSpec, clouds: tuple, path, folder=None
-) -> SkyPlan:
-    """The plan from the child's answer: one row per candidate, sorted, picks marked; the
-    prices' flags from the catalog ``folder`` where given."""
+def _assemble(answer: dict, minimize: str, spec: RunSpec, copy, path) -> SkyPlan:
+    """The plan from the child's answer: one row per candidate, sorted, picks marked, its
+    prices and run times checked for sense (:func:`~profet_core.sky._notes.check_prices`)."""
     rows, configs = [], []
     for i, c in enumerate(answer["candidates"]):
         run = c["run"]
@@ -355,9 +319,8 @@ def _assemble(
         table[col] = pd.to_numeric(table[col], errors="coerce")
     for col in ("cloud", "instance", "region", "market", "basis", "reason", "price_check", "note"):
         table[col] = table[col].fillna("")
-    checked = ""
-    if folder is not None:
-        table, checked = _flagged(table, folder)
+    check_prices(table)
+    table, checked = price_flags(table, copy)
     key = "run_usd" if minimize == "cost" else "run_hours"
     order = np.lexsort((np.arange(len(table)), table[key].to_numpy()))
     table = table.iloc[order].reset_index(drop=True)
@@ -372,10 +335,14 @@ def _assemble(
         picked["profet"],
         minimize,
         spec,
-        clouds,
-        repr(answer["task"]) if answer["task"] else repr(str(path)),
-        tuple(plan_notes(answer, table, minimize, picked)) + ((checked,) if checked else ()),
-        tuple(answer["warnings"]),
+        copy.clouds,
+        quote(answer["task"]) if answer["task"] else quote(str(path)),
+        (
+            *copy.notes,
+            *plan_notes(answer, table, minimize, picked),
+            *([checked] if checked else []),
+        ),
+        (*answer["warnings"], *sense_warnings(table)),
         configs,
         tuple(answer["network"]),
     )

@@ -127,29 +127,41 @@ def config_label(name, count) -> str:
     return f"{name}:{show_number(count)}"
 
 
-def reason_for(name, count) -> str:
-    """Why PROFET gives no run time for ``count`` x ``name`` ("" where it can predict one).
-
-    ``name`` None is a resource without an accelerator. The reasons: no accelerator, a TPU or
-    another non-GPU accelerator, a fraction of a GPU, more GPUs than one instance has, an
-    accelerator without a spec line (AMD GPUs, RTX PRO 6000, B300) or unknown to PROFET.
-    """
-    if name is None:
-        return "no accelerator: PROFET predicts GPU training steps"
+def not_a_gpu(name) -> str:
+    """Why an accelerator is no GPU PROFET predicts (a TPU, Inferentia, Gaudi...), or ""."""
     text = str(name)
     if text.lower().startswith("tpu"):
         return f"{quote(text)} is a TPU: PROFET predicts NVIDIA GPUs only"
     if NOT_GPUS.search(text):
         return f"{quote(text)} is not a GPU: PROFET predicts NVIDIA GPUs only"
+    return ""
+
+
+def reason_for(name, count) -> str:
+    """Why PROFET gives no run time for ``count`` x ``name`` ("" where it can predict one).
+
+    ``name`` None is a resource without an accelerator. The reasons: no accelerator, a TPU or
+    another non-GPU accelerator, a count that is no number of GPUs (NaN, infinite, 0 or less),
+    a fraction of a GPU, more GPUs than one instance has, an accelerator without a spec line
+    (AMD GPUs, RTX PRO 6000, B300) or unknown to PROFET.
+    """
+    if name is None:
+        return "no accelerator: PROFET predicts GPU training steps"
+    text = str(name)
+    other = not_a_gpu(text)
+    if other:
+        return other
     if not isinstance(count, (int, float, np.integer, np.floating)) or isinstance(count, bool):
         return f"GPU count {quote(count)} is not a number"
-    if not (math.isfinite(count) and float(count).is_integer() and count >= 1):
+    if (isinstance(count, (float, np.floating)) and not math.isfinite(count)) or count <= 0:
+        return f"GPU count {show_number(count)} of {quote(text)} is not a number of GPUs"
+    if count > MAX_GPUS:  # compared as given: 10**400 is no float
+        return f"{show_number(count)} GPUs: the data-parallel model answers for 1..{MAX_GPUS}"
+    if not float(count).is_integer():
         return (
             f"{show_number(count)} x {text} is a fraction of a GPU: PROFET predicts whole GPUs "
             "(data-parallel on 1 or more)"
         )
-    if count > MAX_GPUS:
-        return f"{show_number(count)} GPUs: the data-parallel model answers for 1..{MAX_GPUS}"
     if text in OTHER_HOST:
         return f"{quote(text)}: {OTHER_HOST[text]}"
     if not GPU_OF_ACCELERATOR.get(text):

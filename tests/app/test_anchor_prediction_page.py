@@ -780,3 +780,30 @@ def test_one_predict_click_evaluates_each_target_once(page, predictor, monkeypat
     assert not at.error, [e.value for e in at.error]
     assert seen and len(seen) == len(set(seen)), sorted(seen)
     assert {t for _, t in seen} == set(predictor.targets(anchor))
+
+
+_TRACES = Path(common.__file__).resolve().parents[1] / "tests/core/inputs/data/torch_traces"
+
+
+def test_a_gzipped_pytorch_trace_is_uploaded_and_answered(page, predictor):
+    """A torch.profiler trace (.pt.trace.json.gz) answers on the page as in the CLI: its GPU
+    picks the anchor, its profiled step prefills the latency, the spec family model answers."""
+    data = (_TRACES / "resnet50_v100_train.pt.trace.json.gz").read_bytes()
+    at = _upload_bytes(page("anchor").run(), "run.pt.trace.json.gz", data)
+    no_exception(at)
+    assert at.selectbox(key="anchor").value == "gpu-v100-sxm2-32gb"
+    assert _latency_input(at).value == pytest.approx(95.717, rel=1e-3)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    table = at.session_state[common.ANCHOR_RESULT].table
+    assert table["basis"].astype(str).str.startswith("spec family model").all()
+    assert any("PyTorch step" in w.value for w in at.warning)
+
+
+def test_a_cpu_only_trace_is_refused_in_one_line(page):
+    data = (_TRACES / "cpu_only_rank34.pt.trace.json.gz").read_bytes()
+    at = _upload_bytes(page("anchor").run(), "cpu.pt.trace.json.gz", data)
+    at.button(key="predict").click().run()
+    no_exception(at)
+    assert [e for e in at.error if "holds no GPU kernels" in e.value], [e.value for e in at.error]

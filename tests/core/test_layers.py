@@ -143,7 +143,7 @@ def test_no_import_cycle():
 
 def test_the_graph_sees_deferred_and_relative_imports():
     # The checks above are only as good as the graph: a deferred relative import must show up.
-    assert "inputs._sanity" in GRAPH["prediction._engine"]
+    assert "inputs._sanity" in GRAPH["prediction._checks"]
     assert "inputs._rules" in GRAPH["inputs._dataset"]
 
 

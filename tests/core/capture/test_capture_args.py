@@ -12,7 +12,7 @@ import pytest
 
 from profet_core._schema import KEY
 from profet_core.capture._check import check_capture_args, check_keras_archive, check_resume
-from profet_core.capture._profile import _load_py
+from profet_core.capture._load import _load_py
 from profet_core.cli._main import main
 from profet_core.errors import ProfetValueError
 from profet_core.inputs._convention import folder_convention

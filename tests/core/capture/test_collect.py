@@ -61,7 +61,9 @@ def test_tables_in_the_shared_schema_without_duplicates(collected):
     d, _ = collected
     prof = pd.read_parquet(d / "profiles.parquet")
     lat = pd.read_parquet(d / "latencies.parquet")
-    assert list(lat.columns) == [*KEY, "batch_latency_s", "epoch_latency_s"]
+    kind = ["model_kind", "seq_len", "vocab_size"]  # cnn, empty, empty: no token sequences
+    assert list(lat.columns) == [*KEY, "batch_latency_s", "epoch_latency_s", *kind]
+    assert set(lat["model_kind"]) == {"cnn"} and lat[kind[1:]].isna().all().all()
     ops = list(prof.columns[len(KEY) :])
     assert list(prof.columns[: len(KEY)]) == list(KEY) and ops == sorted(ops)
     assert all(c.startswith(("Host_", "Device_")) for c in ops)

@@ -24,7 +24,9 @@ def fake_profiler(monkeypatch, tmp_path):
 
     def use(ops):
         profile = pd.DataFrame([ops])
-        meta = SimpleNamespace(steps_traced=2, batch_latency_s=0.113)
+        meta = SimpleNamespace(
+            steps_traced=2, batch_latency_s=0.113, model_kind="cnn", seq_len=None
+        )
         monkeypatch.setattr(_profile, "profile_model", lambda *a, **k: (profile, meta))
 
         def write(profile, meta, out, model=None):

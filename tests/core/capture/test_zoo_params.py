@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from profet_core.capture import _zoo
+from profet_core.capture import _textzoo, _zoo
 from tests.core.capture._utils import requires_tf
 
 pytestmark = [requires_tf, pytest.mark.slow]  # TensorFlow builds 20 networks
@@ -71,3 +71,37 @@ def test_zoo_model_is_the_originals(name):
 @pytest.mark.parametrize("name", sorted(ORIGINAL_128), ids=sorted(ORIGINAL_128))
 def test_zoo_model_at_128_px(name):
     assert _zoo.build_zoo_model(name, 128, 100).count_params() == ORIGINAL_128[name]
+
+
+# The text zoo at its defaults (200 tokens, 10,000 words, Reuters' 46 classes), worked out by
+# hand: embedding 10,000 x 128 = 1,280,000 and head 128 x 46 + 46 = 5,934, plus an RNN's
+# 128 x 128 x 2 + 128, an LSTM's 4 x that, a GRU's 3 x (128 x 128 x 2 + 2 x 128), two 64-unit
+# LSTMs (4 x (128 x 64 + 64 x 64 + 64) each); the Transformer: 10,000 x 64 + 200 x 64 embeddings,
+# per layer attention 3 x (64 x 64 + 64) + 64 x 64 + 64, two layer norms 2 x 128, feed-forward
+# 64 x 128 + 128 + 128 x 64 + 64, and the head 64 x 46 + 46.
+TEXT = {
+    "TextRNN": (1_318_830, {"Embedding": 1, "SimpleRNN": 1, "Dense": 1}),
+    "TextLSTM": (1_417_518, {"Embedding": 1, "LSTM": 1, "Dense": 1}),
+    "TextLSTMDropout": (1_417_518, {"Embedding": 1, "LSTM": 1, "Dense": 1}),
+    "TextGRU": (1_385_006, {"Embedding": 1, "GRU": 1, "Dense": 1}),
+    "TextBiLSTM": (1_384_750, {"Embedding": 1, "Bidirectional": 1, "Dense": 1}),
+    "TextTransformer": (722_734, {"MultiHeadAttention": 2, "LayerNormalization": 4, "Dense": 5}),
+}
+
+
+def test_every_text_zoo_name_has_a_count():
+    assert set(TEXT) == set(_textzoo.TEXT_ZOO)
+
+
+@pytest.mark.parametrize("name", sorted(TEXT), ids=sorted(TEXT))
+def test_text_zoo_model(name):
+    params, layers = TEXT[name]
+    model = _textzoo.build_text_model(name, _textzoo.SEQ_LEN, _textzoo.TEXT_CLASSES)
+    assert model.count_params() == params
+    assert type(model).__module__.startswith("tf_keras") and model.input_shape == (None, 200)
+    got = Counter(type(layer).__name__ for layer in model.layers)
+    assert {k: got[k] for k in layers} == layers
+    # cuDNN-eligible recurrent layers, except the one whose recurrent dropout keeps it off cuDNN
+    rnn = [layer for layer in model.layers if type(layer).__name__ in ("LSTM", "GRU")]
+    for layer in rnn:
+        assert (layer.recurrent_dropout > 0) == (name == "TextLSTMDropout")

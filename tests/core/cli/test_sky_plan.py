@@ -146,7 +146,7 @@ def test_without_skypilot_it_says_how_to_install_it(catalog, tmp_path, monkeypat
         (b"42\n", "it holds a number"),
         (b"", "it holds nothing"),
         (b"\xff\xfe r\x00", "is not a SkyPilot task"),
-        (b"#" * 1_000_001, "a SkyPilot task is a short file"),
+        (b"#" * 1_000_001, "the limit is 1 MB"),
     ],
     ids=["syntax", "a-list", "a-number", "empty", "not-utf8", "too-long"],
 )

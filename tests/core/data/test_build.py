@@ -140,3 +140,17 @@ def test_the_check_rows_are_valid_and_never_in_the_fitted_table():
     assert not set(check["source"]) & set(table["source"])
     documents = table["source"].str.replace(r":\d+$", "", regex=True)
     assert not documents.str.contains("Oneflow-Inc/DLPerf@|:MxNet/Classification/RN50v1.5/").any()
+
+
+def test_the_non_cnn_lambda_columns_are_rebuilt_and_never_fitted():
+    """``published_text.csv`` (Lambda's BERT, GNMT, ... columns) is rebuilt from the mirror, and
+    no fitted table holds a row of it (the spec family model's check, never its fit)."""
+    text = ROOT / "profet_core" / "data" / "published_text.csv"
+    shipped = _table(text)
+    assert {r["gpu_count"] for r in shipped} == {"1"} and len(shipped) > 200
+    assert not {r["source"] + r["model"] for r in shipped} & {
+        r["source"] + r["model"] for r in _table()
+    }
+    script = _script("lambdal_text")
+    git_dir = _mirror(script.REPO)
+    assert script.rows(git_dir, _table()) == shipped

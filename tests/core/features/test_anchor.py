@@ -13,7 +13,7 @@ from profet_core.features._anchor import (
     anchor_probabilities,
     fit_anchor_classifier,
 )
-from profet_core.prediction._engine import sense_checks
+from profet_core.prediction._checks import sense_checks
 from tests._utils import ROOT, SHARED, requires_shared
 
 EXAMPLES = ROOT / "examples"

@@ -77,7 +77,9 @@ def _xla_json(tmp_path, share: float) -> Path:
 def test_predictor_refuses_an_xla_profile(tmp_path):
     from profet_core import read_profile
 
-    with pytest.raises(ProfetValueError, match=r"100% of the device time .* XLA"):
+    # beyond the trained models' vocabulary the spec family model reads what its rules name
+    # (XLA's "convolution" as convolutions); most of the time in unnamed fusions is refused
+    with pytest.raises(ProfetValueError, match=r"60% of the device time .*fusion 60%.* XLA"):
         load_artifacts().predict("g3s.xlarge", read_profile(_xla_json(tmp_path, 1.0)))
 
 

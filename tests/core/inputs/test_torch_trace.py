@@ -298,16 +298,16 @@ def test_a_gzip_bomb_is_refused_at_the_decompressed_bound(monkeypatch):
     bomb = gzip.compress(b'{"traceEvents": [' + b" " * (2 << 20) + b"]}", mtime=0)
     assert len(bomb) < 10_000
     message = _refused(bomb, "decompresses to more than 1 MiB, the limit for a trace")
-    assert "8 x the 50 MiB input bound" in message
+    assert "4 x the 50 MiB input bound" in message
     # a trailer that understates the size is caught while decompressing
     forged = bomb[:-4] + (100).to_bytes(4, "little")
     _refused(forged, "decompresses to more than 1 MiB")
 
 
-def test_the_decompressed_bound_is_8x_the_input_bound():
+def test_the_decompressed_bound_is_4x_the_input_bound():
     from profet_core._schema import MAX_PROFILE_BYTES
 
-    assert _torch_events.MAX_TRACE_JSON_BYTES == 8 * MAX_PROFILE_BYTES
+    assert _torch_events.MAX_TRACE_JSON_BYTES == 4 * MAX_PROFILE_BYTES
 
 
 def test_gzip_of_anything_but_a_trace_is_refused():

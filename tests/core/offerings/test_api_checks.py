@@ -4,6 +4,7 @@ the bad value; write_offerings never leaves a half-written folder."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -73,6 +74,39 @@ def test_predict_offerings_refuses_by_name(predictor, profiles, case):
     kwargs, match = OFFERINGS[case]
     with pytest.raises(ProfetError, match=match):
         predict_offerings(predictor, ANCHOR, profiles, **kwargs)
+
+
+def _catalog(**cells):
+    row = {"instance": "g4dn.xlarge", "gpu": "T4", "usd_per_hour": 0.5, **cells}
+    return pd.DataFrame([row])
+
+
+#: Catalog frames ``profet predict --catalog`` refuses, refused by the library too (they were
+#: priced as given: -1 USD/h the cheapest, or a TypeError on text).
+CATALOGS = {
+    "price-negative": (_catalog(usd_per_hour=-1.0), "usd_per_hour -1 for 'g4dn.xlarge'"),
+    "price-1e9": (_catalog(usd_per_hour=1e9), "usd_per_hour 1000000000 for"),
+    "price-text": (_catalog(usd_per_hour="cheap"), "usd_per_hour"),
+    "markup-instance": (_catalog(instance="<b>x</b>"), "name '<b>x</b>' is not allowed"),
+    "formula-instance": (_catalog(instance="=1+2"), "name '=1+2' is not allowed"),
+    "gpu-count-text": (_catalog(gpu_count="eight"), "gpu_count 'eight' for 'g4dn.xlarge'"),
+    "gpu-count-negative": (_catalog(gpu_count=-8), "gpu_count -8 for 'g4dn.xlarge'"),
+    "gpu-nul": (_catalog(gpu="T4\x00\x1b[31m"), "holds control characters"),
+}
+
+
+@pytest.mark.parametrize("case", list(CATALOGS), ids=list(CATALOGS))
+def test_predict_offerings_refuses_the_catalogs_the_command_refuses(predictor, profiles, case):
+    catalog, match = CATALOGS[case]
+    with pytest.raises(ProfetError, match=re.escape(match)):
+        predict_offerings(predictor, ANCHOR, profiles, catalog=catalog)
+
+
+def test_all_regions_must_be_a_flag():
+    for value in ("no", 1, None):  # 'no' is truthy: every region was shown
+        with pytest.raises(ProfetError, match="all_regions .* is not allowed; give True or False"):
+            OfferingFilter(all_regions=value)
+    assert OfferingFilter(all_regions=np.bool_(True)).all_regions
 
 
 def test_filter_and_where_refuse_what_is_not_a_filter(predictor, profiles):

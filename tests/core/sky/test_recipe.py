@@ -1,13 +1,14 @@
-"""The recipe for ``sky.launch`` users (docs/sky.md) runs as written: from the repository root, on
-the shared catalog copy it names, with ``sky.launch`` recording the task it is given and no
-network, it hands SkyPilot the candidates in order, PROFET's pick first. (It failed as written
-where ``~/.sky/catalogs/v8``, its default catalog, was absent.)"""
+"""The recipe for ``sky.launch`` users (docs/sky.md) runs as written: from a folder laid out as the
+repository (``examples/``, with ``../shared/data/skypilot-catalog`` the tests' own catalog), with
+``sky.launch`` recording the task it is given and no network, it hands SkyPilot the candidates
+in order, PROFET's pick first."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -42,19 +43,20 @@ def _recipe() -> str:
 
 
 def test_the_recipe_launches_profets_order(tmp_path):
-    catalog = re.search(r'catalog = "([^"]+)"', _recipe()).group(1)
-    if not (ROOT / catalog).is_dir():
-        pytest.skip(f"the recipe's catalog {catalog} is not beside the clone (CI has it)")
+    # the repository's layout: the repository beside ../shared (here the tests' small catalog)
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples", repo / "examples")
+    write_catalog(tmp_path / "shared" / "data" / "skypilot-catalog")
     env = {
         **os.environ,
-        "HOME": str(tmp_path),
-        "SKY_RUNTIME_DIR": str(tmp_path),
+        "HOME": str(tmp_path / "home"),  # sky's import writes ~/.sky: never the user's
+        "SKY_RUNTIME_DIR": str(tmp_path / "home"),
         "SKYPILOT_DISABLE_USAGE_COLLECTION": "1",
         "PYTHONPATH": str(ROOT),
     }
     code = PRELUDE + _recipe() + AFTER
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, timeout=600
+        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, env=env, timeout=600
     )
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])

@@ -3,8 +3,10 @@ the offerings' own answer, data-parallel steps, the reasons where there is none,
 
 from __future__ import annotations
 
+import copy
 import math
 import os
+import pickle
 import subprocess
 import sys
 
@@ -88,8 +90,15 @@ def test_run_spec_reads_the_profile_batch_and_counts_steps_as_work(profile):
         ("MI300X", 8, "has no spec model"),
         ("B300", 8, "has no spec model"),
         ("H100", "8", "is not a number"),
+        ("H100", float("nan"), "GPU count nan of 'H100' is not a number of GPUs"),
+        ("H100", float("inf"), "GPU count inf of 'H100' is not a number of GPUs"),
+        ("T4", -2, "GPU count -2 of 'T4' is not a number of GPUs"),
+        ("T4", 10**400, "1e+400 (a 401-digit number) GPUs: the data-parallel model answers"),
     ],
-    ids=["none", "tpu", "inferentia", "fraction", "too-many", "amd", "no-spec", "text-count"],
+    ids=[
+        *("none", "tpu", "inferentia", "fraction", "too-many", "amd", "no-spec", "text-count"),
+        *("nan", "inf", "negative", "10^400"),
+    ],
 )
 def test_reason_for_what_profet_cannot_answer(name, count, match):
     assert match in reason_for(name, count)
@@ -140,6 +149,29 @@ def test_estimator_gives_seconds_and_never_a_silent_guess(predictor, profile):
         assert est(Resources(None)) == UNANSWERED_S
     assert set(est.unanswered) == {"L4:0.5", "a resource without accelerators"}
     assert UNANSWERED_S > 1000 * 3600 and math.isfinite(UNANSWERED_S)
+
+
+def test_the_estimator_can_be_copied_and_pickled(predictor, profile):
+    # SkyPilot deep-copies a task with ordered resources, its estimator with it; the predictor's
+    # open artifacts file pickled nowhere ("cannot pickle '_io.BufferedReader' object")
+    est = time_estimator(profile, predictor=predictor, **RUN)
+    want = est(Resources({"H100": 8}))
+    for other in (copy.deepcopy(est), pickle.loads(pickle.dumps(est))):
+        assert other(Resources({"H100": 8})) == want  # predicted before: kept
+        # a count never asked about: the copy loads the artifacts again and predicts it
+        assert other(Resources({"H100": 3})) == pytest.approx(est(Resources({"H100": 3})))
+
+
+def test_the_estimator_answers_every_count_and_name_without_a_traceback(predictor, profile):
+    est = time_estimator(profile, predictor=predictor, **RUN)
+    with pytest.warns(UserWarning, match=r"401-digit number\) GPUs: the data-parallel"):
+        assert est(Resources({"T4": 10**400})) == UNANSWERED_S
+    with pytest.warns(UserWarning) as said:
+        assert est(Resources({"\x1b]8;;http://evil.example\x07X": 1})) == UNANSWERED_S
+    assert "\x1b" not in str(said[0].message) and "\x07" not in str(said[0].message)
+    for bad in (None, 5, [("T4",)], ["T4"]):
+        with pytest.raises(ProfetValueError, match="configs must be .accelerator name, GPU count"):
+            est.warnings_for(bad)
 
 
 @pytest.mark.parametrize(
