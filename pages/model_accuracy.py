@@ -69,7 +69,7 @@ if noise is not None and not noise.empty:
     )
 
 #: The page's sections, one tab each. Only the open tab runs (and sends its charts): the page
-#: drew every chart on every load, 24-30 s in the browser (issue 42). The open tab is in the
+#: drew every chart on every load, 24-30 s in the browser. The open tab is in the
 #: URL (``?section=...``), so a section can be linked to.
 SECTIONS = (
     "Per pair",
@@ -152,7 +152,7 @@ def _parity() -> None:
                 x="measured_ms",
                 y="predicted_ms",
                 color="architecture",
-                symbol="architecture",  # and a colour each: common.PALETTE (issue 28)
+                symbol="architecture",  # and a colour each: common.PALETTE
                 color_discrete_sequence=common.PALETTE,
                 log_x=True,
                 log_y=True,

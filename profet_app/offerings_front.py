@@ -1,4 +1,4 @@
-"""The Anchor page's time-cost front over every GPU offering (issue 26): the filter widgets, the
+"""The Anchor page's time-cost front over every GPU offering: the filter widgets, the
 scatter with the Pareto front and the picks, the sortable table and its download.
 
 Every number comes from the page's one core call, :func:`profet_core.answer` (made when Predict

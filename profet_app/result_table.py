@@ -1,5 +1,5 @@
 """The Anchor page's result table: its cells (an em dash for an unknown value, one "low–high"
-cell per interval) and columns sized to fit the grid at 1440 px (issue 28).
+cell per interval) and columns sized to fit the grid at 1440 px.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     more = ["offering", *(["steps", "usd_per_1000_steps"] if run else []), "ensemble", *members]
     if "configuration" in display:
         more[1:1] = ["target", "gpu"]
-    if "basis_precision" in display.columns:  # amp or several GPUs (issue 25)
+    if "basis_precision" in display.columns:  # amp or several GPUs
         columns.insert(columns.index("batch_latency_ms"), "gpus")
         more[:0] = ["basis_precision", "precision", "images_per_s"]
     if run and display["steps"].nunique() > 1:  # GPU counts differ: so do their steps

@@ -1,5 +1,5 @@
 """A session's end: the server shuts a session down when its browser leaves, and hands the
-memory it freed back to the system (issue 27)."""
+memory it freed back to the system."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ _M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8
 
 @functools.cache  # once a process
 def tune_allocator() -> None:
-    """Have the memory a finished session freed go back to the system (issue 27).
+    """Have the memory a finished session freed go back to the system.
 
     - pyarrow (pandas' string columns) allocates from the C library, not its default mimalloc
       pool, which keeps what it freed (200 MB after three rounds of five 43 MB uploads).

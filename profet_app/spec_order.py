@@ -1,4 +1,4 @@
-"""The Model accuracy page's spec-order section (issue 40): how often the answers contradict
+"""The Model accuracy page's spec-order section: how often the answers contradict
 the spec sheet without the spec order and with it, how well they rank GPUs against published
 throughput, and the issue's repro.
 

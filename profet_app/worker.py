@@ -1,5 +1,5 @@
 """A many-row prediction in a child process, so that the app server's memory returns to what it
-was when the session ends (issue 27). No Streamlit import (the child runs this file).
+was when the session ends. No Streamlit import (the child runs this file).
 
 A 43 MB upload is ~95,000 profiles: its prediction peaks at ~1.2 GB, imports scikit-learn's
 compiled tree walker (~70 MB the server would keep for good) and leaves the C allocator's arenas

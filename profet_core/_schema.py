@@ -11,6 +11,9 @@ KEY = ("exp", "instance", "model", "input_size", "batch_size")
 #: Columns that join an anchor's profile to a target's latency (the instance differs).
 PAIR_KEY = ("exp", "model", "input_size", "batch_size")
 OP_PREFIXES = ("Host_", "Device_")
+#: The data's architectures no model is fitted on (VGG16 and Inception-v3: the published
+#: measurements' independent check); the default of every fit that takes ``reserved``.
+RESERVED_ARCHITECTURES = ("VGG16", "InceptionV3")
 
 
 def op_columns(columns) -> list[str]:

@@ -42,6 +42,21 @@ OPS = {
 }
 
 
+def bench_module(relpath: str):
+    """A ``bench/`` script or helper (``studies/_variants.py``) imported as a module, under its
+    file's name (as the scripts beside it import it), once per process."""
+    import importlib.util
+    import sys
+
+    path = ROOT / "bench" / relpath
+    if path.stem in sys.modules:
+        return sys.modules[path.stem]
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = sys.modules[path.stem] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def make_synthetic(
     n_arch: int = 5, n_exp: int = 3, seed: int = 0
 ) -> tuple[pd.DataFrame, pd.DataFrame]:

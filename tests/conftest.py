@@ -4,6 +4,7 @@ and the other shared helpers are in ``tests/_utils.py``)."""
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import os
 import signal
 import subprocess
@@ -49,13 +50,16 @@ _SLOW_NEEDS = ("real PROFET data not found", "tensorflow, tensorboard, xprof")
 
 def pytest_collection_modifyitems(config, items):
     """Mark the kinds of :data:`_SLOW_KINDS`, the tests that need the shared data or
-    TensorFlow (:data:`_SLOW_NEEDS`) and the fuzz modules (``test_fuzz*.py``) ``slow``."""
+    TensorFlow (:data:`_SLOW_NEEDS`, or the ``trained_all`` artifacts) and the fuzz modules
+    (``test_fuzz*.py``) ``slow``."""
     for item in items:
         needs_shared = any(
             str(m.kwargs.get("reason", "")).startswith(_SLOW_NEEDS)
             for m in item.iter_markers("skipif")
         )
         kinds = any(item.get_closest_marker(k) for k in _SLOW_KINDS)
+        # the artifacts with the reference's DNN: TensorFlow trains it
+        kinds = kinds or "trained_all" in getattr(item, "fixturenames", ())
         if kinds or needs_shared or item.path.name.startswith("test_fuzz"):
             item.add_marker(pytest.mark.slow)
     # Files with slow tests first (pytest-xdist hands out whole files in this order): a long
@@ -110,37 +114,53 @@ def once_per_run(tmp_path_factory, name: str, build) -> Path:
     return out
 
 
-#: The background build of the ``trained`` artifacts (a script run by ``python -c``).
+#: The trained-artifacts fixtures: {fixture: (folder name, methods trained)}. ``trained`` has
+#: the default method only (the hybrid: no TensorFlow, so the quick loop runs without it);
+#: ``trained_all`` every method, the reference's short DNN included (TensorFlow).
+ARTIFACTS = {"trained": ("artifacts", ("hybrid",)), "trained_all": ("artifacts_all", None)}
+#: Whether the reference's DNN can be trained here (``profet train`` imports TensorFlow for it).
+HAS_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
+
+#: The background build of a trained-artifacts fixture (a script run by ``python -c``).
 _BACKGROUND = """
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from profet_core import make_dataset
 from tests._utils import make_synthetic
-from tests.conftest import _train
+from tests.conftest import ARTIFACTS, _train
 out = Path(sys.argv[2])
-_train(out / "artifacts", make_dataset(*make_synthetic()))
-(out / "artifacts.done").touch()
+name, methods = ARTIFACTS[sys.argv[3]]
+_train(out / name, make_dataset(*make_synthetic()), methods)
+(out / f"{name}.done").touch()
 """
 
 
 def pytest_collection_finish(session):
-    """Under pytest-xdist, start training the shared ``trained`` artifacts in a background
-    process as soon as a worker sees a test that needs them: the other tests run meanwhile, and
-    no worker sits idle waiting for a build that takes a minute (the first to claim it starts
-    it; a test needing it waits for it, or builds it itself if the background build failed)."""
+    """Under pytest-xdist, start training each shared trained-artifacts fixture (:data:`ARTIFACTS`)
+    in a background process as soon as a worker sees a test that needs it: the other tests run
+    meanwhile, and no worker sits idle waiting for a build that takes a minute (the first to
+    claim it starts it; a test needing it waits for it, or builds it itself if the background
+    build failed)."""
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
         return
-    if not any("trained" in getattr(item, "fixturenames", ()) for item in session.items):
-        return
     root = _run_root(session.config._tmp_path_factory)
+    for fixture, (name, _) in ARTIFACTS.items():
+        if fixture == "trained_all" and not HAS_TENSORFLOW:
+            continue  # its tests skip
+        if any(fixture in getattr(item, "fixturenames", ()) for item in session.items):
+            _start_build(root, fixture, name)
+
+
+def _start_build(root: Path, fixture: str, name: str) -> None:
     try:
-        claim = os.open(root / "artifacts.started", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        claim = os.open(root / f"{name}.started", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         return  # another worker started it
-    with (root / "artifacts.log").open("w") as log:
+    repo = str(Path(__file__).resolve().parents[1])
+    with (root / f"{name}.log").open("w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-c", _BACKGROUND, str(Path(__file__).resolve().parents[1]), root],
+            [sys.executable, "-c", _BACKGROUND, repo, root, fixture],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -191,19 +211,37 @@ def _is_zombie(pid: int) -> bool:
 
 @pytest.fixture(scope="session")
 def trained(tmp_path_factory, synthetic_dataset):
-    """Artifacts trained on the synthetic data: every method (a short DNN), intervals calibrated
-    for the default method only (calibrating the reference's DNN over every fold takes minutes).
-    Trained once per run, also under pytest-xdist (:func:`once_per_run`)."""
-    return once_per_run(tmp_path_factory, "artifacts", lambda out: _train(out, synthetic_dataset))
+    """Artifacts trained on the synthetic data with the default method (the hybrid) and its
+    intervals: everything but the reference's DNN, so no TensorFlow. Trained once per run, also
+    under pytest-xdist (:func:`once_per_run`)."""
+    return _artifacts(tmp_path_factory, synthetic_dataset, "trained")
 
 
-def _train(out: Path, synthetic_dataset) -> None:
+@pytest.fixture(scope="session")
+def trained_all(tmp_path_factory, synthetic_dataset):
+    """Artifacts trained on the synthetic data with every method (the reference's DNN short),
+    intervals calibrated for the default method only (calibrating the DNN over every fold takes
+    minutes). Skips where TensorFlow is absent: training the DNN needs it."""
+    if not HAS_TENSORFLOW:
+        pytest.skip(
+            "tensorflow is needed to train the reference's DNN (pip install 'profet[capture]')"
+        )
+    return _artifacts(tmp_path_factory, synthetic_dataset, "trained_all")
+
+
+def _artifacts(tmp_path_factory, synthetic_dataset, fixture: str) -> Path:
+    name, methods = ARTIFACTS[fixture]
+    return once_per_run(tmp_path_factory, name, lambda out: _train(out, synthetic_dataset, methods))
+
+
+def _train(out: Path, synthetic_dataset, methods=None) -> None:
     from profet_core import train
 
     train(
         synthetic_dataset,
         synthetic_catalog(),
         out,
+        methods=None if methods is None else list(methods),
         # Small ensembles keep this shared fixture to seconds; accuracy tests allow for it.
         method_params={
             "profet": {"dnn_params": {"epochs": 20}},

@@ -226,3 +226,15 @@ def test_the_top_level_holds_what_the_layout_says():
     said = DEVELOPMENT[DEVELOPMENT.index("The top level holds nothing else") :]
     for name in TOP_LEVEL:
         assert f"`{name}" in said, f"the Layout section does not name {name}"
+
+
+def test_ci_runs_the_readme_test_command_verbatim_and_prints_the_slowest_tests():
+    command = next(
+        line.strip()
+        for line in README.splitlines()
+        if line.strip().startswith("python3 -m venv .venv") and "pytest" in line
+    )
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert lines[-1] == command  # the README's test command, as the README gives it
+    # the 25 slowest tests after the run: pytest's PYTEST_ADDOPTS, set before the command
+    assert any("PYTEST_ADDOPTS" in x and "--durations=25" in x for x in lines[:-1])

@@ -1,5 +1,5 @@
 """The shipped AMP model against the measured AMP gains of Hopper, Blackwell and the GPUs before
-them (issue 53, item 4), side by side.
+them, side by side.
 
 Measured, one GPU, AMP images/s over FP32-mode (TF32) images/s of the same host:
 

@@ -1,4 +1,4 @@
-"""The shipped model's Hopper answers against the in-house H100 SXM5 and H200 rows (issue 40).
+"""The shipped model's Hopper answers against the in-house H100 SXM5 and H200 rows.
 
 Both GPUs ran the same script (``profet_core/data/build/torch_steps.py``, torch 2.11.0, cuDNN
 9.19, eager PyTorch, NCHW) on the same CNNs: a check of direction and ratios, never a fit (the

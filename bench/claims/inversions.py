@@ -1,4 +1,4 @@
-"""Spec inversions of the shipped predictor (issue 40): pairs of spec lines where a GPU with at
+"""Spec inversions of the shipped predictor: pairs of spec lines where a GPU with at
 least the other's FP32, TF32-tensor and FP16-tensor rates and 95% of its bandwidth is predicted
 more than 10% slower, over the data's CNN profiles, the four anchors, fp32/amp and 1/all GPUs.
 

@@ -1,4 +1,4 @@
-"""A 200,000-row profile table through `profet predict` (issue 19: under 10 s), and where the
+"""A 200,000-row profile table through `profet predict` (under 10 s), and where the
 time goes in process.
 
 Every row is the shipped example profile with each op time scaled by its own random factor

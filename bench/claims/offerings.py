@@ -1,4 +1,4 @@
-"""How fast one profile is priced on every offering of the shipped snapshot (issue 26).
+"""How fast one profile is priced on every offering of the shipped snapshot.
 
 Prints the process time of ``profet predict --offerings`` against ``python -c "import pandas"``
 (the floor of any pandas command; the target is within 1.5x of it: the ratio of the medians,

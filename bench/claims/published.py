@@ -98,7 +98,7 @@ def goals(summary: pd.DataFrame, check: pd.DataFrame) -> list[str]:
     over = every[every["mape_cross"] > 10]
     listed = ", ".join(f"{r.group} {r.mape_cross:.1f} %" for r in over.itertuples())
     out.append(
-        f"- every GPU <= 10 % (issue 25): {len(every) - len(over)} of {len(every)}"
+        f"- every GPU <= 10 %: {len(every) - len(over)} of {len(every)}"
         + (f"; over: {listed}" if listed else "")
         + f": {'missed' if len(over) else 'met'}"
     )
@@ -133,7 +133,7 @@ def report(data: str) -> str:
         _md(counts),
         "",
         "Speed-up MAPE in % (mean over pairs; `before`: the model without published pairs, "
-        "the shipped model before issue 18; `basis` rows: their own folds, `half_width_log` the "
+        "the shipped model before published pairs were fitted; `basis` rows: their own folds, `half_width_log` the "
         "80 % interval's log half-width, `coverage_pct` its cross-fitted coverage):",
         "",
         _md(summary),

@@ -1,4 +1,4 @@
-"""Time and peak memory of the profile readers on hostile inputs (issue 13's resource bounds).
+"""Time and peak memory of the profile readers on hostile inputs (the readers' resource bounds).
 
 Each case runs in a fresh subprocess (so peak RSS is its own), parses the input once through
 ``profet_core.parse_profile`` and prints seconds, peak-RSS growth over the imports, and the

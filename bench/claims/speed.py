@@ -1,4 +1,4 @@
-"""Speed benchmark of prediction (the goals of issue 11), printed as a table.
+"""Speed benchmark of prediction (the goals: predictions in milliseconds), printed as a table.
 
 - `profet predict` of one profile as a whole process, against `python -c "import pandas"`;
 - one profile predicted in process on every target (ms);

@@ -1,6 +1,6 @@
 """Wall time of the test suite (the README's pytest step), for a checkout or several.
 
-Issue 42 asks for the README's test command within 6 minutes on the project's 2-core machine:
+The goal is the README's test command within 6 minutes on the project's 2-core machine:
 run this on the old and the new checkout on the same machine, one after the other, with nothing
 else running (the load average is printed before and after each run). The suite's CPU time
 and a probe of the host's speed (CPU seconds of a fixed pure-Python loop) are printed with each

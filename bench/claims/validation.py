@@ -1,4 +1,4 @@
-"""Issue 40 validation: spec inversions, rank agreement with published throughput, intervals.
+"""Validation of the spec order: spec inversions, rank agreement with published throughput, intervals.
 
     python bench/claims/validation.py [--data ../shared/data/profet] [--artifacts DIR] [--out FILE] [--record]
 
@@ -360,7 +360,7 @@ def main(argv=None) -> int:
 
         start, end = markers("spec-order")
         body = (
-            "## Spec order and intervals for a user's setup (issue 40)\n\n```\n"
+            "## Spec order and intervals for a user's setup\n\n```\n"
             + text
             + f"```\n\nMade by `python bench/claims/validation.py` in {time.time() - t0:.0f} s."
         )

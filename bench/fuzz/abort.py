@@ -1,6 +1,6 @@
 """Does `profet predict` on a refused empty Parquet profile ever abort? Prints exit-code counts.
 
-The audit of issue 19 saw ``terminate called without an active exception`` (exit 134) in 31 of
+A hardening audit saw ``terminate called without an active exception`` (exit 134) in 31 of
 160 runs: Arrow's I/O thread pool (started by Parquet pre-buffering) torn down at interpreter
 exit. Every run should exit 2 with one ``profet: error:`` line.
 

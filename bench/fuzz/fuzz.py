@@ -1,4 +1,4 @@
-"""Fuzz run over the `profet` CLI of any checkout: counts outcomes per class of issues 13 and 19.
+"""Fuzz run over the `profet` CLI of any checkout: counts outcomes per class of hostile input.
 
     .venv/bin/python bench/fuzz/fuzz.py [--repo PATH] [--classes issue-13 edge-numbers ...]
 
@@ -7,16 +7,16 @@ Each case is one malformed or absurd input; its outcome is one of
 ``garbage`` (exit 0 where the input must be refused, non-finite numbers, a RuntimeWarning on
 stderr, or a 300-digit number in a message), ``injected`` (user text written out as live
 markup or a spreadsheet formula), ``traceback`` (any other exit or a Python traceback) or
-``hang`` (no answer within 60 s); ``memory`` (issue 41's classes: past 4 GiB of address
-space); ``wrong-message`` (refused, but not for the reason the case
-is about: the bad value was let through). The classes of issue 19 live in bench/fuzz/fuzz_edges.py;
-those of issue 27: library type misuse, out-of-range numbers and tampered resume files in
+``hang`` (no answer within 60 s); ``memory`` (the catalog classes: past 4 GiB of
+address space); ``wrong-message`` (refused, but not for the reason the case
+is about: the bad value was let through). The edge classes (numbers, CSV structure, names, injection,
+large tables) live in bench/fuzz/fuzz_edges.py; library type misuse, out-of-range numbers and tampered resume files in
 bench/fuzz/fuzz_library.py, the write-rule probes (class ``writes``: ``data-loss`` counted too) in
-bench/fuzz/fuzz_writes.py; issue 41's catalog files, hostile catalog text, option
+bench/fuzz/fuzz_writes.py; catalog files, hostile catalog text, option
 combinations, many-row offerings and the offerings library in bench/fuzz/fuzz_offerings.py;
-issue 55's sky-plan task forms, catalogs handed to SkyPilot, hostile text in plans, the long
-bounds and the sky library in bench/fuzz/fuzz_sky.py (outcome ``blow-up``: a case that left
-files in its TMPDIR or hit its 1 GiB file-size limit).
+sky-plan's task forms, catalogs handed to SkyPilot, hostile text in plans, the long bounds and
+the sky library in bench/fuzz/fuzz_sky.py (outcome ``blow-up``: a case that left files in its
+TMPDIR or hit its 1 GiB file-size limit).
 Run it on an old checkout (``--repo``) and on this one to compare.
 """
 
@@ -37,7 +37,7 @@ GOOD = {"Device_Conv2D": 5000.0, "Device_Relu": 800.0, "Host_IDLE": 100.0}
 
 
 def _files(tmp: Path) -> dict[str, Path]:
-    """Malformed profile files by name (the classes of issue 13)."""
+    """Malformed profile files by name (the ``issue-13`` class: the readers' hostile inputs)."""
     raw = {
         "deep-json": "[" * 1000 + "]" * 1000,
         "int-beyond-float": '{"Device_Conv2D": 1' + "0" * 400 + "}",
@@ -178,7 +178,7 @@ def _all_cases(tmp: Path, classes: list[str]):
                 yield cls, name, argv, expect, check
 
 
-#: Address space a case may take (issue 41's classes): beyond it, a memory blow-up.
+#: Address space a case may take (the catalog classes): beyond it, a memory blow-up.
 MEMORY_LIMIT = 4 * 2**30
 
 
@@ -240,7 +240,7 @@ def main() -> None:
     ap.add_argument("--classes", nargs="+", default=every, choices=every)
     args = ap.parse_args()
     counts, rows = {}, []
-    if "writes" in args.classes:  # issue 27's write-rule probes: bench/fuzz/fuzz_writes.py
+    if "writes" in args.classes:  # the write-rule probes: bench/fuzz/fuzz_writes.py
         from fuzz_writes import run_probes
 
         counts["writes"] = run_probes(args.repo)
@@ -255,8 +255,8 @@ def main() -> None:
     cli_classes = [c for c in args.classes if c not in LIBRARY_CLASSES and c != "writes"]
     with tempfile.TemporaryDirectory() as tmp:
         for i, (cls, name, argv, expect, check) in enumerate(_all_cases(Path(tmp), cli_classes)):
-            limit = cls in OFFERINGS  # issue 41's: memory blow-ups counted, not suffered
-            if cls in SKY:  # issue 55's: disk blow-ups and injections counted on every case
+            limit = cls in OFFERINGS  # catalog classes: memory blow-ups counted, not suffered
+            if cls in SKY:  # sky-plan classes: disk blow-ups and injections counted on every case
                 result, seconds = run_sky_case(args.repo, argv, expect, check, Path(tmp), i)
             else:
                 result, seconds = _run_case(args.repo, argv, expect, check, Path(tmp), limit)

@@ -1,4 +1,4 @@
-"""Case generators of issue 19's classes for bench/fuzz/fuzz.py: numbers at the edges, CSV structure,
+"""Case generators of the edge classes for bench/fuzz/fuzz.py: numbers at the edges, CSV structure,
 instance names, injection and large tables.
 
 Each generator returns ``(name, argv, expect, check)``: ``expect`` is ``"refuse"`` (the input

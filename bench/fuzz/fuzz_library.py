@@ -1,4 +1,4 @@
-"""Case generators of issue 27's classes for bench/fuzz/fuzz.py: library type misuse (public functions
+"""Case generators of the library classes for bench/fuzz/fuzz.py: library type misuse (public functions
 and Predictor methods called with wrong types, run in one subprocess), out-of-range but
 well-formed numbers and tampered resume files (through the CLI, without running TensorFlow
 workloads: a collect whose grid is empty stops right after its checks).

@@ -1,4 +1,4 @@
-"""Case generators of issue 41's classes for bench/fuzz/fuzz.py: catalog files given to
+"""Case generators of the catalog classes for bench/fuzz/fuzz.py: catalog files given to
 ``offerings refresh``, hostile text from a catalog, option combinations, many-row offerings,
 and the offerings library's argument misuse.
 

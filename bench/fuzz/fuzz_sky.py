@@ -1,4 +1,4 @@
-"""Case generators of issue 55's classes for bench/fuzz/fuzz.py: ``profet sky-plan``'s task forms
+"""Case generators of the sky-plan classes for bench/fuzz/fuzz.py: ``profet sky-plan``'s task forms
 and malformed tasks, catalogs handed to SkyPilot (and to ``offerings refresh`` and ``--catalog``),
 hostile text in plans and catalogs, the long bounds, and the sky library's misuse.
 

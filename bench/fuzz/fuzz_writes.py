@@ -1,4 +1,4 @@
-"""Write-rule probes of issue 27 for bench/fuzz/fuzz.py (class ``writes``): every command that writes,
+"""Write-rule probes for bench/fuzz/fuzz.py (class ``writes``): every command that writes,
 pointed at a folder or file the user owns, an input, a sidecar or temporary name a user's file
 has, a subfolder it cannot read, or run twice at once.
 

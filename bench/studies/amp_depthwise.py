@@ -1,4 +1,4 @@
-"""Issue 40 item 3, one candidate: depthwise convolutions get no AMP gain (they are memory-bound
+"""One candidate of the AMP rule: depthwise convolutions get no AMP gain (they are memory-bound
 and, on Hopper, gain least), judged by docs/amp_decision_rule.md's rule against the shipped AMP
 model (the other memory-bound families keep the bytes-halved gain ``2 ** beta``).
 
@@ -15,8 +15,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "claims"), str(ROOT / "bench" / "studies")]
 
@@ -26,7 +24,6 @@ from _sections import passes_rule  # noqa: E402
 from profet_core import load_dataset  # noqa: E402
 from profet_core.crossgpu import CrossInstanceModel, _amp, all_pairs, median_table  # noqa: E402
 from profet_core.crossgpu._gpuref import gpu_table  # noqa: E402
-from profet_core.crossgpu._pairs import MODEL_FAMILIES  # noqa: E402
 from profet_core.crossgpu._published import load_published  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
@@ -42,14 +39,8 @@ def main(argv=None) -> int:
     _, pairs, shares = _amp.amp_state_from(load_published(), gpus, medians, theta)
     fit = ~pairs["held_out"].to_numpy()
     base = amp_candidates.score(pairs[fit], shares[fit], gpus)[0]
-    keep = _amp.MEMORY
-    _amp.MEMORY = np.array(
-        [f in ("norm", "pool", "activation", "elementwise") for f in MODEL_FAMILIES]
-    )
-    try:
-        cand = amp_candidates.score(pairs[fit], shares[fit], gpus)[0]
-    finally:
-        _amp.MEMORY = keep
+    no_depthwise = tuple(f for f in _amp.MEMORY_FAMILIES if f != "depthwise")
+    cand = amp_candidates.score(pairs[fit], shares[fit], gpus, memory_families=no_depthwise)[0]
     for name, s in (("shipped", base), ("depthwise: no gain", cand)):
         print(
             f"{name:20s} P {s['P']:.2f}  row MAPE {s['row_mape']:.2f}  loso {s['loso']:.2f}  "

@@ -1,4 +1,4 @@
-"""Tell the instance a profile was taken on from its op mix, leave-one-architecture-out (issue 28).
+"""Tell the instance a profile was taken on from its op mix, leave-one-architecture-out.
 
 The PROFET data holds the same workloads profiled on four instances. For each of the 12 CNNs,
 the classifier ``profet train`` learns (:func:`profet_core.features._anchor.fit_anchor_classifier`,
@@ -13,7 +13,7 @@ instance), and the verdict on the example profiles.
     python bench/studies/anchor_signal.py --data ../shared/data/profet [--examples examples]
     python bench/studies/anchor_signal.py --data ../shared/data/profet --rule
 
-``--rule`` applies docs/anchor_hint_rule.md (issue 41): the hint's threshold chosen on the 10
+``--rule`` applies docs/anchor_hint_rule.md: the hint's threshold chosen on the 10
 non-reserved CNNs held out in turn (largest t whose false-alarm rate is at most 5% on every
 instance), then VGG16 and InceptionV3 and the demo's VGG16 file judged at that t.
 """
@@ -31,13 +31,14 @@ from profet_core.features import _anchor
 from profet_core.features._anchor import anchor_findings, anchor_probabilities
 
 
-def leave_one_architecture_out(prof: pd.DataFrame):
-    """Probabilities (n, k) for every profile from a classifier that never saw its CNN."""
+def leave_one_architecture_out(prof: pd.DataFrame, reserved=_anchor.RESERVED_ARCHITECTURES):
+    """Probabilities (n, k) for every profile from a classifier that never saw its CNN (nor the
+    ``reserved`` ones: pass ``()`` to leave every CNN out in turn, the reserved ones too)."""
     names = sorted(prof["instance"].unique())
     P = np.full((len(prof), len(names)), np.nan)
     for arch in sorted(prof["model"].unique()):
         test = (prof["model"] == arch).to_numpy()
-        meta, arrays = _anchor.fit_anchor_classifier(prof[~test])
+        meta, arrays = _anchor.fit_anchor_classifier(prof[~test], reserved=reserved)
         assert meta["instances"] == names
         P[test] = anchor_probabilities(prof[test], arrays)
         print(f"  fitted without {arch}", flush=True)
@@ -183,9 +184,8 @@ def main(argv=None) -> None:
         return apply_rule(prof, args.examples)
     # Every CNN left out in turn: the reserved ones too (fit_anchor_classifier skips them in
     # training, so none is reserved here).
-    _anchor.RESERVED_ARCHITECTURES = ()
     print(f"{len(prof)} profiles, {prof['model'].nunique()} CNNs, leave-one-architecture-out")
-    names, P, meta = leave_one_architecture_out(prof)
+    names, P, meta = leave_one_architecture_out(prof, reserved=())
     pred = np.array(names)[np.nanargmax(np.nan_to_num(P, nan=-1.0), axis=1)]
     truth = prof["instance"].to_numpy()
     print("\nConfusion matrix (rows: taken on, columns: told)")
@@ -216,7 +216,6 @@ def main(argv=None) -> None:
         f"{other['naming the true one %'].mean():.1f}% (naming the true instance)"
     )
     if args.examples:
-        _anchor.RESERVED_ARCHITECTURES = ("VGG16", "InceptionV3")
         meta, arrays = _anchor.fit_anchor_classifier(prof)
         print(f"\nExamples in {args.examples} (classifier fitted as `profet train` does):")
         for path in sorted(Path(args.examples).glob("profile*.json")):

@@ -14,14 +14,24 @@ either candidate (their fits read neither ``published_eta_`` nor these pairs):
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).parent))  # _variants.py beside this script
+
+from _variants import published_and_inhouse_pairs
+
 from profet_core import load_dataset
-from profet_core.crossgpu import CrossInstanceModel, _efficiency, _inhouse, all_pairs, median_table
-from profet_core.crossgpu._gpu_holdout import basis_frames, published_logo, summarize_published
+from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
+from profet_core.crossgpu._gpu_holdout import (
+    basis_frames,
+    published_logo,
+    summarize_published,
+)
 from profet_core.crossgpu._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
 
@@ -66,10 +76,10 @@ def main(argv=None) -> None:
     common = plain.index[~plain["held_out"]].to_numpy()
     cols, per_gpu = {}, {}
     for name, (arch, inhouse) in VARIANTS.items():
-        _efficiency.SHARE_ARCH, _inhouse.USE_INHOUSE = arch, inhouse
-        pairs = _inhouse.all_published_pairs(load_published(), specs, medians)
+        base.set_params(share_arch=arch)  # every fit below reads the variant from the model
+        source = published_and_inhouse_pairs if inhouse else published_pairs
+        pairs = source(load_published(), specs, medians)
         cols[name], per_gpu[name] = scores(base, pairs, common)
-    _efficiency.SHARE_ARCH, _inhouse.USE_INHOUSE = True, False  # as adopted
     pd.set_option("display.width", 200)
     print(pd.DataFrame(cols).round(3).to_string())
     print("\nLeave-one-GPU-out MAPE per left-out GPU (%), main's fitted pairs:")

@@ -1,4 +1,4 @@
-"""Op vocabulary of CPU captures vs the shared data's rows of the same CNN (issue 17).
+"""Op vocabulary of CPU captures vs the shared data's rows of the same CNN.
 
     python bench/studies/conformance.py [--data ../shared/data/profet] [--code-root DIR] [--steps 4]
 

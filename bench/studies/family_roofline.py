@@ -1,4 +1,4 @@
-"""Bandwidth credit of the compute families on tensor-core GPUs (issue 40): the scores of
+"""Bandwidth credit of the compute families on tensor-core GPUs: the scores of
 docs/family_roofline_rule.md for main (``gpu``: the compute class reads the GPU's own bandwidth
 per peak FLOP), F1 (``none``: no bandwidth credit for convolutions and matrix products) and F2
 (``arch``: the compute class reads its architecture's mean).
@@ -11,7 +11,7 @@ data's profiles, the 4 anchors and fp32/amp (``bench/claims/inversions.all_table
 shipped predictor with the variant's tensor-core efficiencies), and the in-house H200 rows
 (PyTorch, TF32, spread <= 10 %) as H200 / V100 speed-ups against the data's p3.2xlarge, measured
 vs each variant's full fit (a cross-framework check, not a fit). AMP gain and N-GPU scaling:
-``bench/claims/amp_multigpu.py`` with ``_efficiency.COMPUTE_Z`` set (see the rule). About 3-4
+``bench/claims/amp_multigpu.py`` with the cross model's ``compute_z`` set (see the rule). About 3-4
 minutes on 2 cores.
 
     .venv/bin/python bench/studies/family_roofline.py [--data ../shared/data/profet]
@@ -30,13 +30,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "claims"), str(Path(__file__).parent)]
 
+from _variants import inhouse_pairs  # noqa: E402
 from arch_efficiency import scores  # noqa: E402
 from inversions import all_tables, data_profiles  # noqa: E402
 
 from profet_core import load_artifacts, load_dataset  # noqa: E402
-from profet_core.crossgpu import CrossInstanceModel, _efficiency, all_pairs, median_table  # noqa: E402
+from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table  # noqa: E402
 from profet_core.crossgpu._efficiency import fit_published, predict_speedups  # noqa: E402
-from profet_core.crossgpu._inhouse import inhouse_pairs  # noqa: E402
 from profet_core.crossgpu._published import load_published, published_pairs  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
@@ -51,13 +51,13 @@ RATIOS = {
 _FIT_PAIRS: list = []
 
 
-def step_ratios(profiles) -> dict:
+def step_ratios(profiles, compute_z: str) -> dict:
     """min / median / max of each :data:`RATIOS` step ratio, one GPU, over every table: the
     shipped predictor (a fresh one: its caches are built from the model it is given) whose cross
-    model takes the variant's tensor-core efficiencies, fitted on every fitted pair (its
-    intervals, AMP and N-GPU state stay the shipped ones)."""
+    model takes the variant's (``compute_z``) tensor-core efficiencies, fitted on every fitted
+    pair (its intervals, AMP and N-GPU state stay the shipped ones)."""
     pred = load_artifacts()
-    cross = pred.cross
+    cross = pred.cross.set_params(compute_z=compute_z)
     cross.__dict__.update(fit_published(cross, _FIT_PAIRS[0]).__dict__)
     t = all_tables(pred, profiles)
     t = t[t["key"].str.endswith("gpus=1")]
@@ -142,18 +142,12 @@ def main(argv=None) -> None:
     common = pairs.index[~pairs["held_out"]].to_numpy()
     _FIT_PAIRS[:] = [pairs[~pairs["held_out"]]]
     profiles = data_profiles(Path(args.data), args.per_model)
-    keep = _efficiency.COMPUTE_Z
     cols, per_gpu, ratios, checks = {}, {}, {}, {}
-    try:
-        for name, mode in VARIANTS.items():
-            _efficiency.COMPUTE_Z = mode
-            cols[name], per_gpu[name] = scores(base, pairs, common)
-            ratios[name] = step_ratios(profiles)
-            checks[name] = inhouse_check(
-                fit_published(base, pairs[~pairs["held_out"]]), specs, medians
-            )
-    finally:
-        _efficiency.COMPUTE_Z = keep
+    for name, mode in VARIANTS.items():
+        base.set_params(compute_z=mode)  # every fit below reads the variant from the model
+        cols[name], per_gpu[name] = scores(base, pairs, common)
+        ratios[name] = step_ratios(profiles, mode)
+        checks[name] = inhouse_check(fit_published(base, pairs[~pairs["held_out"]]), specs, medians)
     pd.set_option("display.width", 200)
     print(pd.DataFrame(cols).round(3).to_string())
     print("\nLeave-one-GPU-out MAPE per left-out GPU (%), main's fitted pairs:")

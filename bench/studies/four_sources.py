@@ -1,4 +1,4 @@
-"""Four more setups judged by docs/four_sources_rule.md (issue 53): Lambda's PyTorch v1 lines the
+"""Four more setups judged by docs/four_sources_rule.md: Lambda's PyTorch v1 lines the
 table lacked (L1) and its v2 tables (L2), FlagPerf's A100 40GB tables (F), the Sia/Pollux traces
 (S); the MLPerf rows (M) form no fitted pair and are checked by ``mlperf_check.py``.
 
@@ -30,7 +30,6 @@ import argparse
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -41,15 +40,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "claims"), str(ROOT / "bench" / 
 import inhouse_amp  # noqa: E402
 import interval_both_coverage as ibc  # noqa: E402
 import new_sources  # noqa: E402
+from _variants import Fits  # noqa: E402
 
 from profet_core import load_dataset  # noqa: E402
-from profet_core.crossgpu import CrossInstanceModel, _dataparallel, all_pairs, median_table  # noqa: E402
-from profet_core.crossgpu._amp import amp_logo, amp_state_from  # noqa: E402
+from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table  # noqa: E402
 from profet_core.crossgpu._amp_validate import summarize_logo  # noqa: E402
-from profet_core.crossgpu._dataparallel import dp_logo, scaling_rows  # noqa: E402
+from profet_core.crossgpu._dataparallel import dp_logo  # noqa: E402
 from profet_core.crossgpu._gpuref import gpu_table  # noqa: E402
-from profet_core.crossgpu._inhouse import all_published_pairs  # noqa: E402
-from profet_core.crossgpu._published import load_published  # noqa: E402
+from profet_core.crossgpu._published import load_published, published_pairs  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
 CHECK = ROOT / "profet_core" / "data" / "published_check.csv"
@@ -83,17 +81,9 @@ SETS = {
 F_PARAMS = {"mobilenetv2": 3.504872e6, "efficientnet_v2_s": 21.458488e6}
 
 
-@contextmanager
-def params_for(sets):
-    """F's parameter counts in ``_dataparallel.PARAMS`` while a table with F is scored."""
-    keep = dict(_dataparallel.PARAMS)
-    if "F" in sets:
-        _dataparallel.PARAMS.update(F_PARAMS)
-    try:
-        yield
-    finally:
-        _dataparallel.PARAMS.clear()
-        _dataparallel.PARAMS.update(keep)
+def fits_for(sets) -> Fits:
+    """The product's fits, with F's parameter counts for the N-GPU rows of a table with F."""
+    return Fits(param_counts=F_PARAMS if "F" in sets else {})
 
 
 def set_rows(check: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -104,10 +94,10 @@ def table_of(today: pd.DataFrame, check: pd.DataFrame, sets) -> pd.DataFrame:
     return pd.concat([today, *[set_rows(check, s) for s in sets]], ignore_index=True)
 
 
-def coverages(table, medians, specs, base) -> dict:
+def coverages(table, medians, specs, base, fits: Fits) -> dict:
     """Cross-fitted coverages (%) of interval_both_coverage.py's shipped forms, GPU / source."""
-    fp = ibc.fp32_rows(base, all_published_pairs(table, specs, medians))
-    amp, dp = ibc.amp_dp_rows(base, table, medians)
+    fp = ibc.fp32_rows(base, published_pairs(table, specs, medians))
+    amp, dp = ibc.amp_dp_rows(base, table, medians, fits)
     out = {}
     for kind, rows, fn, form, fp32 in (
         ("FP32", fp, ibc.base_fp32, "C", True),
@@ -119,27 +109,30 @@ def coverages(table, medians, specs, base) -> dict:
     return out
 
 
-def logo_tables(table, medians, specs, base) -> dict:
+def logo_tables(table, medians, specs, base, fits: Fits) -> dict:
     """amp_multigpu.py's summaries: AMP by GPU and by source, N-GPU by source."""
     gpus = gpu_table(specs)
-    _, pairs, shares = amp_state_from(table, gpus, medians, base.theta_)
-    rows = scaling_rows(table, gpus)
+    _, pairs, shares = fits.amp_state(table, gpus, medians, base.theta_)
+    rows = fits.scaling_rows(table, gpus)
+    by_src = fits.amp_logo(pairs, gpus, shares, "repo")
     return {
-        "amp_gpu": summarize_logo(amp_logo(pairs, gpus, shares), "catalog_gpu", "gain", []),
-        "amp_src": summarize_logo(amp_logo(pairs, gpus, shares, "repo"), "repo", "gain", []),
+        "amp_gpu": summarize_logo(fits.amp_logo(pairs, gpus, shares), "catalog_gpu", "gain", []),
+        "amp_src": summarize_logo(by_src, "repo", "gain", []),
         "dp_src": summarize_logo(dp_logo(rows, "repo"), "repo", "scaling", []),
     }
 
 
 def measure(data, medians, specs, base, table, old_sources, sets) -> dict:
     """Every number of the rule for one table."""
-    with params_for(sets), tempfile.TemporaryDirectory() as tmp:
+    fits = fits_for(sets)
+    with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "published.csv"
         table.to_csv(path, index=False)
         table = load_published(path)
-        sc = new_sources.scores(data, str(path), old_sources=old_sources).set_index("scope")
-        cov = coverages(table, medians, specs, base)
-        tabs = logo_tables(table, medians, specs, base)
+        sc = new_sources.scores(data, str(path), old_sources=old_sources, fits=fits)
+        sc = sc.set_index("scope")
+        cov = coverages(table, medians, specs, base, fits)
+        tabs = logo_tables(table, medians, specs, base, fits)
     amp_gpu, amp_src = tabs["amp_gpu"], tabs["amp_src"]
     cov["AMP LOGO (amp_multigpu)"] = float(amp_gpu.loc[amp_gpu["catalog_gpu"] == "all"].iloc[0, -1])
     cov["AMP LOSO (amp_multigpu)"] = float(amp_src.loc[amp_src["repo"] == "all"].iloc[0, -1])
@@ -152,18 +145,18 @@ def set_out_check(table, extra, name, medians, specs, base) -> pd.DataFrame:
     gpus = gpu_table(specs)
     both = pd.concat([table, extra], ignore_index=True)
     mine = set(extra["source"])
-    out = []
-    with params_for({name}), tempfile.TemporaryDirectory() as tmp:
+    out, fits = [], fits_for({name})
+    with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "published.csv"
         both.to_csv(path, index=False)
         both = load_published(path)
-        _, pairs, shares = amp_state_from(both, gpus, medians, base.theta_)
+        _, pairs, shares = fits.amp_state(both, gpus, medians, base.theta_)
         pairs = pairs.assign(group=pairs["source"].isin(mine).map({True: name, False: "rest"}))
         if (pairs["group"] == name).any():
-            oof = amp_logo(pairs, gpus, shares, "group")
+            oof = fits.amp_logo(pairs, gpus, shares, "group")
             s = summarize_logo(oof, "group", "gain", [])
             out.append(s[s["group"] == name].assign(answer="AMP gain"))
-        rows = scaling_rows(both, gpus)
+        rows = fits.scaling_rows(both, gpus)
         rows = rows.assign(group=rows["source"].isin(mine).map({True: name, False: "rest"}))
         if (rows["group"] == name).any():
             s = summarize_logo(dp_logo(rows, "group"), "group", "scaling", [])
@@ -201,23 +194,17 @@ def report(results: dict, verdicts: dict) -> None:
 
 def item5(table, sets, medians, specs, base) -> pd.DataFrame:
     """interval_both_coverage.py's forms on a table (its adoption rule's numbers)."""
-    with params_for(sets):
-        kinds = {
-            "FP32 speed-up": (
-                ibc.fp32_rows(base, all_published_pairs(table, specs, medians)),
-                ibc.base_fp32,
-                True,
-            )
-        }
-        amp, dp = ibc.amp_dp_rows(base, table, medians)
-        kinds["AMP gain"] = (amp, ibc.base_amp, False)
-        kinds["N-GPU scaling"] = (dp, ibc.base_dp, False)
-        out = []
-        for kind, (rows, fn, fp32) in kinds.items():
-            for form in ("F0", "C", "A"):
-                r = ibc.score(form, rows, fn, fp32)
-                r["meets"] = all(75.0 <= r[c] <= 85.0 for c in ("cov_gpu", "cov_source"))
-                out.append({"answer": kind, **r})
+    fp = ibc.fp32_rows(base, published_pairs(table, specs, medians))
+    kinds = {"FP32 speed-up": (fp, ibc.base_fp32, True)}
+    amp, dp = ibc.amp_dp_rows(base, table, medians, fits_for(sets))
+    kinds["AMP gain"] = (amp, ibc.base_amp, False)
+    kinds["N-GPU scaling"] = (dp, ibc.base_dp, False)
+    out = []
+    for kind, (rows, fn, fp32) in kinds.items():
+        for form in ("F0", "C", "A"):
+            r = ibc.score(form, rows, fn, fp32)
+            r["meets"] = all(75.0 <= r[c] <= 85.0 for c in ("cov_gpu", "cov_source"))
+            out.append({"answer": kind, **r})
     return pd.DataFrame(out)
 
 

@@ -1,8 +1,8 @@
 """The in-house Hopper rows as AMP pairs of a fourth source (S3) and S3 with depthwise convolutions
-without AMP gain (S3+D), judged by docs/inhouse_amp_rule.md (issue 40 items 3-5).
+without AMP gain (S3+D), judged by docs/inhouse_amp_rule.md.
 
-For today's model and each candidate (switched on in memory: ``_inhouse.USE_INHOUSE_AMP``, and for
-D ``_amp.MEMORY`` without ``depthwise``), prints
+For today's model and each candidate (a ``_variants.Fits``: the in-house AMP pairs joined, and for
+D the AMP fit's ``memory_families`` without ``depthwise``), prints
 
 - the done-when MAPEs of ``bench/studies/new_sources.py`` (FP32 LOGO speed-up MAPE, AMP primary
   score P, N-GPU LOGO MAPE) over all fitted rows and over today's three repositories' rows;
@@ -26,10 +26,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +36,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "claims"), str(ROOT / "bench" / 
 import hopper_check  # noqa: E402
 import interval_both_coverage as ibc  # noqa: E402
 import new_sources  # noqa: E402
+from _variants import TODAY, Fits  # noqa: E402
 
 from profet_core import load_artifacts, load_dataset  # noqa: E402
 from profet_core.crossgpu import (  # noqa: E402
@@ -47,42 +46,30 @@ from profet_core.crossgpu import (  # noqa: E402
     all_pairs,
     median_table,
 )
-from profet_core.crossgpu._amp import amp_logo, amp_state_from  # noqa: E402
 from profet_core.crossgpu._amp_validate import summarize_logo  # noqa: E402
 from profet_core.crossgpu._gpuref import gpu_table  # noqa: E402
-from profet_core.crossgpu._inhouse import all_published_pairs  # noqa: E402
-from profet_core.crossgpu._pairs import MODEL_FAMILIES  # noqa: E402
-from profet_core.crossgpu._published import load_published  # noqa: E402
+from profet_core.crossgpu._published import load_published, published_pairs  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
-#: Candidates of the rule: (in-house AMP pairs on, depthwise without AMP gain).
-CANDIDATES = {"today": (False, False), "S3": (True, False), "S3+D": (True, True)}
+#: Candidates of the rule: the in-house AMP pairs joined (S3), and depthwise convolutions
+#: without AMP gain (D: the memory-bound families but depthwise).
+NO_DEPTHWISE = ("norm", "pool", "activation", "elementwise")
+CANDIDATES = {
+    "today": TODAY,
+    "S3": Fits(inhouse_amp=True),
+    "S3+D": Fits(inhouse_amp=True, memory_families=NO_DEPTHWISE),
+}
 BAND = (75.0, 85.0)
 #: Tolerances of bars 1-3 (docs/new_sources_rule.md) and of bar 4 (today's rows only).
 TOL = {"fp32_mape": 0.0, "amp_P": 0.05, "ngpu_mape": 0.05}
 TOL_OLD = 0.5
 
 
-@contextmanager
-def candidate(name: str):
-    """Switch a candidate on in memory (the module globals the fits read), then back."""
-    inhouse, no_dw = CANDIDATES[name]
-    keep = _inhouse.USE_INHOUSE_AMP, _amp.MEMORY
-    _inhouse.USE_INHOUSE_AMP = inhouse
-    if no_dw:
-        gets = ("norm", "pool", "activation", "elementwise")
-        _amp.MEMORY = np.array([f in gets for f in MODEL_FAMILIES])
-    try:
-        yield
-    finally:
-        _inhouse.USE_INHOUSE_AMP, _amp.MEMORY = keep
-
-
-def coverages(medians, specs, base) -> dict:
+def coverages(medians, specs, base, fits: Fits) -> dict:
     """Cross-fitted coverages (%) of interval_both_coverage.py's shipped forms, GPU / source."""
     table = load_published()
-    fp = ibc.fp32_rows(base, all_published_pairs(table, specs, medians))
-    amp, dp = ibc.amp_dp_rows(base, table, medians)
+    fp = ibc.fp32_rows(base, published_pairs(table, specs, medians))
+    amp, dp = ibc.amp_dp_rows(base, table, medians, fits)
     out = {}
     for kind, rows, fn, form, fp32 in (
         ("FP32", fp, ibc.base_fp32, "C", True),
@@ -94,22 +81,25 @@ def coverages(medians, specs, base) -> dict:
     return out
 
 
-def amp_tables(medians, specs, base) -> tuple[pd.DataFrame, pd.DataFrame]:
+def amp_tables(medians, specs, base, fits: Fits) -> tuple[pd.DataFrame, pd.DataFrame]:
     """amp_multigpu.py's AMP tables: leave-one-GPU-out and leave-one-source-out summaries."""
     gpus = gpu_table(specs)
-    _, pairs, shares = amp_state_from(load_published(), gpus, medians, base.theta_)
-    logo = summarize_logo(amp_logo(pairs, gpus, shares, "catalog_gpu"), "catalog_gpu", "gain", [])
-    loso = summarize_logo(amp_logo(pairs, gpus, shares, "repo"), "repo", "gain", [])
+    _, pairs, shares = fits.amp_state(load_published(), gpus, medians, base.theta_)
+    logo = fits.amp_logo(pairs, gpus, shares, "catalog_gpu")
+    logo = summarize_logo(logo, "catalog_gpu", "gain", [])
+    loso = summarize_logo(fits.amp_logo(pairs, gpus, shares, "repo"), "repo", "gain", [])
     return logo, loso
 
 
-def hopper(predictor, medians, data: Path) -> tuple[pd.DataFrame, dict]:
-    """hopper_check.py's (c) with the current AMP fit in place of the shipped AMP state, and
-    that fit's parameters (``a``, ``b``, ``beta``, ``alpha``, the sources' log offsets)."""
+def hopper(predictor, medians, data: Path, fits: Fits) -> tuple[pd.DataFrame, dict]:
+    """hopper_check.py's (c) with the candidate's AMP fit in place of the shipped AMP state
+    (its memory-bound families included), and that fit's parameters (``a``, ``b``, ``beta``,
+    ``alpha``, the sources' log offsets)."""
     cross = predictor.cross
     keep = cross.amp_state_
-    fitted = amp_state_from(load_published(), gpu_table(cross.specs_), medians, cross.theta_)[0]
-    keys = ("a", "b", "beta", "alpha", "source_offset")
+    gpus = gpu_table(cross.specs_)
+    fitted = fits.amp_state(load_published(), gpus, medians, cross.theta_)[0]
+    keys = ("a", "b", "beta", "alpha", "source_offset", "memory_families")
     cross.amp_state_ = dict(keep) | {k: fitted[k] for k in keys}
     try:
         rows = _inhouse.load_inhouse()
@@ -130,11 +120,11 @@ def hopper(predictor, medians, data: Path) -> tuple[pd.DataFrame, dict]:
 
 def measure(name: str, data: Path, medians, specs, base, predictor) -> dict:
     """Every number of the rule for one candidate."""
-    with candidate(name):
-        sc = new_sources.scores(str(data), None).set_index("scope")
-        cov = coverages(medians, specs, base)
-        logo, loso = amp_tables(medians, specs, base)
-        hop, params = hopper(predictor, medians, data)
+    fits = CANDIDATES[name]
+    sc = new_sources.scores(str(data), None, fits=fits).set_index("scope")
+    cov = coverages(medians, specs, base, fits)
+    logo, loso = amp_tables(medians, specs, base, fits)
+    hop, params = hopper(predictor, medians, data, fits)
     cov["AMP LOGO (amp_multigpu)"] = float(
         logo.loc[logo["catalog_gpu"] == "all", "coverage_pct"].iloc[0]
     )

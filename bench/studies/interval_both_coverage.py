@@ -1,4 +1,4 @@
-"""Intervals covering 75-85% both with a GPU and with a source left out (issue 40 item 5): the
+"""Intervals covering 75-85% both with a GPU and with a source left out: the
 forms of docs/interval_both_coverage_rule.md (F0 today's one factor, C a pooled conformal
 factor, A a two-component width), each scored cross-fitted: a GPU-side row is judged with every
 width parameter fitted without any row of its GPU, a source-side row without any row of its
@@ -20,18 +20,15 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(Path(__file__).parent)]
+
+from _variants import TODAY, Fits  # noqa: E402
 
 from profet_core import load_dataset  # noqa: E402
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table  # noqa: E402
-from profet_core.crossgpu._amp import amp_logo, amp_state_from, conformal_half_width  # noqa: E402
+from profet_core.crossgpu._amp import conformal_half_width  # noqa: E402
 from profet_core.crossgpu._calibrate import BAND, coverage, two_way_scale  # noqa: E402
-from profet_core.crossgpu._dataparallel import (  # noqa: E402
-    dp_logo,
-    half_widths,
-    row_half_width,
-    scaling_rows,
-)
+from profet_core.crossgpu._dataparallel import dp_logo, half_widths, row_half_width  # noqa: E402
 from profet_core.crossgpu._gpu_holdout import (  # noqa: E402
     _weighted_quantile,
     _weights,
@@ -40,8 +37,7 @@ from profet_core.crossgpu._gpu_holdout import (  # noqa: E402
     published_logo,
 )
 from profet_core.crossgpu._gpuref import gpu_table  # noqa: E402
-from profet_core.crossgpu._inhouse import all_published_pairs  # noqa: E402
-from profet_core.crossgpu._published import load_published  # noqa: E402
+from profet_core.crossgpu._published import load_published, published_pairs  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
 LEVEL = 0.8
@@ -80,10 +76,11 @@ def fp32_rows(base, pairs) -> pd.DataFrame:
     )
 
 
-def amp_dp_rows(base, table, medians):
+def amp_dp_rows(base, table, medians, fits: Fits = TODAY):
+    """GPU-out and source-out rows of the AMP and N-GPU models, fitted as ``fits`` says."""
     gpus = gpu_table(base.specs_)
-    _, pairs, shares = amp_state_from(table, gpus, medians, base.theta_)
-    g, s = amp_logo(pairs, gpus, shares), amp_logo(pairs, gpus, shares, "repo")
+    _, pairs, shares = fits.amp_state(table, gpus, medians, base.theta_)
+    g, s = fits.amp_logo(pairs, gpus, shares), fits.amp_logo(pairs, gpus, shares, "repo")
     g, s = g[~g["held_out"]], s[~s["held_out"]]
     amp = pd.concat(
         [
@@ -92,7 +89,7 @@ def amp_dp_rows(base, table, medians):
         ],
         ignore_index=True,
     )
-    rows = scaling_rows(table, gpus)
+    rows = fits.scaling_rows(table, gpus)
     g, s = dp_logo(rows), dp_logo(rows, "repo")
     g, s = g[~g["held_out"]], s[~s["held_out"]]
     extra = ("no_p2p", "gpu_count", "pred", "scaling", "held_out")
@@ -230,7 +227,7 @@ def main(argv=None) -> None:
     specs = load_specs()
     base = CrossInstanceModel().fit_pairs(all_pairs(medians), specs)
     table = load_published()
-    pairs = all_published_pairs(table, specs, medians)
+    pairs = published_pairs(table, specs, medians)
     kinds = {"FP32 speed-up": (fp32_rows(base, pairs), base_fp32, True)}
     amp, dp = amp_dp_rows(base, table, medians)
     kinds["AMP gain"] = (amp, base_amp, False)

@@ -1,4 +1,4 @@
-"""MLPerf Training ResNet-50 on one node against the shipped model (issue 53, item 3): the
+"""MLPerf Training ResNet-50 on one node against the shipped model: the
 cross-GPU AMP ratios at the same GPU count and the same code.
 
 The rows (set M of docs/four_sources_rule.md, ``published_check.csv``; built by

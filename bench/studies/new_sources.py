@@ -25,6 +25,7 @@ import argparse
 import time
 
 import pandas as pd
+from _variants import TODAY, Fits
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
@@ -37,7 +38,7 @@ from profet_core.crossgpu._gpuref import gpu_table
 from profet_core.crossgpu._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
 
-#: The repositories of published.csv before issue 40's item 4.
+#: The repositories of published.csv before the new sources were judged.
 OLD = (
     "LambdaColdStorage/lambda-tensorflow-benchmark",
     "NVIDIA/DeepLearningExamples",
@@ -54,11 +55,13 @@ def scores(
     table_path: str | None,
     old_docs: set[str] | None = None,
     old_sources: set[str] | None = None,
+    fits: Fits = TODAY,
 ) -> pd.DataFrame:
     """One row per scope (``all`` rows, ``old`` rows): fp32_mape, amp_P, amp_rows_mape, ngpu_mape
     (leave-one-GPU-out, fitted rows) and the row counts. ``old_docs``: documents (source without
     line) of the old table; ``old`` rows are those of these documents. ``old_sources``: the old
-    table's sources with their lines (for new rows of an old document); ``old`` rows are those."""
+    table's sources with their lines (for new rows of an old document); ``old`` rows are those.
+    ``fits``: how the AMP and N-GPU models are fitted (a candidate's choices; today's by default)."""
     medians = median_table(load_dataset(data))
     specs = load_specs()
     base = CrossInstanceModel().fit_pairs(all_pairs(medians), specs)
@@ -71,10 +74,10 @@ def scores(
     fp = fp[~fp["held_out"]].reset_index(drop=True)
     fp = fp.assign(ape=lambda d: ape(d["cross"], d["speedup"]))
     gpus = gpu_table(specs)
-    _, pairs, shares = amp_state_from(table, gpus, medians, base.theta_)
-    amp = amp_logo(pairs, gpus, shares, "catalog_gpu")
+    _, pairs, shares = fits.amp_state(table, gpus, medians, base.theta_)
+    amp = fits.amp_logo(pairs, gpus, shares, "catalog_gpu")
     amp = amp[~amp["held_out"]].assign(ape=lambda d: ape(d["pred"], d["gain"]))
-    dp = dp_logo(scaling_rows(table, gpus), "catalog_gpu")
+    dp = dp_logo(fits.scaling_rows(table, gpus), "catalog_gpu")
     dp = dp[~dp["held_out"]].assign(ape=lambda d: ape(d["pred"], d["scaling"]))
     out = []
     for scope in ("all", "old"):

@@ -3,8 +3,8 @@
 Decision rule, fixed before any per-GPU number was looked at: the primary score is the mean over
 left-out GPUs (each GPU weighs 1) of the leave-one-GPU-out speed-up MAPE of the model, fitted rows
 only (VGG16 / Inception-v3 are never fitted nor scored). A structure replaces the shipped one
-(``generation`` first, ``bandwidth`` since issue 18's review, ``roofline+geforce`` since issue 25's
-FP32 work, which replaced ``bandwidth`` by this rule) only if its primary score is lower by at
+(``generation`` first, ``bandwidth`` since the published fit's review, ``roofline+geforce`` since the
+AMP work's FP32 part, which replaced ``bandwidth`` by this rule) only if its primary score is lower by at
 least 1.0 percentage point and the cross-fitted 80 % coverage of its out-of-GPU rows is no farther
 from 70-90 % than the shipped one's. Structures, priors fixed a priori (log units; ``mu`` ~ N(0, 1)
 shared by every tensor-core GPU; ``z`` = log(bandwidth / the peak FP32 training uses) centred on
@@ -12,7 +12,7 @@ the catalog's tensor-core GPUs; tensor-core GPUs: TF32 rate > FP32 rate, or with
 TF32 rate, so that the GeForce RTX 3090 / 4090, whose TF32 rate equals their FP32 one, share ``mu``
 too):
 
-- ``generation``: ``mu + u[generation]``, sd(u) 0.3 (issue 18's first model);
+- ``generation``: ``mu + u[generation]``, sd(u) 0.3 (the first published fit);
 - ``hierarchical``: ``mu + u[generation] + v[gpu]``, sd(u) = sd(v) = 0.3 / sqrt(2);
 - ``gpu``: ``mu + v[gpu]``, sd(v) 0.3 (no generation grouping);
 - ``bandwidth``: ``mu + beta * z + v[gpu]``, sd(beta) 0.5, sd(v) 0.3;
@@ -26,7 +26,7 @@ too):
   (the data's clock exponents, learned on FP32-only GPUs, credit Ada's 2.5 GHz).
 
 A left-out GPU keeps only what its structure shares (``mu`` or ``a``, ``b``, its generation's
-``u``, ``beta``, ``gamma``). The ``+geforce`` and ``roofline`` structures were added (issue 25)
+``u``, ``beta``, ``gamma``). The ``+geforce`` and ``roofline`` structures were added
 after the per-GPU numbers of the first four had been seen, the 3090's among them, and were judged
 against ``bandwidth``; the last two were added after ``roofline+geforce`` was shipped and are
 judged against it. The rule itself is unchanged. Round 3 (``docs/amp_decision_rule.md``,

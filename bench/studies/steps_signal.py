@@ -1,4 +1,4 @@
-"""Flag a profile that covers more training steps than the 2 PROFET's data does (issue 20).
+"""Flag a profile that covers more training steps than the 2 PROFET's data does.
 
 A profile taken over 10 steps instead of 2, with nobody saying so, has every op time about 5x
 too large; without the anchor's latency nothing else shows it. The signal here is the per-step

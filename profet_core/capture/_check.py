@@ -114,6 +114,11 @@ def _whole(name: str, value, low: int, high: int) -> int:
     return value
 
 
+def check_warmup_steps(warmup_steps) -> int:
+    """Untimed steps before the latency run's timed ones: an integer 0..MAX_LATENCY_STEPS."""
+    return _whole("warm-up steps", warmup_steps, 0, MAX_LATENCY_STEPS)
+
+
 def check_capture_args(
     batch_size,
     input_size,

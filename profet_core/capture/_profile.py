@@ -23,7 +23,7 @@ import pandas as pd
 from ..errors import ProfetError, ProfetValueError
 from ..inputs._outputs import write_atomic
 from . import _textzoo, _zoo
-from ._check import OPTIMIZERS, check_capture_args, check_optimizer
+from ._check import OPTIMIZERS, check_capture_args, check_optimizer, check_warmup_steps
 from ._load import check_input, kind_hint, load_model, model_kind_of, token_range
 from ._outfile import check_profile_out, meta_path_of, profile_document
 
@@ -141,6 +141,7 @@ def profile_model(
     model_kind: str | None = None,
     vocab_size: int | None = None,
     optimizer: str | None = None,
+    warmup_steps: int = WARMUP_STEPS,
 ) -> tuple[pd.DataFrame, ProfileMeta]:
     """Profile training of ``model`` in PROFET's convention.
 
@@ -162,7 +163,8 @@ def profile_model(
         text: ``_textzoo.TEXT_TRAIN``); fewer make the numpy arrays that many batches
         (validation in proportion).
     latency_steps : int
-        Steps timed in the unprofiled latency run, after ``WARMUP_STEPS`` warm-up steps.
+        Steps timed in the unprofiled latency run, after ``warmup_steps`` untimed ones (default
+        :data:`WARMUP_STEPS`; 0..10,000).
     instance : str, optional
         Name recorded in the metadata.
     logdir : path-like, optional
@@ -186,10 +188,11 @@ def profile_model(
         with tempfile.TemporaryDirectory(prefix="profet-trace-") as tmp:
             return profile_model(
                 model, batch_size, input_size, classes, steps_per_epoch, latency_steps,
-                instance, tmp, model_kind, vocab_size, optimizer,
+                instance, tmp, model_kind, vocab_size, optimizer, warmup_steps,
             )  # fmt: skip
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     check_optimizer(optimizer)
+    check_warmup_steps(warmup_steps)
     optimizer = optimizer or "sgd"
     setup = _setup(model, batch_size, input_size, classes, steps_per_epoch, latency_steps,
                    model_kind, vocab_size)  # fmt: skip
@@ -203,7 +206,7 @@ def profile_model(
     first, last = traced_steps(spe)
     data = _data_maker(setup, input_size)
     profile, timer, latency = _run(model, (n_train, n_test), batch_size, data, (first, last),
-                                   latency_steps, logdir)  # fmt: skip
+                                   (warmup_steps, latency_steps), logdir)  # fmt: skip
     text = setup.kind == "text"
     meta = _meta(
         model=setup.name,
@@ -212,7 +215,7 @@ def profile_model(
         classes=setup.classes,
         steps_per_epoch=spe,
         traced_steps=(first, last),
-        batch_latency_s=latency.median_step(WARMUP_STEPS),
+        batch_latency_s=latency.median_step(warmup_steps),
         latency_steps=latency_steps,
         epoch_latency_s=float(timer.epochs[0]),
         instance=instance,
@@ -269,8 +272,9 @@ def _data_maker(setup: _Setup, input_size: int):
     return lambda n, seed: synthetic_arrays(n, input_size, setup.classes, seed)
 
 
-def _run(model, sizes, batch_size, data, window, latency_steps, logdir):
-    """The traced fit (-> profile, its step timer) and the separate latency run's timer."""
+def _run(model, sizes, batch_size, data, window, latency, logdir):
+    """The traced fit (-> profile, its step timer) and the separate latency run's timer
+    (``latency``: its warm-up and timed steps)."""
     from ._convert import find_xplanes, trace_to_profile
     from ._timing import StepTimer
 
@@ -285,7 +289,7 @@ def _run(model, sizes, batch_size, data, window, latency_steps, logdir):
               **fit)  # fmt: skip
     profile = trace_to_profile(find_xplanes(logdir))
     # The latency comes from a separate, unprofiled run (the profiler slows the traced steps).
-    steps = WARMUP_STEPS + latency_steps
+    steps = sum(latency)
     latency = StepTimer(stop_after=steps)
     model.fit(x, y, epochs=-(-steps // spe), callbacks=[latency], **fit)
     return profile, timer, latency

@@ -32,9 +32,12 @@ from ._gpuref import fp32_rate
 from ._pairs import FAM_COLS, MODEL_FAMILIES
 
 TENSOR = np.array([f in ("conv", "matmul") for f in MODEL_FAMILIES])
-MEMORY = np.array(
-    [f in ("depthwise", "norm", "pool", "activation", "elementwise") for f in MODEL_FAMILIES]
-)
+#: The memory-bound families (bytes halved: ``2 ** beta``), the shipped choice of the AMP fit's
+#: ``memory_families`` (recorded in its state; docs/amp_decision_rule.md kept depthwise in).
+MEMORY_FAMILIES = ("depthwise", "norm", "pool", "activation", "elementwise")
+MEMORY = np.isin(MODEL_FAMILIES, MEMORY_FAMILIES)
+#: The data GPU whose profiles the AMP pairs' CNNs are moved from (the V100 of p3.2xlarge).
+ANCHOR_GPU = "NVIDIA V100 SXM2 16GB"
 #: Families whose time the spec model scales (transfers and idle time follow the host).
 MOVES = np.array([f not in ("transfer", "idle") for f in MODEL_FAMILIES])
 #: Parameters used where artifacts predate the AMP model (the fit of
@@ -145,8 +148,28 @@ def _features(gpus: pd.DataFrame):
     return r, tf32.astype(float)
 
 
+def memory_mask(params: dict) -> np.ndarray:
+    """Which :data:`MODEL_FAMILIES` get the bytes-halved gain: the state's ``memory_families``
+    (:data:`MEMORY_FAMILIES` for states saved before it was recorded)."""
+    names = params.get("memory_families")
+    return MEMORY if names is None else np.isin(MODEL_FAMILIES, list(names))
+
+
+def check_memory_families(names) -> tuple:
+    """``names`` as a tuple of memory-bound families; refuses unknown, repeated or tensor ones."""
+    names = tuple(names)
+    allowed = [f for f, t in zip(MODEL_FAMILIES, TENSOR, strict=True) if not t]
+    bad = [f for f in names if f not in allowed]
+    if bad or len(set(names)) != len(names):
+        raise ProfetValueError(
+            f"memory_families must be distinct families of {allowed}; got {list(names)}"
+        )
+    return names
+
+
 def step_ratio(params: dict, r, tf32, shares) -> np.ndarray:
-    """AMP time / FP32 time of each row: ``r``, ``tf32`` shape (n,), ``shares`` (n, 10)."""
+    """AMP time / FP32 time of each row: ``r``, ``tf32`` shape (n,), ``shares`` (n, 10);
+    ``params`` an AMP state (its ``memory_families``: :func:`memory_mask`)."""
     r, tf32 = np.asarray(r, float), np.asarray(tf32, float)
     g_c = np.where(
         r > 0,
@@ -154,15 +177,17 @@ def step_ratio(params: dict, r, tf32, shares) -> np.ndarray:
         1.0,
     )
     g_m = np.where(r > 0, 2.0 ** params["beta"], 1.0)
-    s = np.asarray(shares, float)
+    s, mem = np.asarray(shares, float), memory_mask(params)
     return (
         s[:, TENSOR].sum(axis=1) / g_c
-        + s[:, MEMORY].sum(axis=1) / g_m
-        + s[:, ~TENSOR & ~MEMORY].sum(axis=1)
+        + s[:, mem].sum(axis=1) / g_m
+        + s[:, ~TENSOR & ~mem].sum(axis=1)
     )
 
 
-def fit_amp(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray) -> dict:
+def fit_amp(
+    pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray, memory_families=MEMORY_FAMILIES
+) -> dict:
     """Learn ``a``, ``b``, ``beta`` from :func:`amp_pairs` rows (none held out).
 
     Parameters
@@ -173,24 +198,28 @@ def fit_amp(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray) -> dict
         :func:`profet_core.crossgpu._gpuref.gpu_table`.
     shares : ndarray of shape (n, 10)
         Each pair's FP32 family shares on its GPU (:func:`move_shares`).
+    memory_families : sequence of str
+        The families that get the bytes-halved gain (default :data:`MEMORY_FAMILIES`).
 
     Returns
     -------
     dict
         ``a``, ``b``, ``beta``, ``pairs`` ({GPU: pairs}), ``half_width`` and
         ``source_half_width`` ({source: half-width}) (the defaults until cross-fitted:
-        :func:`amp_half_widths` of :func:`amp_logo`).
+        :func:`amp_half_widths` of :func:`amp_logo`), ``memory_families``.
     """
     from ._published import refuse_held_out
 
     refuse_held_out(pairs)
+    memory = list(check_memory_families(memory_families))
     if pairs.empty:
         raise ProfetValueError("no AMP pairs to fit")
     _, r, tf32, y, w, repos, ri = fit_inputs(pairs, gpus)
     from scipy.optimize import least_squares
 
     def resid(p):
-        ratio = step_ratio({"a": p[0], "b": p[1], "beta": p[2], "alpha": p[3]}, r, tf32, shares)
+        d = {"a": p[0], "b": p[1], "beta": p[2], "alpha": p[3], "memory_families": memory}
+        ratio = step_ratio(d, r, tf32, shares)
         prior = np.concatenate([np.array([p[0], p[1]]) / 2.0, p[4:] / SOURCE_SD])
         return np.concatenate([(-np.log(ratio) + p[4:][ri] - y) * w, prior])
 
@@ -206,6 +235,7 @@ def fit_amp(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray) -> dict
         "pairs": {k: int(v) for k, v in counts.items()},
         "half_width": DEFAULT_STATE["half_width"],
         "source_half_width": {},
+        "memory_families": memory,
     }
 
 
@@ -242,8 +272,15 @@ def predict_gain(state: dict, gpus: pd.DataFrame, names, shares, repos=None) -> 
     return np.where(r > 0, np.exp(off), 1.0) / step_ratio(state, r, tf32, shares)
 
 
-def amp_logo(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray, by="catalog_gpu"):
-    """Leave-one-group-out AMP gains (``by``: ``catalog_gpu`` or ``repo``) with baselines.
+def amp_logo(
+    pairs: pd.DataFrame,
+    gpus: pd.DataFrame,
+    shares: np.ndarray,
+    by="catalog_gpu",
+    memory_families=MEMORY_FAMILIES,
+):
+    """Leave-one-group-out AMP gains (``by``: ``catalog_gpu`` or ``repo``) with baselines, each
+    fold fitted by :func:`fit_amp` with ``memory_families``.
 
     Returns the pairs with ``pred`` (the model refitted without the group), ``constant`` (the
     median gain of the other groups' pairs), ``constant_source`` (the same within the row's
@@ -258,7 +295,7 @@ def amp_logo(pairs: pd.DataFrame, gpus: pd.DataFrame, shares: np.ndarray, by="ca
     for key in sorted(set(pairs[by])):
         train = (pairs[by] != key) & ~pairs["held_out"]
         test = (pairs[by] == key).to_numpy()
-        st = fit_amp(pairs[train], gpus, shares[train.to_numpy()])
+        st = fit_amp(pairs[train], gpus, shares[train.to_numpy()], memory_families)
         out.loc[test, "pred"] = predict_gain(
             st, gpus, pairs.loc[test, "catalog_gpu"], shares[test], pairs.loc[test, "repo"]
         )
@@ -315,17 +352,23 @@ def crossfit_amp_coverage(oof: pd.DataFrame, by: str = "catalog_gpu", level: flo
     return inside
 
 
-def amp_state_from(table, gpus, medians, theta, anchor_gpu="NVIDIA V100 SXM2 16GB"):
-    """Fit the AMP model on a published table (held-out rows dropped before the fit) with each
-    CNN's profile taken from the data's ``p3.2xlarge`` medians; returns (state, pairs, shares).
-    Where :data:`profet_core.crossgpu._inhouse.USE_INHOUSE_AMP` is on, the in-house AMP pairs
-    (:func:`profet_core.crossgpu._inhouse.inhouse_amp_pairs`) join the table's."""
-    from . import _inhouse
+def amp_state_from(
+    table, gpus, medians, theta, anchor_gpu=ANCHOR_GPU, memory_families=MEMORY_FAMILIES
+):
+    """Fit the AMP model on a published table's pairs (:func:`amp_pairs`):
+    :func:`amp_state_of_pairs`; returns (state, pairs, shares)."""
+    return amp_state_of_pairs(amp_pairs(table), gpus, medians, theta, anchor_gpu, memory_families)
+
+
+def amp_state_of_pairs(
+    pairs, gpus, medians, theta, anchor_gpu=ANCHOR_GPU, memory_families=MEMORY_FAMILIES
+):
+    """Fit the AMP model (:func:`fit_amp`, held-out rows dropped before the fit) on
+    :func:`amp_pairs`-shaped rows whose GPU is in ``gpus`` and whose CNN the data has, each
+    CNN's profile taken from the data's ``p3.2xlarge`` medians and moved to the pair's GPU by
+    the spec model's exponents ``theta``; returns (state, pairs, shares)."""
     from ._published import _profile
 
-    pairs = amp_pairs(table)
-    if _inhouse.USE_INHOUSE_AMP:  # docs/inhouse_amp_rule.md, candidate S3
-        pairs = pd.concat([pairs, _inhouse.inhouse_amp_pairs()], ignore_index=True)
     pairs = pairs[
         pairs["catalog_gpu"].isin(gpus.index) & pairs["profile"].isin(set(medians["model"]))
     ]
@@ -337,5 +380,5 @@ def amp_state_from(table, gpus, medians, theta, anchor_gpu="NVIDIA V100 SXM2 16G
         fam = row[list(FAM_COLS)].to_numpy(float)[None, :]
         shares[i] = move_shares(theta, fam, anchor, gpus.loc[p.catalog_gpu])[0]
     fit = ~pairs["held_out"].to_numpy()
-    state = fit_amp(pairs[fit], gpus, shares[fit])
+    state = fit_amp(pairs[fit], gpus, shares[fit], memory_families)
     return state, pairs, shares

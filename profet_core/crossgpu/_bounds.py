@@ -1,4 +1,4 @@
-"""Roofline bounds between two GPUs' steps (issue 40): the spec order's general form.
+"""Roofline bounds between two GPUs' steps: the spec order's general form.
 
 A training step is a sum of op times, each limited by one resource of the GPU it runs on: the
 rate convolutions and matrix products run on (``matmul``: the FP32 CUDA-core rate, or the TF32

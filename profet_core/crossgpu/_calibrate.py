@@ -1,4 +1,4 @@
-"""Intervals that hold for a user's own setup (issue 40 item 5).
+"""Intervals that hold for a user's own setup.
 
 The published- and spec-based intervals (FP32 speed-ups, AMP gains, N-GPU scaling) were set on
 errors with one GPU left out, while the published rows come from a few sources (repository and
@@ -165,7 +165,7 @@ def calibration(
 def source_note(model, precision: str, multi_gpu: bool) -> str | None:
     """What the published- and spec-based intervals of an answer rest on: the spread between
     the published sources and the coverage with one left out (None for artifacts made before
-    issue 40)."""
+    the source calibration)."""
     parts = []
     cal = getattr(model, "source_calibration_", {}).get("fp32")
     kinds = [("FP32 speed-up", cal)]

@@ -1,4 +1,4 @@
-"""Predictions that never contradict the spec sheet (issue 40).
+"""Predictions that never contradict the spec sheet.
 
 GPU A *dominates* GPU B when A has at least B's FP32, TF32-tensor (the rate FP32 training runs
 on) and FP16-tensor rates and at least 95% of its memory bandwidth; with several GPUs per step,

@@ -103,9 +103,10 @@ def link_gbs(gpus: pd.DataFrame, bridge=None) -> np.ndarray:
     return np.where(gpus["p2p"].to_numpy(float) == 0, -gbs / 2.0, gbs)
 
 
-def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
+def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame, param_counts=None) -> pd.DataFrame:
     """N-GPU rows joined to their one-GPU row (same repository, framework, XLA setting, GPU, CNN
-    and precision).
+    and precision); ``param_counts`` ({lower-case CNN name: parameters}, default
+    :data:`PARAMS`) gives each row's parameter count.
 
     Returns
     -------
@@ -124,7 +125,7 @@ def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
     one = t[t["gpu_count"] == 1][[*key, "images_per_s", "batch_size"]]
     many = t[t["gpu_count"] > 1].merge(one, on=key, suffixes=("", "_1"))
     many = many[many["catalog_gpu"].isin(gpus.index)]
-    params = many["model"].str.lower().map(PARAMS)
+    params = many["model"].str.lower().map(PARAMS if param_counts is None else param_counts)
     batch = many["batch_size_1"].fillna(many["batch_size"]).fillna(256.0)
     g = gpus.loc[many["catalog_gpu"]]
     bridge = many["gpu_published"].str.contains("NVLink").to_numpy()

@@ -46,14 +46,11 @@ PRIOR_SD_TENSOR = 1.0
 PRIOR_SD_BETA = 0.5
 #: Prior sd of ``b``, the bandwidth-bound part of the roofline efficiency (log units; weak).
 PRIOR_SD_ROOF = 1.0
-#: Whether a GPU without published pairs of its own takes its architecture's mean offset
-#: (issue 40; docs/arch_efficiency_rule.md candidate A); ``False`` is the model before it.
-SHARE_ARCH = True
-#: Which bandwidth per peak FLOP the compute class's roofline term reads (issue 40,
-#: docs/family_roofline_rule.md): ``gpu`` its own (both classes alike: the model before it),
-#: ``none`` none (convolutions and matrix products get no credit for bandwidth; only the memory
-#: class moves with it), ``arch`` the mean over its architecture's GPUs with published pairs.
-COMPUTE_Z = "gpu"
+#: Which bandwidth per peak FLOP the compute class's roofline term may read
+#: (``CrossInstanceModel(compute_z=...)``, docs/family_roofline_rule.md): ``gpu`` its own (both
+#: classes alike: the shipped choice), ``none`` none (convolutions and matrix products get no
+#: credit for bandwidth; only the memory class moves with it), ``arch`` the mean over its
+#: architecture's GPUs with published pairs.
 COMPUTE_Z_MODES = ("gpu", "none", "arch")
 #: Which GPUs get the shared tensor-core efficiency: every GPU with a TF32 rate (``tf32>0``);
 #: artifacts made before the GeForce cards counted (``tf32>fp32``) keep their rule.
@@ -155,11 +152,16 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
     from ._published import refuse_held_out
 
     refuse_held_out(pairs)
+    if model.compute_z not in COMPUTE_Z_MODES or model.share_arch not in (True, False):
+        raise ProfetValueError(
+            f"compute_z must be one of {list(COMPUTE_Z_MODES)} and share_arch True or False; "
+            f"got compute_z={model.compute_z!r}, share_arch={model.share_arch!r}"
+        )
     new = copy.deepcopy(model)
     new.tensor_eta_, new.published_eta_, new.published_n_ = None, {}, {}
     new.published_arch_ = {}
     new.tensor_beta_, new.bw_centre_, new.roof_ = np.zeros(2), None, None
-    new.compute_z_, new.z_arch_ = COMPUTE_Z, {}
+    new.compute_z_, new.z_arch_ = model.compute_z, {}
     if pairs.empty:
         return new
     gens = model.spec_arch_[model.spec_index_.get_indexer(pairs["target"])]
@@ -171,7 +173,7 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
     gi = pd.Index(names).get_indexer(keys)
     new.bw_centre_ = float(np.mean(_log_bytes_per_flop(model, np.flatnonzero(model.spec_tensor_))))
     rows = model.spec_index_.get_indexer(pairs["target"])
-    if COMPUTE_Z == "arch":  # the mean z of each architecture's GPUs in these pairs
+    if new.compute_z_ == "arch":  # the mean z of each architecture's GPUs in these pairs
         first = dict(zip(pairs["target_gpu"], rows, strict=True))
         zg = bandwidth_z(new, list(first.values()))
         by: dict = {}
@@ -209,9 +211,9 @@ def fit_published(model, pairs: pd.DataFrame, by: str = "target_gpu"):
 def arch_offsets(model, offsets: dict) -> dict:
     """{architecture: [compute, memory]}: the mean per-GPU offset ``v`` (each GPU with published
     pairs weighs 1) of each architecture (``arch`` of the spec sheet), what a GPU of it without
-    pairs of its own takes on top of ``mu`` (issue 40: the H200 was given none while the H100's
-    pairs put the H100 at +0.2 log units); empty where :data:`SHARE_ARCH` is off."""
-    if not SHARE_ARCH:
+    pairs of its own takes on top of ``mu`` (the H200 was given none while the H100's
+    pairs put the H100 at +0.2 log units); empty where the model's ``share_arch`` is off."""
+    if not model.share_arch:
         return {}
     arch = dict(zip(model.specs_["gpu"][::-1], model.spec_arch_[::-1], strict=True))
     by: dict = {}
@@ -284,8 +286,8 @@ def published_eta(model, names, gens, gi, rows=None) -> np.ndarray:
 
 
 def arch_note(model, targets) -> str | None:
-    """The note of an answer whose ``specs only`` targets took their architecture's efficiency
-    (issue 40): which architectures, from which published GPUs and how many pairs; None where
+    """The note of an answer whose ``specs only`` targets took their architecture's efficiency:
+    which architectures, from which published GPUs and how many pairs; None where
     no target did."""
     shared = getattr(model, "published_arch_", {})
     if not shared:
@@ -361,7 +363,7 @@ def set_published_state(model, state: dict | None) -> None:
     model.bw_centre_ = None if centre is None else float(centre)
     model.published_eta_ = {g: np.asarray(e, float) for g, e in state.get("eta", {}).items()}
     model.published_n_ = {g: int(n) for g, n in state.get("pairs", {}).items()}
-    # artifacts made before issue 40's architecture offsets: a GPU without pairs gets mu alone
+    # artifacts made before the architecture offsets: a GPU without pairs gets mu alone
     model.published_arch_ = {a: np.asarray(e, float) for a, e in state.get("arch", {}).items()}
     # artifacts made before the compute class's bandwidth term was chosen: the GPU's own z
     model.compute_z_ = state.get("compute_z", "gpu")

@@ -1,4 +1,4 @@
-"""Spec-order exceptions (issue 40): roofline bounds the published measurements themselves
+"""Spec-order exceptions: roofline bounds the published measurements themselves
 break, which the spec order then leaves as predicted and cites."""
 
 from __future__ import annotations

@@ -185,19 +185,13 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
         ``published.csv`` (:func:`summarize_published`) and ``published_pairs.csv`` (the
         out-of-fold rows of :func:`published_logo`); empty without ``quantiles``.
     """
-    from ._inhouse import all_published_pairs
     from ._published import load_published, published_pairs
 
-    # the package's table comes with the in-house rows (one more source; a given table alone)
-    pairs = (
-        all_published_pairs(load_published(), specs, medians)
-        if table is None
-        else published_pairs(table, specs, medians)
-    )
     table = load_published() if table is None else table
+    pairs = published_pairs(table, specs, medians)
     fitted = fit_published(model, pairs[~pairs["held_out"]])
     fitted.amp_state_, fitted.dp_state_ = learn_amp_dp(fitted, table, medians)
-    # inversions the published tables themselves show (issue 40): kept, not ordered away
+    # inversions the published tables themselves show: kept, not ordered away
     from ._consistency import published_exceptions
 
     fitted.spec_exceptions_ = published_exceptions(table)
@@ -207,7 +201,7 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
     # Every catalog GPU the data lacks is a tensor-core one: its specs-only interval comes from
     # whole generations left out of the published pairs, not from the data's FP32 GPUs.
     widths = {b: published_half_width(f) for b, f in bases.items()}
-    # ... times one factor so that they also hold with a whole source left out (issue 40)
+    # ... times one factor so that they also hold with a whole source left out
     cal = fp32_source_calibration(model, pairs, bases, widths)
     widths = {b: w * cal["scale"] for b, w in widths.items()}
     fitted = fitted.with_intervals({**quantiles, **widths})
@@ -292,7 +286,7 @@ def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dic
             # also reports sources left out, which a user's own training resembles).
             oof = amp_logo(pairs, gpus, shares)
             amp["half_width"], amp["source_half_width"] = amp_half_widths(oof)
-            # ... times one factor so that it also holds with a source left out (issue 40)
+            # ... times one factor so that it also holds with a source left out
             amp["source_calibration"] = _amp_calibration(
                 oof, amp_logo(pairs, gpus, shares, "repo"), amp["half_width"]
             )

@@ -72,6 +72,11 @@ class CrossInstanceModel(BasisMixin, Estimator):
     n_trees : int
         Size of that learner.
     random_state : int
+    share_arch : bool
+        Whether a tensor-core GPU without published pairs takes its architecture's mean offset
+        (docs/arch_efficiency_rule.md, adopted); ``False``: the shared ``mu`` alone.
+    compute_z : {"gpu", "none", "arch"}
+        The compute class's bandwidth credit: the GPU's own (shipped), none, or its arch's mean.
     """
 
     def __init__(
@@ -83,6 +88,8 @@ class CrossInstanceModel(BasisMixin, Estimator):
         residual=True,
         n_trees=100,
         random_state=0,
+        share_arch=True,
+        compute_z="gpu",
     ):
         self.prior_sd_exponent = prior_sd_exponent
         self.prior_sd_efficiency = prior_sd_efficiency
@@ -91,6 +98,8 @@ class CrossInstanceModel(BasisMixin, Estimator):
         self.residual = residual
         self.n_trees = n_trees
         self.random_state = random_state
+        self.share_arch = share_arch
+        self.compute_z = compute_z
 
     # ----------------------------------------------------------------- physical part
     def _spec_rows(self, names) -> np.ndarray:
@@ -375,9 +384,8 @@ class CrossInstanceModel(BasisMixin, Estimator):
         model.generations_ = list(meta["generations"])
         model.calibration_ = {k: dict(v) for k, v in meta["calibration"].items()}
         model.interval_log_ = dict(meta["interval_log"])
-        # artifacts made before issue 40: intervals set with one GPU left out only
-        model.source_calibration_ = dict(meta.get("source_calibration", {}))
-        exc = meta.get("spec_exceptions")  # None: artifacts before issue 40 (read the package's)
+        model.source_calibration_ = dict(meta.get("source_calibration", {}))  # {}: GPU-out only
+        exc = meta.get("spec_exceptions")  # None: older artifacts (read the package's)
         model.spec_exceptions_ = None if exc is None else {tuple(e[:3]): e[3] for e in exc}
         model.latency_per_us_ = float(meta["latency_per_us"])
         model.residual_sd_ = float(meta["residual_sd"])

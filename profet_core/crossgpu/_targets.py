@@ -1,5 +1,5 @@
 """The cross-instance model on several targets at once: one walk of the residual trees over
-every target's rows (issue 26: a profile priced on every spec line), and the prediction
+every target's rows (a profile priced on every spec line), and the prediction
 blocks (ms, interval, basis) the engine puts in its table. The numbers are those of one
 target at a time."""
 

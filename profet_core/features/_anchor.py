@@ -1,4 +1,4 @@
-"""Which instance a profile was taken on, told from the profile itself (issue 28).
+"""Which instance a profile was taken on, told from the profile itself.
 
 A g3s.xlarge profile read as a p3.2xlarge one is predicted from the wrong op times (412.8 ms on
 g3s.xlarge where 113 ms was measured), and a file that does not name its instance (a TensorBoard
@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._schema import RESERVED_ARCHITECTURES
 from ..inputs._sanity import Finding, _rows, _where
 from ._profile_features import FAMILY_COLUMNS, family_matrix
 
@@ -63,7 +64,7 @@ SHARE_FLOOR = 1e-4
 #: L2 penalty of the logistic regression (on standardised features).
 PENALTY = 1.0
 #: Warn when the anchor's probability is below ANCHOR_BELOW and another's at least OTHER_FROM.
-#: Kept by docs/anchor_hint_rule.md (issue 41): no single threshold keeps the held-out false
+#: Kept by docs/anchor_hint_rule.md: no single threshold keeps the held-out false
 #: alarms at 5% or under on every instance, so the rule leaves these as they were.
 ANCHOR_BELOW = 1e-5
 OTHER_FROM = 0.9999
@@ -72,8 +73,6 @@ OTHER_FROM = 0.9999
 #: VGG16 and InceptionV3): the share of genuine profiles flagged (mean, worst instance), and
 #: of profiles given another instance as the anchor that are flagged (percent).
 FALSE_ALARM_PCT, FALSE_ALARM_WORST_PCT, CATCH_PCT = 10.1, 14.8, 23.9
-#: Architectures never fitted on (the published measurements' independent check).
-RESERVED_ARCHITECTURES = ("VGG16", "InceptionV3")
 
 
 def anchor_features(profiles: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -120,16 +119,21 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def fit_anchor_classifier(profiles: pd.DataFrame, penalty: float = PENALTY) -> tuple[dict, dict]:
+def fit_anchor_classifier(
+    profiles: pd.DataFrame, penalty: float = PENALTY, reserved=RESERVED_ARCHITECTURES
+) -> tuple[dict, dict]:
     """Learn which instance a profile was taken on (multinomial logistic regression).
 
     Parameters
     ----------
     profiles : pandas.DataFrame
-        Training profiles: ``instance``, ``model`` and op columns (us). Rows of
-        :data:`RESERVED_ARCHITECTURES` are left out.
+        Training profiles: ``instance``, ``model`` and op columns (us). Rows of ``reserved``
+        are left out.
     penalty : float
         L2 penalty on the standardised coefficients.
+    reserved : sequence of str
+        Architectures (``model``) never fitted on (default: the data's held-out VGG16 and
+        InceptionV3); recorded in the meta.
 
     Returns
     -------
@@ -141,7 +145,7 @@ def fit_anchor_classifier(profiles: pd.DataFrame, penalty: float = PENALTY) -> t
     """
     from scipy.optimize import minimize
 
-    fit = profiles[~profiles["model"].isin(RESERVED_ARCHITECTURES)]
+    fit = profiles[~profiles["model"].isin(list(reserved))]
     X, ok = anchor_features(fit)
     names = sorted(pd.unique(fit["instance"].astype(str)))
     if len(names) < 2 or not ok.any():
@@ -167,7 +171,7 @@ def fit_anchor_classifier(profiles: pd.DataFrame, penalty: float = PENALTY) -> t
         "instances": names,
         "anchor_below": ANCHOR_BELOW,
         "other_from": OTHER_FROM,
-        "reserved": list(RESERVED_ARCHITECTURES),
+        "reserved": list(reserved),
     }
     return meta, {"mean": mean, "scale": scale, "coef": W, "intercept": b}
 

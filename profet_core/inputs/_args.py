@@ -1,4 +1,4 @@
-"""Type checks of the library's public arguments (issue 27): a wrong type is refused with one
+"""Type checks of the library's public arguments: a wrong type is refused with one
 :class:`ProfetValueError` line naming the value and what is allowed, never a bare ``TypeError``,
 ``AttributeError`` or ``KeyError`` from deep inside, and never read as something else (a string
 as a list of one-letter instance names)."""

@@ -1,4 +1,4 @@
-"""How many training steps a profile covers, told from the profile alone (issue 20).
+"""How many training steps a profile covers, told from the profile alone.
 
 A profile taken over 10 steps with nobody saying so has every op time 5x too large, and without
 the anchor's latency nothing else shows it. Four host op types are fixed costs of Keras's
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._schema import DEFAULT_STEPS, STEPS_ASSUMED, STEPS_COLUMN
+from .._schema import DEFAULT_STEPS, RESERVED_ARCHITECTURES, STEPS_ASSUMED, STEPS_COLUMN
 from ._rules import check_steps
 from ._sanity import SAY_STEPS, Finding, _rows, _where, say_steps
 
@@ -41,8 +41,6 @@ WIDEN = 1.3
 ABSURD_RATIO = 1000.0
 #: Reference key pooled over every instance: for an anchor without a reference of its own.
 POOLED = "*"
-#: Architectures never fitted on: kept for an independent check of the signal.
-RESERVED_ARCHITECTURES = ("VGG16", "InceptionV3")
 
 
 def overhead_ratio(profiles: pd.DataFrame, reference, steps=DEFAULT_STEPS) -> np.ndarray:
@@ -88,14 +86,17 @@ def _zero_filled(profiles: pd.DataFrame, name: str, n: int) -> np.ndarray:
     return col.fillna(0.0).to_numpy(dtype=float)
 
 
-def learn_step_reference(profiles: pd.DataFrame) -> dict:
+def learn_step_reference(profiles: pd.DataFrame, reserved=RESERVED_ARCHITECTURES) -> dict:
     """Per-instance overhead references and alarm limits from 2-step training profiles.
 
     Parameters
     ----------
     profiles : pandas.DataFrame
         Training profiles: ``instance``, ``model`` and op columns (us over 2 steps). Rows of
-        :data:`RESERVED_ARCHITECTURES` are left out.
+        ``reserved`` are left out.
+    reserved : sequence of str
+        Architectures (``model``) never fitted on (default: the data's held-out VGG16 and
+        InceptionV3: an independent check of the signal); recorded in the result.
 
     Returns
     -------
@@ -105,7 +106,7 @@ def learn_step_reference(profiles: pd.DataFrame) -> dict:
         are the q99.5%/q0.5% of the ratio on these profiles, widened by :data:`WIDEN` (the JSON
         model.json stores). Empty ``instances`` when no profile has the overhead ops.
     """
-    fit = profiles[~profiles["model"].isin(RESERVED_ARCHITECTURES)]
+    fit = profiles[~profiles["model"].isin(list(reserved))]
     ops = fit.reindex(columns=list(OVERHEAD_OPS)).astype(float)
     ops = ops.where(ops > 0)  # an absent op is not a 0 us reference
     per = ops.groupby(fit["instance"].to_numpy()).median()
@@ -124,7 +125,7 @@ def learn_step_reference(profiles: pd.DataFrame) -> dict:
             "high": round(float(np.quantile(r, QUANTILE_HIGH) * WIDEN), 4),
             "low": round(float(np.quantile(r, QUANTILE_LOW) / WIDEN), 4),
         }
-    return {"ops": list(OVERHEAD_OPS), "reserved": list(RESERVED_ARCHITECTURES), "instances": out}
+    return {"ops": list(OVERHEAD_OPS), "reserved": list(reserved), "instances": out}
 
 
 def reference_for(stored: dict | None, instance: str | None):

@@ -1,6 +1,6 @@
 """One preparation of the profiles a question is asked about, shared by every answer that reads
 them (``Predictor.predict``, ``Predictor.breakdown`` and ``Predictor.scale_from_point``), so no
-answer can skip a step another takes (issue 21: the breakdown once skipped the step rescaling).
+answer can skip a step another takes (the breakdown once skipped the step rescaling).
 """
 
 from __future__ import annotations

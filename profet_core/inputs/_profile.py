@@ -101,7 +101,7 @@ def with_steps(out: pd.DataFrame, steps, where: str) -> pd.DataFrame:
     new frame; ``out`` is unchanged).
 
     The rows given 2 because the input did not say are listed in ``attrs[STEPS_ASSUMED]``, so
-    that a prediction can say so (a 10-step profile read as 2 steps is 5x off, issue 20).
+    that a prediction can say so (a 10-step profile read as 2 steps is 5x off).
     """
     n = len(out)
     assumed = np.zeros(n, dtype=bool)

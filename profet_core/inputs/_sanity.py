@@ -1,4 +1,4 @@
-"""Sense checks on well-formed profiles that would give a confident wrong answer (issue 12).
+"""Sense checks on well-formed profiles that would give a confident wrong answer.
 
 A profile can pass every reader rule and still be meaningless for PROFET: taken on a CPU (no
 device time), orders of magnitude away from anything trained, or over another number of

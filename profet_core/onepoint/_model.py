@@ -167,7 +167,7 @@ class OnePointScaler(Estimator):
 
     def _knots(self):
         """The sizes the curves were measured at; None in artifacts from before they were
-        stored (issue 28: retrain to smooth their curves)."""
+        stored (retrain to smooth their curves)."""
         sizes = getattr(self, "sizes_", None)
         return None if not sizes else np.asarray(sizes, dtype=float)
 
@@ -175,7 +175,7 @@ class OnePointScaler(Estimator):
         """The clipped elasticity at ``s1``: the forest's at the measured sizes, linear in
         ``log s1`` between them. The forest alone is a step function of ``log(s1 / s0)`` (its
         random split thresholds fall anywhere between two measured sizes), which drew jumps into
-        the curve between them (e.g. near 203, 209 and 218 px, issue 28)."""
+        the curve between them (e.g. near 203, 209 and 218 px)."""
 
         def forest(rows, sizes):
             f = None if free is None else free[rows]
@@ -236,7 +236,7 @@ class OnePointScaler(Estimator):
         self = cls(**meta["params"])
         self.targets_ = list(meta["targets"])
         self.size_range_ = tuple(meta["size_range"])
-        # stored from issue 28 on; older artifacts draw the forest's steps (see _knots)
+        # stored since the curves were smoothed; older artifacts draw the forest's steps (_knots)
         self.sizes_ = [float(v) for v in meta.get("sizes", [])]
         self.other_range_ = tuple(meta["other_range"])
         self.forest_ = ForestRegressor.from_state(meta["forest"], arrays)

@@ -1,4 +1,4 @@
-"""The per-target table as GPU configurations (issue 39): a priced predictor's rows are the
+"""The per-target table as GPU configurations: a priced predictor's rows are the
 (GPU, GPU count) configurations its price source rents, each priced by the on-demand offering
 that rents it cheapest, the rule the time-cost front follows offering by offering, so both
 name the same configuration and price as fastest, cheapest and best value.

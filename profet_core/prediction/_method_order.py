@@ -1,4 +1,4 @@
-"""The spec order of a method other than the default (issue 40).
+"""The spec order of a method other than the default.
 
 Another method (e.g. ``profet``, the reference DNN) answers the targets it has trained pairs for
 with its own models and the rest with the cross-instance model, as the default method does. Its

@@ -1,4 +1,4 @@
-"""Each option of a prediction checked with its neighbours (issue 41): the parameter count
+"""Each option of a prediction checked with its neighbours: the parameter count
 bounded and said unused on one GPU, the anchor's AMP latency sense-checked against its FP32
 step (measured, or told from the profile) and said unused on an anchor without tensor cores,
 a batch size at odds with the profile's own said, a GPU count no target has refused."""

@@ -1,4 +1,4 @@
-"""The one set of picks (issue 39): the fastest, the cheapest and the best value, computed once
+"""The one set of picks: the fastest, the cheapest and the best value, computed once
 per input row (and precision) for the precision, GPU count and run the user chose, by one named
 criterion; the per-target table, the offerings, the CLI's table, CSV and JSON and the app's
 metrics, chart and front all read them from here.

@@ -3,7 +3,6 @@ per-family breakdown, latency at other sizes); ``_load.load_models`` opens them.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ..errors import ProfetValueError
@@ -75,7 +74,9 @@ class Predictor(TrainedModels):
         if anchor is None and traced:
             anchor = self.anchor_of_gpu(profiles)
         elif anchor is not None and traced:
-            self._check_traced_gpu(anchor, profiles)
+            from ._traced import check_traced_gpu
+
+            check_traced_gpu(self, anchor, profiles)
         if anchor is None:
             from ..inputs._profile import profile_instance
 
@@ -89,64 +90,16 @@ class Predictor(TrainedModels):
     def anchor_of_gpu(self, profiles: pd.DataFrame) -> str:
         """The instance whose spec line is the GPU a trace names (``gpu_name``, with its
         ``gpu_memory_gib`` and ``gpu_sm_count``): a measured instance of that GPU first, else
-        its one-GPU spec line.
+        its one-GPU spec line (``_traced.anchor_of_gpu``).
 
         Raises
         ------
         ProfetValueError
             The rows name several GPUs, or one without a spec line (named, with what to do).
         """
-        from ..inputs._gpu_names import gpu_key
+        from ._traced import anchor_of_gpu
 
-        rows = profiles[["gpu_name", "gpu_memory_gib", "gpu_sm_count"]].drop_duplicates()
-        rows = rows.reindex(columns=["gpu_name", "gpu_memory_gib", "gpu_sm_count"])
-        if len(rows) != 1:
-            raise ProfetValueError(
-                f"the profile's rows were taken on {len(rows)} GPUs; give --anchor INSTANCE, "
-                "or one GPU's rows"
-            )
-        name, mem, sms = rows.iloc[0].tolist()
-        gpu = gpu_key(str(name), _num(mem), _num(sms))
-        cat = self.catalog
-        found = cat[cat["gpu"] == gpu]["instance"].tolist() if gpu else []
-        found = [i for i in found if i in self.all_instances]
-        if not found:
-            from .._messages import quote
-
-            raise ProfetValueError(
-                f"the trace's GPU {quote(name)} has no spec line PROFET knows (a line of "
-                "profet_core/data/gpu_specs.csv names each GPU it predicts from); give --anchor "
-                "INSTANCE for the spec line of the same GPU, or add a line for it"
-            )
-        measured = [i for i in found if i in self.instances]
-        return (measured or sorted(found, key=_count_then_name(cat)))[0]
-
-    def _check_traced_gpu(self, anchor: str, profiles) -> None:
-        """Refuse an anchor whose GPU is not the one the trace names (where the name says
-        which it is)."""
-        from ..inputs._gpu_names import gpu_key
-
-        self.check_instance(anchor, "anchor")
-        row = profiles.iloc[0]
-        name = str(row.get("gpu_name", ""))
-        traced = gpu_key(name, _num(row.get("gpu_memory_gib")), _num(row.get("gpu_sm_count")))
-        specs = self.cross.specs_ if self.cross is not None else None
-        if not traced or specs is None:
-            return
-        mine = specs.set_index("instance")["gpu"].get(anchor)
-        same = specs[specs["gpu"] == traced]["instance"].tolist()
-        if mine is None or not same or mine == traced:
-            return
-        # the same silicon under another line (a V100 SXM2 16 GB for a 32 GB trace) is fine
-        if np.allclose(self.cross._spec_rows([anchor]), self.cross._spec_rows(same[:1])):
-            return
-        from .._messages import quote
-
-        raise ProfetValueError(
-            f"the trace was taken on {quote(name)} ({traced}), but the anchor {quote(anchor)} is "
-            f"a {mine}; leave the anchor out (the trace names its GPU) or name an instance of "
-            "that GPU"
-        )
+        return anchor_of_gpu(self, profiles)
 
     def predict_prepared(self, anchor, profiles, request, blocks=None):
         """:meth:`predict` of a resolved question (:meth:`resolve`), for callers that answer
@@ -384,18 +337,3 @@ class Predictor(TrainedModels):
         from ..onepoint._scale import scale_one_point
 
         return scale_one_point(self, target, by, latency_ms, size_from, size, other_size, profile)
-
-
-def _num(value):
-    """A trace's GPU memory or SM count as a number, None where it has none."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if v == v and v > 0 else None
-
-
-def _count_then_name(catalog: pd.DataFrame):
-    """Sort key: an instance's GPU count (one-GPU spec lines first), then its name."""
-    counts = dict(zip(catalog["instance"], catalog.get("gpu_count", 1), strict=False))
-    return lambda name: (float(counts.get(name, 1) or 1), name)

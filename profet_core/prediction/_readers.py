@@ -139,19 +139,21 @@ class NpzArrays(Mapping):
     """The arrays of an ``.npz``, each read when first asked for, after checking its bytes
     against the manifest's sha256 (where ``digests`` are given) and that its ``.npy`` header
     declares exactly the bytes its zip entry holds: so no array is allocated before its size is
-    known, and all of them together fit :data:`MAX_ARRAY_BYTES`."""
+    known, and all of them together fit ``max_bytes`` (:data:`MAX_ARRAY_BYTES`)."""
 
-    def __init__(self, zf: zipfile.ZipFile, digests: Mapping | None = None):
+    def __init__(
+        self, zf: zipfile.ZipFile, digests: Mapping | None = None, max_bytes=MAX_ARRAY_BYTES
+    ):
         self._zip, self._digests = zf, digests
         infos = self._zip.infolist()
         names = [i.filename for i in infos]
         if len(set(names)) != len(names) or not all(n.endswith(".npy") for n in names):
             raise ArtifactError("artifact file 'arrays.npz' holds entries other than .npy arrays")
         total = sum(i.file_size for i in infos)
-        if total > MAX_ARRAY_BYTES:
+        if total > max_bytes:
             raise ArtifactError(
                 f"artifact file 'arrays.npz' decompresses to {total:,} bytes; the limit is "
-                f"{MAX_ARRAY_BYTES:,}"
+                f"{max_bytes:,}"
             )
         self._infos = {n[: -len(".npy")]: i for n, i in zip(names, infos, strict=True)}
         self.files = list(self._infos)

@@ -192,7 +192,7 @@ def apply_options(
 
 
 def _spec_order(predictor, table, precision, reference=None) -> tuple:
-    """``table`` with its steps in the spec sheet's order (issue 40) and its notes: what moved
+    """``table`` with its steps in the spec sheet's order and its notes: what moved
     (a GPU with at least another's rates and 95% of its bandwidth is never slower than it) and
     what the published- and spec-based intervals rest on (the spread between sources)."""
     from ..crossgpu._consistency import order_notes, published_exceptions, spec_order, strings

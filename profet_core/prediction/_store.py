@@ -38,7 +38,7 @@ FORMAT_VERSION = 2
 DEFAULT_ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 #: Files every artifacts folder has.
 #: The prices (instance, GPU, USD/h) the artifacts were trained with; artifacts written before
-#: issue 21 call it by its old name, still read (the GPU spec sheet is ``gpu_specs.csv``).
+#: the core was layered call it by its old name, still read (the GPU spec sheet is ``gpu_specs.csv``).
 PRICES_FILE, OLD_PRICES_FILE = "prices.csv", "instances.csv"
 ARRAYS = "arrays.npz"
 REQUIRED_FILES = ("model.json", ARRAYS, PRICES_FILE, "intervals.csv")
@@ -210,7 +210,7 @@ def _verified(path: Path, files: dict) -> dict[str, bytes]:
 
 def _array_digests(manifest: dict) -> dict | None:
     """The manifest's per-array digests of ``arrays.npz``; None where it has none (written
-    before issue 26), and the whole file is then read and checked against its sha256."""
+    before per-array digests), and the whole file is then read and checked against its sha256."""
     section = manifest.get("arrays")
     if section is None or ARRAYS not in manifest["files"]:
         return None

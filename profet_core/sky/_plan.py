@@ -254,12 +254,12 @@ def sky_plan(
         artifacts = path_arg(artifacts, "the artifacts path")
     if not is_number(timeout_s) or not 0 < timeout_s < float("inf"):
         raise ProfetValueError(f"timeout_s {shown(timeout_s)} is not allowed; give seconds > 0")
-    check_installed()
     data, doc = read_task(task_yaml)
     check_resources(doc)
     r = request
     spec = run_spec(profiles, r.dataset_images, r.epochs, r.run_steps, r.batch_size)
     copy = catalog_source(catalog, clouds)
+    check_installed()  # after every argument's check: a bad one is named with or without it
     asked = {
         "shown": quote(str(path)),
         "clouds": list(copy.clouds),

@@ -64,7 +64,7 @@ def add_instance(path, instance: str, data, specs=None) -> str:
     The artifacts folder's lock (``inputs._outputs.folder_lock``) is held from reading the
     artifacts to swapping the new ones in, so concurrent runs each add their instance.
     """
-    if path is not None:  # issue 27: type checks before any reading
+    if path is not None:  # type checks before any reading
         path_arg(path, "the artifacts folder")
     if not isinstance(instance, str):
         raise ProfetValueError(f"instance must be an instance name (text); got {shown(instance)}")

@@ -65,7 +65,7 @@ def cross_validate(
         Estimators are each method, its members (``method:member``) and the baselines;
         ``novelty`` is the method's :class:`ProfileNovelty` distance (NaN where not measured).
     """
-    dataset_arg(dataset)  # issue 27: a wrong type is a ProfetValueError
+    dataset_arg(dataset)  # a wrong type is a ProfetValueError
     instances = dataset.instances
     anchors = list(anchors or instances)
     targets = list(targets or instances)

@@ -267,7 +267,7 @@ def train(
     pathlib.Path
         The artifacts folder.
     """
-    dataset_arg(dataset), frame_arg(catalog, "the instance catalog")  # issue 27: type checks
+    dataset_arg(dataset), frame_arg(catalog, "the instance catalog")  # type checks first
     path_arg(out_dir, "the artifacts folder (out_dir)")
     methods = list(methods or METHODS)
     method_params = method_params or {}

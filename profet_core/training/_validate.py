@@ -107,7 +107,7 @@ def validate(
     Validation
         The report's text, the files written and, with ``cross``, the leave-one-GPU-out table.
     """
-    path_arg(out, "the report folder (out)")  # issue 27: type checks before any work
+    path_arg(out, "the report folder (out)")  # type checks before any work
     inputs = [] if isinstance(data, Dataset) else as_folders(data)
     if specs is not None and not isinstance(specs, pd.DataFrame):
         inputs.append(specs)

@@ -37,7 +37,7 @@ def test_about_page_works_without_artifacts(page, tmp_path, use_artifacts):
 
 
 def test_spec_table_shows_real_values_or_a_dash(page, predictor):
-    """Issue 20: GPU memory, vCPUs and memory read "None" for every spec-only instance."""
+    """GPU memory, vCPUs and memory read "None" for every spec-only instance."""
     at = page("about").run()
     catalog = at.dataframe[0].value.set_index("instance")
     assert not catalog.isna().any().any(), catalog
@@ -48,7 +48,7 @@ def test_spec_table_shows_real_values_or_a_dash(page, predictor):
 
 
 def test_about_page_says_where_prices_come_from_and_how_old(page):
-    """Issue 28 item 7: the prices' source and date on screen."""
+    """The prices' source and date on screen."""
     at = page("about").run()
     no_exception(at)
     assert "Where prices come from" in [h.value for h in at.header]
@@ -58,7 +58,7 @@ def test_about_page_says_where_prices_come_from_and_how_old(page):
 
 
 def test_about_page_says_what_is_in_scope_now(page):
-    """Issue 39: the page still said multi-GPU was out of scope, after AMP, every GPU of an
+    """The page still said multi-GPU was out of scope, after AMP, every GPU of an
     instance and every offering of six clouds came in."""
     at = page("about").run()
     no_exception(at)

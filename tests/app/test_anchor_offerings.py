@@ -1,4 +1,4 @@
-"""The Anchor page's offerings section (issue 26): after Predict the time-cost front over every
+"""The Anchor page's offerings section: after Predict the time-cost front over every
 offering of the shipped snapshot, equal to the core's answer; filters narrow it; the download
 carries every column; prices' source and date are said. (Kept apart from
 test_anchor_prediction_page.py, which other changes edit, but it tests the same page.)"""

@@ -133,7 +133,7 @@ def test_latency_unit_is_converted(page, predictor, unit, factor):
 
 @pytest.mark.parametrize("unit", ["ms", "s", "µs"])
 def test_negative_latency_is_named_in_the_unit_typed(page, predictor, unit):
-    """Issue 19: -5 typed in µs was reported as "-5e-06 s"."""
+    """-5 typed in µs was reported as "-5e-06 s"."""
     at = page("anchor").run()
     at.selectbox(key="anchor").set_value(predictor.instances[-1]).run()
     _widget(at.selectbox, "Unit").set_value(unit).run()
@@ -283,7 +283,7 @@ def test_multi_row_table_shows_each_row(page, predictor):
 
 
 def test_a_file_of_many_rows_has_its_row_picked_by_number(page, predictor, monkeypatch):
-    # Issue 27: a 43 MB file's 95,000 rows made a list the server rebuilt on every rerun.
+    # A 43 MB file's 95,000 rows made a list the server rebuilt on every rerun.
     monkeypatch.setattr(common, "MAX_ROW_CHOICES", 2)
     anchor = predictor.instances[0]
     profile = predictor.examples[anchor]["profile"]
@@ -413,7 +413,7 @@ def _upload_example_file(page, name="profile_g3s.json"):
 
 
 def test_uploaded_file_prefills_its_sizes_steps_anchor_and_latency(page, predictor):
-    """Issue 20 item 5: a file taken at input 128 was predicted (and scaled) as 224."""
+    """A file taken at input 128 was predicted (and scaled) as 224."""
     at, data = _upload_example_file(page)
     no_exception(at)
     meta = json.loads(data)
@@ -438,7 +438,7 @@ def _upload_bytes(at, name: str, data: bytes):
 
 
 def test_the_files_values_outlive_an_anchor_change(page, predictor):
-    """Issue 28 item 3: picking another anchor after an upload emptied the latency and put the
+    """Picking another anchor after an upload emptied the latency and put the
     input size back to 224; picking the first anchor again did not restore them."""
     doc = json.loads(
         (Path(common.__file__).resolve().parents[1] / "examples/profile_g3s.json").read_text()
@@ -466,7 +466,7 @@ def test_the_files_values_outlive_an_anchor_change(page, predictor):
 
 
 def test_steps_the_file_does_not_give_are_shown_as_assumed(page, predictor):
-    """Issue 28 item 4: the parser's default of 2 was copied into the Steps box, so the app
+    """The parser's default of 2 was copied into the Steps box, so the app
     never said that 2 steps were assumed."""
     data = (
         Path(common.__file__).resolve().parents[1] / "examples/profile_g3s_10steps.json"
@@ -484,7 +484,7 @@ def test_steps_the_file_does_not_give_are_shown_as_assumed(page, predictor):
 
 
 def test_csv_download_is_the_clis_document(page, predictor, monkeypatch):
-    """Issue 28 item 9: the download had an extra ``anchor`` column, another column order and
+    """The download had an extra ``anchor`` column, another column order and
     full precision where ``profet predict --format csv`` rounds to 4 decimals."""
     import contextlib
     import io
@@ -517,7 +517,7 @@ def test_csv_download_is_the_clis_document(page, predictor, monkeypatch):
 
 
 def test_messages_read_as_plain_text(page, predictor):
-    """Issue 28: errors showed literal backticks and ``1.92e+03x``."""
+    """Errors showed literal backticks and ``1.92e+03x``."""
     at = _predict(page, "g3s.xlarge", latency=0.113)  # seconds typed as milliseconds
     no_exception(at)
     text = " ".join(plain(e.value) for e in at.error)
@@ -532,7 +532,7 @@ def test_messages_read_as_plain_text(page, predictor):
 
 
 def test_unknown_fit_shows_a_dash_in_a_header_that_fits(page, predictor):
-    """Issue 20: without the anchor latency the "Fits in memory" cells read "None", and the
+    """Without the anchor latency the "Fits in memory" cells read "None", and the
     header was cut."""
     at = _predict(page, predictor.instances[0], latency=None)
     no_exception(at)
@@ -544,7 +544,7 @@ def test_unknown_fit_shows_a_dash_in_a_header_that_fits(page, predictor):
 
 
 def test_no_none_in_any_shown_cell_and_the_result_goes_stale(page, predictor):
-    """Issue 28: spec-model rows showed "None" in the member columns; a result stayed on screen,
+    """Spec-model rows showed "None" in the member columns; a result stayed on screen,
     unmarked, after the anchor or the profile changed."""
     at = _predict(page, predictor.instances[0])
     no_exception(at)
@@ -567,7 +567,7 @@ def test_no_none_in_any_shown_cell_and_the_result_goes_stale(page, predictor):
 
 
 def test_latency_chart_has_a_spec_model_legend_and_dollar_ticks(page, predictor):
-    """Issue 20: no legend said that hatched bars rest on GPU specs; the cost axis had ticks
+    """No legend said that hatched bars rest on GPU specs; the cost axis had ticks
     synced to the latency grid (0.0201, 0.0402)."""
     at = _predict(page, predictor.instances[0])
     spec = plotly_spec(at)
@@ -582,7 +582,7 @@ def test_latency_chart_has_a_spec_model_legend_and_dollar_ticks(page, predictor)
 
 
 def test_breakdown_bars_rise_and_fall_from_one_with_readable_ticks(page, predictor):
-    """Issue 20: the log axis labelled 0.3..0.9 as "3 .. 9" and the bars rose from the bottom,
+    """The log axis labelled 0.3..0.9 as "3 .. 9" and the bars rose from the bottom,
     so slowdowns looked like speed-ups."""
     at = _predict(page, predictor.instances[0])
     spec = plotly_spec(at, 1)
@@ -611,7 +611,7 @@ def test_the_example_is_two_steps_and_pasted_text_without_steps_is_noted(page, p
 
 
 def test_precision_and_gpus_controls_equal_core(page, predictor):
-    """Issue 25: AMP on every GPU of each instance, as the core answers it, images/s shown."""
+    """AMP on every GPU of each instance, as the core answers it, images/s shown."""
     anchor = "p3.2xlarge" if "p3.2xlarge" in predictor.instances else predictor.instances[0]
     at = page("anchor").run()
     at.selectbox(key="anchor").set_value(anchor).run()
@@ -637,7 +637,7 @@ def test_precision_and_gpus_controls_equal_core(page, predictor):
 
 
 def test_chart_shows_images_per_s_and_whole_instance_cost(page, predictor):
-    """Issue 25: the chart's bars can show the images/s of the GPUs used on each instance (all
+    """The chart's bars can show the images/s of the GPUs used on each instance (all
     of them here) and its markers the whole instance's cost per 1,000 steps or of the run, each
     as the core predicts it, with units on the axes."""
     anchor = "p3.2xlarge" if "p3.2xlarge" in predictor.instances else predictor.instances[0]
@@ -691,7 +691,7 @@ def test_chart_shows_images_per_s_and_whole_instance_cost(page, predictor):
     assert spec["layout"]["yaxis2"]["title"]["text"] == "USD per 1,000 steps, whole instance"
     cost = next(d for d in spec["data"] if d.get("mode") == "markers")
     np.testing.assert_allclose(values(cost["y"]), expected["usd_per_1000_steps"], rtol=1e-9)
-    # Issue 39: the arrows mark the one set of picks (here by the whole run, which the labels
+    # The arrows mark the one set of picks (here by the whole run, which the labels
     # name) whatever the bars and markers show; "most images/s" once named another target.
     marks = {
         what: a["x"]
@@ -726,7 +726,7 @@ def _example_kwargs(predictor, anchor) -> dict:
 
 @pytest.mark.parametrize("gpus", [2, 4, 8, 16], ids=["two", "four", "eight", "sixteen"])
 def test_the_gpus_control_takes_n_as_the_cli_does(page, predictor, gpus):
-    """Issue 39: the page offered 1 or all where the CLI's --gpus takes N (16: gcp
+    """The page offered 1 or all where the CLI's --gpus takes N (16: gcp
     a2-megagpu-16g, the most GPUs an offering rents)."""
     anchor = "g3s.xlarge"
     at = page("anchor").run()
@@ -742,7 +742,7 @@ def test_the_gpus_control_takes_n_as_the_cli_does(page, predictor, gpus):
 
 
 def test_the_anchor_amp_latency_field_corrects_the_amp_gain_as_the_cli_does(page, predictor):
-    """Issue 39: the page had no field for --anchor-amp-latency-ms."""
+    """The page had no field for --anchor-amp-latency-ms."""
     anchor = "p3.2xlarge"  # a tensor-core anchor: its measured AMP gain corrects the others'
     at = page("anchor").run()
     at.selectbox(key="anchor").set_value(anchor).run()

@@ -121,7 +121,7 @@ def test_uploaded_results_are_analysed(at):
 
 
 def test_hostile_upload_is_shown_as_text(at):
-    """Issue 19: level labels and response names carrying Markdown or HTML stay text in the notes
+    """Level labels and response names carrying Markdown or HTML stay text in the notes
     (Markdown) and in every Plotly chart (titles, legends, ticks)."""
     link, image = "[x](http://evil.example/a)", '<img src="http://evil.example/i.png">'
     rows = ["A,B,y"] + [
@@ -146,7 +146,7 @@ def _demo(at):
 
 
 def test_tables_show_p_values_readably_and_no_none(at):
-    """Issue 20: p-values printed as 0.000000000000000000001 (overflowing the Intercept's
+    """P-values printed as 0.000000000000000000001 (overflowing the Intercept's
     cell) and the residual row's F and p as "None"."""
     _demo(at)
     tables = [d.value for d in at.dataframe if "p_value" in d.value.columns]
@@ -161,7 +161,7 @@ def test_tables_show_p_values_readably_and_no_none(at):
 
 
 def test_the_demo_uses_the_design_levels_and_they_can_be_changed(at):
-    """Issue 20: the note "pass the levels to choose" could not be acted on in the app. Issue 28:
+    """The note "pass the levels to choose" could not be acted on in the app; and
     the synthetic demo said its network levels were "ordered alphabetically" although the
     Design tab set low and high: it now says what the Design tab set."""
     _demo(at)
@@ -182,7 +182,7 @@ def test_the_demo_uses_the_design_levels_and_they_can_be_changed(at):
 
 
 def test_interaction_legend_sits_under_the_plots(at):
-    """Issue 20: the interaction plot's legend, a column beside the plots, was cut off."""
+    """The interaction plot's legend, a column beside the plots, was cut off."""
     _demo(at)
     specs = [plotly_spec(at, i) for i in range(len(at.get("plotly_chart")))]
     fig = next(s for s in specs if "interactions" in s["layout"]["title"]["text"])

@@ -118,7 +118,7 @@ def test_novelty_table_equals_validation(page, predictor, with_latency):
 
 
 def test_cross_instance_table_equals_validation(page, predictor):
-    """Issue 10: leave-one-GPU-out accuracy per basis is on the page, as validation measured it."""
+    """Leave-one-GPU-out accuracy per basis is on the page, as validation measured it."""
     cross = predictor.validation.get("crossgpu")
     assert cross is not None, "the default artifacts hold no cross-instance validation"
     at = opened(page("accuracy").run(), "GPUs never measured")
@@ -139,7 +139,7 @@ def test_fit_table_equals_validation(page, predictor):
 
 
 def test_one_point_scaler_table_equals_validation(page, predictor):
-    """Issue 12: the one-point Scaler's leave-one-architecture-out errors are on the page."""
+    """The one-point Scaler's leave-one-architecture-out errors are on the page."""
     one = predictor.validation.get("onepoint")
     assert one is not None, "the default artifacts hold no one-point scaler validation"
     at = opened(page("accuracy").run(), "Scalers and noise")
@@ -158,7 +158,7 @@ def test_one_point_scaler_table_equals_validation(page, predictor):
 
 
 def test_published_speedups_plot_equals_validation(page, predictor):
-    """Issue 18: predicted vs published speed-up per GPU, the model and both baselines, as the
+    """Predicted vs published speed-up per GPU, the model and both baselines, as the
     leave-one-GPU-out validation over published pairs measured them."""
     pub = predictor.validation.get("published_pairs")
     assert pub is not None, "the default artifacts hold no published-pairs validation"
@@ -173,7 +173,7 @@ def test_published_speedups_plot_equals_validation(page, predictor):
     shown = {}
     for t in traces:
         shown.setdefault(t["legendgroup"].split(",")[0].strip(), []).append(t)
-    # Issue 42: the legend in words, not column values ("cross, False")
+    # The legend in words, not column values ("cross, False")
     words = {"PROFET spec model": "cross", "FP32 peak ratio": "fp32-ratio"}
     words["Memory bandwidth ratio"] = "bandwidth-ratio"
     assert set(shown) == set(words)
@@ -203,7 +203,7 @@ def test_published_speedups_plot_equals_validation(page, predictor):
 
 
 def test_no_none_cells_and_headers_that_fit(page, predictor):
-    """Issue 20: "None" in the memory-fit table (and the baselines' R², RMSE, coverage), and
+    """ "None" in the memory-fit table (and the baselines' R², RMSE, coverage), and
     the "80% interval coverage" header cut."""
     at = page("accuracy").run()
     no_exception(at)
@@ -229,7 +229,7 @@ def _luminance(color: str) -> float:
 
 
 def test_parity_plot_gives_every_architecture_its_own_readable_colour(page, predictor):
-    """Issue 28: 12 architectures on a 10-colour palette (AlexNet and VGG16 shared one, VGG11
+    """12 architectures on a 10-colour palette (AlexNet and VGG16 shared one, VGG11
     was nearly white)."""
     at = opened(page("accuracy").run(), "Predicted vs measured")
     no_exception(at)
@@ -246,7 +246,7 @@ def test_parity_plot_gives_every_architecture_its_own_readable_colour(page, pred
     assert max(_luminance(c) for c in colours) < 0.7, colours
 
 
-#: The AMP and N-GPU validation files (issue 25) and their tables' names in ``validation``.
+#: The AMP and N-GPU validation files and their tables' names in ``validation``.
 AMP_DP = {"amp_gain": "amp_gain.csv", "gpu_scaling": "gpu_scaling.csv"}
 
 
@@ -298,7 +298,7 @@ def _shown(at, column):
 def test_amp_and_gpu_scaling_tables_equal_validation(
     page, predictor, tmp_path, use_artifacts, amp_dp_tables
 ):
-    """Issue 25: leave-one-GPU-out and leave-one-source-out MAPE of the AMP gain and of N-GPU
+    """Leave-one-GPU-out and leave-one-source-out MAPE of the AMP gain and of N-GPU
     scaling against their baselines, with coverage, as train() wrote them; units on all."""
     copy = tmp_path / "artifacts"
     _with_validation_files(predictor.path, copy, amp_dp_tables)
@@ -382,7 +382,7 @@ SECTION_CHARTS = {
 
 
 def test_only_the_open_section_runs(page):
-    """Issue 42: the page drew every chart on every load (24-30 s); now the tab that is open
+    """The page drew every chart on every load (24-30 s); now the tab that is open
     runs, and each tab draws its own charts when opened."""
     at = page("accuracy").run()
     no_exception(at)
@@ -396,7 +396,7 @@ def test_only_the_open_section_runs(page):
 
 
 def test_spec_order_section_equals_its_validation_file(page, predictor):
-    """Issue 40: the spec-order validation (inversions before/after, Spearman per published
+    """The spec-order validation (inversions before/after, Spearman per published
     table, the issue's repro) as bench/claims/validation.py --record wrote it, in words with
     units."""
     so = predictor.validation.get("spec_order")

@@ -1,4 +1,4 @@
-"""Issue 41: a catalog's names on the Anchor page's offerings section are text, never markup:
+"""A catalog's names on the Anchor page's offerings section are text, never markup:
 the price-source and no-spec-model captions and the picks' metrics escaped for Markdown, the
 front's legend, annotations and hover text escaped for Plotly (which renders <a>, <b>, <br>)."""
 
@@ -55,7 +55,7 @@ def hostile_result():
 
 def test_metrics_show_the_picks_names_as_text(hostile_result):
     metrics = pick_metrics(hostile_result)
-    # the offering in the caption under each metric (issue 39: it wraps there)
+    # the offering in the caption under each metric (it wraps there)
     assert metrics and any("evil" in text for _, _, text in metrics)
     assert not [v for _, value, text in metrics for v in (value, text) if LIVE_MD.search(v)]
 

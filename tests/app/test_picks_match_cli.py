@@ -1,4 +1,4 @@
-"""One answer everywhere (issue 39): for GPUs 1 and all, fp32 and amp, with and without a run,
+"""One answer everywhere: for GPUs 1 and all, fp32 and amp, with and without a run,
 every instance's USD/h, cost and pick agree between the CLI's table, CSV and JSON and the Anchor
 page's table, metrics, chart and time-cost front; each pick names its criterion on screen.
 

@@ -1,6 +1,6 @@
 """Scaler prediction page: from one latency (the learned per-instance curve, prefilled from the
 Anchor page's chosen row and target) or from two or three measured latencies; every shown number
-equals the core's, and nothing is shown from numbers the user never gave (issue 12)."""
+equals the core's, and nothing is shown from numbers the user never gave."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def test_prefilled_from_the_anchor_prediction_with_its_profile(page, predictor):
     assert not at.error, [e.value for e in at.error]
     config = at.selectbox(key="pre_target").value
     t = result.table.set_index("configuration")
-    # Issue 39: opens on the fastest measured target, not the fastest spec-only GPU (never
+    # Opens on the fastest measured target, not the fastest spec-only GPU (never
     # measured at several sizes)
     measured = t[t["basis"] == "measured"]
     assert config == measured["batch_latency_ms"].idxmin() != t["batch_latency_ms"].idxmin()
@@ -261,7 +261,7 @@ def test_validation_errors_are_quoted(page, predictor, mode):
 
 
 def test_sizes_read_as_words_and_no_zero_width_interval(page, predictor):
-    """Issue 20: "at px 128 pixels per side", and "18.5 ms to 18.5 ms, 80% interval" at the
+    """ "at px 128 pixels per side", and "18.5 ms to 18.5 ms, 80% interval" at the
     size the latency was given at (there the interval has no width)."""
     anchor = predictor.instances[0]
     at = _with_result(page, _anchor_result(predictor, anchor, 1))
@@ -280,13 +280,13 @@ def test_sizes_read_as_words_and_no_zero_width_interval(page, predictor):
 
 
 def test_min_and_max_latency_sliders_drive_the_answer(page, predictor):
-    """Issue 28: the design card's min/max latency sliders; dragging one fills its number box
+    """The design card's min/max latency sliders; dragging one fills its number box
     and moves the answer, typing in a box moves its slider."""
     lo, hi = _range(predictor)
     at = _points_mode(page("scaler").run())
     low, high = at.slider(key="lat_first_batch_slider"), at.slider(key="lat_second_batch_slider")
     assert 0 == low.min < low.max < high.max  # ranges from the sizes: wider at batch 256
-    assert low.value == high.value == 0  # untouched: 0, "not entered" (issue 39)
+    assert low.value == high.value == 0  # untouched: 0, "not entered"
     assert at.number_input(key="lat_first_batch").value is None  # nothing made up yet
     low.set_value(10.0).run()
     at.slider(key="lat_second_batch_slider").set_value(120.0).run()
@@ -320,7 +320,7 @@ def test_latency_slider_ranges_follow_the_instance(page, predictor):
         high = at.slider(key="lat_second_batch_slider")
         tops[target] = high.max
         # untouched, it reads as untouched: 0, "not entered", not a reference CNN's latency
-        # while the page asks for the user's (issue 39)
+        # while the page asks for the user's
         assert high.value == 0 and "not entered" in high.label
         assert at.number_input(key="lat_second_batch").value is None
     assert tops["p2.xlarge"] > tops["p3.2xlarge"], tops  # a K80 is slower than a V100

@@ -1,4 +1,4 @@
-"""The app's process-level memory settings (profet_app/session.py, issue 27): what a finished session
+"""The app's process-level memory settings (profet_app/session.py): what a finished session
 freed goes back to the system rather than staying in an allocator's pools."""
 
 from __future__ import annotations

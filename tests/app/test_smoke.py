@@ -88,7 +88,7 @@ def _cache_decorators(path: Path):
 
 
 def test_every_app_cache_is_bounded():
-    """Issue 27: a cache shared by every session holds at most a bounded number of entries (or
+    """A cache shared by every session holds at most a bounded number of entries (or
     forgets them after a time), so sessions cannot grow the server's memory through it."""
     files = [ROOT / "app.py", ROOT / "profet_app/common.py", *(ROOT / p for p in PAGE_FILES)]
     found = [(f.name, name, kw) for f in files for name, kw in _cache_decorators(f)]

@@ -1,5 +1,5 @@
 """Every warning about ops, novelty, basis, fit or the input is computed once in the core: the CLI
-prints and the Anchor page shows the very same texts (issue 11)."""
+prints and the Anchor page shows the very same texts."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_cli_and_page_show_the_same_warnings(page, predictor, tmp_path):
 
 
 def test_a_file_without_steps_warns_as_the_cli_does(page, predictor):
-    """Issue 28 item 4: the app filled in 2 steps, so its warning read "the profile says it
+    """The app filled in 2 steps, so its warning read "the profile says it
     covers 2 step(s)" where the CLI said that 2 steps were assumed."""
     from pathlib import Path
 

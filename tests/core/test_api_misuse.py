@@ -1,6 +1,8 @@
-"""Library type misuse (issue 27): every public function and Predictor method given a wrong type
-or a well-formed but absurd value raises a ProfetError with one line, never a bare TypeError,
-AttributeError, KeyError or OverflowError, and never answers with garbage."""
+"""Library type misuse: every public function and Predictor method given a wrong type or a
+well-formed but absurd value raises a ProfetError with one line, never a bare TypeError,
+AttributeError, KeyError or OverflowError, and never answers with garbage: a function that
+answers junk is a failure unless the table of what it accepts by design (:data:`ACCEPTS`) says
+why."""
 
 from __future__ import annotations
 
@@ -32,16 +34,25 @@ JUNK_IDS = [
     "huge",
     "bool",
 ]
-#: Public functions whose first argument is checked (the lazily imported training ones too).
+#: Public functions given junk for every required argument (the lazily imported training ones
+#: too); a function of no parameters cannot be given a wrong value.
 FUNCTIONS = [
     name
     for name in profet_core.__all__
     if callable(getattr(profet_core, name))
     and not inspect.isclass(getattr(profet_core, name))
-    and name not in ("format_number", "latency_seconds")  # accept anything by design
-    # a function of no parameters cannot be given a wrong value
     and inspect.signature(getattr(profet_core, name)).parameters
 ]
+#: The junk a function accepts by design, and why: ``(function, junk id)`` (``"*"``: every
+#: value). Every other (function, junk) pair must raise a one-line ProfetError.
+ACCEPTS = {
+    ("format_number", "*"): "it formats any value for people: '–' for what is not a number",
+    ("latency_seconds", "int"): "5 s is a valid step latency",
+    ("latency_seconds", "none"): "None means no latency was given (the result is None)",
+    ("load_artifacts", "none"): "None is the default folder ($PROFET_ARTIFACTS or artifacts/)",
+    ("load_offerings", "none"): "None is the package's offerings snapshot",
+    ("price_source", "none"): "None describes the package's offerings snapshot",
+}
 
 
 @pytest.fixture(scope="module")
@@ -59,20 +70,31 @@ def ops(profile):
     return profile[[c for c in profile.columns if c.startswith(("Host_", "Device_"))]]
 
 
-@pytest.mark.parametrize("junk", JUNK, ids=JUNK_IDS)
-@pytest.mark.parametrize("name", FUNCTIONS)
-def test_public_functions_raise_only_profet_errors(name, junk):
+def _call_with_junk(name: str, junk):
     func = getattr(profet_core, name)
     required = [
         p
         for p in inspect.signature(func).parameters.values()
         if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
     ]
-    try:
-        func(*[junk] * max(1, len(required)))
-    except ProfetError as exc:
-        assert "\n" not in str(exc) and len(str(exc)) < 600
-    # a function that answers must answer something (load_artifacts(None): the default)
+    return func(*[junk] * max(1, len(required)))
+
+
+@pytest.mark.parametrize(("junk", "junk_id"), list(zip(JUNK, JUNK_IDS, strict=True)), ids=JUNK_IDS)
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_public_functions_refuse_junk_with_one_profet_error(name, junk, junk_id):
+    if (name, junk_id) in ACCEPTS or (name, "*") in ACCEPTS:
+        _call_with_junk(name, junk)  # valid by design (see ACCEPTS): it answers
+        return
+    with pytest.raises(ProfetError) as info:
+        _call_with_junk(name, junk)
+        pytest.fail(f"{name} accepted {junk_id} junk {junk!r:.40} without a word")
+    assert "\n" not in str(info.value) and len(str(info.value)) < 600
+
+
+def test_the_accepted_junk_table_names_real_functions_and_values():
+    for name, junk_id in ACCEPTS:
+        assert name in FUNCTIONS and (junk_id in JUNK_IDS or junk_id == "*"), (name, junk_id)
 
 
 def _bad_predicts(ops):
@@ -196,7 +218,7 @@ def test_good_calls_still_answer(predictor, profile, ops):
     ("batch", "size"), [(1_000_000, 128), (32, 100_000)], ids=["batch-1e6", "input-1e5"]
 )
 def test_far_workloads_get_no_fit_probability_and_a_note(predictor, ops, batch, size):
-    # batch 1,000,000 once "fit" a T4 with P 0.99 (issue 27)
+    # batch 1,000,000 once "fit" a T4 with P 0.99
     result = predictor.predict(
         ANCHOR, ops, anchor_latency_s=0.113, batch_size=batch, input_size=size
     )

@@ -1,4 +1,4 @@
-"""Issue 19, part B: numbers at the edges, CSV structure, instance names and wrong messages.
+"""Numbers at the edges, CSV structure, instance names and wrong messages.
 
 Each case is refused by name (exit 2, one `profet: error:` line, no 300-digit number) or
 answered with finite, plausible numbers; none raises, warns on stderr or prints 0.000 ms.
@@ -162,7 +162,7 @@ def test_quote_never_echoes_a_long_digit_run(value, shown):
 def test_show_number_abbreviates():
     assert show_number(10**400) == "1e+400 (a 401-digit number)"
     assert show_number(-(10**400)).startswith("-1e+400")
-    assert show_number(1e-320) == "1e-320"  # the number given (issue 27)
+    assert show_number(1e-320) == "1e-320"  # the number given
     assert show_number(10000.01) == "10000.01"
     assert show_number(True) == "True" and show_number(32) == "32"
 
@@ -292,7 +292,7 @@ def test_profile_json_instance_with_a_separator_is_refused():
 # ----------------------------------------------------------------------------- wrong messages
 @pytest.mark.parametrize("kind", ["folder", "dev-zero", "fifo"])
 def test_catalog_path_is_named_for_what_it_is(trained, profile_file, tmp_path, kind):
-    if kind == "folder":  # a folder is read as a SkyPilot catalog folder (issue 39)
+    if kind == "folder":  # a folder is read as a SkyPilot catalog folder
         path, word = tmp_path, "no <cloud>/vms.csv in"
     elif kind == "dev-zero":
         path, word = "/dev/zero", "is a character device"

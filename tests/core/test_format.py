@@ -1,4 +1,4 @@
-"""One rule for numbers shown to people (issue 20): significant digits, not fixed decimals."""
+"""One rule for numbers shown to people: significant digits, not fixed decimals."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def test_round_significant_keeps_four_digits_and_four_decimals(value, want):
     ids=["fp32-1gpu", "amp-all"],
 )
 def test_the_csv_keeps_a_small_cost_s_digits_and_every_latency_as_before(options):
-    """Issue 39: ``--format csv`` rounded to 4 decimals, so 0.0016 USD per 1,000 steps kept 2
+    """``--format csv`` rounded to 4 decimals, so 0.0016 USD per 1,000 steps kept 2
     digits; latencies (>= 0.1 ms) are written exactly as before."""
     p = load_artifacts().predict("g3s.xlarge", read_profile("examples/profile_g3s.json"), **options)
     p = p.with_run(50_000, 32, 10)

@@ -1,4 +1,4 @@
-"""Property suite of issue 19's classes: numbers at the edges, CSV structure, instance names,
+"""Property suite of the input classes that once crashed, hung or injected: numbers at the edges, CSV structure, instance names,
 injection and large tables. Each generator feeds every reader or writer of its class; the
 property is a finite, plausible answer or one ProfetError naming the problem (short, without a
 300-digit number), and user text that never comes out live."""
@@ -284,7 +284,7 @@ def test_novelty_brute_and_kd_tree_equal_the_plain_formula(n):
     np.testing.assert_allclose(score.distance(X), plain, rtol=1e-9, atol=1e-9)
 
 
-# --------------------------------------------------------------- issue 27: library type misuse
+# --------------------------------------------------------------------- library type misuse
 JUNK = st.one_of(
     st.none(),
     st.booleans(),

@@ -1,5 +1,5 @@
 """``import profet_core`` stays light: no scikit-learn, scipy, statsmodels, plotly, pyDOE3,
-streamlit, tensorflow or torch; nor does predicting one profile (issue 11), nor reading a torch
+streamlit, tensorflow or torch; nor does predicting one profile, nor reading a torch
 profiler trace.
 
 Checked in a fresh interpreter, since the test process itself has imported them all.

@@ -1,4 +1,4 @@
-"""Issue 19: user strings reach every output escaped: Plotly figures (titles, legends, axes,
+"""User strings reach every output escaped: Plotly figures (titles, legends, axes,
 hover), the HTML figures of `doe analyze`, and formula-looking text in every CSV written."""
 
 from __future__ import annotations

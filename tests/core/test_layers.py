@@ -1,4 +1,4 @@
-"""The package's layers (issue 21): every module imports only from its own layer or the layers
+"""The package's layers: every module imports only from its own layer or the layers
 below it, and no two modules import each other, directly or round a longer loop.
 
 Every ``import``/``from ... import`` counts, the ones deferred inside functions too: a deferred

@@ -1,4 +1,4 @@
-"""The shape the code keeps (issue 11): no module over 400 lines, no function over 60 lines of
+"""The shape the code keeps: no module over 400 lines, no function over 60 lines of
 code (docstrings not counted; argparse builders exempt). The light import: test_import_light.py."""
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def test_shipped_artifacts_predict_the_examples(shipped, path):
     assert list(t.index) == sorted(shipped.targets("g3s.xlarge"))
     measured = ["g4dn.xlarge", "p2.xlarge", "p3.2xlarge"]
     assert (t.loc[measured, "basis"] == "measured").all()
-    # Issue 18: tensor-core GPUs rest on published speed-ups (their generation's pairs).
+    # Tensor-core GPUs rest on published speed-ups (their generation's pairs).
     assert t.loc[["p4d.24xlarge", "p5.48xlarge"], "basis"].str.match(r"published \(\d+\)$").all()
     assert t.drop(index=measured)["basis"].str.match(r"(published \(\d+\)|specs only)$").all()
     assert (t["batch_latency_ms"] > 0).all() and np.isfinite(t["batch_latency_ms"]).all()
@@ -108,7 +108,7 @@ def test_intervals_calibrated_on_other_architectures_cover_about_80_pct(oof):
 
 
 def test_shipped_fit_model_warns_on_a_huge_workload_for_the_small_gpu(shipped):
-    """Issue 10: "may not fit" from batch/input size, anchor latency and the target's memory."""
+    """ "may not fit" from batch/input size, anchor latency and the target's memory."""
     profile = read_profile(EXAMPLES[0]) if EXAMPLES else None
     small = shipped.predict(
         "p3.2xlarge", profile, anchor_latency_s=0.01, batch_size=16, input_size=32

@@ -40,8 +40,8 @@ def predict_and_time(page, url: str, anchor: str, text: str) -> float:
 
 
 def _assert_targets_shown(page, predictor, anchor, text: str, shown: str) -> None:
-    """The heading counts every GPU configuration the core predicts for the profile (issue 39:
-    the rows are configurations); the grid draws only the rows in view (its accessible cells
+    """The heading counts every GPU configuration the core predicts for the profile (the
+    rows are configurations); the grid draws only the rows in view (its accessible cells
     too), so the first rows' configurations, not all of the 30-odd, are in its cells."""
     profile = pd.DataFrame([json.loads(text)])
     configs = list(predictor.predict(anchor, profile).table["configuration"].unique())
@@ -122,7 +122,7 @@ def test_user_strings_never_become_links_or_requests():
 
 
 def test_heavy_upload_does_not_block_another_session():
-    """Issue 13: one session uploads a 10 MB profile (a 10-million-character op name) while
+    """One session uploads a 10 MB profile (a 10-million-character op name) while
     another predicts; the upload is refused with a short message and the other session answers."""
     _need_browser()
     from profet_core import load_artifacts
@@ -164,7 +164,7 @@ def _hostile_results() -> bytes:
 
 
 def test_hostile_doe_results_render_no_link_or_remote_image():
-    """Issue 19: the Experiment design page once rendered uploaded level labels as live links
+    """The Experiment design page once rendered uploaded level labels as live links
     and remote images (notes in Markdown, labels in Plotly charts)."""
     _need_browser()
     with serve_app(shared=True) as url, chromium_page(shared=True) as page:
@@ -196,7 +196,7 @@ def _chart_texts(chart, selector: str) -> list[str]:
 
 
 def test_charts_read_right_in_the_browser():
-    """Issue 20: the breakdown's log axis labelled 0.3..0.9 as "3 .. 9"; the cost axis read
+    """The breakdown's log axis labelled 0.3..0.9 as "3 .. 9"; the cost axis read
     0.0201/0.0402; no legend said what the hatched bars are; the DOE interaction legend was cut
     off at the figure's bottom."""
     _need_browser()
@@ -256,7 +256,7 @@ def _wait_change(page, before: str, timeout: float = 30.0) -> str:
 
 
 def test_min_max_latency_sliders_drag():
-    """Issue 28: the Scaler page's minimum and maximum latencies are sliders; dragging one
+    """The Scaler page's minimum and maximum latencies are sliders; dragging one
     with the mouse and moving one with the arrow keys change the answer."""
     _need_browser()
     with serve_app(shared=True) as url, chromium_page(width=1440, shared=True) as page:
@@ -290,7 +290,7 @@ def test_min_max_latency_sliders_drag():
 
 
 def test_result_table_fits_at_1440_px():
-    """Issue 28: the cost and run columns were off the grid's right edge at 1440 px."""
+    """The cost and run columns were off the grid's right edge at 1440 px."""
     _need_browser()
     from profet_core import load_artifacts
 
@@ -314,7 +314,7 @@ def test_result_table_fits_at_1440_px():
         headers = " ".join(grid.locator('[role="columnheader"]').all_text_contents())
         for label in ("Run (USD)", "80% (USD)", "Pick", "Price check"):
             assert label in headers, headers
-        # Issue 39: each pick's offering was cut short in its metric ("… runpod …" in the
+        # Each pick's offering was cut short in its metric ("… runpod …" in the
         # table's deltas, "lambda gpu_1x_b200_s…" as the front's values): no text of a metric
         # is clipped, and each pick's numbers and offering read in full in a caption below it.
         assert page.locator('[data-testid="stMetric"]').count() == 6  # the table's, the front's
@@ -340,7 +340,7 @@ def _memory_bytes(url: str) -> dict[str, int]:
 
 
 def test_a_closed_session_releases_its_upload_and_results():
-    """Issue 27: a closed browser's session was kept for a reconnect and, once expired, dropped
+    """A closed browser's session was kept for a reconnect and, once expired, dropped
     without a shutdown, so its uploaded profile and download data stayed in the server's memory
     for good (five sessions with 43 MB profiles grew it by gigabytes)."""
     _need_browser()

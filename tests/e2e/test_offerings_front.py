@@ -1,4 +1,4 @@
-"""The time-cost front in a real headless Chromium at 1440 px (issue 26): after Predict on the
+"""The time-cost front in a real headless Chromium at 1440 px: after Predict on the
 Anchor page, one point per priced offering of the whole snapshot, the front and the picks drawn
 inside the page's width; and how long the page takes to answer (printed)."""
 

@@ -1,5 +1,5 @@
 """Write the cited spec values of ``spec_sources.csv`` into ``gpu_specs.csv`` and
-``gpu_reference.csv``, and each line's ``spec_source`` text (issue 40, item 2).
+``gpu_reference.csv``, and each line's ``spec_source`` text.
 
 ``spec_sources.csv`` is where a spec value is sourced: one row per GPU and field (its value, the
 vendor document, the page/table, where the text was read, ``cited`` or ``unsure`` and what would

@@ -1,6 +1,6 @@
 """``profet profile`` / ``profet collect`` arguments beyond what the capture can run, tampered
 resume files, oversized ``.keras`` members, deep ``convention.json`` and model files that exit:
-each one line and exit 2 before any work (issue 27). None of these starts TensorFlow."""
+each one line and exit 2 before any work. None of these starts TensorFlow."""
 
 from __future__ import annotations
 

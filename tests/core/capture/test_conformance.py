@@ -1,4 +1,4 @@
-"""Conformance on CPU: a capture speaks the training data's op vocabulary (issue 17).
+"""Conformance on CPU: a capture speaks the training data's op vocabulary.
 
 With oneDNN off (``TF_ENABLE_ONEDNN_OPTS=0``, set before TensorFlow is imported, hence one
 subprocess for all captures) TensorFlow runs its plain kernels, the op types it places on a GPU.
@@ -31,12 +31,12 @@ MODELS = ("ResNet18", "MobileNetV2", "VGG11", "LeNet5")
 # a third of the capture's CPU time (VGG11: 31 -> 22 s, ResNet18: 14 -> 11 s).
 CAPTURE = """
 import json, sys
-from profet_core.capture import _profile
 from profet_core.capture._profile import profile_model
-_profile.WARMUP_STEPS = 0
 out = {}
 for name in sys.argv[2:]:
-    profile, meta = profile_model(name, 32, 32, steps_per_epoch=2, latency_steps=1)
+    profile, meta = profile_model(
+        name, 32, 32, steps_per_epoch=2, latency_steps=1, warmup_steps=0
+    )
     out[name] = {"ops": profile.iloc[0].to_dict(), "convention": meta.convention}
 open(sys.argv[1], "w").write(json.dumps(out))
 """

@@ -1,4 +1,4 @@
-"""`profet profile --out` and `profet collect --out` follow the one write rule (issue 27): never
+"""`profet profile --out` and `profet collect --out` follow the one write rule: never
 over the model file, never replacing a file PROFET did not write, temporary names that no
 user's file has; checked before anything runs (TensorFlow is never imported here)."""
 

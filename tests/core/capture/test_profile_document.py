@@ -1,4 +1,4 @@
-"""The profile document ``profet profile`` writes names its instance (issue 28, item 2):
+"""The profile document ``profet profile`` writes names its instance:
 without TensorFlow, from a fixed profile and metadata."""
 
 import json

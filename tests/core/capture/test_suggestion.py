@@ -1,4 +1,4 @@
-"""``profet profile`` suggests only a ``profet predict`` command that works (issue 20, item 6):
+"""``profet profile`` suggests only a ``profet predict`` command that works:
 none for a CPU profile, which prediction refuses."""
 
 from __future__ import annotations

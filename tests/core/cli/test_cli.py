@@ -424,7 +424,7 @@ def test_renamed_train_flags_work_and_warn(capsys, old, new, dest):
     ids=["predict-format", "scale-by"],
 )
 def test_options_say_what_they_do(command, flag, words):
-    """Issue 20: ``--format`` and ``--by`` had no help text."""
+    """``--format`` and ``--by`` had no help text."""
     from profet_core.cli._main import build_parser
 
     sub = next(a for a in build_parser()._actions if a.dest == "command").choices[command]

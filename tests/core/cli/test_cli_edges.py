@@ -1,4 +1,4 @@
-"""The CLI's edges (issue 19): every flag checked before any work, argparse errors in the one-line
+"""The CLI's edges: every flag checked before any work, argparse errors in the one-line
 format, closed pipes and full disks without a traceback, and Parquet reads that start no Arrow
 thread (whose teardown at exit aborted the process: exit 134)."""
 

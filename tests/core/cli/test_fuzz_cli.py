@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the CLI (issue 13): for any input, `profet predict`, `profet scale`
+"""Property-based fuzzing of the CLI: for any input, `profet predict`, `profet scale`
 and `profet train` exit 0 with finite numbers or exit 2 with one `profet: error:` line; never a
 traceback. Runs in process (``main(argv)``) so hundreds of examples take seconds."""
 
@@ -160,7 +160,7 @@ def test_train_checks_what_it_can_before_fitting(tmp_path, monkeypatch):
     import profet_core.training._train as train_module
 
     prof, lat = make_synthetic(n_arch=1, n_exp=1)
-    data = tmp_path / "data"  # --out may not lie inside --data (issue 19)
+    data = tmp_path / "data"  # --out may not lie inside --data
     data.mkdir()
     prof.to_csv(data / "profiles.csv", index=False)
     lat.to_csv(data / "latencies.csv", index=False)
@@ -197,7 +197,7 @@ def test_json_output_streams_every_row(trained, big_table):
     assert doc["units"]["latency"] == "ms"
 
 
-# ------------------------------------------------------ issue 27: tampered collect resume files
+# ------------------------------------------------------------- tampered collect resume files
 STATUS_HEAD = "exp,instance,model,input_size,batch_size,status,error_kind,message\n"
 CELL = st.one_of(
     st.sampled_from(["abc", "1" + "0" * 400, "2.5", "-1", "", "nan", "maybe", "ok", "failed"]),

@@ -1,4 +1,4 @@
-"""`profet predict` on input mistakes (issue 20): one `profet: error:` line and exit 2, or a
+"""`profet predict` on input mistakes: one `profet: error:` line and exit 2, or a
 warning on stderr."""
 
 import pytest

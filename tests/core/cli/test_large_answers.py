@@ -1,4 +1,4 @@
-"""Issue 41: the CLI bounds what the app bounds: a many-row profile's offerings are priced for
+"""The CLI bounds what the app bounds: a many-row profile's offerings are priced for
 its first row (with a note, as the app does), and the table format refuses an answer too long
 to align in memory, saying to use --format csv."""
 
@@ -23,10 +23,15 @@ def test_offerings_of_a_many_row_profile_price_the_first_row_with_a_note():
     assert set(pd.read_csv(io.StringIO(out))["row"]) == {0}
 
 
-def test_the_table_format_refuses_an_answer_too_long_to_align(monkeypatch):
-    monkeypatch.setattr(_predict, "TABLE_MAX_LINES", 60)
-    code, out, err = run("predict", "--profile", MANY, "--anchor", "g3s.xlarge")
+def test_the_table_format_refuses_an_answer_too_long_to_align(tmp_path):
+    # the example's rows repeated until rows x targets passes the bound (refused before predicting)
+    rows = pd.read_csv(MANY)
+    n = _predict.TABLE_MAX_LINES // 31 // len(rows) + 1  # 31 targets of a g3s.xlarge profile
+    big = tmp_path / "big.csv"
+    pd.concat([rows] * n, ignore_index=True).to_csv(big, index=False)
+    code, out, err = run("predict", "--profile", big, "--anchor", "g3s.xlarge")
     assert code == 2 and err.count("\n") == 1, err
-    assert "table format prints at most 60; use --format csv" in err
+    assert f"table format prints at most {_predict.TABLE_MAX_LINES:,}; use --format csv" in err
+    assert out == ""
     code, out, err = run("predict", "--profile", MANY, "--anchor", "g3s.xlarge", "--format", "csv")
-    assert code == 0 and len(out.splitlines()) > 60, err
+    assert code == 0 and len(out.splitlines()) == 1 + 31 * len(rows), err

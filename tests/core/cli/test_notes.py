@@ -1,4 +1,4 @@
-"""A note is a note, a warning a warning (issue 39, item 5): what an answer rests on (where its
+"""A note is a note, a warning a warning: what an answer rests on (where its
 prices come from, the region view, the picks' criterion) prints as ``profet: note:``; what is
 wrong with the input or the answer as ``profet: warning:``. CSV numbers keep 4 significant
 digits, ``profet instances`` included."""

@@ -1,4 +1,4 @@
-"""Issue 41: every option checked with its neighbours: a GPU count no offering has, empty or
+"""Every option checked with its neighbours: a GPU count no offering has, empty or
 wordless filters, a filter that matches nothing, the AMP latency and --params out of sense,
 options that cannot apply; each refused in one line (exit 2) that says what exists, or noted."""
 

@@ -1,4 +1,4 @@
-"""``profet predict --precision / --gpus / --anchor-amp-latency-ms / --params`` (issue 25)."""
+"""``profet predict --precision / --gpus / --anchor-amp-latency-ms / --params``."""
 
 import io
 

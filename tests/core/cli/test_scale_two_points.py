@@ -1,4 +1,4 @@
-"""``profet scale`` from two points on the shipped artifacts (issue 28, item 5): every instance
+"""``profet scale`` from two points on the shipped artifacts: every instance
 ``profet instances`` lists is accepted, and the line names the target and its (missing) interval."""
 
 import pytest

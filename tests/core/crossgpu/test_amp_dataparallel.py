@@ -1,4 +1,4 @@
-"""The AMP gain and data-parallel models (issue 25): what they learn from, what they never see."""
+"""The AMP gain and data-parallel models: what they learn from, what they never see."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_amp_pairs_are_one_gpu_same_source_same_gpu():
     assert len(pairs) > 40
     assert (pairs["source"].str.split("@").str[0] == pairs["repo"]).all()
     assert (pairs["baseline_source"].str.split("@").str[0] == pairs["repo"]).all()
-    # Lambda's TF tables: V100 32GB ResNet-50 1276 FP16 vs 432 FP32 images/s (issue 25)
+    # Lambda's TF tables: V100 32GB ResNet-50 1276 FP16 vs 432 FP32 images/s
     v100 = pairs[(pairs["gpu_published"] == "V100 32GB") & (pairs["model"] == "resnet50")]
     assert v100["gain"].iloc[0] == pytest.approx(1276 / 432)
 
@@ -200,7 +200,7 @@ def test_trained_amp_interval_is_conformal_on_gpus_left_out_and_per_source(model
     gpus = gpu_table(model.specs_)
     _, pairs, shares = amp_state_from(table, gpus, medians, model.theta_)
     pooled, per = amp_half_widths(amp_logo(pairs, gpus, shares))
-    # widened by one factor so that it also holds with a whole source left out (issue 40)
+    # widened by one factor so that it also holds with a whole source left out
     cal = amp["source_calibration"]
     assert cal["scale"] >= 1 and cal["coverage_source"] >= 0.75
     assert amp["half_width"] == pytest.approx(pooled * cal["scale"])

@@ -1,4 +1,4 @@
-"""Validation tables of the AMP gain and N-GPU scaling models (issue 25): leave-one-GPU-out and
+"""Validation tables of the AMP gain and N-GPU scaling models: leave-one-GPU-out and
 leave-one-source-out MAPE against their baselines, with 80% interval coverage, as ``train()``
 writes them for the Model accuracy page and ``bench/claims/amp_multigpu.py`` prints them."""
 

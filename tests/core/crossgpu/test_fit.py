@@ -57,7 +57,7 @@ def test_unknown_instance_rejected(small_memory_data):
 def test_workloads_beyond_the_trained_range_get_no_probability(
     small_memory_data, batch, input_size, latency_scale
 ):
-    # batch 1,000,000 once "fit" a T4 with P 0.99 (issue 27)
+    # batch 1,000,000 once "fit" a T4 with P 0.99
     medians, specs = small_memory_data
     table = fit_table(medians, specs)
     model = FitModel().fit(table, specs)

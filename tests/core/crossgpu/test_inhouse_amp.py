@@ -1,5 +1,5 @@
 """The in-house rows' FP16 AMP vs TF32 pairs as AMP-gain pairs of a fourth source (candidate S3 of
-docs/inhouse_amp_rule.md; off by default)."""
+docs/inhouse_amp_rule.md, not adopted: kept for its study in ``bench/studies/_variants.py``)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu import _inhouse
-from profet_core.crossgpu._amp import amp_pairs, amp_state_from, fit_amp
+from profet_core.crossgpu._amp import MEMORY_FAMILIES, amp_pairs, amp_state_from, fit_amp
 from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._inhouse import H100_SXM, H200_SXM, inhouse_amp_pairs
+from profet_core.crossgpu._inhouse import H100_SXM, H200_SXM
 from profet_core.crossgpu._pairs import FAM_COLS
 from profet_core.crossgpu._published import load_published
 from profet_core.errors import ProfetValueError
 from profet_core.inputs._gpu_specs import load_specs
+from tests._utils import bench_module
+
+variants = bench_module("studies/_variants.py")
+inhouse_amp_pairs = variants.inhouse_amp_pairs
 
 SRC = "in-house@{}:profet_core/data/build/torch_steps.py"
 
@@ -82,7 +85,7 @@ def test_no_pair_without_a_tight_tf32_partner_of_the_same_one_gpu_workload(rows)
 
 
 def test_a_spread_at_the_bound_still_pairs():
-    bound = _inhouse.MAX_SPREAD_PCT
+    bound = variants.MAX_SPREAD_PCT
     assert len(_pairs(_row("TF32", 200.0, spread=bound), _row("AMP", 100.0, spread=bound))) == 1
 
 
@@ -119,14 +122,17 @@ def _medians(models=("ResNet50", "VGG11", "VGG16", "VGG19", "AlexNet", "MobileNe
     return pd.DataFrame(rows)
 
 
-def test_the_amp_fit_reads_them_only_when_switched_on(monkeypatch):
+def test_the_product_fit_leaves_them_out_and_the_candidate_adds_them():
     specs, table, medians = load_specs(), load_published(), _medians()
     gpus = gpu_table(specs)
     theta = np.zeros((len(FAM_COLS), 3))
     state, pairs, _ = amp_state_from(table, gpus, medians, theta)
     assert "in-house" not in set(pairs["repo"]) and "in-house" not in state["source_offset"]
-    monkeypatch.setattr(_inhouse, "USE_INHOUSE_AMP", True)
-    state_on, pairs_on, shares = amp_state_from(table, gpus, medians, theta)
+    # the studies' default fits are the product's: nothing joined, the shipped families
+    assert not variants.TODAY.inhouse_amp and variants.TODAY.memory_families == MEMORY_FAMILIES
+    state_on, pairs_on, shares = variants.Fits(inhouse_amp=True).amp_state(
+        table, gpus, medians, theta
+    )
     mine = pairs_on[pairs_on["repo"] == "in-house"]
     fitted = mine[~mine["held_out"]]
     assert len(fitted) and len(pairs_on) == len(pairs) + len(mine)

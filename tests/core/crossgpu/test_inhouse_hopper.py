@@ -1,4 +1,4 @@
-"""Measured H100 SXM5 / H200 ratios and AMP gains of the in-house rows (issue 40): the pure part of
+"""Measured H100 SXM5 / H200 ratios and AMP gains of the in-house rows: the pure part of
 ``bench/claims/hopper_check.py``, on small hand-made rows."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The in-house PyTorch rows as one more source of speed-up pairs (issue 40; candidate B of
-docs/arch_efficiency_rule.md, which did not pass the rule: off by default)."""
+"""The in-house PyTorch rows as one more source of speed-up pairs (candidate B of
+docs/arch_efficiency_rule.md, which did not pass the rule: kept for its study in
+``bench/studies/_variants.py``, never read by the library's fit)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu import _inhouse
-from profet_core.crossgpu._inhouse import ANCHOR, all_published_pairs, inhouse_pairs, load_inhouse
+from profet_core.crossgpu._inhouse import load_inhouse
 from profet_core.crossgpu._pairs import FAM_COLS
-from profet_core.crossgpu._published import load_published
+from profet_core.crossgpu._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
+from tests._utils import bench_module
+
+variants = bench_module("studies/_variants.py")
+ANCHOR, inhouse_pairs = variants.ANCHOR, variants.inhouse_pairs
 
 
 def _medians(models=("ResNet50", "VGG16", "VGG11"), batches=(64, 128)) -> pd.DataFrame:
@@ -43,7 +47,7 @@ def test_tf32_rows_of_measured_cnns_pair_with_the_data_v100(specs):
     used = rows[
         (rows["precision"] == "TF32")
         & rows["data_model"].isin(["ResNet50", "VGG16", "VGG11"])
-        & (rows["spread_pct"] <= _inhouse.MAX_SPREAD_PCT)
+        & (rows["spread_pct"] <= variants.MAX_SPREAD_PCT)
     ]
     assert len(pairs) == len(used)
     for p in pairs.itertuples():
@@ -68,15 +72,15 @@ def test_no_pair_without_the_anchors_profile_or_the_same_workload(specs):
     assert inhouse_pairs(specs, _medians(models=("LeNet5",))).empty
 
 
-def test_the_package_pairs_leave_them_out_unless_switched_on(specs, monkeypatch):
+def test_the_study_adds_them_after_the_published_pairs(specs):
     table, medians = load_published(), _medians()
-    from profet_core.crossgpu._published import published_pairs
-
-    assert len(all_published_pairs(table, specs, medians)) == len(
-        published_pairs(table, specs, medians)
-    )
-    monkeypatch.setattr(_inhouse, "USE_INHOUSE", True)
-    both = all_published_pairs(table, specs, medians)
-    assert len(both) == len(published_pairs(table, specs, medians)) + len(
-        inhouse_pairs(specs, medians)
+    plain = published_pairs(table, specs, medians)
+    both = variants.published_and_inhouse_pairs(table, specs, medians)
+    mine = inhouse_pairs(specs, medians)
+    assert len(mine) and len(both) == len(plain) + len(mine)
+    pd.testing.assert_frame_equal(both.iloc[: len(plain)], plain)
+    # without the data's V100 there is nothing to pair them with
+    no_v100 = medians.assign(instance="g4dn.xlarge")
+    assert len(variants.published_and_inhouse_pairs(table, specs, no_v100)) == len(
+        published_pairs(table, specs, no_v100)
     )

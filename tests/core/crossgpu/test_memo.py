@@ -1,4 +1,4 @@
-"""What the cross-instance model remembers between predictions (issue 26's speed: a pair's
+"""What the cross-instance model remembers between predictions (for speed: a pair's
 basis and the targets' spec gaps) is its fitted state's alone: a copy with other specs or
 calibrations, or a refit, never answers from the old one's memory."""
 

@@ -179,7 +179,7 @@ def test_validate_cross_reports_each_left_out_gpu(tables, tmp_path, capsys):
 
 
 def test_one_gpu_of_a_multi_gpu_instance_is_said_and_priced_whole(artifacts, tables):
-    """Issue 18: a target with 8 GPUs is predicted for one GPU, costed at the instance's price,
+    """A target with 8 GPUs is predicted for one GPU, costed at the instance's price,
     and the prediction says so."""
     catalog = pd.DataFrame(
         {"instance": ["gpu-e"], "gpu": ["GPU gpu-e"], "usd_per_hour": [80.0], "gpu_count": [8]}
@@ -210,7 +210,7 @@ def test_one_gpu_of_a_multi_gpu_instance_is_said_and_priced_whole(artifacts, tab
 
 
 def test_add_instance_refuses_data_of_another_convention(artifacts, tables, tmp_path, capsys):
-    """Issue 17: the manifest records the training data's convention; calibration data taken
+    """The manifest records the training data's convention; calibration data taken
     otherwise is refused in one line naming both, the artifacts untouched. A manifest without
     the field (older artifacts) counts as profet-2021."""
     import json

@@ -1,7 +1,9 @@
-"""Issue 18: the published-measurements table (loader, provenance, held-out rows) and the
+"""The published-measurements table (loader, provenance, held-out rows) and the
 tensor-core efficiencies the cross-instance model learns from it (``published (n)`` basis)."""
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import pandas as pd
@@ -275,7 +277,7 @@ def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
     assert fitted.pair_basis("gpu-a", "gpu-t2") == "published (4)"
     # Per GPU: GenT's two published GPUs differ (2.0x vs 0.9x); a third GenT GPU with nothing
     # published starts from the shared mu at its bandwidth per peak FLOP plus GenT's mean
-    # offset (issue 40: shared per architecture), GenU's (nothing published) from mu alone.
+    # offset (shared per architecture), GenU's (nothing published) from mu alone.
     assert not np.allclose(fitted._eta(["gpu-t"]), fitted._eta(["gpu-t2"]), atol=0.05)
     assert set(fitted.published_arch_) == {"GenT"}
     assert np.abs(_gen_offset(fitted, "gpu-t3")).max() > 1e-3
@@ -299,12 +301,10 @@ def test_published_basis_per_gpu_unseen_gpu_and_state(setup):
     np.testing.assert_allclose(back._eta(["gpu-t3"]), fitted._eta(["gpu-t3"]))
 
 
-def test_a_gpu_without_pairs_takes_its_architectures_offset_not_none(setup, monkeypatch):
-    """Issue 40: the H200 (specs only) got no offset while the H100 (published) had its own;
+def test_a_gpu_without_pairs_takes_its_architectures_offset_not_none(setup):
+    """The H200 (specs only) got no offset while the H100 (published) had its own;
     now a GPU without pairs takes its architecture's published GPUs' mean offset. Artifacts
     made before (no ``arch`` in their state) and the switch off answer as before."""
-    from profet_core.crossgpu import _efficiency
-
     base, medians, specs = setup
     fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
     v = {g: fitted.published_eta_[f"GPU {g}"] - fitted.tensor_eta_ for g in TRUE}
@@ -318,9 +318,11 @@ def test_a_gpu_without_pairs_takes_its_architectures_offset_not_none(setup, monk
     np.testing.assert_allclose(
         CrossInstanceModel.from_state(meta, arrays)._eta(["gpu-t3"])[0], before
     )
-    monkeypatch.setattr(_efficiency, "SHARE_ARCH", False)
-    off, _ = learn_published(base, medians, specs, table=synthetic_table())
+    off, _ = learn_published(
+        copy.deepcopy(base).set_params(share_arch=False), medians, specs, table=synthetic_table()
+    )
     assert off.published_arch_ == {}
+    assert off.to_state()[0]["params"]["share_arch"] is False  # the choice travels with it
     np.testing.assert_allclose(off._eta(["gpu-t3"])[0], before)
 
 
@@ -352,7 +354,7 @@ def test_logo_intervals_per_basis_and_held_out_report(setup):
     gen = rows[(rows["fold"] == "specs only") & ~rows["held_out"]]
     assert set(gen["left_out"]) == {"GenT"} and set(gen["basis"]) == {"specs only"}
     err = np.sort(np.abs(np.log(gen["cross"] / gen["speedup"])).to_numpy())
-    # ... times one factor that makes them hold with a source left out too (issue 40)
+    # ... times one factor that makes them hold with a source left out too
     scale = fitted.source_calibration_["fp32"]["scale"]
     assert fitted.interval_log_["specs only"] == pytest.approx(
         scale * err[int(np.ceil(0.8 * 8)) - 1]
@@ -386,7 +388,7 @@ def test_logo_intervals_per_basis_and_held_out_report(setup):
     ids=["ips-1e-300", "ips-1e300", "gpus-fraction", "gpus-huge", "batch-huge", "image-fraction"],
 )
 def test_out_of_range_numbers_are_refused(column, value, match):
-    # rows at 1e-300 images/s once predicted an A100 at 1e294 ms (issue 27)
+    # rows at 1e-300 images/s once predicted an A100 at 1e294 ms
     table = synthetic_table().astype(str)
     table.loc[1, column] = value
     with pytest.raises(ProfetValueError, match=match):
@@ -459,16 +461,14 @@ def test_the_note_names_the_architecture_a_specs_only_gpu_took(setup):
 
 
 @pytest.mark.parametrize("mode", ["gpu", "none", "arch"], ids=["own-z", "no-credit", "arch-z"])
-def test_the_compute_class_bandwidth_credit_follows_the_chosen_mode(setup, monkeypatch, mode):
-    """Issue 40 (docs/family_roofline_rule.md): with ``none`` the compute class (convolutions,
+def test_the_compute_class_bandwidth_credit_follows_the_chosen_mode(setup, mode):
+    """docs/family_roofline_rule.md: with ``none`` the compute class (convolutions,
     matrix products) of a tensor-core GPU gets no credit for bandwidth, with ``arch`` the credit
     of its architecture's mean bytes per FLOP; the memory class moves with the GPU's own in
     every mode; the mode travels with the state, and a state without it reads its own z."""
-    from profet_core.crossgpu import _efficiency
-
     base, medians, specs = setup
-    monkeypatch.setattr(_efficiency, "COMPUTE_Z", mode)
-    fitted, _ = learn_published(base, medians, specs, table=synthetic_table())
+    variant = copy.deepcopy(base).set_params(compute_z=mode)
+    fitted, _ = learn_published(variant, medians, specs, table=synthetic_table())
     slow, fast = (_with_gpu(fitted, specs, "gpu-x", 30.0, 200.0, bw) for bw in (1000.0, 2000.0))
     e_slow, e_fast = slow._eta(["gpu-x"])[0], fast._eta(["gpu-x"])[0]
     assert e_fast[1] < e_slow[1] - 1e-3  # the memory class: more bandwidth, less time
@@ -484,6 +484,7 @@ def test_the_compute_class_bandwidth_credit_follows_the_chosen_mode(setup, monke
         np.testing.assert_allclose(e_slow[0], expect)
     meta, arrays = fitted.to_state()
     assert meta["published"].get("compute_z", "gpu") == mode
+    assert meta["params"]["compute_z"] == mode
     back = CrossInstanceModel.from_state(meta, arrays)
     np.testing.assert_allclose(back._eta(["gpu-t3", "gpu-u"]), fitted._eta(["gpu-t3", "gpu-u"]))
     meta["published"].pop("compute_z", None)
@@ -493,3 +494,13 @@ def test_the_compute_class_bandwidth_credit_follows_the_chosen_mode(setup, monke
         old._eta(["gpu-t3"])[0],
         old.tensor_eta_ + _gen_offset(old, "gpu-t3") + z_term(old, z)[0],
     )
+
+
+@pytest.mark.parametrize(
+    "params", [{"compute_z": "own"}, {"share_arch": "no"}], ids=["compute-z", "share-arch"]
+)
+def test_a_model_choice_outside_its_values_is_refused_by_name(setup, params):
+    base, medians, specs = setup
+    pairs = published_pairs(synthetic_table(), specs, medians)
+    with pytest.raises(ProfetValueError, match=next(iter(params))):
+        fit_published(copy.deepcopy(base).set_params(**params), pairs[~pairs["held_out"]])

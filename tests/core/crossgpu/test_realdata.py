@@ -40,7 +40,7 @@ def published_setup():
 
 
 def test_published_pairs_beat_the_model_before_and_ignore_held_out_rows(published_setup):
-    """Issue 18: learned on published pairs (V100 baselines), the tensor-core GPUs' speed-ups
+    """Learned on published pairs (V100 baselines), the tensor-core GPUs' speed-ups
     are far closer than the spec model before; VGG16 / Inception-v3 rows change nothing."""
     from profet_core.crossgpu._gpu_holdout import learn_published, published_logo
 
@@ -55,7 +55,7 @@ def test_published_pairs_beat_the_model_before_and_ignore_held_out_rows(publishe
     changed = table.copy()
     # Only the targets' rows: the held-out speed-ups become 7x what was published.
     targets = held_out_rows(changed) & (changed["catalog_gpu"] != "NVIDIA V100 SXM2 16GB")
-    # the FP32 pairs' two and every held-out AMP / multi-GPU row (issue 25)
+    # the FP32 pairs' two and every held-out AMP / multi-GPU row
     assert targets.sum() >= 2
     changed.loc[targets, "images_per_s"] *= 7.0
     other, _ = learn_published(base, medians, specs, table=changed)
@@ -72,7 +72,7 @@ def held_out_rows(table):
 
 
 def test_shipped_8_gpu_instances_are_priced_whole_and_say_so():
-    """Issue 18, as issue 39 prices configurations: the shipped catalog's p4d/p5 keep their 8
+    """The published-measurement GPUs, priced as configurations: the shipped catalog's p4d/p5 keep their 8
     GPUs and the whole instance's price; one GPU of theirs is priced by the cheapest offering
     renting one, and a configuration only a bigger instance rents is paid whole, with a note."""
     from profet_core import load_artifacts, read_profile

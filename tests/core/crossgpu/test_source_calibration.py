@@ -1,4 +1,4 @@
-"""Intervals calibrated both one GPU and one source left out (issue 40 item 5)."""
+"""Intervals calibrated both one GPU and one source left out."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Predictions never contradict the spec sheet (issue 40 item 1): a GPU with at least another's
+"""Predictions never contradict the spec sheet: a GPU with at least another's
 FP32, TF32-tensor and FP16-tensor rates and 95% of its bandwidth is never predicted more than
 10% slower, over the CNN profiles, the four anchors, fp32/amp and 1/all GPUs."""
 
@@ -334,7 +334,7 @@ def test_an_answer_does_not_depend_on_the_other_targets_asked(predicted, precisi
 
 @pytest.mark.parametrize("precision", ["fp32", "amp"])
 def test_another_methods_outlier_moves_no_other_target(predicted, precision):
-    """Issue 40 (b): with a non-default method (the reference DNN), its own answers (trained
+    """With a non-default method (the reference DNN), its own answers (trained
     pairs) are kept and move nothing; every other target gets the default method's answer."""
     pred, _ = predicted
     other = next(m for m in pred.methods if m != pred.default_method)

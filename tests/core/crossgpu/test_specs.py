@@ -59,7 +59,7 @@ def test_user_csv_round_trip(tmp_path):
 
 
 def test_the_spec_sheet_holds_no_price():
-    """Issue 39: a price belongs to an offering (tests/core/offerings/test_prices.py), never to
+    """A price belongs to an offering (tests/core/offerings/test_prices.py), never to
     the spec sheet, which keeps specs and their sources."""
     specs = load_specs()
     assert not [c for c in specs.columns if "usd" in c or c.startswith("price")]
@@ -77,7 +77,7 @@ def test_the_spec_sheet_holds_no_price():
     ids=["clean-text", "padded-text", "a-number-as-text", "object-column"],
 )
 def test_text_columns_stripped_as_text(change):
-    """Clean text is kept as it is (no per-column string pass, issue 26); padded text, a
+    """Clean text is kept as it is (no per-column string pass: it cost the speed of pricing every offering); padded text, a
     number or an object column gives what stripping every value as text gives."""
     raw = pd.read_csv("profet_core/data/gpu_specs.csv").assign(**change)
     got = validate_specs(raw)

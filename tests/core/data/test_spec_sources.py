@@ -1,5 +1,5 @@
 """Every spec value of ``gpu_specs.csv`` and ``gpu_reference.csv`` has a source row in
-``spec_sources.csv`` with the same value (issue 40, item 2), and nothing written "as recalled" goes
+``spec_sources.csv`` with the same value, and nothing written "as recalled" goes
 unmarked."""
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def test_a_gpu_with_an_unsure_value_says_so_in_its_spec_source(name):
 
 
 def test_ada_parts_agree_with_each_other():
-    """The Ada lines side by side (issue 40): L40S at least the L40 on every rate with the same
+    """The Ada lines side by side: L40S at least the L40 on every rate with the same
     bandwidth; no dense rate above what FP32 and the SM count allow per clock (a sparse rate left
     undivided would break this)."""
     specs = pd.concat(_sheets().values()).drop_duplicates("gpu").set_index("gpu")

@@ -105,7 +105,7 @@ def test_cli_errors_exit_2_with_message(argv, match, capsys):
     assert err.startswith("profet: error:") and match in err
 
 
-# ------------------------------------------------------------- hardening (issue 13): exit 2, one line
+# ------------------------------------------------------------- hardening: exit 2, one line
 def _results_file(tmp_path, last: str):
     df = montgomery_filtration_example().astype({"filtration_rate": object})
     df.loc[7, "filtration_rate"] = last

@@ -1,4 +1,4 @@
-"""The synthetic DOE demo makes physical sense (issue 28, item 10): more CPU is not slower, 10
+"""The synthetic DOE demo makes physical sense: more CPU is not slower, 10
 epochs take longer than 5; and the shipped example holds what the generator makes."""
 
 import pandas as pd

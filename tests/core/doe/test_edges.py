@@ -1,4 +1,4 @@
-"""Issue 19: DOE responses at the edges of float arithmetic, and results CSV structure."""
+"""DOE responses at the edges of float arithmetic, and results CSV structure."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Property tests (hypothesis): whatever the input, experiment design gives a result with finite
-numbers or a ProfetError; the CLI exits 0, or 2 with one ``profet: error:`` line (issue 13)."""
+numbers or a ProfetError; the CLI exits 0, or 2 with one ``profet: error:`` line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`profet doe design/analyze --out` follow the one write rule (issue 27): a new or empty folder,
+"""`profet doe design/analyze --out` follow the one write rule: a new or empty folder,
 or one the same command wrote and nobody changed since; a run sheet with results filled in is
 never replaced; the results file is never inside the output folder."""
 

@@ -1,5 +1,5 @@
 """Reading results (profet_core.doe.read_results) and the rule for their numbers: finite, at most
-1e15 in magnitude, named with column, row and value when not (issue 13)."""
+1e15 in magnitude, named with column, row and value when not."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The anchor told from the profile (issue 28): a g3s.xlarge profile that names no instance,
+"""The anchor told from the profile: a g3s.xlarge profile that names no instance,
 given as a p3.2xlarge one, is flagged naming g3s.xlarge; the classifier is fitted here on the
 real data as training does."""
 

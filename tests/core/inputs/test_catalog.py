@@ -1,4 +1,4 @@
-"""Merging instance catalogs: a line per instance of either, base's first (issue 26: the
+"""Merging instance catalogs: a line per instance of either, base's first (the
 merge that only adds lines skips the per-cell alignment and gives the same table)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Steps told from the per-step overhead ops (issue 20): a 10-step profile read as 2 is flagged."""
+"""Steps told from the per-step overhead ops: a 10-step profile read as 2 is flagged."""
 
 import json
 
@@ -100,6 +100,22 @@ def test_readers_list_the_rows_whose_steps_were_assumed(text, steps, rows):
     assert "--steps N on the command line, 'Steps covered' in the app" in note.message
 
 
+def test_the_reserved_architectures_are_a_parameter_and_recorded():
+    """Which CNNs the reference never fits on is the caller's choice, kept in what is stored."""
+    cnn = _row(1.0).assign(instance="g3s.xlarge", model="ResNet50")
+    vgg = _row(3.0).assign(instance="g3s.xlarge", model="VGG16")
+    prof = pd.concat([cnn, cnn, vgg, vgg], ignore_index=True)
+    default = learn_step_reference(prof)
+    assert default["reserved"] == ["VGG16", "InceptionV3"]
+    assert default["instances"]["g3s.xlarge"]["reference_us"] == REF.tolist()
+    every = learn_step_reference(prof, reserved=())
+    assert every["reserved"] == []
+    # the VGG16 rows (three times the overhead) now enter the median
+    assert every["instances"]["g3s.xlarge"]["reference_us"] == (REF * 2.0).tolist()
+    only_vgg = learn_step_reference(prof, reserved=("ResNet50",))["instances"]["g3s.xlarge"]
+    assert only_vgg["reference_us"] == (REF * 3.0).tolist()
+
+
 @requires_shared
 def test_learned_reference_never_fits_on_the_reserved_architectures():
     prof = pd.read_parquet(SHARED / "profiles.parquet")
@@ -170,7 +186,7 @@ def test_overhead_ratio_reads_ops_as_a_filled_reindex_would(profile):
     ids=["absurd-measured", "absurd-unmeasured", "5x-measured", "5x-unmeasured", "absurd-low"],
 )
 def test_absurd_overhead_ratios_are_stated_sensibly(scale, measured, said, unsaid):
-    # "about 22648517655x too high" beside a 60 ms answer (issue 41): a ratio past any step
+    # "about 22648517655x too high" beside a 60 ms answer: a ratio past any step
     # count is "over 1000x", and "too high" only where no measured latency sets the scale.
     (f,) = steps_findings(_row(scale), "g3s.xlarge", STORED, measured=measured)
     assert all(s in f.message for s in said), f.message

@@ -1,4 +1,4 @@
-"""Regression tests for issue 13's reader classes: each input is refused by one clear message."""
+"""Regression tests for the profile readers' hostile-input classes: each input is refused by one clear message."""
 
 import errno
 import io
@@ -235,12 +235,16 @@ def test_unreadable_file(tmp_path, monkeypatch):
         read_profile(path)
 
 
-def test_file_size_is_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr("profet_core.inputs._profile.MAX_PROFILE_BYTES", 10)
+def test_file_size_is_bounded(tmp_path):
+    from profet_core._schema import MAX_PROFILE_BYTES
+
     path = tmp_path / "p.json"
-    path.write_text('{"Device_A": 12345}')
-    with pytest.raises(ProfetValueError, match="the limit is"):
+    with path.open("wb") as f:  # sparse: one byte over the bound, none of it written
+        f.truncate(MAX_PROFILE_BYTES + 1)
+    with pytest.raises(ProfetValueError, match="the limit is 52 MB"):
         read_profile(path)
+    with pytest.raises(ProfetValueError, match="the limit is 52 MB"):
+        parse_profile(b" " * (MAX_PROFILE_BYTES + 1), "p.json")
 
 
 # -- steps ------------------------------------------------------------------------------------

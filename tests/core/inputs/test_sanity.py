@@ -148,7 +148,7 @@ def test_latency_1000x_off_is_refused_as_a_unit_mix_up(latency_s, match, meant_m
 
 @pytest.mark.parametrize("busy", [5e-324, 1e-300, 0.5], ids=["denormal", "tiny", "half-us"])
 def test_device_time_below_one_microsecond_is_no_gpu_time(busy):
-    # 5e-324 us of device time once passed as a GPU profile (issue 27)
+    # 5e-324 us of device time once passed as a GPU profile
     (f,) = profile_checks(_profile(busy))
     assert f.code == "no_device_time" and f.level == "error"
 

@@ -293,15 +293,23 @@ def test_refuses_malformed_json_saying_so():
     _refused(b'{"traceEvents": [1, 2,, 3]}', "is not valid JSON")
 
 
-def test_a_gzip_bomb_is_refused_at_the_decompressed_bound(monkeypatch):
-    monkeypatch.setattr(_torch_events, "MAX_TRACE_JSON_BYTES", 1 << 20)
+def _gunzip_refused(data: bytes, limit: int, match: str) -> str:
+    with pytest.raises(ProfetValueError, match=match) as info:
+        _torch_events.gunzip_bounded(data, "trace 't.pt.trace.json.gz'", limit)
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
+def test_a_gzip_bomb_is_refused_at_the_decompressed_bound():
     bomb = gzip.compress(b'{"traceEvents": [' + b" " * (2 << 20) + b"]}", mtime=0)
     assert len(bomb) < 10_000
-    message = _refused(bomb, "decompresses to more than 1 MiB, the limit for a trace")
+    message = _gunzip_refused(bomb, 1 << 20, "decompresses to more than 1 MiB, the limit")
     assert "4 x the 50 MiB input bound" in message
     # a trailer that understates the size is caught while decompressing
     forged = bomb[:-4] + (100).to_bytes(4, "little")
-    _refused(forged, "decompresses to more than 1 MiB")
+    _gunzip_refused(forged, 1 << 20, "decompresses to more than 1 MiB")
+    # within the bound it decompresses whole; the trace reader applies the real bound
+    assert len(_torch_events.gunzip_bounded(bomb, "t", 3 << 20)) == (2 << 20) + 19
 
 
 def test_the_decompressed_bound_is_4x_the_input_bound():

@@ -158,7 +158,7 @@ def test_cross_validate_rejects_unknown_learner(synthetic_dataset):
 
 
 def test_breakdown_honours_the_profile_step_count():
-    # Issue 21: predict rescaled a profile over N steps to PROFET's 2, the breakdown did not, so
+    # Predict rescaled a profile over N steps to PROFET's 2, the breakdown did not, so
     # a 20-step profile showed 10x the anchor time per family. Both now share one preparation.
     from profet_core import load_artifacts, read_profile
 

@@ -1,4 +1,4 @@
-"""Issue 41: the offerings API (and its neighbours) raises only ProfetError subclasses, naming
+"""The offerings API (and its neighbours) raises only ProfetError subclasses, naming
 the bad value; write_offerings never leaves a half-written folder."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Pricing a profile on every offering takes its fast paths (issue 26's speed goal: every
+"""Pricing a profile on every offering takes its fast paths (pricing every offering at speed: every
 target's residual in one tree walk, look-ups by position, no per-row pandas work) and gives
 the numbers the plain one-target-at-a-time paths give, digit for digit."""
 
@@ -136,7 +136,7 @@ def test_wider_predictor_is_cached_per_catalog():
     assert again[user["instance"].iloc[0]] != user["usd_per_hour"].iloc[0]
 
 
-#: Options of the fast path's full-output check (issue 26: every number stays the same).
+#: Options of the fast path's full-output check (every number stays the same).
 _OPTIONS = {
     "default": {},
     "amp": {"precision": "amp"},

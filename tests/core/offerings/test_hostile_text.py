@@ -1,4 +1,4 @@
-"""Issue 41: text from a catalog is data everywhere: formula-looking cells escaped in the
+"""Text from a catalog is data everywhere: formula-looking cells escaped in the
 snapshot CSV ``offerings refresh`` writes, control characters (terminal escape sequences) kept
 from what reaches a terminal (refresh's source lines, ``profet instances``, ``predict
 --offerings``)."""

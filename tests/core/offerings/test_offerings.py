@@ -1,4 +1,4 @@
-"""Offerings priced with one prediction per GPU configuration (issue 26): filters, markets,
+"""Offerings priced with one prediction per GPU configuration: filters, markets,
 the join, the time-cost front and the picks, and the command line."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Catalog rows: nothing dropped or passed on without a word (issue 39 item 4). Every input row
+"""Catalog rows: nothing dropped or passed on without a word. Every input row
 is priced or reported by name; swapped pairs, spot not below on-demand and a region far below
 the type's others carry a note to every answer; the listing says where each price is from."""
 

@@ -1,4 +1,4 @@
-"""One price source (issue 39, item 1): a prediction is made for a GPU configuration, a price
+"""One price source: a prediction is made for a GPU configuration, a price
 belongs to an offering. Each configuration of the per-target table is priced by the offering
 renting it cheapest (the snapshot, or a user's catalog), so an instance type has one price
 wherever it appears; the spec sheet holds no price."""
@@ -117,7 +117,7 @@ def test_each_configuration_is_priced_as_the_front_prices_it(predictor, gpus):
     """The per-target table's rows are the configurations the front's offerings rent (GPU
     predicted as, GPUs used), each at the least on-demand USD/h the front shows for an offering
     of that GPU using at least as many of it, from an offering the front lists at that price
-    (issue 39: the front named 16 x A100 40GB, which the table lacked; with all GPUs, 4 x V100
+    (the front named 16 x A100 40GB, which the table lacked; with all GPUs, 4 x V100
     cost 11.81 USD/h while an offering renting 8 V100s cost 6.32)."""
     profile = read_profile(PROFILE)
     table = predictor.predict("g3s.xlarge", profile, gpus=gpus).table

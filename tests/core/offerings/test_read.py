@@ -1,4 +1,4 @@
-"""Reading SkyPilot catalog folders (issue 26): every cloud's column order, GCP's composed
+"""Reading SkyPilot catalog folders: every cloud's column order, GCP's composed
 prices, odd rows reported rather than ranked, and the shipped snapshot rebuilt from the real
 catalog copy."""
 

@@ -1,4 +1,4 @@
-"""Issue 41: ``offerings refresh`` reads a catalog as the profile readers read a user's file:
+"""``offerings refresh`` reads a catalog as the profile readers read a user's file:
 regular files only, bounded before reading, one line for a malformed file, linear time in the
 rows, and every row dropped or changed reported by name with its reason."""
 

@@ -1,4 +1,4 @@
-"""One-point scaler (issue 12): latency at any size on an instance from one latency there."""
+"""One-point scaler: latency at any size on an instance from one latency there."""
 
 from __future__ import annotations
 
@@ -177,7 +177,7 @@ def test_an_other_size_outside_training_is_noted(predictor):
 
 
 def test_curves_between_measured_sizes_have_no_jumps(fitted, batch_pairs):
-    """Issue 28: the input-size curve jumped near 203, 209 and 218 px, where the forest's
+    """The input-size curve jumped near 203, 209 and 218 px, where the forest's
     random split thresholds on log(s1 / s0) fall. The elasticity is now the forest's at the
     measured sizes and linear in log size between them: at a measured size nothing changes."""
     s0, s1, other, lat, free = _args(batch_pairs, slice(0, 1))

@@ -1,4 +1,4 @@
-"""Artifacts whatever their bytes, a consistent re-hash included (issue 19): loading is bounded in
+"""Artifacts whatever their bytes, a consistent re-hash included: loading is bounded in
 time and memory, and a malformed model is one ``profet: error:`` line, never a hang, a segfault
 or a NaN latency. Predictions run in a subprocess, so a crash fails the test instead of pytest."""
 
@@ -53,6 +53,18 @@ def art(trained, tmp_path) -> Path:
     out = tmp_path / "art"
     shutil.copytree(trained, out)
     return out
+
+
+@pytest.fixture
+def art_all(trained_all, tmp_path) -> Path:
+    """A copy of the artifacts with every method (the reference's DNN: TensorFlow to train)."""
+    out = tmp_path / "art-all"
+    shutil.copytree(trained_all, out)
+    return out
+
+
+def _copy_for(request, method: str) -> Path:
+    return request.getfixturevalue("art" if method == "hybrid" else "art_all")
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +131,17 @@ ARRAY_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(ARRAY_CASES), ids=list(ARRAY_CASES))
-def test_tampered_model_arrays_are_one_error_line(case, art, big_profile):
+@pytest.mark.parametrize(
+    "case",
+    # the reference's artifacts train its DNN (TensorFlow): the full run's
+    [
+        pytest.param(c, id=c, marks=[pytest.mark.slow] if ARRAY_CASES[c][1] != "hybrid" else [])
+        for c in ARRAY_CASES
+    ],
+)
+def test_tampered_model_arrays_are_one_error_line(case, request, big_profile):
     edit, method, match = ARRAY_CASES[case]
+    art = _copy_for(request, method)
     _edit_arrays(art, edit)
     _rehash(art)
     proc = _predict(art, big_profile, method)
@@ -140,10 +160,13 @@ def _bool_y_std(model):
 
 @pytest.mark.parametrize(
     "edit,method",
-    [(_huge_depth, "hybrid"), (_bool_y_std, "profet")],
-    ids=["huge-stored-depth-is-not-trusted", "bool-parameter"],
+    [
+        pytest.param(_huge_depth, "hybrid", id="huge-stored-depth-is-not-trusted"),
+        pytest.param(_bool_y_std, "profet", id="bool-parameter", marks=pytest.mark.slow),
+    ],
 )
-def test_tampered_model_parameters(edit, method, art, big_profile):
+def test_tampered_model_parameters(edit, method, request, big_profile):
+    art = _copy_for(request, method)
     _edit_model(art, edit)
     _rehash(art)
     proc = _predict(art, big_profile, method)
@@ -173,13 +196,14 @@ def test_npz_members_are_checked_before_decompressing(art):
         p.predict("gpu-a", pd.DataFrame([p.bundle.examples["gpu-a"]["profile"]]))
 
 
-def test_npz_decompressed_total_is_bounded(art, monkeypatch):
-    import profet_core.prediction._readers as store
+def test_npz_decompressed_total_is_bounded(art):
+    from profet_core.prediction._readers import MAX_ARRAY_BYTES, NpzArrays
 
-    size = sum(i.file_size for i in zipfile.ZipFile(art / "arrays.npz").infolist())
-    monkeypatch.setattr(store, "MAX_ARRAY_BYTES", size - 1, raising=False)
-    with pytest.raises(ArtifactError, match="decompresses to"):
-        load_artifacts(art)
+    with zipfile.ZipFile(art / "arrays.npz") as zf:
+        size = sum(i.file_size for i in zf.infolist())
+        assert len(NpzArrays(zf, max_bytes=size)) and size < MAX_ARRAY_BYTES
+        with pytest.raises(ArtifactError, match=f"decompresses to {size:,} bytes; the limit is"):
+            NpzArrays(zf, max_bytes=size - 1)
 
 
 def test_a_non_zip_npz_is_not_called_pickled(art):

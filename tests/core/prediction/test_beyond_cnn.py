@@ -175,3 +175,24 @@ def test_pytorch_amp_on_several_gpus_has_no_tensorflow_sync_term(predictor):
     said = "includes the extra synchronisation"
     assert any(said in w for w in tf.warnings())
     assert not any(said in w for w in torch.warnings())
+
+
+@pytest.mark.parametrize(
+    ("name", "memory", "sms", "anchor"),
+    [
+        ("Tesla V100-SXM2-16GB", 15.8, 80, "p3.2xlarge"),
+        ("Tesla T4", 14.7, 40, "g4dn.xlarge"),
+        ("NVIDIA A10G", 22.0, 80, "g5.xlarge"),
+        ("NVIDIA A100-SXM4-40GB", 39.4, 108, "p4d.24xlarge"),
+        ("NVIDIA H100 80GB HBM3", 79.1, 132, "p5.48xlarge"),
+    ],
+)
+def test_a_traces_gpu_name_picks_its_anchor(predictor, name, memory, sms, anchor):
+    profile = read_profile(V100_TRACE).assign(
+        gpu_name=name, gpu_memory_gib=memory, gpu_sm_count=sms
+    )
+    assert predictor.anchor_of_gpu(profile) == anchor
+    # without the memory and SM columns the name alone says it
+    assert (
+        predictor.anchor_of_gpu(profile.drop(columns=["gpu_memory_gib", "gpu_sm_count"])) == anchor
+    )

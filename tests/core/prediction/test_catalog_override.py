@@ -1,4 +1,4 @@
-"""Prices and GPU names are user data (issue 12, item 5): a catalog file overrides them without
+"""Prices and GPU names are user data: a catalog file overrides them without
 touching the checksummed models; a bad one is refused by name."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def test_bad_catalog_is_refused_by_name(trained, tmp_path, table, match):
     assert "profet: error:" in err and re.search(match, err), err
 
 
-# ------------------------------------------------------------------ issue 20, item 4
+# ----------------------------------------- a catalog override keeps spec-only targets' names
 SHIPPED_PROFILE = "examples/profile_g3s.json"
 
 

@@ -1,4 +1,4 @@
-"""Input mistakes a prediction catches (issue 20), on the shipped artifacts: steps left unsaid,
+"""Input mistakes a prediction catches, on the shipped artifacts: steps left unsaid,
 a latency in the wrong unit, a profile of another instance than the anchor."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 19: a 200,000-row profile table is predicted row for row (bench/claims/large_table.py times
+"""A 200,000-row profile table is predicted row for row (bench/claims/large_table.py times
 it), and the novelty band of every row is looked up at once, as the one-row lookup would."""
 
 from __future__ import annotations

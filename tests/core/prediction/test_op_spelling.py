@@ -1,5 +1,5 @@
-"""Op names that only resemble known ones are matched by spelling, and the match is said
-(issue 20, item 7): on stderr and in ``Prediction.warnings()``, which the app shows."""
+"""Op names that only resemble known ones are matched by spelling, and the match is said:
+on stderr and in ``Prediction.warnings()``, which the app shows."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_lookalike_op_names_are_said_in_the_cli_and_the_core(predictor, misspelt
     code, _, err = run("predict", "--profile", misspelt, "--method", method)
     assert code == 0, err
     assert f"profet: warning: {said[0]}" in err
-    # Counted with the known op, so not "never saw ... not modelled" (issue 20 review).
+    # Counted with the known op, so not "never saw ... not modelled".
     assert not any("never saw" in w for w in result.warnings())
 
 

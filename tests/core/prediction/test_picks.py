@@ -1,4 +1,4 @@
-"""The one set of picks (issue 39): fastest, cheapest and best value computed once per input row
+"""The one set of picks: fastest, cheapest and best value computed once per input row
 by one named criterion (per step, per image, whole run), with run totals per configuration."""
 
 from __future__ import annotations
@@ -96,17 +96,17 @@ def test_the_width_words_follow_the_width(low, high, wide):
 
 
 def test_a_pick_on_a_narrow_spec_interval_is_not_called_wide(predictor, profile):
-    """Issue 39: "so its interval is wide" was said of a +-9% interval."""
+    """ "so its interval is wide" was said of a +-9% interval."""
     text = predictor.predict("g3s.xlarge", profile).basis_warning()
     assert "rests on specs only" in text and "(per step)" in text
-    # the shipped specs-only width (x0.87..x1.14 since the pooled source factor, issue 40)
+    # the shipped specs-only width (x0.87..x1.14 since the pooled source factor)
     w = predictor.cross.interval_log_["specs only"]
     below, above = 100 * (1 - np.exp(-w)), 100 * (np.exp(w) - 1)
     assert "wide" not in text and f"interval runs {below:.0f}% below to {above:.0f}% above" in text
 
 
 def test_the_cli_case_picks_the_fastest_whole_run_not_one_gpu_step(predictor, profile):
-    """Issue 39's repro: amp, all GPUs, a run: the metric said gpu-b200 (the fastest one-GPU
+    """The repro that asked for one set of picks: amp, all GPUs, a run: the metric said gpu-b200 (the fastest one-GPU
     step, a 0.0414 h run) while the chart said p5.48xlarge (a 0.0105 h run), and the front
     named 16 x A100 40GB (gcp a2-megagpu-16g), a configuration the table did not list."""
     p = predictor.predict("g3s.xlarge", profile, precision="amp", gpus="all")
@@ -173,7 +173,7 @@ def test_offerings_rank_by_the_same_criterion(predictor, profile, run):
     ids=["per-step", "per-image", "whole-run"],
 )
 def test_the_cli_tables_pick_sits_beside_the_columns_it_rests_on(extra, rests_on, offerings):
-    """Issue 39: ``p_fit`` stood between the costs and ``pick``; the columns a pick (and the
+    """``p_fit`` stood between the costs and ``pick``; the columns a pick (and the
     front) ranks by now end the line, just before it."""
     from tests._utils import run
 

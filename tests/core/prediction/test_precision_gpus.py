@@ -1,4 +1,4 @@
-"""Precision (AMP) and GPU count of a prediction (issue 25), on the shipped artifacts."""
+"""Precision (AMP) and GPU count of a prediction, on the shipped artifacts."""
 
 from __future__ import annotations
 
@@ -45,13 +45,13 @@ def test_default_answer_is_the_fp32_one_gpu_engine_answer(predictor, profile):
         (),
         sizes,
     )
-    # ... but for the spec order (issue 40): steps that contradict the spec sheet are capped
+    # ... but for the spec order: steps that contradict the spec sheet are capped
     from profet_core.crossgpu._consistency import published_exceptions, spec_order
 
     ordered, moved, _ = spec_order(
         raw.table, predictor.cross.specs_, "fp32", published_exceptions()
     )
-    # The prices are the configurations' (each GPU at its cheapest offering, issue 39), not the
+    # The prices are the configurations' (each GPU at its cheapest offering), not the
     # spec lines' the engine carries; a step costs what it takes at that price.
     prices = ["usd_per_hour", "offering", "usd_per_1000_steps"]
     same_cols = [c for c in raw.table.columns if c not in prices]
@@ -244,7 +244,7 @@ def test_gpus_without_peer_to_peer_get_their_own_wider_interval(predictor, profi
 
 
 def test_what_an_answer_rests_on_is_a_note_not_a_warning(predictor, profile):
-    """Issue 39: which format amp means, the data-parallel model, where specs-only GPUs'
+    """Which format amp means, the data-parallel model, where specs-only GPUs'
     efficiency and the published-based intervals come from were printed as
     ``profet: warning:``; they are notes (CLI, JSON, page), and the warnings keep what may be
     wrong with the answer."""

@@ -1,4 +1,4 @@
-"""The CSV document of a prediction (issue 28): one format for ``profet predict --format csv``
+"""The CSV document of a prediction: one format for ``profet predict --format csv``
 and the app's download."""
 
 from __future__ import annotations

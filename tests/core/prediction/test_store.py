@@ -1,5 +1,5 @@
 """Artifacts that are consistently re-hashed but broken, or whose manifest points outside the
-folder, are refused with an ArtifactError naming the problem (issue 13); the CLI exits 2."""
+folder, are refused with an ArtifactError naming the problem; the CLI exits 2."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def test_unlisted_files_are_ignored_and_said(copy):
 
 
 def test_validation_tables_parsed_one_by_one_on_first_use():
-    """A prediction reads the novelty bands only (issue 26: the first predict of a process
+    """A prediction reads the novelty bands only (the first predict of a process
     parsed every table); a table that cannot be read is refused when it is asked for."""
     from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Each array of ``arrays.npz`` carries its own digests in the manifest (issue 26): a load reads
+"""Each array of ``arrays.npz`` carries its own digests in the manifest: a load reads
 the zip's directory only and each array when first used, checked then, so a prediction no longer
 reads and hashes the whole 31 MB file; a file swapped, re-zipped or edited is still refused."""
 

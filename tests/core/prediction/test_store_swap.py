@@ -1,4 +1,4 @@
-"""A load that races a retrain's folder swap (issue 27): the manifest read before the swap and
+"""A load that races a retrain's folder swap: the manifest read before the swap and
 the files read after it once failed "does not match its sha256" though nothing was corrupt."""
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ def test_real_corruption_is_still_refused(tmp_path):
 
 
 def test_a_load_racing_a_swap_of_the_arrays_reads_the_new_folder(trained, tmp_path, monkeypatch):
-    """The folder is swapped between the other files' check and the arrays' opening (issue 26:
-    each array checked when read): the zip is not the manifest's, the manifest changed, so the
+    """The folder is swapped between the other files' check and the arrays' opening (each
+    array checked when read): the zip is not the manifest's, the manifest changed, so the
     folder is read again, all new."""
     art, new = tmp_path / "art", tmp_path / "new"
     shutil.copytree(trained, art)

@@ -1,5 +1,5 @@
 """SkyPilot's optimizer, offline, on a task with T4, A10G, L4, A100 and H100 candidates on 1 and 8
-GPUs: its pick with its one-hour default and with PROFET's run times (issue 43), checked against
+GPUs: its pick with its one-hour default and with PROFET's run times, checked against
 the offerings view of the same catalog. The catalog is a small folder the tests write."""
 
 from __future__ import annotations

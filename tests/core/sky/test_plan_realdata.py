@@ -1,6 +1,6 @@
 """The plan on the shared SkyPilot catalog (6 clouds) against the offerings view of the same
 catalog, same profile and run: equal where SkyPilot's one run time per accelerator name is the
-offering's own, and otherwise different only by the variants the plan names (issue 43, item 4)."""
+offering's own, and otherwise different only by the variants the plan names."""
 
 from __future__ import annotations
 

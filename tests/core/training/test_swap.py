@@ -1,5 +1,5 @@
 """`profet train --out` and `profet add-instance` replace only folders PROFET wrote, and a kill at
-any step loses nothing (issue 19, data-loss cases D1-D6). Real processes, killed for real by
+any step loses nothing (the data-loss cases D1-D6 of the audit). Real processes, killed for real by
 ``PROFET_TEST_STOP_AT`` (the process SIGKILLs itself at that step)."""
 
 from __future__ import annotations

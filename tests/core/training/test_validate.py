@@ -1,4 +1,4 @@
-"""The core's ``validate()`` (issue 21): what ``profet validate`` printed is returned, and the
+"""The core's ``validate()``: what ``profet validate`` printed is returned, and the
 files are written as before; with ``cross=True`` the cross-instance model's leave-one-GPU-out."""
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def _sections(report: str) -> dict:
 def test_full_data_tables_are_labelled_under_a_selection(
     validated, synthetic_dataset, selection, said
 ):
-    """Issue 20, item 8: the noise floor and scaler tables ignore the selection, and say so."""
+    """The noise floor and scaler tables ignore the selection, and say so."""
     archs = sorted(synthetic_dataset.profiles["model"].unique())
     if "architectures" in selection:
         selection = {"architectures": archs[:2]}

@@ -1,4 +1,4 @@
-"""The one write rule (issue 27's data-loss cases): `add-instance` checks its spec lines and data
+"""The one write rule (the cases that lost a user's files): `add-instance` checks its spec lines and data
 before writing and holds the artifacts' lock; `train --out` refuses paths it cannot swap and
 folders it cannot fully read; `validate --out` writes only new folders or its own; owner records
 are read bounded; a killed portable swap is found by the loader."""
