@@ -28,7 +28,7 @@ def test_front_renders_readable_at_1440_px_with_every_offering():
         predictor,
         anchor,
         parse_profile(json.dumps(example["profile"]), "example.json", steps=2),
-        example["batch_latency_s"],
+        anchor_latency_s=example["batch_latency_s"],
         batch_size=int(example["batch_size"]),
         input_size=int(example["input_size"]),
         filter=OfferingFilter(),
