@@ -13,8 +13,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # sets them too, from its first session, after the server's threads have started; issue 27).
 WORKDIR /app
 
-# Runtime dependencies come from pyproject.toml. requirements.txt adds TensorFlow, which only
-# training needs; the app runs the exported weights in numpy, so the image leaves it out.
+# Runtime dependencies come from pyproject.toml (requirements.txt's list). TensorFlow (the capture
+# extra) only capture and training need; the app runs the exported weights in numpy, so the image
+# leaves it out, as the start command's install does.
 COPY pyproject.toml README.md ./
 COPY profet_core/ profet_core/
 RUN pip install --no-cache-dir -e . \

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profet_app import session
+from profet_app import common, session
 
 st.set_page_config(
     page_title="PROFET — GPU instance latency and cost", page_icon="⏱️", layout="wide"
@@ -33,6 +33,8 @@ pages = {
 }
 # A session's uploads and results are released when its browser goes (not kept for a reconnect).
 session.end_with_the_browser()
+# The models, validation tables and every page's modules, loaded once a process in the background.
+common.warm_up()
 page = st.navigation(pages)
 st.sidebar.caption(
     "PROFET predicts a CNN training step's latency and cost on GPU cloud "

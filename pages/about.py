@@ -7,6 +7,7 @@ import streamlit as st
 from profet_app import common
 from profet_core import ProfetError, price_source
 
+common.wide_layout()
 st.title("About PROFET")
 st.markdown(
     """
@@ -144,10 +145,14 @@ st.markdown(
   whole run (where a run is given).
 * **Prices**: a prediction is made for a GPU configuration (GPU, GPU count, precision); a price
   belongs to an offering (cloud, instance type, region, market), and SkyPilot's catalog
-  snapshot is the one source of prices. The per-target table prices each configuration by the
-  offering that rents it cheapest on demand (named in its Offering column; an instance type
-  named as a target, such as p5.48xlarge, at its own cheapest region), so an instance has one
-  price wherever it appears; the time-cost front prices every offering (on-demand and spot). An
+  snapshot is the one source of prices. The per-target table prices each configuration of N
+  GPUs by the offering that rents at least N of its GPU cheapest on demand (named in its
+  Offering column). An instance type has one price wherever it is named (this page's list, the
+  anchor list, the front): where a configuration predicted as an instance type (p5.48xlarge:
+  8 x H100 SXM5 80GB) is rented cheaper by another offering, its row says so in its note, with
+  the instance type's own price. Every view of a price says what it needs said (a catalog price
+  to check, regions at the same price). The time-cost front prices every offering (on-demand
+  and spot). An
   instance no cloud rents any more (p2.xlarge, g3s.xlarge) is predicted without a price. The
   spec sheet holds specs and their sources only.
 """

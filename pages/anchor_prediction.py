@@ -15,6 +15,7 @@ from profet_core import OfferingFilter, ProfetError
 #: Session-state key of the inputs the shown result was predicted from.
 INPUTS = "anchor_inputs"
 
+common.wide_layout()
 predictor = common.predictor_or_stop()
 st.title("Anchor prediction")
 st.caption(
@@ -38,6 +39,7 @@ if st.button("Predict", type="primary", key="predict"):
             form.batch_size,
             form.input_size,
             profile,
+            request,
         )
         if answer.offerings is None:
             st.error(common.safe(f"Offerings could not be priced: {answer.offerings_error}"))

@@ -47,6 +47,7 @@ LABELS = {
     "ci_high": "CI high",
 }
 
+common.wide_layout()
 st.title("Experiment design")
 st.caption(
     "Two-level full and fractional factorial designs for training-performance experiments, and "

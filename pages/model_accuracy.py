@@ -11,6 +11,7 @@ from profet_core import NOVELTY_WARN
 
 ALL_PAIRS = "All pairs"
 
+common.wide_layout()
 predictor = common.predictor_or_stop()
 st.title("Model accuracy")
 st.caption(

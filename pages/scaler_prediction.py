@@ -17,6 +17,7 @@ MODES = {
     POINTS: "Two or three measured latencies",
 }
 
+common.wide_layout()
 predictor = common.predictor_or_stop()
 st.title("Scaler prediction")
 st.caption(
@@ -44,36 +45,73 @@ grid = np.arange(lo, hi + 1, dtype=float)
 result: common.AnchorResult | None = st.session_state.get(common.ANCHOR_RESULT)
 
 
+def _per_gpu_step(row, profile) -> float:
+    """The one-GPU step (ms) of a prediction row at its precision: what the one-point curve
+    scales with the per-GPU batch (a data-parallel step adds its synchronisation, which the
+    per-GPU batch does not change). A one-GPU row's own step; another's asked of the core."""
+    if int(row.get("gpus", 1)) == 1 or result.request is None or profile is None:
+        return float(row["batch_latency_ms"])
+    from dataclasses import replace
+
+    one = replace(
+        result.request, gpus=1, targets=(str(row["target"]),), dataset_images=None, epochs=None
+    )
+    table = predictor.predict(None, profile, one).table
+    return float(table.loc[table["target"] == row["target"], "batch_latency_ms"].iloc[0])
+
+
 def _anchor_point():
-    """The point the Anchor page predicted for a chosen row and target:
-    ``(target, latency_ms, size, other_size, profile)``, or None without a usable result."""
+    """The point the Anchor page predicted for a chosen row and configuration:
+    ``(target, latency_ms, size, other_size, profile)``, or None without a usable result.
+
+    The latency is one GPU's step at the row's precision and per-GPU batch, which the curve
+    scales; the message names the configuration, its precision and GPU count."""
     if result is None:
         return None
     table = result.table
     c1, c2 = st.columns(2)
     row = common.pick_row(c1, "Anchor page profile row", table["row"].nunique(), "prefill_row")
-    shown = table[table["row"] == row]
-    if "gpus" in shown:  # one line per target: its fewest GPUs (several counts: configurations)
-        shown = shown.sort_values("gpus", kind="stable").drop_duplicates("target")
-    targets = list(shown["target"])
+    shown = table[table["row"] == row].reset_index(drop=True)
+    named = "configuration" if "configuration" in shown else "target"
+    names = list(dict.fromkeys(shown[named].astype(str)))
     # A measured target first (its one-point curve rests on that instance's own runs), the
     # fastest of them; a spec-only GPU was never measured at several sizes.
     measured = shown[shown["basis"] == "measured"]
     pool = measured if len(measured) else shown
-    first = pool["target"].iloc[int(np.nanargmin(pool["batch_latency_ms"].to_numpy(float)))]
-    target = c2.selectbox("Target instance", targets, targets.index(first), key="pre_target")
+    first = str(pool[named].iloc[int(np.nanargmin(pool["batch_latency_ms"].to_numpy(float)))])
+    chosen = c2.selectbox("Configuration", names, names.index(first), key="pre_target")
+    picked = shown[shown[named].astype(str) == chosen].iloc[0]
+    target = str(picked["target"])
     size, other = (result.batch_size, result.input_size)[:: 1 if by == "batch" else -1]
     if not lo <= size <= hi:
         st.info(f"The profiled {dim['short']} {size} is outside {lo}..{hi}: nothing prefilled.")
         return None
-    latency = float(shown.set_index("target").at[target, "batch_latency_ms"])
     profile = None if result.profiles is None else result.profiles.iloc[[int(row)]]
-    st.info(
-        f"From the Anchor page: {common.fmt_ms(latency)} predicted on {target} at "
-        f"{dim['label'].lower()} {size} {dim['unit']} "
-        f"({other_dim['label'].lower()} {other} {other_dim['unit']}), "
-        "shaped by that row's profile."
+    try:
+        latency = _per_gpu_step(picked, profile)
+    except ProfetError as exc:
+        common.show_error(exc)
+        return None
+    gpus, precision = int(picked.get("gpus", 1)), str(picked.get("precision", "fp32"))
+    step = f"{common.fmt_ms(float(picked['batch_latency_ms']))} per step on {gpus} GPUs"
+    per = "per-GPU " if by == "batch" and gpus > 1 else ""
+    said = (
+        f"From the Anchor page: {chosen}, {precision.upper()}, at {per}"
+        f"{dim['label'].lower()} {size} {dim['unit']} ({other_dim['label'].lower()} {other} "
+        f"{other_dim['unit']}): "
     )
+    if gpus > 1:
+        glob = f"; global batch {gpus * result.batch_size}" if by == "batch" else ""
+        said += (
+            f"{step}{glob}. Scaled here: one GPU's {precision.upper()} step, "
+            f"{common.fmt_ms(latency)} (a data-parallel step adds its synchronisation, which "
+            f"the per-GPU {dim['short']} does not change), predicted as {target}"
+        )
+    else:
+        said += f"{common.fmt_ms(latency)} predicted as {target}"
+    if precision != "fp32":
+        said += "; the curve's shape is learned from FP32 steps"
+    st.info(common.safe(said + ", shaped by that row's profile."))
     return target, latency, size, other, profile
 
 

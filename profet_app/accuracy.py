@@ -172,22 +172,24 @@ def cross_instance(val: dict) -> None:
         "r2_cross",
         "coverage_pct",
     ]
-    num = st.column_config.NumberColumn
+    num, text = st.column_config.NumberColumn, st.column_config.TextColumn
+    # Widths that fit the page at 1440 px (its table was cut at the right: 1,022 px in 702).
     st.dataframe(
         show[cols],
         hide_index=True,
+        width="stretch",
         key="crossgpu_table",
         column_config={
-            "basis": "Basis",
-            "k": "Runs of the left-out GPU",
-            "left_out": "Left-out GPU",
-            "mape_cross": num("MAPE (%)", format="%.1f"),
-            "max_pair_cross": num("Worst pair (%)", format="%.1f"),
-            "mape_fp32-ratio": num("FP32-ratio (%)", format="%.1f"),
-            "mape_bandwidth-ratio": num("Bandwidth-ratio (%)", format="%.1f"),
-            "mape_roofline": num("Roofline mix (%)", format="%.1f"),
-            "r2_cross": num("R2", format="%.3f"),
-            "coverage_pct": num("80% coverage (%)", format="%.1f", width=130),
+            "basis": text("Basis", width=95),
+            "k": text("GPU runs", width=110, help="runs of the left-out GPU calibrated on"),
+            "left_out": text("Left-out GPU", width=105),
+            "mape_cross": num("MAPE (%)", format="%.1f", width=75),
+            "max_pair_cross": num("Worst pair (%)", format="%.1f", width=95),
+            "mape_fp32-ratio": num("FP32 ratio (%)", format="%.1f", width=95),
+            "mape_bandwidth-ratio": num("Bandwidth (%)", format="%.1f", width=95),
+            "mape_roofline": num("Roofline (%)", format="%.1f", width=90),
+            "r2_cross": num("R2", format="%.3f", width=55),
+            "coverage_pct": num("80% coverage (%)", format="%.1f", width=115),
         },
     )
     st.caption(
@@ -205,17 +207,19 @@ PREDICTORS = {
     "bandwidth-ratio": "Memory bandwidth ratio",
 }
 HELD_OUT = {True: "VGG16 / Inception-v3 (never fitted)", False: "Fitted CNN"}
+#: ``column -> (label, width in px, help)``: together they fit the page at 1440 px (the table
+#: was cut at the right: 1,327 px in 702).
 PUBLISHED_COLUMNS = {
-    "scope": "Scope",
-    "group": "Left out",
-    "pairs": "Pairs (n)",
-    "mape_cross": "Spec model MAPE (%)",
-    "mape_before": "Before fitting MAPE (%)",
-    "mape_fp32-ratio": "FP32 ratio MAPE (%)",
-    "mape_bandwidth-ratio": "Bandwidth ratio MAPE (%)",
-    "mape_roofline": "Roofline mix MAPE (%)",
-    "half_width_log": "80% interval half-width (log)",
-    "coverage_pct": "80% coverage (%)",
+    "scope": ("Scope", 70, None),
+    "group": ("Left out", 210, None),
+    "pairs": ("Pairs", 55, "published speed-up pairs (n)"),
+    "mape_cross": ("Spec model (%)", 100, "the PROFET spec model's MAPE"),
+    "mape_before": ("Before (%)", 75, "MAPE of the model before fitting published pairs"),
+    "mape_fp32-ratio": ("FP32 ratio (%)", 95, "MAPE of the FP32 peak ratio"),
+    "mape_bandwidth-ratio": ("Bandwidth (%)", 95, "MAPE of the memory bandwidth ratio"),
+    "mape_roofline": ("Roofline (%)", 90, "MAPE of the roofline mix"),
+    "half_width_log": ("Half-width", 80, "the 80% interval's half-width (log units)"),
+    "coverage_pct": ("Coverage (%)", 95, "the 80% interval's coverage"),
 }
 #: Facets per row of the published speed-up chart: readable titles at 1440 px.
 FACETS_PER_ROW = 4
@@ -274,11 +278,17 @@ def published_speedups(val: dict) -> None:
     if summary is not None:
         table = summary[summary["scope"] != "source"]
         floats = table.select_dtypes("float").columns
+        shown = common.dashed(table, dict.fromkeys(floats, "{:.3g}"))
         st.dataframe(
-            common.dashed(table, dict.fromkeys(floats, "{:.3g}")),
+            shown,
             hide_index=True,
+            width="stretch",
             key="published_table",
-            column_config={c: label for c, label in PUBLISHED_COLUMNS.items() if c in table},
+            column_config={
+                c: st.column_config.Column(label, width=width, help=help)
+                for c, (label, width, help) in PUBLISHED_COLUMNS.items()
+                if c in table
+            },
         )
     st.caption(
         "Each GPU's efficiency refitted without its own pairs, then its published speed-ups "

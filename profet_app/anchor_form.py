@@ -104,6 +104,13 @@ class AnchorForm:
         )
 
 
+def _default(key: str, value):
+    """``value=`` for a widget keyed ``key``: None (no default) where the key's value is already
+    set (an upload's prefill): Streamlit warns about a widget given a default value whose key was
+    also set through Session State, and the set value wins anyway."""
+    return {} if key in st.session_state else {"value": value}
+
+
 def _one_value(profile: pd.DataFrame, column: str):
     """The value every row of a parsed profile gives ``column``, or None."""
     if column not in profile or profile[column].isna().any() or profile[column].nunique() != 1:
@@ -251,10 +258,11 @@ def _latency_input(source, scope, example):
     """The measured anchor latency: ``(known, value, unit)``."""
     # A checkbox, not an empty field, says "no latency": a prefilled number input cannot be
     # cleared in the browser.
+    key = f"known_{source}_{scope}"
     known = st.checkbox(
         "I measured the anchor's batch latency",
-        value=example is not None,
-        key=f"known_{source}_{scope}",
+        **_default(key, example is not None),
+        key=key,
         help="One training step's wall time on the anchor. With it PROFET predicts the "
         "target/anchor latency ratio, which is more accurate (see Model accuracy); without "
         "it, it predicts from the profile's device time alone.",
@@ -266,11 +274,12 @@ def _latency_input(source, scope, example):
             unit = st.selectbox("Unit", list(common.LATENCY_UNITS), key=f"unit_{source}_{scope}")
         with lat_col:
             default = example["batch_latency_s"] / common.LATENCY_UNITS[unit] if example else None
+            key = f"latency_{source}_{scope}_{unit}"
             latency = st.number_input(
                 "Measured anchor batch latency",
-                value=default,
+                **_default(key, default),
                 format="%.3f",
-                key=f"latency_{source}_{scope}_{unit}",
+                key=key,
                 placeholder=f"one training step, in {unit}",
             )
     return known, latency, unit
@@ -322,17 +331,19 @@ def _run_input(scope, source, example):
         placeholder="e.g. 50000",
         key="dataset_images",
     )
+    key = f"batch_{scope}_{source}"
     batch_size = st.number_input(
         "Batch size (images per step, as profiled)",
         step=1,
-        key=f"batch_{scope}_{source}",
-        value=int(example["batch_size"]) if example else DEFAULTS["batch"],
+        key=key,
+        **_default(key, int(example["batch_size"]) if example else DEFAULTS["batch"]),
     )
+    key = f"input_{scope}_{source}"
     input_size = st.number_input(
         "Input size (pixels per side, as profiled)",
         step=1,
-        key=f"input_{scope}_{source}",
-        value=int(example["input_size"]) if example else DEFAULTS["input"],
+        key=key,
+        **_default(key, int(example["input_size"]) if example else DEFAULTS["input"]),
         help="Used to judge whether the step fits each GPU's memory, and by the Scaler page.",
     )
     epochs = st.number_input("Epochs", value=10, step=1, key="epochs")

@@ -50,6 +50,8 @@ class AnchorResult:
     batch_size: int
     input_size: int
     profiles: pd.DataFrame | None = None
+    #: The :class:`~profet_core.PredictRequest` it answers (precision, GPUs, latency...).
+    request: object = None
 
     @property
     def anchor(self) -> str:
@@ -89,6 +91,69 @@ DIMENSIONS = {
 def get_predictor() -> Predictor:
     """The trained artifacts (``$PROFET_ARTIFACTS`` or ``artifacts/``), loaded once a process."""
     return load_artifacts()
+
+
+#: Modules the other pages import, loaded by :func:`warm_up` (the DOE page's statsmodels takes
+#: seconds to import: its first request in a fresh browser took 4.4 s, 2 s after).
+WARM_MODULES = (
+    "plotly.express",
+    "plotly.io.json",
+    "profet_core.doe",
+    "profet_app.accuracy",
+    "profet_app.spec_order",
+)
+_WARMING: list = []
+
+
+def warm_up() -> None:
+    """Once a process, in a background thread: load the models and their validation tables and
+    import what every page imports, so that a page a fresh browser opens first draws in seconds
+    (Model accuracy took 6.3 s to its first metric when it was the first page the server ran,
+    Experiment design 4.4 s to its tabs when it was the first to import statsmodels)."""
+    import threading
+
+    if _WARMING:
+        return
+    _WARMING.append(threading.Thread(target=_warm, name="profet-warm-up", daemon=True))
+    _WARMING[0].start()
+
+
+def _warm() -> None:
+    import importlib
+
+    try:
+        predictor = load_predictor_cached()
+        for name in predictor.validation:  # each table parsed on first use
+            predictor.validation.get(name)
+    except ProfetError:
+        pass  # the pages say what is wrong with the artifacts
+    for name in WARM_MODULES:
+        importlib.import_module(name)
+    _warm_doe()
+
+
+def _warm_doe() -> None:
+    """The Experiment design page's first view computed once (its ANOVA imports some 900
+    modules of statsmodels, formulaic and scipy on first use: 3.5 s of a first run whose tabs
+    then reached a fresh browser after 4.8 s)."""
+    from profet_core.doe import analyze, default_factors, doe_figures, montgomery_filtration_example
+
+    example = montgomery_filtration_example()
+    response = "filtration_rate"
+    doe_figures(analyze(example, response, default_factors(example, response)))
+
+
+def load_predictor_cached() -> Predictor:
+    """:func:`get_predictor` outside a page's run (no spinner to show there)."""
+    return get_predictor()
+
+
+def wide_layout() -> None:
+    """The app's wide layout, set by each page too: a page opened by its own link (a fresh
+    browser's ``/model_accuracy?section=...``) was drawn in Streamlit's narrow layout (736 px at
+    1440, its tables cut at the right) although the entry point sets the wide one; opened from
+    the menu it was wide."""
+    st.set_page_config(layout="wide")
 
 
 def predictor_or_stop() -> Predictor:

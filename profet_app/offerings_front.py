@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profet_app.common import safe
-from profet_core import OfferingFilter, price_source
+from profet_core import OfferingFilter, format_number, price_source
 
 #: Session-state key of the offerings priced at the last Predict.
 OFFERINGS_RESULT = "offerings_result"
@@ -29,33 +29,37 @@ _SYMBOLS = {
     "calibrated": "square",
 }
 _MARKETS = {"On-demand": False, "Spot": True, "Both": None}
-#: Columns of the grid, renamed so that they read as the offering's (downloads keep every one).
-_GRID = {
-    "cloud": "cloud",
-    "instance": "instance",
-    "region": "region",
-    "gpu": "gpu",
-    "gpus": "gpus",
-    "market": "market",
-    "usd_per_hour": "usd_per_hour",
-    "basis": "basis",
-    "batch_latency_ms": "step_ms",
-    "low_ms": "step_low_ms",
-    "high_ms": "step_high_ms",
-    "usd_per_1000_steps": "usd_per_1000_steps",
-    "precision": "precision",
-    "gpus_used": "gpus_used",
-    "images_per_s": "images_per_s",
-    "ms_per_batch": "ms_per_batch",
-    "usd_per_1000_batches": "usd_per_1000_batches",
-    "steps": "steps",
-    "run_hours": "run_hours",
-    "run_usd": "run_usd",
-    "pareto": "pareto",
-    "pick": "pick",
-    "price_check": "price_check",
-    "note": "note",
-}
+#: Columns of the grid, in order, under the core's names (the CSV download's, the CLI's): one
+#: name per quantity in every view; the labels are the column config's.
+_GRID = (
+    "cloud",
+    "instance",
+    "region",
+    "gpu",
+    "gpus",
+    "market",
+    "usd_per_hour",
+    "regions_at_price",
+    "price_check",
+    "basis",
+    "batch_latency_ms",
+    "low_ms",
+    "high_ms",
+    "usd_per_1000_steps",
+    "precision",
+    "gpus_used",
+    "images_per_s",
+    "ms_per_batch",
+    "usd_per_1000_batches",
+    "steps",
+    "run_hours",
+    "run_usd",
+    "pareto",
+    "pick",
+    "note",
+)
+#: Four significant digits: the CLI's rule (``format_number``), as the per-configuration table.
+SIG = "%.4g"
 
 
 def _basis_kind(basis: str) -> str:
@@ -98,7 +102,7 @@ def _cloud_traces(t: pd.DataFrame, cost_col: str, time_col: str, units: str) -> 
                 .map(plot_text)
                 .to_numpy(),
                 "hovertemplate": "%{customdata[0]} (%{customdata[1]}, %{customdata[2]})<br>"
-                f"%{{customdata[4]}}<br>%{{y:.3g}}, %{{x:.3g}} ({units})<br>%{{customdata[3]}}"
+                f"%{{customdata[4]}}<br>%{{y:.4g}}, %{{x:.4g}} ({units})<br>%{{customdata[3]}}"
                 "<extra></extra>",
             }
         )
@@ -142,17 +146,22 @@ def front_figure(
             ),
             "showarrow": True,
             "arrowhead": 2,
-            "ax": 40,
-            "ay": -30,
+            # Each label to the upper right of its point, one above another, on a white box:
+            # they ran under the markers and each other.
+            "ax": 60,
+            "ay": -45 - 32 * i,
+            "bgcolor": "rgba(255,255,255,0.85)",
+            "bordercolor": "#999",
             "font": {"size": 12},
+            "xanchor": "left",
         }
-        for _, r in front[front["pick"] != ""].iterrows()
+        for i, (_, r) in enumerate(front[front["pick"] != ""].iterrows())
     ]
     layout = {
         "xaxis": {"title": {"text": cost_label}, "type": "log"},
         "yaxis": {"title": {"text": f"Predicted {time_label}"}, "type": "log"},
         "height": 560,
-        "margin": {"l": 60, "r": 20, "t": 30, "b": 60},
+        "margin": {"l": 60, "r": 20, "t": 110, "b": 60},
         "legend": {"title": {"text": "cloud (hollow: specs only; ◆ published; ★ anchor)"}},
         "annotations": notes,
     }
@@ -206,10 +215,11 @@ def pick_metrics(shown) -> list[tuple[str, str, str]]:
         (
             f"{what.capitalize()} ({shown.criterion.name})",
             safe(f"{int(r['gpus_used'])} x {str(r['gpu']).removeprefix('NVIDIA ')}"),
-            safe(
-                f"{time_label} {r[shown.time_column]:.3g}, {cost_label} "
-                f"{r[shown.cost_column]:.3g}; on {r['cloud']} {r['instance']} ({r['region']}, "
-                f"{r['market']})"
+            ("⚠️ " if r.get("price_check") else "")
+            + safe(
+                f"{time_label} {format_number(r[shown.time_column])}, {cost_label} "
+                f"{format_number(r[shown.cost_column])}; on {r['cloud']} {r['instance']} "
+                f"({r['region']}, {r['market']}) at {format_number(r['usd_per_hour'])} USD/h"
                 + (f"; price to check: {r['price_check']}" if r.get("price_check") else "")
             ),
         )
@@ -234,12 +244,19 @@ def render(result) -> None:
         f"predicted); {int(t['pareto'].sum())} on the front. Best value = least cost x "
         f"{time_label.split(' (')[0]}. Spot capacity can be taken back."
     )
-    for note in note_captions(shown):
-        st.caption(note)
     cols = st.columns(3)
     for col, (label, value, text) in zip(cols, pick_metrics(shown), strict=False):
         col.metric(label, value)
         col.caption(text)
+    notes = note_captions(shown)
+    if notes:
+        about = [n for n in notes if any(p in n for p in ("[fastest", "[cheapest", "[best value"))]
+        with st.expander(
+            f"Notes on the offerings: {len(notes)}"
+            + (f" ({len(about)} about the picks)" if about else "; none about the picks")
+        ):
+            for note in notes:
+                st.caption(note)
     st.plotly_chart(
         front_figure(
             t, shown.cost_column, cost_label, shown.time_column, time_label, shown.criterion.name
@@ -247,26 +264,42 @@ def render(result) -> None:
         width="stretch",
         key="offerings_front",
     )
-    grid = t[[c for c in _GRID if c in t.columns]].rename(columns=_GRID)
-    st.dataframe(
-        grid,
-        hide_index=True,
-        width="stretch",
-        key="offerings_table",
-        column_config={
-            "usd_per_hour": st.column_config.NumberColumn("Price (USD/h)", format="%.3f"),
-            "step_ms": st.column_config.NumberColumn("Step (ms)", format="%.1f"),
-            "step_low_ms": st.column_config.NumberColumn("Low (ms)", format="%.1f"),
-            "step_high_ms": st.column_config.NumberColumn("High (ms)", format="%.1f"),
-            "usd_per_1000_steps": st.column_config.NumberColumn("USD / 1,000 steps", format="%.4f"),
-            "run_usd": st.column_config.NumberColumn("Run cost (USD)", format="%.2f"),
-            "run_hours": st.column_config.NumberColumn("Run time (h)", format="%.2f"),
-        },
-    )
+    _grid(t)
     st.download_button(
         "Download offerings CSV",
         shown.to_csv,  # made on click
         "profet_offerings.csv",
         "text/csv",
         key="offerings_csv",
+        on_click="ignore",  # no rerun: the other downloads' links stay valid
+    )
+
+
+def _grid(t: pd.DataFrame) -> None:
+    """The offerings' sortable table, under the core's column names and the per-configuration
+    table's labels and rule for the same quantities."""
+    grid = t[[c for c in _GRID if c in t.columns]]
+    num = st.column_config.NumberColumn
+    st.dataframe(
+        grid,
+        hide_index=True,
+        width="stretch",
+        key="offerings_table",
+        column_config={
+            "usd_per_hour": num("USD/h", format=SIG),
+            "regions_at_price": num("Regions", format="%d"),
+            "price_check": st.column_config.TextColumn("Price check"),
+            "batch_latency_ms": num("Step time (ms)", format=SIG),
+            "low_ms": num("80% low (ms)", format=SIG),
+            "high_ms": num("80% high (ms)", format=SIG),
+            "usd_per_1000_steps": num("USD/1k steps", format=SIG),
+            "images_per_s": num("Images/s", format="%.0f"),  # whole images
+            "ms_per_batch": num("ms / GPU batch", format=SIG),
+            "usd_per_1000_batches": num("USD/1k GPU batches", format=SIG),
+            "steps": num("Steps", format="localized"),
+            "run_usd": num("Run (USD)", format=SIG),
+            "run_hours": num("Run (h)", format=SIG),
+            "pick": st.column_config.TextColumn("Pick"),
+            "note": st.column_config.TextColumn("Offering note"),
+        },
     )

@@ -8,20 +8,24 @@ import pandas as pd
 import streamlit as st
 
 from profet_app import common
-from profet_core import Prediction
+from profet_core import Prediction, format_number
+
+#: Every number's format: four significant digits, the CLI's rule (``format_number``), so a
+#: price reads the same in the table, the picks and the front (63.19, not 63.2 on one of them).
+SIG = "%.4g"
 
 
 def _ranges(shown: pd.DataFrame, run: bool) -> dict:
     """One "low–high" text cell per row and interval (an em dash where a bound is unknown)."""
-    ranges = {"latency_range": ("low_ms", "high_ms", "{:.1f}")}
+    ranges = {"latency_range": ("low_ms", "high_ms")}
     if run:
-        ranges["run_range"] = ("run_usd_low", "run_usd_high", "{:.2f}")
+        ranges["run_range"] = ("run_usd_low", "run_usd_high")
     return {
         key: [
-            common.DASH if pd.isna(a) or pd.isna(b) else f"{fmt.format(a)}–{fmt.format(b)}"
+            common.DASH if pd.isna(a) or pd.isna(b) else f"{format_number(a)}–{format_number(b)}"
             for a, b in zip(shown[lo], shown[hi], strict=True)
         ]
-        for key, (lo, hi, fmt) in ranges.items()
+        for key, (lo, hi) in ranges.items()
     }
 
 
@@ -33,7 +37,7 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
     return {
         "configuration": text(
             "GPU configuration",
-            width=165,
+            width=140,
             help="GPUs x GPU: what the prediction is for; the Offering column names the "
             "instance type that rents it cheapest",
         ),
@@ -45,15 +49,15 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
         "gpu": text("GPU (NVIDIA)", width=115),
         "basis": text(
             "Basis",
-            width=100,
+            width=90,
             help="measured: a trained pair; specs only / calibrated / published (n): the "
             "cross-instance spec model (hatched bars), for GPUs the training data never "
             "measured; published (n): its generation's efficiency from n published speed-ups",
         ),
-        "batch_latency_ms": num("Latency (ms)", format="%.1f", width=90),
+        "batch_latency_ms": num("Step time (ms)", format=SIG, width=90),
         "latency_range": text(
             "80% range (ms)",
-            width=105,
+            width=100,
             alignment="right",
             help=f"{prediction.interval_level:.0%} prediction interval of the batch latency",
         ),
@@ -67,9 +71,10 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
             "latency, batch and input size); — where unknown (no anchor latency)",
         ),
         **_cost_config(),
-        "note": text("Note", width=105),
+        "pick": text("Pick", width=60),
+        **_flag_config(),
         "gpus": num("GPUs", format="%d", width=50),
-        "images_per_s": num("Images/s", format="%.0f", width=80),
+        "images_per_s": num("Images/s", format="%.0f", width=80),  # whole images
         "basis_precision": text(
             "AMP / GPUs basis",
             help="what the mixed-precision gain and the several-GPU step rest on: published "
@@ -77,7 +82,32 @@ def _config(display: pd.DataFrame, prediction: Prediction) -> dict:
         ),
         "precision": text("Precision", width=70),
         "ensemble": text("Ensemble"),
-        **{m: common.number_column(display, m, f"{m[:-3]} member (ms)", "{:.1f}") for m in members},
+        **{m: common.number_column(display, m, f"{m[:-3]} member (ms)", "{:.4g}") for m in members},
+    }
+
+
+def _flag_config() -> dict:
+    """Labels and widths of what a row's price needs said."""
+    num, text = st.column_config.NumberColumn, st.column_config.TextColumn
+    return {
+        "price_check": text(
+            "Price check",
+            width=95,
+            help="a catalog price that needs a word (swapped prices, spot not below on-demand, "
+            "far below other regions): the offering's note says why",
+        ),
+        "regions_at_price": num(
+            "Regions",
+            format="%d",
+            width=60,
+            help="regions that share the offering's cheapest price (the first by name is shown)",
+        ),
+        "note": text(
+            "Offering note",
+            help="what this price needs said: the catalog checks, regions at the same price, a "
+            "whole instance paid for fewer GPUs, an instance type renting elsewhere at its own "
+            "price",
+        ),
     }
 
 
@@ -85,7 +115,7 @@ def _cost_config() -> dict:
     """Labels, formats and widths of the price, cost and run columns."""
     num, text = st.column_config.NumberColumn, st.column_config.TextColumn
     return {
-        "usd_per_hour": num("USD/h", format="%.3f", width=60),
+        "usd_per_hour": num("USD/h", format=SIG, width=55),
         "offering": text(
             "Offering",
             width=150,
@@ -93,23 +123,23 @@ def _cost_config() -> dict:
             "instance type, region), whose price USD/h is: an instance type named as a target "
             "at its own cheapest region; empty where no offering rents it",
         ),
-        "usd_per_1000_steps": num("USD/1k steps", format="%.4f", width=105),
+        "usd_per_1000_steps": num("USD/1k steps", format=SIG, width=100),
         "steps": num(
             "Steps",
-            format="%d",
+            format="localized",
             width=60,
             help="steps of the run at the configuration's global batch (GPUs used x per-GPU batch)",
         ),
         "ms_per_batch": num(
             "ms / GPU batch",
-            format="%.2f",
+            format=SIG,
             width=95,
             help="step time / GPUs used: the time per per-GPU batch of work (picks per image)",
         ),
-        "usd_per_1000_batches": num("USD/1k GPU batches", format="%.4f", width=120),
-        "run_hours": num("Run (h)", format="%.4g", width=60),
-        "run_usd": num("Run (USD)", format="%.2f", width=80),
-        "run_range": text("80% (USD)", width=95, alignment="right"),
+        "usd_per_1000_batches": num("USD/1k GPU batches", format=SIG, width=120),
+        "run_hours": num("Run (h)", format=SIG, width=60),
+        "run_usd": num("Run (USD)", format=SIG, width=75),
+        "run_range": text("80% (USD)", width=85, alignment="right"),
     }
 
 
@@ -121,7 +151,8 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     shown : pandas.DataFrame
         The prediction table's rows of one profile (plus run columns when ``run``).
     notes : list of str
-        Per row: its ``pick`` ("fastest", "cheapest", "best value", several or "").
+        Per row: its ``pick`` ("fastest", "cheapest", "best value", several or ""), the column
+        the CLI's table calls ``pick`` too.
     prediction : Prediction
         For its member columns and interval level.
     run : bool
@@ -132,11 +163,11 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     # is an em dash, never the grid's "None".
     display = common.dashed(
         shown.assign(
-            note=notes,
+            pick=notes,
             gpu=shown["gpu"].astype(str).str.removeprefix("NVIDIA "),
             **_ranges(shown, run),
         ),
-        {"p_fit": "{:.2f}", **dict.fromkeys(members, "{:.1f}")},
+        {"p_fit": "{:.2f}", **dict.fromkeys(members, "{:.4g}")},
     )
     config = _config(display, prediction)
     # A configuration names its GPU and count; without one (unpriced artifacts) the target does.
@@ -157,6 +188,9 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
         columns.insert(columns.index("run_hours"), "steps")
     if not run:
         columns.append("usd_per_1000_steps")
+    columns += [c for c in ("price_check", "regions_at_price") if c in display.columns]
+    if "note" in display.columns:
+        more.insert(1, "note")
     more = st.multiselect(
         "More columns",
         more,
@@ -168,7 +202,7 @@ def result_table(shown: pd.DataFrame, notes: list, prediction: Prediction, run: 
     )
     st.dataframe(
         display,
-        column_order=[*columns, "note", *more],
+        column_order=[*columns, "pick", *more],
         column_config=config,
         hide_index=True,
         width="stretch",

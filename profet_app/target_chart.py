@@ -104,18 +104,27 @@ def _mark(fig: go.Figure, marks) -> None:
         )
 
 
-def _mark_picks(fig: go.Figure, picks: dict, bars: str, cost_col: str, criterion: str) -> None:
-    """The fastest and the cheapest target's arrows, at their bar and cost marker, each label
-    naming the ``criterion`` the picks rank by (whatever the bars and markers show)."""
+def pick_marks(picks: dict, criterion: str = "") -> list[tuple[str, pd.Series]]:
+    """One arrow label per picked row: ``(label, row)``, a row picked twice or thrice named
+    once with every pick (``"fastest, best value (whole run)"``), never two labels on one bar."""
+    by_row: dict = {}
+    for what, best in picks.items():
+        if best is not None:
+            by_row.setdefault(best.name, [best, []])[1].append(what)
     name = f" ({criterion})" if criterion else ""
-    orange = {"color": "#F58518"}
-    _mark(
-        fig,
-        [
-            (f"fastest{name}", picks.get("fastest"), bars, "y", -45, -35, None),
-            (f"cheapest{name}", picks.get("cheapest"), cost_col, "y2", 45, -55, orange),
-        ],
-    )
+    return [(f"{', '.join(whats)}{name}", best) for best, whats in by_row.values()]
+
+
+def _mark_picks(fig: go.Figure, picks: dict, bars: str, cost_col: str, criterion: str) -> None:
+    """The fastest, cheapest and best-value rows' arrows at their bars, each label naming the
+    ``criterion`` the picks rank by (whatever the bars and markers show); the arrows of
+    different rows at different heights, so that their labels never overlap."""
+    colors = ({"color": "#333"}, {"color": "#F58518"}, {"color": "#2E7D32"})
+    marks = [
+        (text, best, bars, "y", 0, -40 - 28 * i, colors[i % 3])
+        for i, (text, best) in enumerate(pick_marks(picks, criterion))
+    ]
+    _mark(fig, marks)
 
 
 def latency_cost_figure(
@@ -177,7 +186,17 @@ def latency_cost_figure(
         secondary_y=True,
     )
     _mark_picks(fig, picks, bars, cost_col, criterion)
-    fig.update_xaxes(title_text="GPU configuration (GPUs x GPU)")
+    names = _names(t).tolist()
+    # Every bar labelled (Plotly drops every other label when they crowd): the chart shows at
+    # most TOP bars, so each label has room at 1440 px.
+    fig.update_xaxes(
+        title_text="GPU configuration (GPUs x GPU)",
+        tickmode="array",
+        tickvals=names,
+        ticktext=names,
+        tickangle=-50,
+        automargin=True,
+    )
     fig.update_yaxes(title_text=bars_label, secondary_y=False, rangemode="tozero")
     # Its own round ticks ($0.02, $0.04), not ones synced to the bars' grid (0.0201).
     fig.update_yaxes(
@@ -188,10 +207,30 @@ def latency_cost_figure(
         tickmode="auto",
         tickformat="$,.3~g",
     )
+    # Room above the tallest bar for the picks' staggered labels.
     fig.update_layout(
-        barmode="group", legend={"orientation": "h", "y": 1.12}, margin={"t": 60}, height=430
+        barmode="group", legend={"orientation": "h", "y": 1.2}, margin={"t": 110}, height=520
     )
     return fig
+
+
+#: The most bars the chart draws: at 1440 px (about 1,050 px of plot) each gets 26 px, room
+#: for its label at an angle; every one-GPU answer fits (about 35 configurations), and the table
+#: lists every configuration of an all-GPUs answer (105).
+TOP = 40
+
+
+def chart_rows(shown: pd.DataFrame, picks: dict, time_column: str, top: int = TOP) -> pd.DataFrame:
+    """The rows the chart draws, in the table's order: all of them up to ``top``; beyond, every
+    picked row and then the fastest by the picks' time column (``time_column``) up to ``top``."""
+    if len(shown) <= top:
+        return shown
+    names = _names(shown)
+    wanted = {str(_names(best.to_frame().T).iat[0]) for best in picks.values() if best is not None}
+    picked = list(shown.index[names.isin(wanted)])
+    order = shown[time_column].sort_values(kind="stable", na_position="last").index
+    keep = set(list(dict.fromkeys([*picked, *order]))[:top])
+    return shown[shown.index.isin(keep)]
 
 
 def render(prediction: Prediction, shown: pd.DataFrame, row: int) -> None:
@@ -229,9 +268,17 @@ def render(prediction: Prediction, shown: pd.DataFrame, row: int) -> None:
     bars_label = "Predicted batch latency (ms)"
     if bars_col == "images_per_s":
         bars_label = f"Images/s, {'every' if all_gpus else 'one'} GPU of the instance"
+    picks = prediction.picks(row)
+    crit = prediction.criterion
+    drawn = chart_rows(shown, picks, crit.time_column)
+    if len(drawn) < len(shown):
+        st.caption(
+            f"The chart shows {len(drawn)} of the {len(shown)} configurations: the three picks "
+            f"and the fastest by {crit.time_label}; the table above lists every one."
+        )
     fig = latency_cost_figure(
-        shown,
-        prediction.picks(row),
+        drawn,
+        picks,
         col,
         cost_label,
         lo,

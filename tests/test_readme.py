@@ -1,5 +1,8 @@
-"""Every example in the README runs as written: each `profet ...` line of its ```sh
-blocks exits 0 from a copy of the repository's examples, and its ```python blocks execute."""
+"""Every example in the README and in docs/ runs as written: each `profet ...` line of their
+```sh blocks exits 0 from a copy of the repository's examples (and prints the lines of an
+```output block that follows it), and their ```python blocks execute. The README stays a front
+page: short, its two commands the ones CI runs, the first prediction on its first screen; and
+docs/development.md's Layout section matches the tree."""
 
 from __future__ import annotations
 
@@ -17,18 +20,38 @@ from tests._utils import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+#: The pages whose examples run: the README and every page of docs/ (the benches' and studies'
+#: own pages show output, not commands).
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DEVELOPMENT = (ROOT / "docs" / "development.md").read_text()
 
 
-def _blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S)
+def _blocks(text: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", text, flags=re.S)
 
 
-COMMANDS = [
-    line.strip()
-    for block in _blocks("sh")
-    for line in block.splitlines()
-    if line.strip().startswith("profet ")
-]
+def _commands(text: str) -> list[str]:
+    """The `profet` lines of ``text``'s ```sh blocks (a line ending in a backslash continues)."""
+    out = []
+    for block in _blocks(text, "sh"):
+        for line in block.replace("\\\n", " ").splitlines():
+            if line.strip().startswith("profet "):
+                out.append(" ".join(line.split()))
+    return out
+
+
+def _outputs(text: str) -> dict[str, list[str]]:
+    """``{command: lines it prints}`` for each ```output block: the last command before it."""
+    found = {}
+    for m in re.finditer(r"```output\n(.*?)```", text, flags=re.S):
+        before = _commands(text[: m.start()])
+        assert before, "an ```output block follows no command"
+        found[before[-1]] = [x for x in m.group(1).splitlines() if x.strip()]
+    return found
+
+
+EXAMPLES = [(page, c) for page in PAGES for c in _commands(page.read_text())]
+OUTPUTS = {c: lines for page in PAGES for c, lines in _outputs(page.read_text()).items()}
 
 
 @pytest.fixture(scope="module")
@@ -43,18 +66,23 @@ def workdir(tmp_path_factory):
     return repo
 
 
-def test_readme_has_examples():
-    assert len(COMMANDS) >= 8 and _blocks("python")
+def test_the_pages_have_examples():
+    readme = [c for p, c in EXAMPLES if p.name == "README.md"]
+    assert len(readme) >= 2 and len(EXAMPLES) >= 20
+    assert any(_blocks(p.read_text(), "python") for p in PAGES)
 
 
-#: Examples that train or validate on the whole shared data: about a minute each.
+#: Examples that train, validate, plan with SkyPilot or profile: seconds to about a minute each.
 SLOW = ("profet train ", "profet validate ", "profet sky-plan ", "profet profile ")
 
 
 @pytest.mark.parametrize(
     "command",
-    [pytest.param(c, marks=[pytest.mark.slow] if c.startswith(SLOW) else []) for c in COMMANDS],
-    ids=[c[:60] for c in COMMANDS],
+    [
+        pytest.param(c, marks=[pytest.mark.slow] if c.startswith(SLOW) else [])
+        for c in dict.fromkeys(c for _, c in EXAMPLES)
+    ],
+    ids=[c[:60] for c in dict.fromkeys(c for _, c in EXAMPLES)],
 )
 def test_cli_example_runs_as_written(command, workdir):
     if "../shared" in command and not SHARED.is_dir():
@@ -67,24 +95,67 @@ def test_cli_example_runs_as_written(command, workdir):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
+    for expected in OUTPUTS.get(command, ()):  # the page shows what the command prints today
+        assert expected in out.stdout, (expected, out.stdout[-3000:])
 
 
-def test_python_example_runs(workdir, monkeypatch, capsys):
+def test_python_examples_run(workdir, monkeypatch, capsys):
     monkeypatch.chdir(workdir)
-    for block in _blocks("python"):
-        exec(compile(block, "README.md", "exec"), {})
-    assert "run_usd" in capsys.readouterr().out
+    ran = 0
+    for page in PAGES:
+        for block in _blocks(page.read_text(), "python"):
+            exec(compile(block, str(page.relative_to(ROOT)), "exec"), {})
+            ran += 1
+    assert ran >= 2 and "run_usd" in capsys.readouterr().out
+
+
+def test_the_readme_is_a_front_page():
+    """851 lines and 10,814 words (about 54 minutes) before; the first prediction now on its
+    first screen (what someone who reads only that needs), every reference in docs/."""
+    lines = README.splitlines()
+    assert len(lines) <= 200, len(lines)
+    first_screen = "\n".join(lines[:45])
+    for needed in (
+        "requirements.txt",
+        "streamlit run app.py",
+        "http://localhost:8501",
+        "**Predict**",
+    ):
+        assert needed in first_screen, needed
+    assert "second" in README and "profet predict --profile examples/profile_g3s.json" in README
+    for word in ("spec line", "offering", "configuration", "basis", "the front", "picks"):
+        assert f"**{word}**" in README, f"the README does not define {word!r}"
+    assert not re.search(r"\bissue \d+|fixed beforehand", README)
+    for link in re.findall(r"\]\((docs/[^)#]+)", README):
+        assert (ROOT / link).exists(), link
+
+
+def test_the_readme_test_command_is_what_ci_runs():
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    commands = re.findall(r"^    (python3 -m venv .*)$", README, flags=re.M)
+    assert len(commands) == 2, commands
+    start, tests = commands
+    assert tests == ci, (tests, ci)
+    assert "-r requirements.txt" in start and "streamlit run app.py" in start
+    assert "-r requirements-dev.txt" in tests and tests.endswith("python -m pytest -q")
+
+
+def test_docs_links_resolve():
+    for page in PAGES:
+        for link in re.findall(r"\]\(([^)#:]+\.(?:md|png))", page.read_text()):
+            assert (page.parent / link).exists(), f"{page.name}: {link}"
 
 
 def _layout_named() -> set[str]:
-    """Module paths (from the repository root) that the README's Layout section names.
+    """Module paths (from the repository root) that the Layout section of docs/development.md
+    names.
 
     A bullet that opens with a subpackage (`` `inputs/` ``) names its modules bare
     (`` `_profile.py` ``); the root's bullet opens with `` `profet_core/` ``, the app package's
     with `` `profet_app/` `` and the pages' with `` `app.py` `` (their files bare after the first,
     ``pages/``-prefixed one). A path with a folder in it counts in any bullet.
     """
-    section = README[README.index("## Layout") :]
+    section = DEVELOPMENT[DEVELOPMENT.index("## Layout") :]
     named = set()
     for bullet in re.split(r"\n- ", section)[1:]:
         tokens = re.findall(r"`([^`]+)`", bullet)
@@ -118,7 +189,7 @@ def test_layout_section_lists_every_module():
         if not (p.name == "__init__.py" and p.parent.name != "profet_core")
     }
     named = _layout_named()
-    assert not modules - named, f"modules the README's Layout omits: {sorted(modules - named)}"
+    assert not modules - named, f"modules the Layout omits: {sorted(modules - named)}"
     assert not named - modules, (
         f"the Layout names modules that do not exist: {sorted(named - modules)}"
     )
@@ -152,7 +223,7 @@ def test_the_top_level_holds_what_the_layout_says():
         pytest.skip("not a git checkout: the tracked files are unknown")
     top = {f.split("/")[0] for f in tracked if not f.startswith(".")}
     assert top == TOP_LEVEL, f"extra: {sorted(top - TOP_LEVEL)}, missing: {sorted(TOP_LEVEL - top)}"
-    said = README[README.index("The top level holds nothing else") :]
+    said = DEVELOPMENT[DEVELOPMENT.index("The top level holds nothing else") :]
     for name in TOP_LEVEL:
         assert f"`{name}" in said, f"the Layout section does not name {name}"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..cli._argtypes import float_range, int_range
-from ..cli._common import passed, warn
+from ..cli._common import passed, require_extra, warn
 from ._check import MAX_CLASSES, MAX_LATENCY_STEPS, MAX_PRICE, MAX_REPEATS, OPTIMIZERS
 
 #: ``collect``'s options, given as the flags of the same names.
@@ -89,6 +89,7 @@ def _profile(args) -> int:
     )
 
     _require_keras_args(args)
+    require_extra("capture", "profet profile", "a Keras model; --torch profiles a PyTorch one")
 
     # what the capture cannot run is refused in the first second, before TensorFlow starts
     # (a .keras file's kind is known once it loads: profile_model checks it then)
@@ -135,6 +136,8 @@ def _require_keras_args(args) -> None:
 
 def _collect(args) -> int:
     from ._collect import collect, write_catalog_line
+
+    require_extra("capture", "profet collect")
 
     if (args.gpu is None) != (args.usd_per_hour is None):
         from ..errors import ProfetValueError
@@ -194,7 +197,7 @@ def add_parser(subparsers) -> None:
         "zoo's 10,000)",
     )
     p.add_argument("--optimizer", choices=_OPTIMIZERS, help=_OPTIMIZER_HELP)
-    t = p.add_argument_group("a PyTorch model (the torch extra: pip install 'profet[torch]')")
+    t = p.add_argument_group("a PyTorch model (the torch extra: pip install -e '.[torch]')")
     t.add_argument(
         "--torch",
         metavar="MODULE:FACTORY",

@@ -36,7 +36,7 @@ def _tool_module():
         return raw_to_tool_data, f"tensorboard_plugin_profile {getattr(ver, '__version__', '?')}"
     except ImportError:
         raise ProfetError(
-            "converting a profiler trace needs the xprof package (pip install 'profet[capture]' "
+            "converting a profiler trace needs the xprof package (pip install -e '.[capture]' "
             "or pip install xprof)"
         ) from None
 

@@ -68,7 +68,7 @@ def require_torch():
         import torch
     except ImportError:
         raise ProfetError(
-            "profiling a PyTorch model needs PyTorch (torch >= 2.1): pip install 'profet[torch]', "
+            "profiling a PyTorch model needs PyTorch (torch >= 2.1): pip install -e '.[torch]', "
             "or the torch build for your CUDA from pytorch.org"
         ) from None
     return torch

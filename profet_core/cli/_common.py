@@ -13,10 +13,65 @@ from ._argtypes import TREES
 DEFAULT_DATA = "../shared/data/profet"
 ARTIFACTS_HELP = "artifacts folder (default: the shipped ones)"
 CATALOG_HELP = (
-    "prices: a CSV (instance,gpu,usd_per_hour) whose prices replace the offerings' (SkyPilot's "
-    "catalog snapshot) for the instances it names, or a SkyPilot catalog folder "
-    "(~/.sky/catalogs/v8) every price is taken from instead of the snapshot; no retraining"
+    "prices: a CSV (instance,gpu,usd_per_hour) whose lines join the offerings (SkyPilot's "
+    "catalog snapshot) as offerings of cloud 'catalog': a line prices its instance's GPU "
+    "configuration where no offering rents it cheaper (a dearer line is listed, not used); or "
+    "a SkyPilot catalog folder (~/.sky/catalogs/v8) every price is taken from instead of the "
+    "snapshot; no retraining"
 )
+#: The optional parts of the install: ``extra -> (the modules it brings, what it is for)``. The
+#: app's install (requirements.txt) has none of them; the test install has all.
+EXTRAS = {
+    "capture": (("tensorflow", "tf_keras", "tensorboard", "xprof"), "TensorFlow"),
+    "sky": (("sky",), "SkyPilot"),
+    "torch": (("torch",), "PyTorch"),
+}
+
+
+def extra_hint(extra: str) -> str:
+    """How to add the ``extra`` to this install, in one clause."""
+    return (
+        f"add it with: pip install -e '.[{extra}]' from the repository root (the test set-up, "
+        "requirements-dev.txt, installs it)"
+    )
+
+
+def require_extra(extra: str, command: str, why: str = "") -> None:
+    """Refuse ``command`` in one line, before any work, where a module of the ``extra`` is
+    missing (found without importing it: TensorFlow's import takes seconds)."""
+    import importlib.util
+
+    def absent(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is None
+        except (ImportError, ValueError):  # a module blocked in sys.modules
+            return True
+
+    modules, name = EXTRAS[extra]
+    missing = [m for m in modules if absent(m)]
+    if missing:
+        from ..errors import ProfetError
+
+        raise ProfetError(
+            f"{command} needs {name}{f' ({why})' if why else ''}, which this install lacks "
+            f"(no module {', '.join(missing)}); {extra_hint(extra)}"
+        )
+
+
+def need_dnn(command: str) -> None:
+    """Refuse ``command`` in one line where the reference method's DNN member (TensorFlow) cannot
+    be trained."""
+    require_extra(
+        "capture",
+        command,
+        "the reference method's DNN member; --methods hybrid linear trains without it",
+    )
+
+
+def extra_of_module(name: str | None) -> str | None:
+    """The extra that brings module ``name`` (a dotted name's first part), or None."""
+    top = str(name or "").split(".")[0]
+    return next((e for e, (mods, _) in EXTRAS.items() if top in mods), None)
 
 
 class Progress:

@@ -145,6 +145,18 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("profet: interrupted", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as exc:  # an optional part of the install, one line
+        from ._common import EXTRAS, extra_hint, extra_of_module
+
+        extra = extra_of_module(exc.name)
+        if extra is None:
+            raise
+        print(
+            f"profet: error: profet {args.command} needs {EXTRAS[extra][1]}, which this install "
+            f"lacks (no module {exc.name}); {extra_hint(extra)}",
+            file=sys.stderr,
+        )
+        return 2
     except BrokenPipeError:  # `profet ... | head`: the reader left; nothing more to say
         _drop_stdout()
         return 141

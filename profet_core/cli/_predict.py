@@ -15,13 +15,15 @@ _TABLE_COLUMNS = {
     "target": "target",
     "gpu": "gpu",
     "basis": "basis",
-    "batch_latency_ms": "latency_ms",
+    "batch_latency_ms": "batch_latency_ms",  # one name per quantity: the CSV's and JSON's
     "low_ms": "low_ms",
     "high_ms": "high_ms",
     "novelty": "novelty",
     "p_fit": "p_fit",  # before the prices: the columns the picks rest on end the line
     "usd_per_hour": "usd_per_hour",
     "offering": "offering",
+    "regions_at_price": "regions_at_price",
+    "price_check": "price_check",  # what the offering's price needs said (the CSV's note says why)
     "usd_per_1000_steps": "usd_per_1000_steps",
     "ms_per_batch": "ms_per_batch",
     "usd_per_1000_batches": "usd_per_1000_batches",

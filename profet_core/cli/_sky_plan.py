@@ -18,10 +18,11 @@ _TABLE_COLUMNS = {
     "region": "region",
     "market": "market",
     "usd_per_hour": "usd_per_hour",
+    "price_check": "price_check",  # the CSV's and JSON's note says why
     "basis": "basis",
     "run_hours": "run_hours",
-    "run_hours_low": "low_h",
-    "run_hours_high": "high_h",
+    "run_hours_low": "run_hours_low",  # one name per quantity: the CSV's and JSON's
+    "run_hours_high": "run_hours_high",
     "run_usd": "run_usd",
     "usd_1h_default": "usd_1h_default",
     "pick": "pick",

@@ -5,7 +5,14 @@ from __future__ import annotations
 import time
 
 from ._argtypes import EPOCHS, THRESHOLD
-from ._common import DEFAULT_DATA, Progress, add_trees_flag, method_params, old_flag
+from ._common import (
+    DEFAULT_DATA,
+    Progress,
+    add_trees_flag,
+    method_params,
+    need_dnn,
+    old_flag,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -60,6 +67,8 @@ def run(args) -> int:
     from .. import train
     from ..training._folders import training_data
 
+    if "profet" in args.methods:
+        need_dnn("profet train")
     folders = args.data or [DEFAULT_DATA]
     dataset, catalog = training_data(folders, args.out, args.catalog, args.validation)
     start = time.monotonic()

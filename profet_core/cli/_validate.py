@@ -4,7 +4,15 @@ left out), printed and written."""
 from __future__ import annotations
 
 from ._argtypes import EPOCHS, THRESHOLD
-from ._common import DEFAULT_DATA, Progress, add_trees_flag, method_params, passed, table_text
+from ._common import (
+    DEFAULT_DATA,
+    Progress,
+    add_trees_flag,
+    method_params,
+    need_dnn,
+    passed,
+    table_text,
+)
 
 #: ``validate``'s options, given as the flags of the same names.
 _OPTIONS = ("methods", "anchors", "targets", "architectures", "threshold", "cross", "specs")
@@ -36,7 +44,10 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     """Validate, then print the report, the files written and the leave-one-GPU-out table."""
     from .. import validate
+    from ..models._methods import METHODS
 
+    if "profet" in (args.methods or list(METHODS)):
+        need_dnn("profet validate")
     done = validate(
         args.data,
         args.out,

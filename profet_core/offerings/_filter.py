@@ -21,9 +21,18 @@ CHEAPEST_NOTE = (
 )
 LISTING_NOTE = (
     "each instance type is shown once per cloud, at its cheapest region: usd_per_hour at its "
-    "cheapest on-demand region (region; regions_at_price: how many regions share that price, the first by name shown), "
-    "spot_usd_per_hour at its cheapest spot region (spot_region), which may be another region; "
-    "--region or --all-regions shows each region's own prices"
+    "cheapest on-demand region (region; regions_at_price: how many regions share that price, "
+    "the first by name shown), spot_usd_per_hour at its cheapest spot region (spot_region; "
+    "spot_regions_at_price: how many share it), which may be another region; --region or "
+    "--all-regions shows each region's own prices"
+)
+#: The listing's note with --spot: its lines are the cheapest spot regions'.
+LISTING_SPOT_NOTE = (
+    "each instance type is shown once per cloud, at its cheapest spot region (region = "
+    "spot_region; spot_regions_at_price: how many regions share that spot price, the first by "
+    "name shown): spot_usd_per_hour there, and usd_per_hour the on-demand price of that same "
+    "region, which may not be the type's cheapest on-demand (profet instances without --spot "
+    "shows that); --region or --all-regions shows each region's own prices"
 )
 
 
@@ -156,27 +165,32 @@ def choose(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
     if not (f.all_regions or f.regions) and len(rows):
         key = ["cloud", "instance", "spot"]
         order = rows.sort_values(["price_usd_per_hour", "region"], kind="stable")
-        tied = _tied(order, key)
+        tied, count = _tied(order, key)
         rows = order.drop_duplicates(key).sort_index()
+        rows = rows.assign(regions_at_price=count.reindex(rows.index).to_numpy())
         more = tied.reindex(rows.index)
         said = np.flatnonzero(more.notna().to_numpy())
         if len(said):
             notes = rows["note"].fillna("").astype(str).to_numpy(dtype=object)
             notes[said] = [cat(notes[i], more.iat[i]) for i in said]
             rows = rows.assign(note=notes)
+    else:  # each region shown: none stands for others
+        rows = rows.assign(regions_at_price=np.nan)
     return rows.reset_index(drop=True)
 
 
-def _tied(order: pd.DataFrame, key: list) -> pd.Series:
+def _tied(order: pd.DataFrame, key: list) -> tuple[pd.Series, pd.Series]:
     """For the first (shown) row of each ``key`` in ``order`` (sorted by price, region): a note
-    naming the other regions with the same price, where there are any (vectorised: one
-    Python step per tied row only)."""
+    naming the other regions with the same price, where there are any, and for every row how
+    many regions share its group's least price (vectorised: one Python step per tied row
+    only)."""
     group = order.groupby(key, sort=False).ngroup().to_numpy()
     price = order["price_usd_per_hour"].to_numpy(dtype=float)
     best = np.full(group.max() + 1 if len(group) else 0, np.inf)
     np.minimum.at(best, group, price)
     at_min = np.isclose(price, best[group], rtol=1e-9, atol=0)
     count = np.bincount(group[at_min], minlength=len(best))
+    at_count = pd.Series(count[group], index=order.index)
     tied = at_min & (count[group] > 1)
     names: dict = {}
     first: dict = {}
@@ -193,7 +207,7 @@ def _tied(order: pd.DataFrame, key: list) -> pd.Series:
             f"the same price in {len(regions) - 1} other region(s) ({shown}); "
             f"{regions[0]} shown, first by name"
         )
-    return pd.Series(out, dtype=object)
+    return pd.Series(out, dtype=object), at_count
 
 
 def choose_lines(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
@@ -208,12 +222,13 @@ def choose_lines(table: pd.DataFrame, f: OfferingFilter) -> pd.DataFrame:
         lines = rows.drop_duplicates(["cloud", "instance", "region"])
         lines = table.loc[_positions(table, lines)].copy() if len(lines) else table.iloc[:0].copy()
         lines["spot_region"] = np.where(lines["spot_usd_per_hour"].notna(), lines["region"], "")
-        lines["regions_at_price"] = np.nan
+        lines["regions_at_price"] = lines["spot_regions_at_price"] = np.nan
         lines["note"] = _with_notes(lines, ("price_note", "spot_note"))
     else:
         lines = _cheapest_lines(table, rows)
     lines["price_check"] = price_check_codes(lines["note"].tolist())
-    return lines[[*cols, "spot_region", "regions_at_price", "price_check"]].reset_index(drop=True)
+    shown = [*cols, "spot_region", "regions_at_price", "spot_regions_at_price", "price_check"]
+    return lines[shown].reset_index(drop=True)
 
 
 def _positions(table: pd.DataFrame, rows: pd.DataFrame) -> list:
@@ -232,19 +247,25 @@ def _cheapest_lines(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     key = ["cloud", "instance"]
     order = rows.sort_values(["spot", "price_usd_per_hour", "region"], kind="stable")
     lines = table.loc[_positions(table, order.drop_duplicates(key))].copy()
-    od = order[~order["spot"]]
-    best = od.groupby(key, sort=False)["price_usd_per_hour"].transform("min")
-    at_min = od[np.isclose(od["price_usd_per_hour"], best, rtol=1e-9, atol=0)]
-    count = at_min.groupby(key, sort=False).size().rename("regions_at_price").reset_index()
+    count = _at_price(order[~order["spot"]], key, "regions_at_price")
+    spot_count = _at_price(order[order["spot"]], key, "spot_regions_at_price")
     sp = order[order["spot"]].drop_duplicates(key)
     spot = table.loc[_positions(table, sp), [*key, "spot_usd_per_hour", "region"]]
     spot["spot_note"] = table.loc[spot.index, "spot_note"] if "spot_note" in table else ""
     spot = spot.rename(columns={"region": "spot_region", "spot_note": "_spot_note"})
     lines = lines.drop(columns="spot_usd_per_hour").reset_index(drop=True)
     lines = lines.merge(count, on=key, how="left").merge(spot, on=key, how="left")
+    lines = lines.merge(spot_count, on=key, how="left")
     lines["spot_region"] = lines["spot_region"].fillna("")
     lines["note"] = _with_notes(lines, ("price_note", "_spot_note"))
     return lines
+
+
+def _at_price(rows: pd.DataFrame, key: list, name: str) -> pd.DataFrame:
+    """``key`` and ``name``: how many of ``rows`` (one market's) share each key's least price."""
+    best = rows.groupby(key, sort=False)["price_usd_per_hour"].transform("min")
+    at_min = rows[np.isclose(rows["price_usd_per_hour"], best, rtol=1e-9, atol=0)]
+    return at_min.groupby(key, sort=False).size().rename(name).reset_index()
 
 
 def _with_notes(lines: pd.DataFrame, cols) -> np.ndarray:

@@ -71,13 +71,13 @@ GPU_OF_INSTANCE = (
     ("runpod", r"\d+x_H100_SECURE", "NVIDIA H100 PCIe 80GB"),
     ("azure", r"Standard_NC\d+ads_A100_v4", "NVIDIA A100 PCIe 80GB"),
     ("azure", r"Standard_NC\d+ad[i]?s_H100_v5", "NVIDIA H100 NVL 94GB"),
+    # NCv3 (NC6s/12s/24s/24rs_v3) rents PCIe V100s; ND40rs_v2 the SXM2 32GB (V100-32GB)
+    ("azure", r"Standard_NC\d+r?s_v3", "NVIDIA V100 PCIe 16GB"),
 )
 
 #: What differs between a measured GPU and the same accelerator name on another host.
 VARIANT_NOTES = {
     ("aws", "T4g"): OTHER_HOST["T4g"],
-    ("azure", "V100"): "PCIe V100 (1380 MHz boost, 14 TFLOPS) vs the measured SXM2 "
-    "(1530 MHz, 15.7): expect it up to ~10% slower",
     ("gcp", "H100-MEGA"): "a3-megagpu: the same H100 SXM5 with faster networking between machines",
 }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import ProfetValueError
-from ._filter import LISTING_NOTE, SPOT_NOTE, OfferingFilter, why_nothing
+from ._filter import LISTING_NOTE, LISTING_SPOT_NOTE, SPOT_NOTE, OfferingFilter, why_nothing
 from ._gpus import OTHER_HOST
 from ._join import NO_SPEC, spec_key_of_gpu
 from ._notes import price_check_note
@@ -56,7 +56,8 @@ def list_offerings(predictor, filter: OfferingFilter | None = None, catalog=None
     -------
     table : pandas.DataFrame
         ``cloud, instance, region, regions_at_price, gpu, accelerator, gpus, vcpus,
-        memory_gib, usd_per_hour, spot_usd_per_hour, spot_region, basis, price_check, note``
+        memory_gib, usd_per_hour, spot_usd_per_hour, spot_region, spot_regions_at_price, basis,
+        price_check, note``
         (``gpu`` empty: no spec model; ``region`` the on-demand price's, ``spot_region`` the
         spot price's: in the default view each the type's cheapest, which may differ;
         ``regions_at_price`` how many regions share the cheapest on-demand price;
@@ -81,15 +82,16 @@ def list_offerings(predictor, filter: OfferingFilter | None = None, catalog=None
     cols = [c for c in SNAPSHOT_COLUMNS if c not in ("zones", "note", *OPTIONAL_COLUMNS)]
     cols.insert(cols.index("region") + 1, "regions_at_price")
     cols.insert(cols.index("spot_usd_per_hour") + 1, "spot_region")
+    cols.insert(cols.index("spot_region") + 1, "spot_regions_at_price")
     cols += ["basis", "price_check", "note"]
     notes = [price_source()]
     if not (f.all_regions or f.regions):
-        notes.append(LISTING_NOTE)
+        notes.append(LISTING_SPOT_NOTE if f.spot else LISTING_NOTE)
     if lines["spot_usd_per_hour"].notna().any():
         notes.append(f"spot prices: {SPOT_NOTE}")
     other = sorted(set(lines["accelerator"]) & set(OTHER_HOST))  # why a modelled GPU is not
     notes.extend(f"{a}: {OTHER_HOST[a]}" for a in other)  # predicted there (an Arm host)
-    checked = price_check_note(lines)
+    checked = price_check_note(lines, None if offerings is None else offerings)
     if checked:
         notes.append(checked)
     return lines[cols], tuple(notes)

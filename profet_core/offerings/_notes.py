@@ -11,7 +11,7 @@ from ._join import NO_SPEC
 from ._snapshot import price_source
 
 
-def offering_notes(out: pd.DataFrame, f: OfferingFilter) -> tuple:
+def offering_notes(out: pd.DataFrame, f: OfferingFilter, offerings=None) -> tuple:
     """The notes an offerings answer carries: where prices come from, spot and cheapest-region
     caveats, GPUs with no spec model, multi-GPU pricing and comparison, unpriced anchor rows.
 
@@ -22,6 +22,9 @@ def offering_notes(out: pd.DataFrame, f: OfferingFilter) -> tuple:
         ``market``, ``accelerator``).
     f : OfferingFilter
         The filter the offerings were chosen with.
+    offerings : pandas.DataFrame, optional
+        The snapshot they were chosen from (default: the shipped one), for the count of
+        instance types with a price to check.
 
     Returns
     -------
@@ -56,7 +59,7 @@ def offering_notes(out: pd.DataFrame, f: OfferingFilter) -> tuple:
             "offerings use different GPU counts: they are compared per per-GPU batch of work "
             "(step time / GPUs used), or by the whole run's time and cost where a run is given"
         )
-    checked = price_check_note(out)
+    checked = price_check_note(out, offerings)
     if checked:
         notes.append(checked)
     own = basis == "anchor (your measured latency)"
@@ -67,12 +70,47 @@ def offering_notes(out: pd.DataFrame, f: OfferingFilter) -> tuple:
 
 #: Offerings a price-check note names before it counts the rest.
 NAMED = 6
+#: The checked instance types of the last snapshots asked about: ``id -> (snapshot, table)``.
+_CHECKED: dict = {}
 
 
-def price_check_note(out: pd.DataFrame) -> str:
+def prices_to_check(offerings: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The instance types of a snapshot (default: the shipped one) whose catalog price needs a
+    word in the default view (each type once per cloud at its cheapest region; on-demand or
+    spot): ``cloud, instance, region, price_check``. Its length is the one count every view
+    states (``profet instances``, ``predict`` and ``--offerings``, the app, ``sky-plan``)."""
+    from ._filter import choose_lines
+    from ._snapshot import load_offerings
+
+    table = load_offerings() if offerings is None else offerings
+    kept = _CHECKED.get(id(table))
+    if kept is not None and kept[0] is table:
+        return kept[1]
+    lines = choose_lines(table, OfferingFilter(spot=None))
+    out = lines.loc[lines["price_check"] != "", ["cloud", "instance", "region", "price_check"]]
+    out = out.reset_index(drop=True)
+    if len(_CHECKED) > 3:
+        _CHECKED.clear()
+    _CHECKED[id(table)] = (table, out)
+    return out
+
+
+def checked_sentence(offerings: pd.DataFrame | None = None) -> str:
+    """The price source's count of instance types with a price to check, in one clause."""
+    n = len(prices_to_check(offerings))
+    return (
+        f"{n} instance type(s) of the price source have a catalog price to check (swapped "
+        "prices, spot not below on-demand, or far below other regions; profet instances lists "
+        "them with their price_check)"
+    )
+
+
+def price_check_note(out: pd.DataFrame, offerings: pd.DataFrame | None = None) -> str:
     """One note naming the offerings whose catalog price needs a word (``price_check``: a
     swapped pair, spot not below on-demand, far below the type's other regions), the picks
-    among them first; ``""`` where none. Their ``note`` column says why, each in full."""
+    among them first, after the price source's count of such instance types (``offerings``:
+    the snapshot; the same count in every view); ``""`` where none is shown. Their ``note``
+    column says why, each in full."""
     if "price_check" not in out or out.empty:
         return ""
     check = out["price_check"].fillna("").astype(str).to_numpy(dtype=object)
@@ -92,8 +130,5 @@ def price_check_note(out: pd.DataFrame) -> str:
         pick = f" [{picks[i]}]" if picks is not None and picks[i] else ""
         named.append(f"{what}{pick} ({check[i]})")
     shown = "; ".join(named[:NAMED])
-    more = f"; and {len(named) - NAMED} more" if len(named) > NAMED else ""
-    return (
-        f"{len(named)} offering(s) rest on catalog prices to check (the note column says why): "
-        f"{shown}{more}"
-    )
+    more = f"; and {len(named) - NAMED} more here" if len(named) > NAMED else ""
+    return f"{checked_sentence(offerings)}; here: {shown}{more} (the note column says why)"

@@ -69,6 +69,7 @@ OFFERING_COLUMNS = (
     "memory_gib",
     "on_demand_usd_per_hour",
     "spot_usd_per_hour",
+    "regions_at_price",
     "price_check",
     "note",
 )
@@ -290,7 +291,7 @@ def offerings_answer(
         out, cost, time = plan.front_table(OFFERING_COLUMNS)
     else:
         out, cost, time = _costed(join_offerings(_shown(pred), None, gpus, key, off), run)
-    notes = offering_notes(out, f)
+    notes = offering_notes(out, f, offerings)
     crit = next(c for c in CRITERIA.values() if c.time_column == time)
     notes = (*notes, crit.describe()[:1].upper() + crit.describe()[1:] + ".")
     return OfferingsResult(out, prediction, notes, cost, f, time)

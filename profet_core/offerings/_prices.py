@@ -89,7 +89,12 @@ def rentals(offerings: pd.DataFrame, extra: pd.DataFrame | None = None) -> Renta
     the offerings view chooses them (each instance type at its cheapest region), cheapest
     first: the price source of a predictor's GPU configurations
     (:mod:`profet_core.prediction._configs`)."""
-    return Rentals(functools.partial(_rented, offerings, extra))
+    from ._notes import checked_sentence
+
+    return Rentals(
+        functools.partial(_rented, offerings, extra),
+        functools.partial(checked_sentence, offerings),
+    )
 
 
 def _rented(offerings: pd.DataFrame, extra: pd.DataFrame | None) -> pd.DataFrame:
@@ -114,6 +119,11 @@ def _rented(offerings: pd.DataFrame, extra: pd.DataFrame | None) -> pd.DataFrame
             "gpus": pd.to_numeric(rows["gpus"], errors="coerce").fillna(1).astype(int),
             "usd_per_hour": usd,
             "offering": where.to_numpy(dtype=object),
+            "instance": rows["instance"].to_numpy(dtype=object),
+            # what the offering's price needs said, as every view of it says it
+            "price_check": rows["price_check"].fillna("").to_numpy(dtype=object),
+            "regions_at_price": rows["regions_at_price"].to_numpy(dtype=float),
+            "note": rows["note"].fillna("").astype(str).to_numpy(dtype=object),
         }
     )
     frame = frame[(target != "") & np.isfinite(usd)]
@@ -123,7 +133,9 @@ def _rented(offerings: pd.DataFrame, extra: pd.DataFrame | None) -> pd.DataFrame
 @functools.lru_cache(maxsize=1)
 def _shipped_rentals() -> Rentals:
     """:func:`rentals` of the shipped snapshot, its table built once a process on first use."""
-    return Rentals(lambda: _rented(load_offerings(), None))
+    from ._notes import checked_sentence
+
+    return Rentals(lambda: _rented(load_offerings(), None), lambda: checked_sentence(None))
 
 
 def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=None):
@@ -145,7 +157,7 @@ def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=
 
             raise ProfetValueError(f"the offerings snapshot lacks column(s) {missing}")
         index = _index(offerings)
-    cat = predictor.catalog.drop(columns=["usd_per_hour", "offering"], errors="ignore")
+    cat = _spec_names(predictor.catalog.drop(columns=["usd_per_hour", "offering"], errors="ignore"))
     prices = _priced(cat, index)
     cat = cat.assign(
         usd_per_hour=prices["usd_per_hour"].to_numpy(), offering=prices["offering"].to_numpy()
@@ -163,6 +175,32 @@ def with_offering_prices(predictor, offerings: pd.DataFrame | None = None, user=
     # The user's lines join the offerings (cloud "catalog"), as predict_offerings joins them.
     mine = catalog_offerings(user, out)
     return replace(out, rentals=rentals(load_offerings() if offerings is None else offerings, mine))
+
+
+def _spec_names(catalog: pd.DataFrame) -> pd.DataFrame:
+    """``catalog`` with each instance's GPU named as the spec sheet names it (``p3.2xlarge``:
+    "NVIDIA V100 SXM2 16GB", not the training catalog's "NVIDIA V100"): one name per GPU
+    part in every view (the offerings, the configurations, the instance lists)."""
+    from ._join import shipped_specs
+
+    names = dict(zip(shipped_specs()["instance"], shipped_specs()["gpu"], strict=True))
+    named = catalog["instance"].map(names)
+    if not named.notna().any():
+        return catalog
+    return catalog.assign(gpu=named.fillna(catalog["gpu"]).to_numpy())
+
+
+def _every_shipped_line(predictor):
+    """``predictor`` knowing every spec line of the shipped sheet where its cross-instance model
+    was trained on that sheet (a line added after training, the PCIe V100, is predicted from its
+    specs like the others: one name per GPU part); models trained on another sheet as they are."""
+    from ._join import shipped_specs
+    from ._predict import extended
+
+    cross = predictor.cross
+    if cross is None or not set(cross.spec_index_) <= set(shipped_specs()["instance"]):
+        return predictor
+    return extended(predictor)
 
 
 def load_artifacts(path=None, catalog=None, offerings=None):
@@ -196,7 +234,7 @@ def load_artifacts(path=None, catalog=None, offerings=None):
         frame_arg(catalog, "the instance catalog")
     if offerings is not None:
         frame_arg(offerings, "the offerings snapshot")
-    base = load_models(path)
+    base = _every_shipped_line(load_models(path))
     user = None if catalog is None else _validated(catalog)
     return with_offering_prices(base, offerings, user)
 

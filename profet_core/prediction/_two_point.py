@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._format import format_number
 from .._messages import quote, show_number
 from .._schema import MAX_LATENCY_S, MIN_LATENCY_S
 from ..errors import ProfetValueError
@@ -62,9 +63,17 @@ def scale_latency(scaler, by: str, points, size):
     return scaler.predict_points(sizes, [checked[k] for k in sizes], size_arr)
 
 
+#: A latency grows at most about as the work does (a step is fixed costs plus work): over the
+#: shared data's 9,567 runs, the latency ratio between two batch (or input) sizes of one CNN on
+#: one instance reached at most 2.22 times the work ratio (batch ratio, or pixel ratio). Beyond
+#: this many times, the two measurements are not of the same kind (a unit, a model, a step).
+SUPERLINEAR = 2.5
+
+
 def scale_warnings(by: str, points: dict) -> list[str]:
-    """What looks wrong in measured ``{size: latency_ms}`` points (a latency that falls as the
-    batch or the image grows: more work per step never takes less time)."""
+    """What looks wrong in measured ``{size: latency_ms}`` points: a latency that falls as the
+    batch or the image grows (more work per step never takes less time), or one that grows far
+    more than the work (:data:`SUPERLINEAR`)."""
     unit = "images" if by == "batch" else "px"
     sizes = sorted(points)
     out = []
@@ -75,6 +84,17 @@ def scale_warnings(by: str, points: dict) -> list[str]:
                 f"one at {small:g} {unit} ({points[small]:g} ms): a training step with more work "
                 "takes longer, so check the two measurements (same model, one step each)"
             )
+    lo, hi = sizes[0], sizes[-1]
+    work = (hi / lo) ** (1 if by == "batch" else 2)
+    grew = points[hi] / points[lo] if points[lo] > 0 else float("inf")
+    if grew > SUPERLINEAR * work:
+        out.append(
+            f"the latency at {by} size {hi:g} {unit} ({show_number(points[hi])} ms) is "
+            f"{format_number(grew)}x the one at {lo:g} {unit} ({show_number(points[lo])} ms) "
+            f"for {format_number(work)}x the work: the training CNNs' latencies grew at most "
+            "2.2x as much as their work, so check the two measurements (same model, one step "
+            "each, both in ms)"
+        )
     return out
 
 

@@ -3,7 +3,7 @@
 (``sky_plan``, ``profet sky-plan``): per candidate resource its predicted run time and cost, and
 the optimizer's pick with and without the estimate.
 
-Nothing here imports SkyPilot (``pip install profet[sky]``) until a plan is made, and the plan
+Nothing here imports SkyPilot (``pip install -e '.[sky]'``) until a plan is made, and the plan
 runs SkyPilot in a child process on a copy of a catalog folder, with no network.
 """
 

@@ -1,8 +1,10 @@
 """What a plan's table does not say by itself: ordered resources, ties, candidates without a
-prediction, offerings of a variant GPU, picks launched elsewhere, network calls refused."""
+prediction, offerings of a variant GPU, picks launched elsewhere, network calls refused; and
+what each candidate's price needs said, as the offerings view says it (price_flags)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .._format import format_number
@@ -107,3 +109,63 @@ def check_prices(table: pd.DataFrame) -> None:
             f"{MIN_USD_PER_HOUR:g}..{MAX_USD_PER_HOUR:,g} USD/h (a cost of 0 or less is no "
             "cost): fix that row of the catalog, or leave its cloud out (--cloud)"
         )
+
+
+def price_flags(table: pd.DataFrame, copy) -> tuple[pd.DataFrame, str]:
+    """``table`` with what each row's price needs said (``regions_at_price``, ``price_check``,
+    ``note``: the offerings view's words for the same offering of the catalog, from the checked
+    ``copy`` SkyPilot was handed), and the note counting the catalog's instance types with a
+    price to check ("" where no row has one). A row is matched by cloud, instance, region and
+    market (SkyPilot reads the catalog's raw prices: a swapped pair's on-demand row is its spot
+    price here, and says so)."""
+    from ..offerings import OfferingFilter, choose
+    from ..offerings._filter import markets
+    from ..offerings._notes import price_check_note
+
+    snapshot = _snapshot_of(copy)
+    every = markets(snapshot).assign(market=lambda t: np.where(t["spot"], "spot", "on-demand"))
+    said = every.drop_duplicates(KEY).set_index(KEY)[["price_check", "note"]]
+    shown = choose(snapshot, OfferingFilter(spot=None))
+    shown = shown.assign(market=np.where(shown["spot"], "spot", "on-demand"))
+    ties = shown.set_index(["cloud", "instance", "market"])[["region", "regions_at_price"]]
+    out = table.copy()
+    out["regions_at_price"], out["price_check"], out["note"] = np.nan, "", ""
+    for i, r in out.iterrows():
+        k = (r["cloud"], r["instance"], r["region"], r["market"])
+        if k in said.index:
+            out.at[i, "price_check"] = str(said.at[k, "price_check"] or "")
+            out.at[i, "note"] = str(said.at[k, "note"] or "")
+        t = k[:2] + k[3:]
+        if t in ties.index and ties.at[t, "regions_at_price"] > 1:
+            out.at[i, "regions_at_price"] = ties.at[t, "regions_at_price"]
+            out.at[i, "note"] = "; ".join(
+                x
+                for x in (
+                    out.at[i, "note"],
+                    f"{int(ties.at[t, 'regions_at_price'])} regions share the type's cheapest "
+                    "price; SkyPilot names one",
+                )
+                if x
+            )
+    return out, price_check_note(out, snapshot)
+
+
+#: The key of one offering in one market.
+KEY = ["cloud", "instance", "region", "market"]
+
+
+def _snapshot_of(copy):
+    """The offerings snapshot of a checked catalog copy (its texts laid out as a catalog folder
+    in a scratch folder, derived as ``profet offerings refresh`` derives one)."""
+    import tempfile
+    from pathlib import Path
+
+    from ..offerings._read import read_accounted
+    from ..offerings._snapshot import derive_offerings
+
+    with tempfile.TemporaryDirectory(prefix="profet-flags-") as root:
+        for cloud, text in copy.files.items():
+            name = "accelerators.csv" if cloud == "common" else "vms.csv"
+            (Path(root) / cloud).mkdir()
+            (Path(root) / cloud / name).write_text(text)
+        return derive_offerings(read_accounted(root)[0])

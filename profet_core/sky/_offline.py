@@ -155,7 +155,8 @@ def check_installed() -> None:
     """Refuse, in one line, where SkyPilot is not installed."""
     if importlib.util.find_spec("sky") is None:
         raise ProfetValueError(
-            "SkyPilot is not installed; pip install 'profet[sky]' (skypilot>=0.14.1)"
+            "SkyPilot is not installed (skypilot>=0.14.1); add it with: pip install -e '.[sky]' "
+            "from the repository root (the test set-up, requirements-dev.txt, installs it)"
         )
 
 

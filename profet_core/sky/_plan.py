@@ -16,7 +16,7 @@ from .._format import format_number
 from .._messages import quote
 from ..errors import ProfetValueError
 from ..inputs._args import frame_arg, is_number, path_arg, shown
-from ._notes import check_prices, plan_notes, sense_warnings
+from ._notes import check_prices, plan_notes, price_flags, sense_warnings
 from ._offline import TIMEOUT_S, catalog_source, check_installed, run_child
 from ._runs import RunSpec, run_spec
 from ._task import check_resources, read_task
@@ -31,6 +31,8 @@ PLAN_COLUMNS = (
     "region",
     "market",
     "usd_per_hour",
+    "regions_at_price",
+    "price_check",
     "basis",
     "batch_latency_ms",
     "run_hours",
@@ -41,6 +43,7 @@ PLAN_COLUMNS = (
     "p_fit",
     "pick",
     "reason",
+    "note",
 )
 DEFAULT_PICK, PROFET_PICK = "1-hour default", "PROFET"
 _NUMBERS = (
@@ -52,6 +55,7 @@ _NUMBERS = (
     "run_usd",
     "usd_1h_default",
     "p_fit",
+    "regions_at_price",
 )
 
 
@@ -65,7 +69,8 @@ class SkyPlan:
         :data:`PLAN_COLUMNS`, one row per candidate resource of the task, best first by the
         objective (``run_usd``, or ``run_hours`` when minimizing time): the cheapest launchable
         offering SkyPilot finds for it alone (``cloud``, ``instance``, ``region``, ``market``,
-        ``usd_per_hour``), PROFET's prediction (``batch_latency_ms`` per step on all its GPUs,
+        ``usd_per_hour``; ``regions_at_price``, ``price_check`` and ``note``: what that price
+        needs said, as every view of the offering says it), PROFET's prediction (``batch_latency_ms`` per step on all its GPUs,
         ``run_hours`` with its 80% interval), ``run_usd`` at that price, ``usd_1h_default`` (what
         SkyPilot's one-hour default charges it), ``pick`` and ``reason`` (why no prediction).
     default_pick, profet_pick : dict or None
@@ -312,9 +317,10 @@ def _assemble(answer: dict, minimize: str, spec: RunSpec, copy, path) -> SkyPlan
     table = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
     for col in _NUMBERS:
         table[col] = pd.to_numeric(table[col], errors="coerce")
-    for col in ("cloud", "instance", "region", "market", "basis", "reason"):
+    for col in ("cloud", "instance", "region", "market", "basis", "reason", "price_check", "note"):
         table[col] = table[col].fillna("")
     check_prices(table)
+    table, checked = price_flags(table, copy)
     key = "run_usd" if minimize == "cost" else "run_hours"
     order = np.lexsort((np.arange(len(table)), table[key].to_numpy()))
     table = table.iloc[order].reset_index(drop=True)
@@ -331,7 +337,11 @@ def _assemble(answer: dict, minimize: str, spec: RunSpec, copy, path) -> SkyPlan
         spec,
         copy.clouds,
         quote(answer["task"]) if answer["task"] else quote(str(path)),
-        (*copy.notes, *plan_notes(answer, table, minimize, picked)),
+        (
+            *copy.notes,
+            *plan_notes(answer, table, minimize, picked),
+            *([checked] if checked else []),
+        ),
         (*answer["warnings"], *sense_warnings(table)),
         configs,
         tuple(answer["network"]),

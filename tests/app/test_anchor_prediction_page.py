@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_app import common
+from profet_app import common, target_chart
 from profet_core import NOVELTY_WARN, estimate_run, parse_profile
 from tests.app._utils import example_profile, no_exception, plain, plotly_spec, values
 
@@ -29,7 +29,11 @@ def _latency_input(at):
 
 
 def _shown_table(at) -> pd.DataFrame:
-    frames = [d for d in at.dataframe if "batch_latency_ms" in d.value.columns]
+    frames = [
+        d
+        for d in at.dataframe
+        if "batch_latency_ms" in d.value.columns and "cloud" not in d.value.columns
+    ]
     assert len(frames) == 1, "the result table is not shown"
     return frames[0].value.reset_index(drop=True)
 
@@ -89,7 +93,7 @@ def test_example_prediction_equals_core(page, predictor, anchor, with_latency):
     assert not at.metric[0].delta
     said = f"step time (ms) {common.format_number(best['batch_latency_ms'])}, "
     assert any(
-        plain(c.value).startswith(said) and plain(c.value).endswith(f"; on {best['offering']}")
+        plain(c.value).startswith(said) and f"; on {best['offering']} at " in plain(c.value)
         for c in at.caption
     ), [c.value for c in at.caption]
     assert len(at.get("download_button")) == 3  # CSV, JSON and the offerings CSV
@@ -532,7 +536,7 @@ def test_unknown_fit_shows_a_dash_in_a_header_that_fits(page, predictor):
     header was cut."""
     at = _predict(page, predictor.instances[0], latency=None)
     no_exception(at)
-    frame = next(d for d in at.dataframe if "batch_latency_ms" in d.value.columns)
+    frame = next(d for d in at.dataframe if "p_fit" in d.value.columns and "cloud" not in d.value)
     assert set(frame.value["p_fit"]) == {"—"}  # an em dash, not "None"
     config = json.loads(frame.proto.columns)["p_fit"]
     assert config["label"] == "Fits (P)"
@@ -544,7 +548,7 @@ def test_no_none_in_any_shown_cell_and_the_result_goes_stale(page, predictor):
     unmarked, after the anchor or the profile changed."""
     at = _predict(page, predictor.instances[0])
     no_exception(at)
-    table = next(d for d in at.dataframe if "batch_latency_ms" in d.value.columns).value
+    table = _shown_table(at)
     members = at.session_state[common.ANCHOR_RESULT].prediction.member_columns
     spec = table[table["basis"] != "measured"]
     assert members and not spec.empty
@@ -656,8 +660,14 @@ def test_chart_shows_images_per_s_and_whole_instance_cost(page, predictor):
     expected = estimate_run(expected[expected["row"] == 0], 50_000, batch, 10)
     expected = expected.reset_index(drop=True)
     assert (expected["gpus"] > 1).any()  # whole multi-GPU instances are among the targets
-    # By default: step time bars, run cost markers (a run is described).
+    everything = expected
+    # By default: step time bars, run cost markers (a run is described); the chart draws the
+    # picks and the fastest rows up to its cap, in the table's order (the table has them all).
     spec = plotly_spec(at)
+    drawn = list(spec["data"][0]["x"])
+    assert len(drawn) == min(len(expected), target_chart.TOP)
+    expected = expected[expected["configuration"].isin(drawn)].reset_index(drop=True)
+    assert list(expected["configuration"]) == drawn
     np.testing.assert_allclose(values(spec["data"][0]["y"]), expected["batch_latency_ms"])
     assert spec["layout"]["yaxis"]["title"]["text"] == "Predicted batch latency (ms)"
     assert spec["layout"]["yaxis2"]["title"]["text"] == "Run cost, whole instance (USD)"
@@ -683,13 +693,18 @@ def test_chart_shows_images_per_s_and_whole_instance_cost(page, predictor):
     np.testing.assert_allclose(values(cost["y"]), expected["usd_per_1000_steps"], rtol=1e-9)
     # The arrows mark the one set of picks (here by the whole run, which the labels
     # name) whatever the bars and markers show; "most images/s" once named another target.
-    marks = {a["text"]: a["x"] for a in spec["layout"]["annotations"]}
-    assert set(marks) == {"fastest (whole run)", "cheapest (whole run)"}
-    by = expected.set_index("configuration")  # each GPU configuration once
-    assert marks["fastest (whole run)"] == by["run_hours"].idxmin()
-    assert marks["cheapest (whole run)"] == by["run_usd"].idxmin()
+    marks = {
+        what: a["x"]
+        for a in spec["layout"]["annotations"]
+        for what in a["text"].removesuffix(" (whole run)").split(", ")
+    }
+    assert set(marks) == {"fastest", "cheapest", "best value"}
+    by = everything.set_index("configuration")  # each GPU configuration once
+    assert marks["fastest"] == by["run_hours"].idxmin()
+    assert marks["cheapest"] == by["run_usd"].idxmin()
+    assert marks["best value"] == (by["run_hours"] * by["run_usd"]).idxmin()
     assert at.metric[0].label == "Fastest target (whole run)"
-    assert at.metric[0].value == marks["fastest (whole run)"]
+    assert at.metric[0].value == marks["fastest"]
 
 
 def test_chart_without_a_run_offers_the_cost_per_1000_steps_only(page, predictor):

@@ -191,8 +191,10 @@ def test_published_speedups_plot_equals_validation(page, predictor):
     assert pub["held_out"].any()  # the VGG16 / Inception-v3 check is on the plot too
     frame = next(d for d in at.dataframe if "mape_before" in d.value.columns)
     headers = json.loads(frame.proto.columns)
-    assert headers["mape_cross"]["label"] == "Spec model MAPE (%)", headers  # words, not names
-    assert headers["half_width_log"]["label"] == "80% interval half-width (log)"
+    assert headers["mape_cross"]["label"] == "Spec model (%)", headers  # words, not names
+    assert "MAPE" in headers["mape_cross"]["help"]
+    assert headers["half_width_log"]["label"] == "Half-width"
+    assert headers["half_width_log"]["help"] == "the 80% interval's half-width (log units)"
     table = frame.value
     want = predictor.validation["published"]
     want = want[want["scope"] != "source"].reset_index(drop=True)

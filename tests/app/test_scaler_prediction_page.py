@@ -4,6 +4,7 @@ equals the core's, and nothing is shown from numbers the user never gave."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -137,13 +138,13 @@ def test_prefilled_from_the_anchor_prediction_with_its_profile(page, predictor):
     at = _with_result(page, result)
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
-    target = at.selectbox(key="pre_target").value
-    t = result.table.set_index("target")
+    config = at.selectbox(key="pre_target").value
+    t = result.table.set_index("configuration")
     # Opens on the fastest measured target, not the fastest spec-only GPU (never
     # measured at several sizes)
     measured = t[t["basis"] == "measured"]
-    assert target == measured["batch_latency_ms"].idxmin() != t["batch_latency_ms"].idxmin()
-    latency = t.at[target, "batch_latency_ms"]
+    assert config == measured["batch_latency_ms"].idxmin() != t["batch_latency_ms"].idxmin()
+    latency, target = t.at[config, "batch_latency_ms"], t.at[config, "target"]
     assert _one(at, "lat").value == pytest.approx(latency)
     at.slider(key="one_to").set_value(128).run()
     want = predictor.scale_from_point(target, "batch", latency, 32, 128, 224, result.profiles)
@@ -160,14 +161,64 @@ def test_several_rows_use_the_chosen_rows_latency_and_profile(page, predictor):
     at = _with_result(page, result)
     at.selectbox(key="prefill_row").set_value(1).run()
     no_exception(at)
-    target = at.selectbox(key="pre_target").value
+    config = at.selectbox(key="pre_target").value
     t = result.table
-    latency = t[(t["row"] == 1) & (t["target"] == target)]["batch_latency_ms"].iloc[0]
+    hit = t[(t["row"] == 1) & (t["configuration"] == config)]
+    latency, target = hit["batch_latency_ms"].iloc[0], hit["target"].iloc[0]
     assert _one(at, "lat").value == pytest.approx(latency)
     at.slider(key="one_to").set_value(64).run()
     profile = result.profiles.iloc[[1]]
     want = predictor.scale_from_point(target, "batch", latency, 32, 64, 224, profile)
     assert at.metric[0].value == common.fmt_ms(float(want.latency_ms[0]))
+
+
+def test_an_amp_multi_gpu_prediction_is_named_and_scaled_per_gpu(page, predictor):
+    """After an 8-GPU AMP prediction the page said "29.98 ms predicted on p3.2xlarge at batch
+    size 32" (the 8 x V100 AMP row, global batch 256) and scaled that step as one GPU's."""
+    from profet_core import PredictRequest
+
+    anchor = "g3s.xlarge"
+    profile = example_profile(predictor, anchor)
+    request = PredictRequest(anchor=anchor, precision="amp", gpus=8, batch_size=32)
+    prediction = predictor.predict(None, profile, request)
+    kept = {f.name for f in dataclasses.fields(common.AnchorResult)}
+    result = common.AnchorResult(
+        prediction,
+        prediction.table,
+        pd.DataFrame(),
+        32,
+        224,
+        profile,
+        **({"request": request} if "request" in kept else {}),
+    )
+    at = _with_result(page, result)
+    no_exception(at)
+    config = "8 x V100 SXM2 16GB"
+    at.selectbox(key="pre_target").set_value(config).run()
+    no_exception(at)
+    said = " ".join(plain(i.value) for i in at.info)
+    assert config in said and "AMP" in said and "8 GPUs" in said and "global batch 256" in said
+    one = predictor.predict(None, profile, dataclasses.replace(request, gpus=1)).table.set_index(
+        "target"
+    )
+    step = float(one.at["p3.2xlarge", "batch_latency_ms"])
+    eight = prediction.table.set_index("configuration").at[config, "batch_latency_ms"]
+    assert step != pytest.approx(eight)  # the one-GPU step, not the 8-GPU one
+    assert _one(at, "lat").value == pytest.approx(step)
+    assert common.fmt_ms(step) in said
+
+
+def test_a_typed_latency_far_beyond_its_work_is_warned_about(page, predictor):
+    """5,000 ms at batch 256 against 20 ms at 16 (250x the latency for 16x the work) drew no
+    warning."""
+    at = _points_mode(page("scaler").run())
+    _set_points(at, 20.0, 5000.0)
+    at.run()
+    no_exception(at)
+    assert any("250x the one at 16 images" in plain(w.value) for w in at.warning)
+    _set_points(at, 20.0, 210.0)
+    at.run()
+    assert not any("the work" in plain(w.value) for w in at.warning)
 
 
 def test_falling_latency_is_warned_about(page, predictor):

@@ -312,7 +312,7 @@ def test_result_table_fits_at_1440_px():
         )
         assert widths[0] <= widths[1], widths
         headers = " ".join(grid.locator('[role="columnheader"]').all_text_contents())
-        for label in ("Run (USD)", "80% (USD)", "Note"):
+        for label in ("Run (USD)", "80% (USD)", "Pick", "Price check"):
             assert label in headers, headers
         # Each pick's offering was cut short in its metric ("… runpod …" in the
         # table's deltas, "lambda gpu_1x_b200_s…" as the front's values): no text of a metric

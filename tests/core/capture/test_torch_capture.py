@@ -151,7 +151,7 @@ def test_key_averages_of_a_real_cpu_run_are_refused_for_no_device_time():
 
 def test_without_torch_the_capture_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
-    with pytest.raises(ProfetError, match="pip install 'profet\\[torch\\]'"):
+    with pytest.raises(ProfetError, match="pip install -e '.\\[torch\\]'"):
         _torch.require_torch()
 
 

@@ -25,8 +25,11 @@ def test_offerings_of_a_many_row_profile_price_the_first_row_with_a_note():
 
 def test_the_table_format_refuses_an_answer_too_long_to_align(tmp_path):
     # the example's rows repeated until rows x targets passes the bound (refused before predicting)
+    from profet_core import load_artifacts
+
     rows = pd.read_csv(MANY)
-    n = _predict.TABLE_MAX_LINES // 31 // len(rows) + 1  # 31 targets of a g3s.xlarge profile
+    targets = len(load_artifacts().targets("g3s.xlarge"))  # a g3s.xlarge profile's (32)
+    n = _predict.TABLE_MAX_LINES // targets // len(rows) + 1
     big = tmp_path / "big.csv"
     pd.concat([rows] * n, ignore_index=True).to_csv(big, index=False)
     code, out, err = run("predict", "--profile", big, "--anchor", "g3s.xlarge")
@@ -34,4 +37,4 @@ def test_the_table_format_refuses_an_answer_too_long_to_align(tmp_path):
     assert f"table format prints at most {_predict.TABLE_MAX_LINES:,}; use --format csv" in err
     assert out == ""
     code, out, err = run("predict", "--profile", MANY, "--anchor", "g3s.xlarge", "--format", "csv")
-    assert code == 0 and len(out.splitlines()) == 1 + 31 * len(rows), err
+    assert code == 0 and len(out.splitlines()) == 1 + targets * len(rows), err

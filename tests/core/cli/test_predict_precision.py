@@ -31,9 +31,12 @@ def test_amp_and_all_gpus_in_the_cli():
     assert amp["configuration"].is_unique
     amp = amp.set_index("configuration")
     assert amp.loc["1 x T4", "gpus"] == 1 and amp.loc["8 x A100 SXM4 40GB", "gpus"] == 8
-    one_v100 = amp.loc["1 x V100", "batch_latency_ms"]
+    one_v100 = amp.loc["1 x V100 SXM2 16GB", "batch_latency_ms"]
     assert one_v100 < fp32.loc["p3.2xlarge", "batch_latency_ms"]
-    assert amp.loc["1 x K80", "batch_latency_ms"] == fp32.loc["p2.xlarge", "batch_latency_ms"]
+    assert (
+        amp.loc["1 x K80 (one GK210)", "batch_latency_ms"]
+        == fp32.loc["p2.xlarge", "batch_latency_ms"]
+    )
     assert amp.loc["8 x A100 SXM4 40GB", "images_per_s"] > 0
     code, out, err = run("predict", "--profile", PROFILE, "--precision", "amp", "--gpus", "all")
     assert code == 0 and "images_per_s" in out and "no FP16 tensor cores" in err

@@ -134,7 +134,7 @@ def test_without_skypilot_it_says_how_to_install_it(catalog, tmp_path, monkeypat
     )
     task = task_yaml(tmp_path / "t.yaml", ["T4:1"])
     code, _, err = run("sky-plan", task, "--profile", PROFILE, *RUN, "--catalog", catalog)
-    assert code == 2 and "pip install 'profet[sky]'" in _refused(err)
+    assert code == 2 and "pip install -e '.[sky]'" in _refused(err)
 
 
 @needs_sky

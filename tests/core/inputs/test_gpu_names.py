@@ -30,6 +30,7 @@ from profet_core.inputs._gpu_specs import load_specs
         ("Tesla T4", 14.7, 40, "NVIDIA T4"),
         ("Tesla V100-SXM2-16GB", 15.8, 80, "NVIDIA V100 SXM2 16GB"),
         ("Tesla V100-SXM2-32GB", 31.7, 80, "NVIDIA V100 SXM2 32GB"),
+        ("Tesla V100-PCIE-16GB", 15.8, 80, "NVIDIA V100 PCIe 16GB"),
         ("NVIDIA GeForce RTX 4090", 23.6, 128, "NVIDIA GeForce RTX 4090"),
         ("NVIDIA GeForce RTX 3090", 23.7, 82, "NVIDIA GeForce RTX 3090"),
         ("NVIDIA RTX A6000", 47.5, 84, "NVIDIA RTX A6000"),
@@ -41,7 +42,6 @@ from profet_core.inputs._gpu_specs import load_specs
         ("NVIDIA H100 80GB HBM3", None, None, "NVIDIA H100 SXM5 80GB"),
         # no spec line, or the name does not say which variant
         ("NVIDIA H100", 95.1, 132, ""),  # SXM5, NVL or a 96 GB part
-        ("Tesla V100-PCIE-16GB", 15.8, 80, ""),
         ("Tesla V100-DGXS-32GB", 31.7, 80, ""),
         ("NVIDIA H200 NVL", 139.8, 132, ""),
         ("AMD Instinct MI300X", 192.0, 304, ""),

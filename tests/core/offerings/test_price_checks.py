@@ -160,7 +160,7 @@ def test_the_listing_says_where_each_price_is_from_and_ties(done, predictor):
     g5 = table[table["instance"] == "g5.xlarge"].iloc[0]
     assert (g5["region"], g5["regions_at_price"]) == ("us-east-1", 2)
     assert any("spot_region" in n and "regions_at_price" in n for n in notes)
-    assert any("rest on catalog prices to check" in n and "1x_L40S_SECURE" in n for n in notes)
+    assert any("have a catalog price to check" in n and "1x_L40S_SECURE" in n for n in notes)
     ties = choose(done["table"], OfferingFilter(clouds=("aws",), gpus=("A10G",)))
     assert "the same price in 1 other region(s) (us-west-2); us-east-1 shown" in ties["note"][0]
 
@@ -176,7 +176,7 @@ def test_predict_offerings_carries_the_notes_to_its_answer(done, predictor):
     t = got.table
     l40s = t[t["instance"] == "1x_L40S_SECURE"]
     assert (l40s["price_check"] == "swapped prices").all() and len(l40s) == 2
-    said = [n for n in got.notes if "rest on catalog prices to check" in n]
+    said = [n for n in got.notes if "have a catalog price to check" in n]
     assert said and "a3-highgpu-8g us-central1" in said[0] and "p5.4xlarge ap-south-1" in said[0]
     assert "price_check" in pd.read_csv(__import__("io").BytesIO(got.to_csv())).columns
 
@@ -194,7 +194,7 @@ def test_predict_offerings_table_shows_the_check_and_says_it():
     assert code == 0, err
     header, *lines = out.splitlines()[-5:]
     assert "price_check" in out and all("swapped prices" in x for x in lines if "L40S" in x)
-    assert "rest on catalog prices to check" in err and "1x_L40S_SECURE" in err
+    assert "have a catalog price to check" in err and "1x_L40S_SECURE" in err
 
 
 def test_instances_json_and_predict_notes_name_the_checks():
@@ -202,7 +202,7 @@ def test_instances_json_and_predict_notes_name_the_checks():
     assert code == 0, err
     doc = json.loads(out)
     assert all(r["price_check"] == "swapped prices" for r in doc["offerings"])
-    assert any("rest on catalog prices to check" in n for n in doc["notes"])
+    assert any("have a catalog price to check" in n for n in doc["notes"])
 
 
 @pytest.mark.skipif(not REAL.is_dir(), reason=f"SkyPilot catalog copy not found at {REAL}")

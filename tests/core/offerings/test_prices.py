@@ -115,14 +115,23 @@ def test_an_instance_type_has_one_price_everywhere(predictor):
 @pytest.mark.parametrize("gpus", [1, 4, "all"], ids=["1", "4", "all"])
 def test_each_configuration_is_priced_as_the_front_prices_it(predictor, gpus):
     """The per-target table's rows are the configurations the front's offerings rent (GPU
-    predicted as, GPUs used), each at the least on-demand USD/h the front shows for it, from an
-    offering the front lists at that price (the front named 16 x A100 40GB, which the
-    table lacked)."""
+    predicted as, GPUs used), each at the least on-demand USD/h the front shows for an offering
+    of that GPU using at least as many of it, from an offering the front lists at that price
+    (the front named 16 x A100 40GB, which the table lacked; with all GPUs, 4 x V100
+    cost 11.81 USD/h while an offering renting 8 V100s cost 6.32)."""
     profile = read_profile(PROFILE)
     table = predictor.predict("g3s.xlarge", profile, gpus=gpus).table
     front = predict_offerings(predictor, "g3s.xlarge", profile, gpus=gpus).table
     front = front[front["target"].ne("") & front["target"].ne("g3s.xlarge")]
-    least = front.groupby(["target", "gpus_used"])["usd_per_hour"].min()
+    configs = front.groupby(["target", "gpus_used"]).size().index
+    least = pd.Series(
+        {
+            (t, n): front.loc[
+                front["target"].eq(t) & front["gpus_used"].ge(n), "usd_per_hour"
+            ].min()
+            for t, n in configs
+        }
+    )
     rows = table[table["offering"].astype(str) != ""].set_index(["target", "gpus"])
     assert set(rows.index) == set(least.index)
     assert rows.index.is_unique and table["configuration"].is_unique
@@ -162,7 +171,10 @@ def test_a_retired_instance_has_no_price_and_says_so(predictor):
     assert np.isnan(row["usd_per_hour"]) and np.isnan(row["usd_per_1000_steps"])
     assert row["offering"] == ""
     # a note on what the price rests on, not a warning
-    assert any(n.startswith("1 x K80: no offering of the price source") for n in res.price_notes)
+    assert any(
+        n.startswith("1 x K80 (one GK210): no offering of the price source")
+        for n in res.price_notes
+    )
     assert not any("no offering of the price source" in w for w in res.warnings())
 
 

@@ -1,4 +1,4 @@
-"""The README's recipe for ``sky.launch`` users runs as written: from a folder laid out as the
+"""The recipe for ``sky.launch`` users (docs/sky.md) runs as written: from a folder laid out as the
 repository (``examples/``, with ``../shared/data/skypilot-catalog`` the tests' own catalog), with
 ``sky.launch`` recording the task it is given and no network, it hands SkyPilot the candidates
 in order, PROFET's pick first."""
@@ -37,13 +37,13 @@ print(json.dumps({"launched": launched, "order": order, "tried": tried}))
 
 
 def _recipe() -> str:
-    blocks = re.findall(r"```py\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    blocks = re.findall(r"```py\n(.*?)```", (ROOT / "docs" / "sky.md").read_text(), flags=re.S)
     (recipe,) = [b for b in blocks if "sky.launch(" in b]
     return recipe
 
 
-def test_the_readme_recipe_launches_profets_order(tmp_path):
-    # the README's layout: the repository beside ../shared (here the tests' small catalog)
+def test_the_recipe_launches_profets_order(tmp_path):
+    # the repository's layout: the repository beside ../shared (here the tests' small catalog)
     repo = tmp_path / "repo"
     shutil.copytree(ROOT / "examples", repo / "examples")
     write_catalog(tmp_path / "shared" / "data" / "skypilot-catalog")
