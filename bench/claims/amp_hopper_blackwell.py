@@ -26,7 +26,7 @@ show what the spec sheet cannot carry.
 
 ``--record`` writes ``profet_core/data/amp_checks.csv`` (one row per GPU and measured set), which
 the AMP answer's note reads: where the model misses a GPU's measured gains by more than 15 %, the
-note says by how much and where (``profet_core/crossgpu/_amp_checks.py``).
+note says by how much and where (``profet_core/crossgpu/configurations/_amp_checks.py``).
 
     python bench/claims/amp_hopper_blackwell.py [--data ../shared/data/profet] [--record]
 """
@@ -47,11 +47,11 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).parent)]
 import hopper_check  # noqa: E402
 
 from profet_core import load_artifacts  # noqa: E402
-from profet_core.crossgpu._amp import _features, amp_pairs, user_offset  # noqa: E402
-from profet_core.crossgpu._amp_checks import CHECKS_PATH, MISS_NOTE_PCT  # noqa: E402
-from profet_core.crossgpu._gpuref import gpu_table  # noqa: E402
-from profet_core.crossgpu._inhouse import amp_gains, load_inhouse  # noqa: E402
-from profet_core.crossgpu._published import load_published  # noqa: E402
+from profet_core.crossgpu.configurations._amp import _features, amp_pairs, user_offset  # noqa: E402
+from profet_core.crossgpu.configurations._amp_checks import CHECKS_PATH, MISS_NOTE_PCT  # noqa: E402
+from profet_core.crossgpu.spec._gpuref import gpu_table  # noqa: E402
+from profet_core.crossgpu.spec._inhouse import amp_gains, load_inhouse  # noqa: E402
+from profet_core.crossgpu.spec._published import load_published  # noqa: E402
 
 DATA = ROOT / "profet_core" / "data"
 LAMBDA = "lambdal/deeplearning-benchmark"

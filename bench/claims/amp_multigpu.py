@@ -31,16 +31,20 @@ from _sections import emit, md_table
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._amp import amp_logo, amp_state_from
-from profet_core.crossgpu._amp_validate import ape as _ape
-from profet_core.crossgpu._amp_validate import held_out_errors as held_out_check
-from profet_core.crossgpu._amp_validate import summarize_logo as summarize
-from profet_core.crossgpu._dataparallel import dp_logo, fit_dataparallel, scaling_rows
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._pairs import FAM_COLS
-from profet_core.crossgpu._published import load_published
+from profet_core.crossgpu.configurations._amp import amp_logo, amp_state_from
+from profet_core.crossgpu.configurations._dataparallel import (
+    dp_logo,
+    fit_dataparallel,
+    scaling_rows,
+)
+from profet_core.crossgpu.configurations._validate import ape as _ape
+from profet_core.crossgpu.configurations._validate import held_out_errors as held_out_check
+from profet_core.crossgpu.configurations._validate import summarize_logo as summarize
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._pairs import FAM_COLS
+from profet_core.crossgpu.spec._published import load_published
 from profet_core.inputs._gpu_specs import load_specs
-from profet_core.prediction._scaling import OPT_BYTES_PER_PARAM
+from profet_core.prediction._options import OPT_BYTES_PER_PARAM
 
 
 def anchor_amp_gain(oof: pd.DataFrame) -> pd.DataFrame:

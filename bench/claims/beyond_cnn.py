@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from profet_core import load_artifacts, read_profile
-from profet_core.crossgpu._gpuref import fp32_rate, gpu_table
+from profet_core.crossgpu.spec._gpuref import fp32_rate, gpu_table
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "tests" / "core" / "inputs" / "data" / "torch_traces"

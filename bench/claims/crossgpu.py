@@ -27,9 +27,9 @@ from _sections import marked_tail, md_table
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._fit import validate_fit
-from profet_core.crossgpu._pairs import MODEL_FAMILIES
-from profet_core.crossgpu._validate import (
+from profet_core.crossgpu.spec._memory import validate_fit
+from profet_core.crossgpu.spec._pairs import MODEL_FAMILIES
+from profet_core.crossgpu.spec._validate import (
     interval_log_quantiles,
     logo_runs,
     measured_runs,

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))  # inversions.py beside this script
 
 from profet_core import load_artifacts  # noqa: E402
-from profet_core.crossgpu._inhouse import (  # noqa: E402
+from profet_core.crossgpu.spec._inhouse import (  # noqa: E402
     H100_SXM,
     H200_SXM,
     amp_gains,

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from profet_core import load_artifacts, read_profile  # noqa: E402
-from profet_core.crossgpu._consistency import inversions  # noqa: E402
+from profet_core.crossgpu.order._order import inversions  # noqa: E402
 
 ANCHORS = ("p2.xlarge", "g3s.xlarge", "g4dn.xlarge", "p3.2xlarge")
 META = ("instance", "model", "input_size", "batch_size", "batch_latency_s")

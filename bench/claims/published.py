@@ -27,9 +27,9 @@ from _sections import markers, write_section
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._efficiency import fit_published, predict_speedups, tensor_share
-from profet_core.crossgpu._gpu_holdout import basis_frames, published_logo, summarize_published
-from profet_core.crossgpu._published import load_published, published_pairs
+from profet_core.crossgpu.spec._efficiency import fit_published, predict_speedups, tensor_share
+from profet_core.crossgpu.spec._holdout import basis_frames, published_logo, summarize_published
+from profet_core.crossgpu.spec._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
 
 START, END = markers("published")

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "bench" / "claims"))
 import inversions as inv_bench  # noqa: E402
 
 from profet_core import load_artifacts  # noqa: E402
-from profet_core.crossgpu._consistency import bound_violations, inversions  # noqa: E402
+from profet_core.crossgpu.order._order import bound_violations, inversions  # noqa: E402
 from profet_core.prediction import _scaling  # noqa: E402
 
 ANCHOR = "p3.2xlarge"
@@ -99,9 +99,9 @@ def bound_evidence(data: Path, tables: list[dict]) -> pd.DataFrame:
     (the Spearman tables), and of the data's own four GPUs (shared workloads). Per set: pairs,
     pairs past the bound, by more than 5% and 10%, the largest ratio to the bound and its pair."""
     from profet_core import load_dataset
-    from profet_core.crossgpu._bounds import bound_matrix
-    from profet_core.crossgpu._gpuref import gpu_table
-    from profet_core.crossgpu._published import held_out, load_published
+    from profet_core.crossgpu.order._bounds import bound_matrix
+    from profet_core.crossgpu.spec._gpuref import gpu_table
+    from profet_core.crossgpu.spec._published import held_out, load_published
     from profet_core.inputs._gpu_specs import load_specs
 
     gpus = gpu_table()
@@ -232,7 +232,7 @@ def published_tables(data: Path) -> list[dict]:
     published throughput per GPU and the anchor profile (ops, latency s) of that CNN."""
     from profet_core import load_dataset
     from profet_core.crossgpu import median_table
-    from profet_core.crossgpu._published import _profile, held_out, load_published
+    from profet_core.crossgpu.spec._published import _profile, held_out, load_published
 
     ds = load_dataset(data)
     medians = median_table(ds)

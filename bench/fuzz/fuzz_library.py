@@ -90,13 +90,13 @@ def fit_garbage(result):
     return None if result.table["p_fit"].isna().all() else "finite P(fits)"
 
 def published_with(column, value):
-    from profet_core.crossgpu._published import load_published, validate_published
+    from profet_core.crossgpu.spec._published import load_published, validate_published
     t = load_published().astype(str)
     t.loc[0, column] = value
     return validate_published(t)
 
 def published_dup():
-    from profet_core.crossgpu._published import load_published, validate_published
+    from profet_core.crossgpu.spec._published import load_published, validate_published
     t = load_published().astype(str)
     return validate_published(pd.concat([t, t.iloc[[0]]], ignore_index=True))
 

@@ -10,7 +10,7 @@
   that import them, so a candidate is one instance, never a module switch.
 
 The library keeps what the product ships and checks: the rows' loader and their measured
-ratios and gains (``profet_core.crossgpu._inhouse``, read by ``bench/claims/hopper_check.py``).
+ratios and gains (``profet_core.crossgpu.spec._inhouse``, read by ``bench/claims/hopper_check.py``).
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from profet_core.crossgpu._amp import (
+from profet_core.crossgpu.configurations._amp import (
     MEMORY_FAMILIES,
     amp_logo,
     amp_pairs,
     amp_state_of_pairs,
 )
-from profet_core.crossgpu._dataparallel import PARAMS, scaling_rows
-from profet_core.crossgpu._inhouse import KEY, checked_steps, load_inhouse
-from profet_core.crossgpu._pairs import FAM_COLS
-from profet_core.crossgpu._published import (
+from profet_core.crossgpu.configurations._dataparallel import PARAMS, scaling_rows
+from profet_core.crossgpu.spec._inhouse import KEY, checked_steps, load_inhouse
+from profet_core.crossgpu.spec._pairs import FAM_COLS
+from profet_core.crossgpu.spec._published import (
     PAIR_COLUMNS,
     held_out,
     published_pairs,
@@ -47,7 +47,7 @@ MAX_SPREAD_PCT = 10.0
 
 
 def inhouse_pairs(specs: pd.DataFrame, medians: pd.DataFrame, rows=None) -> pd.DataFrame:
-    """:func:`profet_core.crossgpu._published.published_pairs`-shaped pairs of the in-house
+    """:func:`profet_core.crossgpu.spec._published.published_pairs`-shaped pairs of the in-house
     ``TF32`` one-GPU rows against the data's :data:`ANCHOR` at the same workload.
 
     Each ``TF32`` row (PyTorch's default for convolutions, and the model's convention that FP32
@@ -127,7 +127,7 @@ def published_and_inhouse_pairs(table, specs, medians) -> pd.DataFrame:
 
 def inhouse_amp_pairs(rows: pd.DataFrame | None = None) -> pd.DataFrame:
     """Same-GPU AMP gains of the in-house rows, shaped as
-    :func:`profet_core.crossgpu._amp.amp_pairs` rows (candidate S3 of docs/inhouse_amp_rule.md).
+    :func:`profet_core.crossgpu.configurations._amp.amp_pairs` rows (candidate S3 of docs/inhouse_amp_rule.md).
 
     Each one-GPU ``AMP`` (FP16 autocast) row pairs with the ``TF32`` row of the same GPU, CNN,
     image size and batch; both rows' ``spread_pct`` must be at most :data:`MAX_SPREAD_PCT`.
@@ -139,7 +139,7 @@ def inhouse_amp_pairs(rows: pd.DataFrame | None = None) -> pd.DataFrame:
     ----------
     rows : pandas.DataFrame, optional
         In-house rows as ``torch_steps.py`` writes them (default: :func:`load_inhouse`); the
-        columns :func:`profet_core.crossgpu._inhouse.gpu_ratios` reads plus ``source``,
+        columns :func:`profet_core.crossgpu.spec._inhouse.gpu_ratios` reads plus ``source``,
         ``framework``, ``gpu_published``.
 
     Returns

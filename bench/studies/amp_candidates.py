@@ -3,7 +3,7 @@
 The AMP goal is a gain MAPE <= 10% on every GPU with published pairs. Each candidate below is
 a physically motivated change that would apply to an unseen GPU and an unseen CNN; each is scored
 leave-one-GPU-out and leave-one-source-out exactly as ``bench/claims/amp_multigpu.py`` scores the model
-(``crossgpu._amp.amp_logo``; VGG16 and Inception-v3 rows never fitted, their error only reported).
+(``crossgpu.configurations._amp.amp_logo``; VGG16 and Inception-v3 rows never fitted, their error only reported).
 
 The rule (``docs/amp_decision_rule.md``, committed before any candidate was run): the primary
 score P is the mean over the left-out GPUs of each GPU's leave-one-GPU-out MAPE on fitted pairs; a
@@ -28,11 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claims"))  # bench
 from _sections import data_main, md_table, passes_rule
 
 from profet_core import load_dataset
-from profet_core.crossgpu import CrossInstanceModel, _amp, all_pairs, median_table
-from profet_core.crossgpu._amp_validate import held_out_errors, summarize_logo
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._pairs import FAM_COLS, MODEL_FAMILIES
-from profet_core.crossgpu._published import _profile, load_published, refuse_held_out
+from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
+from profet_core.crossgpu.configurations import _amp
+from profet_core.crossgpu.configurations._validate import held_out_errors, summarize_logo
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._pairs import FAM_COLS, MODEL_FAMILIES
+from profet_core.crossgpu.spec._published import _profile, load_published, refuse_held_out
 from profet_core.inputs._gpu_specs import load_specs
 
 BASELINES = ["constant", "constant_source", "tensor_peak"]
@@ -42,7 +43,7 @@ PER_STEP = np.isin(MODEL_FAMILIES, ["optimizer", "idle"])  # time per step, not 
 
 @contextmanager
 def patched(**attrs):
-    """Replace functions of ``crossgpu._amp`` for one candidate, restored afterwards."""
+    """Replace functions of ``crossgpu.configurations._amp`` for one candidate, restored afterwards."""
     old = {k: getattr(_amp, k) for k in attrs}
     try:
         for k, v in attrs.items():
@@ -80,7 +81,7 @@ def _balance(g) -> np.ndarray:
 
 
 def _ratio(p, r, tf32, z, s):
-    """``crossgpu._amp.step_ratio`` with a machine-balance term ``c * z`` (C4)."""
+    """``crossgpu.configurations._amp.step_ratio`` with a machine-balance term ``c * z`` (C4)."""
     expo = p["a"] + p["b"] * tf32 + p.get("c", 0.0) * z
     g_c = np.where(r > 0, np.maximum(1.0, r ** p["alpha"] * np.exp(expo)), 1.0)
     g_m = np.where(r > 0, 2.0 ** p["beta"], 1.0)

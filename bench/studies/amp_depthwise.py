@@ -22,9 +22,10 @@ import amp_candidates  # noqa: E402
 from _sections import passes_rule  # noqa: E402
 
 from profet_core import load_dataset  # noqa: E402
-from profet_core.crossgpu import CrossInstanceModel, _amp, all_pairs, median_table  # noqa: E402
-from profet_core.crossgpu._gpuref import gpu_table  # noqa: E402
-from profet_core.crossgpu._published import load_published  # noqa: E402
+from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table  # noqa: E402
+from profet_core.crossgpu.configurations import _amp  # noqa: E402
+from profet_core.crossgpu.spec._gpuref import gpu_table  # noqa: E402
+from profet_core.crossgpu.spec._published import load_published  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
 

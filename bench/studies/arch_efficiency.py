@@ -27,12 +27,12 @@ from _variants import published_and_inhouse_pairs
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._gpu_holdout import (
+from profet_core.crossgpu.spec._holdout import (
     basis_frames,
     published_logo,
     summarize_published,
 )
-from profet_core.crossgpu._published import load_published, published_pairs
+from profet_core.crossgpu.spec._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
 
 VARIANTS = {"main": (False, False), "A": (True, False), "B": (False, True), "A+B": (True, True)}

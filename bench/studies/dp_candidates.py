@@ -29,10 +29,10 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claims"))  # bench/claims: _sections
 from _sections import emit, md_table, passes_rule
 
-from profet_core.crossgpu import _dataparallel as dp
-from profet_core.crossgpu._amp_validate import ape, summarize_logo
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._published import load_published
+from profet_core.crossgpu.configurations import _dataparallel as dp
+from profet_core.crossgpu.configurations._validate import ape, summarize_logo
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._published import load_published
 from profet_core.inputs._gpu_specs import load_specs
 
 _SHIPPED = dp.allreduce_s

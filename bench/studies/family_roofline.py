@@ -36,8 +36,8 @@ from inversions import all_tables, data_profiles  # noqa: E402
 
 from profet_core import load_artifacts, load_dataset  # noqa: E402
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table  # noqa: E402
-from profet_core.crossgpu._efficiency import fit_published, predict_speedups  # noqa: E402
-from profet_core.crossgpu._published import load_published, published_pairs  # noqa: E402
+from profet_core.crossgpu.spec._efficiency import fit_published, predict_speedups  # noqa: E402
+from profet_core.crossgpu.spec._published import load_published, published_pairs  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
 VARIANTS = {"main (gpu)": "gpu", "F1 (none)": "none", "F2 (arch)": "arch"}
@@ -77,9 +77,9 @@ def decompose(cross, medians, anchor="p3.2xlarge", pair=RATIOS["H100 SXM / H200"
     then with the H200 given the H100's compute-class efficiency, both classes' efficiencies,
     and also its bandwidth (ratio 1); and each workload's share of compute (conv, matmul),
     memory-class and fixed (transfer, idle) time on the H100."""
-    from profet_core.crossgpu._model import CLASS, SCALES
-    from profet_core.crossgpu._pairs import FAM_COLS
-    from profet_core.crossgpu._published import held_out
+    from profet_core.crossgpu.spec._model import CLASS, SCALES
+    from profet_core.crossgpu.spec._pairs import FAM_COLS
+    from profet_core.crossgpu.spec._published import held_out
 
     rows = medians[(medians["instance"] == anchor)].dropna(subset=list(FAM_COLS))
     rows = rows[~held_out(rows["model"])]

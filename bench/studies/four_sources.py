@@ -44,10 +44,10 @@ from _variants import Fits  # noqa: E402
 
 from profet_core import load_dataset  # noqa: E402
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table  # noqa: E402
-from profet_core.crossgpu._amp_validate import summarize_logo  # noqa: E402
-from profet_core.crossgpu._dataparallel import dp_logo  # noqa: E402
-from profet_core.crossgpu._gpuref import gpu_table  # noqa: E402
-from profet_core.crossgpu._published import load_published, published_pairs  # noqa: E402
+from profet_core.crossgpu.configurations._dataparallel import dp_logo  # noqa: E402
+from profet_core.crossgpu.configurations._validate import summarize_logo  # noqa: E402
+from profet_core.crossgpu.spec._gpuref import gpu_table  # noqa: E402
+from profet_core.crossgpu.spec._published import load_published, published_pairs  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
 CHECK = ROOT / "profet_core" / "data" / "published_check.csv"

@@ -45,13 +45,18 @@ from _sections import data_main, md_table
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._amp import amp_logo, amp_state_from, predict_gain
-from profet_core.crossgpu._amp_validate import ape
-from profet_core.crossgpu._dataparallel import dp_logo, fit_dataparallel, scaling_rows, step_factor
-from profet_core.crossgpu._efficiency import fit_published, predict_speedups
-from profet_core.crossgpu._gpu_holdout import published_logo
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._published import load_published, published_pairs
+from profet_core.crossgpu.configurations._amp import amp_logo, amp_state_from, predict_gain
+from profet_core.crossgpu.configurations._dataparallel import (
+    dp_logo,
+    fit_dataparallel,
+    scaling_rows,
+    step_factor,
+)
+from profet_core.crossgpu.configurations._validate import ape
+from profet_core.crossgpu.spec._efficiency import fit_published, predict_speedups
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._holdout import published_logo
+from profet_core.crossgpu.spec._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
 
 AMP_GOAL, DP_GOAL, FP32_GOAL = 10.0, 8.0, 10.0

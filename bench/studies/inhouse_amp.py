@@ -46,9 +46,9 @@ from profet_core.crossgpu import (  # noqa: E402
     all_pairs,
     median_table,
 )
-from profet_core.crossgpu._amp_validate import summarize_logo  # noqa: E402
-from profet_core.crossgpu._gpuref import gpu_table  # noqa: E402
-from profet_core.crossgpu._published import load_published, published_pairs  # noqa: E402
+from profet_core.crossgpu.configurations._validate import summarize_logo  # noqa: E402
+from profet_core.crossgpu.spec._gpuref import gpu_table  # noqa: E402
+from profet_core.crossgpu.spec._published import load_published, published_pairs  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
 #: Candidates of the rule: the in-house AMP pairs joined (S3), and depthwise convolutions

@@ -26,18 +26,18 @@ from _variants import TODAY, Fits  # noqa: E402
 
 from profet_core import load_dataset  # noqa: E402
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table  # noqa: E402
-from profet_core.crossgpu._amp import conformal_half_width  # noqa: E402
-from profet_core.crossgpu._calibrate import BAND, coverage, two_way_scale  # noqa: E402
-from profet_core.crossgpu._dataparallel import dp_logo, half_widths, row_half_width  # noqa: E402
-from profet_core.crossgpu._gpu_holdout import (  # noqa: E402
+from profet_core.crossgpu.configurations._amp import conformal_half_width  # noqa: E402
+from profet_core.crossgpu.configurations._dataparallel import dp_logo, half_widths, row_half_width  # noqa: E402
+from profet_core.crossgpu.spec._calibrate import BAND, coverage, two_way_scale  # noqa: E402
+from profet_core.crossgpu.spec._gpuref import gpu_table  # noqa: E402
+from profet_core.crossgpu.spec._holdout import (  # noqa: E402
     _weighted_quantile,
     _weights,
     basis_frames,
     published_half_width,
     published_logo,
 )
-from profet_core.crossgpu._gpuref import gpu_table  # noqa: E402
-from profet_core.crossgpu._published import load_published, published_pairs  # noqa: E402
+from profet_core.crossgpu.spec._published import load_published, published_pairs  # noqa: E402
 from profet_core.inputs._gpu_specs import load_specs  # noqa: E402
 
 LEVEL = 0.8

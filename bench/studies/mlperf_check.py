@@ -37,7 +37,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "claims")]
 import amp_hopper_blackwell as ahb  # noqa: E402
 
 from profet_core import load_artifacts  # noqa: E402
-from profet_core.crossgpu._published import load_published  # noqa: E402
+from profet_core.crossgpu.spec._published import load_published  # noqa: E402
 
 CHECK = ROOT / "profet_core" / "data" / "published_check.csv"
 REFERENCE = "NVIDIA H100 SXM5 80GB"

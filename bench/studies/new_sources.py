@@ -29,13 +29,13 @@ from _variants import TODAY, Fits
 
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._amp import amp_logo, amp_state_from
-from profet_core.crossgpu._amp_validate import ape
-from profet_core.crossgpu._amp_validate import summarize_logo as summarize
-from profet_core.crossgpu._dataparallel import dp_logo, scaling_rows
-from profet_core.crossgpu._gpu_holdout import published_logo
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._published import load_published, published_pairs
+from profet_core.crossgpu.configurations._amp import amp_logo, amp_state_from
+from profet_core.crossgpu.configurations._dataparallel import dp_logo, scaling_rows
+from profet_core.crossgpu.configurations._validate import ape
+from profet_core.crossgpu.configurations._validate import summarize_logo as summarize
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._holdout import published_logo
+from profet_core.crossgpu.spec._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
 
 #: The repositories of published.csv before the new sources were judged.

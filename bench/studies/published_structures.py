@@ -55,12 +55,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claims"))  # bench
 from _sections import markers, write_section
 from scipy.optimize import least_squares
 
-import profet_core.crossgpu._gpu_holdout as check
-import profet_core.crossgpu._model as model_module
+import profet_core.crossgpu.spec._holdout as check
+import profet_core.crossgpu.spec._model as model_module
 from profet_core import load_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu import _efficiency as eff
-from profet_core.crossgpu._published import load_published, published_pairs
+from profet_core.crossgpu.spec import _efficiency as eff
+from profet_core.crossgpu.spec._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
 
 STRUCTURES = (
@@ -193,7 +193,7 @@ def within_gpu_xla(table: pd.DataFrame) -> float:
     """X3's coefficient as declared: the mean over round 4's XLA-off runs (Lambda's TF repository:
     the 2080 Ti and RTX 8000) and their XLA twins, one GPU, FP32, of -log(images/s on / off)
     (log time; held-out CNNs never used; DeepLearningExamples' own XLA columns not used)."""
-    from profet_core.crossgpu._published import held_out
+    from profet_core.crossgpu.spec._published import held_out
 
     one = table[(table["gpu_count"] == 1) & (table["precision"] != "AMP")].copy()
     one = one[~held_out(one["model"]) & one["xla"].isin(["on", "off"])]

@@ -96,7 +96,7 @@ def _method_note(predictor, method: str) -> tuple:
 def answer_targets(predictor, a: Asked, targets, blocks):
     """The question's :class:`Prediction` on ``targets``, moved to its precision and GPUs."""
     from ._engine import run_prediction
-    from ._scaling import apply_options
+    from ._options import apply_options
 
     ops = a.option_ops
     pred = run_prediction(

@@ -66,7 +66,7 @@ class Blocks:
         anchor, ops, lat = self.anchor, self.ops, self.lat
         self.evaluations += len(targets)
         if self.parts is not None:  # one model answers every target, measured pairs too
-            from ..crossgpu._family_model import family_blocks
+            from ..crossgpu.spec._family_model import family_blocks
 
             blocks = family_blocks(predictor.cross, anchor, list(targets), self.parts)
             return [blocks[t] for t in targets]
@@ -76,8 +76,8 @@ class Blocks:
         measured = {t: predictor.has_pair(anchor, t, method) for t in targets}
         crossed = {}
         if not all(measured.values()):
-            from ..crossgpu._pairs import model_families
-            from ..crossgpu._targets import target_blocks
+            from ..crossgpu.spec._pairs import model_families
+            from ..crossgpu.spec._targets import target_blocks
 
             fam = model_families(features.device_families)
             crossed = target_blocks(

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .._messages import show_number
 from .._schema import MAX_BATCH_SIZE, MAX_INPUT_SIZE, MS_PER_HOUR
-from ..crossgpu._fit import fit_probability
+from ..crossgpu.spec._memory import fit_probability
 from ..errors import ArtifactError, ProfetValueError
 from ..features._profile_features import family_times
 from ..inputs._args import numbers_arg

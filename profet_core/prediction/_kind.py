@@ -5,7 +5,7 @@ the latter needs of the profile.
 A TensorFlow profile is a CNN step for the trained models while at most ``UNKNOWN_REFUSE`` of
 its device time is in op types they never saw (as they were judged: ``inputs/_sanity.py``);
 beyond, and for every PyTorch trace, the spec family model answers
-(``crossgpu/_family_model.py``): never refused for being unlike the training CNNs, refused only
+(``crossgpu/spec/_family_model.py``): never refused for being unlike the training CNNs, refused only
 where most of its device time is in op types no family rule names.
 """
 
@@ -100,7 +100,7 @@ def classify(predictor, anchor, profiles, prepared, request, unknown_share) -> Q
                 "use artifacts trained with GPU specs (the shipped ones)"
             )
         return Question("cnn", framework)
-    from ..crossgpu._family_model import step_parts
+    from ..crossgpu.spec._family_model import step_parts
 
     fine = fine_family_times(prepared.ops)
     kernels = world = None
@@ -125,7 +125,7 @@ def classify(predictor, anchor, profiles, prepared, request, unknown_share) -> Q
     notes = family_notes(parts, framework, profiles)
     amp = _autocast(profiles)
     if amp:
-        from ..crossgpu._family_model import fp32_equivalent
+        from ..crossgpu.spec._family_model import fp32_equivalent
 
         parts = fp32_equivalent(parts, cross, anchor)
         notes = (
@@ -170,7 +170,7 @@ def canonical_ops(parts) -> pd.DataFrame:
     """The steps as canonical op columns of the spec model's families (us over 2 steps): the
     work a faster GPU does not move (a generic loop's cell, the input pipeline) as transfers,
     the overhead as idle time."""
-    from ..crossgpu._family_model import LOOP_CELL
+    from ..crossgpu.spec._family_model import LOOP_CELL
     from ..features._families import MODEL_FAMILY
 
     cols = dict.fromkeys([*CANONICAL.values(), "Device_IDLE"], None)

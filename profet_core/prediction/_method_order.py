@@ -30,7 +30,7 @@ def own_answers(table: pd.DataFrame, reference, specs: pd.DataFrame, precision: 
     table : pandas.DataFrame
     notes : list of str
     """
-    from ..crossgpu._consistency import strings
+    from ..crossgpu.order._order import strings
 
     ref = reference.table
     own = strings(table["basis"]) == "measured"
@@ -60,7 +60,7 @@ def _own_notes(out: pd.DataFrame, own: np.ndarray, specs, precision: str) -> lis
     (the largest such ratio per own target)."""
     if not own.any():
         return []
-    from ..crossgpu._consistency import SLACK, bound_violations, strings
+    from ..crossgpu.order._order import SLACK, bound_violations, strings
 
     names = set(strings(out["target"])[own])
     bad = bound_violations(out.assign(precision=precision), specs)

@@ -133,7 +133,7 @@ class Predictor(TrainedModels):
         every = self.targets(anchor)
         if self.cross is not None and set(targets) < set(every):
             # the spec order is among every target: an answer does not depend on the others asked
-            from ._scaling import order_over_all
+            from ._options import order_over_all
 
             out = order_over_all(out, answer_targets(self, question, every, blocks))
         if self.rentals is not None:  # rows: the GPU configurations the price source rents
@@ -171,7 +171,7 @@ class Predictor(TrainedModels):
     def configure_prepared(self, question, table: pd.DataFrame) -> pd.DataFrame:
         """:meth:`configure` of a question made ready by :meth:`predict_prepared` (its second
         value: the profile read as the precision and GPU-count models read it)."""
-        from ._scaling import apply_options
+        from ._options import apply_options
 
         if "usd_per_hour" not in table:
             table = table.assign(usd_per_hour=float("nan"))

@@ -69,7 +69,7 @@ def _latency(value, name: str):
 
 def _gpus(value):
     """1..64, "all" or a list of counts (kept as given: a count, "all", or a sorted tuple)."""
-    from ._scaling import check_options
+    from ._options import check_options
 
     gpus = check_options("fp32", value, None, None)[1]
     return (
@@ -90,7 +90,7 @@ def _params(value):
 
 
 def _precision(value):
-    from ._scaling import check_options
+    from ._options import check_options
 
     return check_options(value, 1, None, None)[0]
 
@@ -232,7 +232,7 @@ class PredictRequest:
     @property
     def options(self) -> tuple:
         """``(precision, gpus, anchor_amp_latency_s, params)``, as the engine takes them."""
-        from ._scaling import check_options
+        from ._options import check_options
 
         gpus = list(self.gpus) if isinstance(self.gpus, tuple) else self.gpus
         return check_options(self.precision, gpus, self.anchor_amp_latency_s, self.params)

@@ -96,13 +96,13 @@ class TrainedModels:
 
     @property
     def fits(self):
-        """The will-it-fit model (:class:`profet_core.crossgpu._fit.FitModel`) or None."""
+        """The will-it-fit model (:class:`profet_core.crossgpu.spec._memory.FitModel`) or None."""
         meta = self.bundle.model.get("fits")
         if meta is None or self.cross is None:
             return None
 
         def build():
-            from ..crossgpu._fit import FitModel
+            from ..crossgpu.spec._memory import FitModel
 
             return FitModel.from_state(meta, sub_arrays(self.bundle.arrays, "fits|"))
 

@@ -152,10 +152,11 @@ def _fit_cross(dataset: Dataset, specs, intervals: bool):
     ``intervals``) and of the will-it-fit model, and their validation tables (leave-one-GPU-out x
     leave-one-architecture-out; will-it-fit leave-one-architecture-out); Nones without specs."""
     from ..crossgpu import CrossInstanceModel, median_table
-    from ..crossgpu._amp_validate import amp_dp_reports
-    from ..crossgpu._fit import FitModel, fit_table, validate_fit
-    from ..crossgpu._gpu_holdout import learn_published
-    from ..crossgpu._validate import cross_validate_gpus, interval_log_quantiles, summarize_gpus
+    from ..crossgpu.configurations._validate import amp_dp_reports
+    from ..crossgpu.spec._holdout import learn_published
+    from ..crossgpu.spec._memory import FitModel, fit_table, validate_fit
+    from ..crossgpu.spec._validate import cross_validate_gpus as cv_gpus
+    from ..crossgpu.spec._validate import interval_log_quantiles, summarize_gpus
     from ..inputs._gpu_specs import load_specs
 
     specs = load_specs() if specs is None else specs
@@ -168,7 +169,7 @@ def _fit_cross(dataset: Dataset, specs, intervals: bool):
     fits = FitModel().fit(table, specs).to_state() if table["fits"].nunique() == 2 else None
     report, quantiles = None, None
     if intervals:
-        oof = cross_validate_gpus(medians, specs)
+        oof = cv_gpus(medians, specs)
         quantiles = interval_log_quantiles(oof)
         fit_report = validate_fit(medians, specs) if fits is not None else pd.DataFrame()
         report = summarize_gpus(oof), fit_report

@@ -140,7 +140,7 @@ def validate(
 def _validate_cross(dataset: Dataset, specs: pd.DataFrame, out: Path) -> pd.DataFrame:
     """Leave-one-GPU-out x leave-one-architecture-out of the cross-instance model."""
     from ..crossgpu import median_table
-    from ..crossgpu._validate import cross_validate_gpus, summarize_gpus
+    from ..crossgpu.spec._validate import cross_validate_gpus, summarize_gpus
 
     table = summarize_gpus(cross_validate_gpus(median_table(dataset), specs))
     table.to_csv(out / "crossgpu.csv", index=False)

@@ -273,11 +273,11 @@ def amp_dp_tables():
     a small p3.2xlarge median table), as train() writes it."""
     import pandas as pd
 
-    from profet_core.crossgpu._amp_validate import amp_dp_validation
-    from profet_core.crossgpu._gpuref import gpu_table
-    from profet_core.crossgpu._model import PRIOR
-    from profet_core.crossgpu._pairs import FAM_COLS
-    from profet_core.crossgpu._published import load_published
+    from profet_core.crossgpu.configurations._validate import amp_dp_validation
+    from profet_core.crossgpu.spec._gpuref import gpu_table
+    from profet_core.crossgpu.spec._model import PRIOR
+    from profet_core.crossgpu.spec._pairs import FAM_COLS
+    from profet_core.crossgpu.spec._published import load_published
     from profet_core.inputs._gpu_specs import load_specs
 
     times = np.array([60.0, 5, 0, 10, 3, 8, 6, 4, 2, 2])

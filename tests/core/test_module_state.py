@@ -90,7 +90,7 @@ def module_aliases(nodes, here: str | None, is_init: bool) -> dict[str, str]:
 
 
 def resolve(node: ast.AST, aliases: dict[str, str]) -> str | None:
-    """The package module an expression names (``_amp``, ``profet_core.crossgpu._amp``)."""
+    """The package module an expression names (``_amp``, ``profet_core.crossgpu.configurations._amp``)."""
     if isinstance(node, ast.Name):
         return aliases.get(node.id)
     if isinstance(node, ast.Attribute):
@@ -205,12 +205,12 @@ def test_no_module_global_of_the_package_is_written_from_outside():
 
 
 CASES = {
-    "assigned": "from profet_core.crossgpu import _efficiency\n_efficiency.SHARE_ARCH = False\n",
+    "assigned": "from profet_core.crossgpu.spec import _efficiency\n_efficiency.SHARE_ARCH = False\n",
     "tuple": (
-        "from profet_core.crossgpu import _efficiency as e, _amp\n"
+        "from profet_core.crossgpu.spec import _efficiency as e\nfrom profet_core.crossgpu.configurations import _amp\n"
         "e.COMPUTE_Z, (x, _amp.MEMORY) = 'none', (1, None)\n"
     ),
-    "dotted": "import profet_core.crossgpu._amp\nprofet_core.crossgpu._amp.MEMORY = None\n",
+    "dotted": "import profet_core.crossgpu.configurations._amp\nprofet_core.crossgpu.configurations._amp.MEMORY = None\n",
     "aliased": "import profet_core.cli._predict as p\np.TABLE_MAX_LINES += 1\n",
     "monkeypatch": (
         "from profet_core.cli import _predict\n"
@@ -221,10 +221,10 @@ CASES = {
         "    monkeypatch.setattr('profet_core.inputs._profile.MAX_PROFILE_BYTES', 10)\n"
     ),
     "mutated": (
-        "from profet_core.crossgpu import _dataparallel\n_dataparallel.PARAMS.update({'x': 1})\n"
+        "from profet_core.crossgpu.configurations import _dataparallel\n_dataparallel.PARAMS.update({'x': 1})\n"
     ),
-    "item": "from profet_core.crossgpu import _dataparallel\n_dataparallel.PARAMS['x'] = 1.0\n",
-    "relative": "from ..crossgpu import _efficiency\n_efficiency.SHARE_ARCH = False\n",
+    "item": "from profet_core.crossgpu.configurations import _dataparallel\n_dataparallel.PARAMS['x'] = 1.0\n",
+    "relative": "from ..crossgpu.spec import _efficiency\n_efficiency.SHARE_ARCH = False\n",
     "in-a-script": (
         'CODE = """\nfrom profet_core.capture import _profile\n_profile.WARMUP_STEPS = 0\n"""\n'
     ),
@@ -242,8 +242,8 @@ def test_each_form_of_write_is_caught(tmp_path, monkeypatch, source):
 @pytest.mark.parametrize(
     "source",
     [
-        "from profet_core.crossgpu import _efficiency\nx = _efficiency.COMPUTE_Z_MODES\n",
-        "from profet_core.crossgpu._dataparallel import PARAMS\ncounts = {**PARAMS, 'x': 1}\n",
+        "from profet_core.crossgpu.spec import _efficiency\nx = _efficiency.COMPUTE_Z_MODES\n",
+        "from profet_core.crossgpu.configurations._dataparallel import PARAMS\ncounts = {**PARAMS, 'x': 1}\n",
         "from profet_core.crossgpu import CrossInstanceModel\nm = CrossInstanceModel()\n"
         "m.set_params(share_arch=False)\n",
         "import os\nos.ENVIRON = {}\n",  # not the package's

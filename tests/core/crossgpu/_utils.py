@@ -107,7 +107,7 @@ PUBLISHED_MODELS = ("ResNet50", "InceptionResNetV2", "AlexNet", "VGG16")
 
 def published_medians() -> pd.DataFrame:
     """p3.2xlarge medians of :data:`PUBLISHED_MODELS` (conv-heavy op-family shares)."""
-    from profet_core.crossgpu._pairs import FAM_COLS
+    from profet_core.crossgpu.spec._pairs import FAM_COLS
 
     rows = []
     for i, m in enumerate(PUBLISHED_MODELS):

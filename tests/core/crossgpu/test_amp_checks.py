@@ -1,5 +1,5 @@
 """The AMP answer's note where the model misses measured AMP gains by more than 15 %
-(``profet_core/crossgpu/_amp_checks.py``, ``profet_core/data/amp_checks.csv``)."""
+(``profet_core/crossgpu/configurations/_amp_checks.py``, ``profet_core/data/amp_checks.csv``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from profet_core import load_artifacts, read_profile
-from profet_core.crossgpu._amp_checks import (
+from profet_core.crossgpu.configurations._amp_checks import (
     COLUMNS,
     MISS_NOTE_PCT,
     amp_miss_notes,

@@ -6,14 +6,23 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu import _amp, _dataparallel
-from profet_core.crossgpu._amp import amp_pairs, amp_state_from, predict_gain, step_ratio
-from profet_core.crossgpu._dataparallel import fit_dataparallel, scaling_rows, step_factor
-from profet_core.crossgpu._gpu_holdout import learn_amp_dp
-from profet_core.crossgpu._gpuref import amp_dtype, gpu_table
-from profet_core.crossgpu._model import PRIOR
-from profet_core.crossgpu._pairs import FAM_COLS
-from profet_core.crossgpu._published import load_published
+from profet_core.crossgpu.configurations import _amp, _dataparallel
+from profet_core.crossgpu.configurations._amp import (
+    amp_pairs,
+    amp_state_from,
+    predict_gain,
+    step_ratio,
+)
+from profet_core.crossgpu.configurations._dataparallel import (
+    fit_dataparallel,
+    scaling_rows,
+    step_factor,
+)
+from profet_core.crossgpu.spec._gpuref import amp_dtype, gpu_table
+from profet_core.crossgpu.spec._holdout import learn_amp_dp
+from profet_core.crossgpu.spec._model import PRIOR
+from profet_core.crossgpu.spec._pairs import FAM_COLS
+from profet_core.crossgpu.spec._published import load_published
 from profet_core.errors import ProfetValueError
 from profet_core.inputs._gpu_specs import load_specs
 
@@ -182,7 +191,7 @@ def test_each_source_sets_its_own_interval_where_it_has_the_rows():
 
 @pytest.mark.parametrize("sheet", ["catalog", "reference"], ids=["catalog", "reference"])
 def test_geforce_without_peer_to_peer_gets_half_its_link_whichever_sheet(sheet):
-    from profet_core.crossgpu._dataparallel import link_gbs
+    from profet_core.crossgpu.configurations._dataparallel import link_gbs
 
     g = gpu_table(load_specs() if sheet == "catalog" else None)
     gbs = link_gbs(g.loc[["NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 4090"]])
@@ -192,8 +201,8 @@ def test_geforce_without_peer_to_peer_gets_half_its_link_whichever_sheet(sheet):
 
 
 def test_trained_amp_interval_is_conformal_on_gpus_left_out_and_per_source(model, medians):
-    from profet_core.crossgpu._amp import amp_half_widths, amp_logo
-    from profet_core.crossgpu._gpu_holdout import learn_amp_dp
+    from profet_core.crossgpu.configurations._amp import amp_half_widths, amp_logo
+    from profet_core.crossgpu.spec._holdout import learn_amp_dp
 
     table = load_published()
     amp, _ = learn_amp_dp(model, table, medians)

@@ -8,18 +8,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu._amp import amp_logo, amp_state_from
-from profet_core.crossgpu._amp_validate import (
+from profet_core.crossgpu.configurations._amp import amp_logo, amp_state_from
+from profet_core.crossgpu.configurations._dataparallel import dp_logo, scaling_rows
+from profet_core.crossgpu.configurations._validate import (
     AMP_FILE,
     SCALING_FILE,
     amp_dp_reports,
     amp_dp_validation,
     group_coverage,
 )
-from profet_core.crossgpu._dataparallel import dp_logo, scaling_rows
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._model import PRIOR
-from profet_core.crossgpu._published import load_published
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._model import PRIOR
+from profet_core.crossgpu.spec._published import load_published
 from profet_core.inputs._gpu_specs import load_specs
 
 from ._utils import PUBLISHED_MODELS, published_medians

@@ -6,9 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu._dataparallel import fit_dataparallel, scaling_rows, step_factor
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._published import load_published
+from profet_core.crossgpu.configurations._dataparallel import (
+    fit_dataparallel,
+    scaling_rows,
+    step_factor,
+)
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._published import load_published
 from profet_core.inputs._gpu_specs import load_specs
 
 TRUE = {"k0": 0.03, "k0_pcie": 0.05, "k1": 1.0, "k0_amp": 0.12}

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu._amp import conformal_half_width
-from profet_core.crossgpu._dataparallel import (
+from profet_core.crossgpu.configurations._amp import conformal_half_width
+from profet_core.crossgpu.configurations._dataparallel import (
     DEFAULT_STATE,
     INTERVAL,
     crossfit_coverage,
@@ -16,8 +16,8 @@ from profet_core.crossgpu._dataparallel import (
     row_half_width,
     scaling_rows,
 )
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._published import load_published
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._published import load_published
 from profet_core.errors import ProfetValueError
 from profet_core.inputs._gpu_specs import load_specs
 

@@ -1,4 +1,4 @@
-"""The spec family model (crossgpu/_family_model.py) on hand-made steps: device work moved per
+"""The spec family model (crossgpu/spec/_family_model.py) on hand-made steps: device work moved per
 family, what the step spends beyond it kept, launch-bound loops and kernels, the interval."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from profet_core.crossgpu._family_model import (
+from profet_core.crossgpu.spec._family_model import (
     FIXED_SHARE,
     KERNEL_MIN_S,
     W_HOST,

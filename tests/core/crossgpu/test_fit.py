@@ -4,7 +4,7 @@ import pytest
 
 from profet_core import make_dataset
 from profet_core.crossgpu import median_table
-from profet_core.crossgpu._fit import FitModel, fit_table, validate_fit
+from profet_core.crossgpu.spec._memory import FitModel, fit_table, validate_fit
 from profet_core.errors import ProfetValueError
 from tests.core.crossgpu._utils import make_multi_gpu, spec_table
 

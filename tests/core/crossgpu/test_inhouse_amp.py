@@ -7,11 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu._amp import MEMORY_FAMILIES, amp_pairs, amp_state_from, fit_amp
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._inhouse import H100_SXM, H200_SXM
-from profet_core.crossgpu._pairs import FAM_COLS
-from profet_core.crossgpu._published import load_published
+from profet_core.crossgpu.configurations._amp import (
+    MEMORY_FAMILIES,
+    amp_pairs,
+    amp_state_from,
+    fit_amp,
+)
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._inhouse import H100_SXM, H200_SXM
+from profet_core.crossgpu.spec._pairs import FAM_COLS
+from profet_core.crossgpu.spec._published import load_published
 from profet_core.errors import ProfetValueError
 from profet_core.inputs._gpu_specs import load_specs
 from tests._utils import bench_module

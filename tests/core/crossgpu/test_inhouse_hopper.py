@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu._inhouse import (
+from profet_core.crossgpu.spec._inhouse import (
     H100_SXM,
     H200_SXM,
     amp_gains,

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu._inhouse import load_inhouse
-from profet_core.crossgpu._pairs import FAM_COLS
-from profet_core.crossgpu._published import load_published, published_pairs
+from profet_core.crossgpu.spec._inhouse import load_inhouse
+from profet_core.crossgpu.spec._pairs import FAM_COLS
+from profet_core.crossgpu.spec._published import load_published, published_pairs
 from profet_core.inputs._gpu_specs import load_specs
 from tests._utils import bench_module
 

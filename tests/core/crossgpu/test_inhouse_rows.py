@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu._published import COLUMNS, held_out
+from profet_core.crossgpu.spec._published import COLUMNS, held_out
 from tests._utils import ROOT, SHARED, requires_shared
 
 CSV = ROOT / "profet_core" / "data" / "inhouse_torch.csv"

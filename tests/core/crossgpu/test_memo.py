@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from profet_core import load_artifacts
-from profet_core.crossgpu._basis import fitted_memo
-from profet_core.crossgpu._targets import _pair_arrays
+from profet_core.crossgpu.spec._basis import fitted_memo
+from profet_core.crossgpu.spec._targets import _pair_arrays
 
 ANCHOR = "g3s.xlarge"
 
@@ -53,6 +53,6 @@ def test_pair_bases_equal_each_pair_basis_asked_afresh(cross):
 
 
 def _rank(basis: str) -> int:
-    from profet_core.crossgpu._basis import BASES
+    from profet_core.crossgpu.spec._basis import BASES
 
     return BASES.index(basis.split(" (")[0])

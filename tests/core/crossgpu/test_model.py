@@ -4,7 +4,7 @@ import pytest
 
 from profet_core import make_dataset
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._validate import logo_runs, summarize_gpus
+from profet_core.crossgpu.spec._validate import logo_runs, summarize_gpus
 from profet_core.errors import ProfetValueError
 from tests.core.crossgpu._utils import make_multi_gpu, spec_table
 

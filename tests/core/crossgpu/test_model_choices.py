@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profet_core.crossgpu._amp import (
+from profet_core.crossgpu.configurations._amp import (
     MEMORY,
     MEMORY_FAMILIES,
     amp_logo,
@@ -16,10 +16,10 @@ from profet_core.crossgpu._amp import (
     memory_mask,
     step_ratio,
 )
-from profet_core.crossgpu._dataparallel import PARAMS, scaling_rows
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._pairs import FAM_COLS, MODEL_FAMILIES
-from profet_core.crossgpu._published import load_published
+from profet_core.crossgpu.configurations._dataparallel import PARAMS, scaling_rows
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._pairs import FAM_COLS, MODEL_FAMILIES
+from profet_core.crossgpu.spec._published import load_published
 from profet_core.errors import ProfetValueError
 from profet_core.inputs._gpu_specs import load_specs
 

@@ -10,10 +10,15 @@ import pandas as pd
 import pytest
 
 from profet_core.crossgpu import CrossInstanceModel, all_pairs, median_table
-from profet_core.crossgpu._efficiency import bandwidth_z, fit_published, predict_speedups, z_term
-from profet_core.crossgpu._gpu_holdout import learn_published, published_logo
-from profet_core.crossgpu._gpuref import gpu_table
-from profet_core.crossgpu._published import (
+from profet_core.crossgpu.spec._efficiency import (
+    bandwidth_z,
+    fit_published,
+    predict_speedups,
+    z_term,
+)
+from profet_core.crossgpu.spec._gpuref import gpu_table
+from profet_core.crossgpu.spec._holdout import learn_published, published_logo
+from profet_core.crossgpu.spec._published import (
     COLUMNS,
     held_out,
     load_published,
@@ -448,7 +453,7 @@ def test_a_published_gpu_the_catalog_rents_is_that_gpu_at_every_precision(publis
 
 
 def test_the_note_names_the_architecture_a_specs_only_gpu_took(setup):
-    from profet_core.crossgpu._efficiency import arch_note
+    from profet_core.crossgpu.spec._efficiency import arch_note
 
     base, medians, specs = setup
     fitted, _ = learn_published(base, medians, specs, table=synthetic_table())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from profet_core.crossgpu._published import load_published
+from profet_core.crossgpu.spec._published import load_published
 
 
 @pytest.mark.parametrize(
@@ -49,7 +49,7 @@ def test_xla_off_counterparts_mirror_their_xla_rows():
 
 
 def test_the_2080_ti_has_no_peer_to_peer():
-    from profet_core.crossgpu._gpuref import gpu_table
+    from profet_core.crossgpu.spec._gpuref import gpu_table
 
     # Lambda's run logs: no PCIe peer access between any two 2080 Ti (docs/published_audit.md)
     g = gpu_table(None)
@@ -60,9 +60,9 @@ def test_the_2080_ti_has_no_peer_to_peer():
 def test_efficientnet_rows_are_the_readme_lines_with_their_config_batches():
     # round 8 D2 (docs/amp_decision_rule.md, profet_core/data/build/dle_efficientnet.py): DeepLearningExamples'
     # PyTorch EfficientNet tables, 1 and 8 GPUs, batch per GPU from configs.yml
-    from profet_core.crossgpu._amp import amp_pairs
-    from profet_core.crossgpu._dataparallel import scaling_rows
-    from profet_core.crossgpu._gpuref import gpu_table
+    from profet_core.crossgpu.configurations._amp import amp_pairs
+    from profet_core.crossgpu.configurations._dataparallel import scaling_rows
+    from profet_core.crossgpu.spec._gpuref import gpu_table
 
     t = load_published()
     d2 = t[t["model"].str.startswith("efficientnet-")]

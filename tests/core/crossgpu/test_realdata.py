@@ -5,7 +5,7 @@ import pytest
 
 from profet_core import load_dataset
 from profet_core.crossgpu import median_table
-from profet_core.crossgpu._validate import logo_runs, summarize_gpus
+from profet_core.crossgpu.spec._validate import logo_runs, summarize_gpus
 from profet_core.inputs._gpu_specs import load_specs
 from tests._utils import SHARED, requires_shared
 
@@ -31,7 +31,7 @@ def test_logo_slice_t4_specs_and_calibration():
 @pytest.fixture(scope="module")
 def published_setup():
     from profet_core.crossgpu import CrossInstanceModel, all_pairs
-    from profet_core.crossgpu._published import load_published, published_pairs
+    from profet_core.crossgpu.spec._published import load_published, published_pairs
 
     medians = median_table(load_dataset(SHARED))
     specs = load_specs()
@@ -42,7 +42,7 @@ def published_setup():
 def test_published_pairs_beat_the_model_before_and_ignore_held_out_rows(published_setup):
     """Learned on published pairs (V100 baselines), the tensor-core GPUs' speed-ups
     are far closer than the spec model before; VGG16 / Inception-v3 rows change nothing."""
-    from profet_core.crossgpu._gpu_holdout import learn_published, published_logo
+    from profet_core.crossgpu.spec._holdout import learn_published, published_logo
 
     base, medians, specs, table, published_pairs = published_setup
     pairs = published_pairs(table, specs, medians)
@@ -66,7 +66,7 @@ def test_published_pairs_beat_the_model_before_and_ignore_held_out_rows(publishe
 
 
 def held_out_rows(table):
-    from profet_core.crossgpu._published import held_out
+    from profet_core.crossgpu.spec._published import held_out
 
     return held_out(table["model"]) | held_out(table["data_model"])
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from profet_core.crossgpu._calibrate import (
+from profet_core.crossgpu.spec._calibrate import (
     BAND,
     calibration,
     coverage,

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from profet_core import load_artifacts, read_profile
-from profet_core.crossgpu._bounds import bound_matrix, resources
-from profet_core.crossgpu._consistency import (
+from profet_core.crossgpu.order._bounds import bound_matrix, resources
+from profet_core.crossgpu.order._order import (
     bound_violations,
     dominance,
     inversions,
@@ -206,7 +206,7 @@ def test_spec_order_leaves_published_exceptions():
 
 
 def test_published_exceptions_find_an_inversion_and_cite_it():
-    from profet_core.crossgpu._published import load_published
+    from profet_core.crossgpu.spec._published import load_published
 
     pub = load_published()
     assert published_exceptions(pub) == {}  # no published table shows one today
@@ -362,7 +362,7 @@ def test_another_methods_outlier_moves_no_other_target(predicted, precision):
 def test_the_spec_order_note_names_the_largest_moves_and_counts_the_rest():
     """A note the CLI and the app show alike stays short: the five largest moves by name, the
     others counted with their range (the app cuts messages past 2,000 characters)."""
-    from profet_core.crossgpu._order_notes import NAMED_MOVES, order_notes
+    from profet_core.crossgpu.order._notes import NAMED_MOVES, order_notes
 
     moved = [(f"gpu-{i}", "gpu-x", 1.0 + (i - 6) / 20, f"capped at gpu-x ({i})") for i in range(13)]
     (note,) = order_notes(moved, "fp32")

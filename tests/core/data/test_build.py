@@ -133,7 +133,7 @@ def test_a_builder_refuses_rows_the_table_has(tmp_path):
 def test_the_check_rows_are_valid_and_never_in_the_fitted_table():
     # published_check.csv holds the sets the rule did not adopt (docs/new_sources_rule.md): it
     # must validate like published.csv, and none of its measurements may reach the fits.
-    from profet_core.crossgpu._published import load_published
+    from profet_core.crossgpu.spec._published import load_published
 
     check, table = load_published(CHECK), load_published()
     assert len(check) == 553

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from profet_core import load_artifacts, read_profile
-from profet_core.crossgpu._pairs import FAM_COLS
+from profet_core.crossgpu.spec._pairs import FAM_COLS
 from profet_core.inputs._profile import normalise_steps
 from profet_core.offerings import OfferingFilter, predict_offerings
 from profet_core.offerings._gpus import OTHER_HOST

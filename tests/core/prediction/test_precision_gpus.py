@@ -46,7 +46,7 @@ def test_default_answer_is_the_fp32_one_gpu_engine_answer(predictor, profile):
         sizes,
     )
     # ... but for the spec order: steps that contradict the spec sheet are capped
-    from profet_core.crossgpu._consistency import published_exceptions, spec_order
+    from profet_core.crossgpu.order._order import published_exceptions, spec_order
 
     ordered, moved, _ = spec_order(
         raw.table, predictor.cross.specs_, "fp32", published_exceptions()

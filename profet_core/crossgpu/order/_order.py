@@ -27,11 +27,11 @@ import functools
 import numpy as np
 import pandas as pd
 
-from .._base import kept_for
+from ..._base import kept_for
 from ._bounds import bound_matrix, order_bounds, order_matrix, raise_matrix
 from ._exceptions import published_exceptions  # noqa: F401  (re-exported)
-from ._order_notes import order_notes  # noqa: F401  (re-exported)
-from ._order_notes import why as _why
+from ._notes import order_notes  # noqa: F401  (re-exported)
+from ._notes import why as _why
 
 #: Share of the dominated GPU's bandwidth the dominating one needs.
 BW_SHARE = 0.95
@@ -73,7 +73,7 @@ def _with_columns(specs: pd.DataFrame, multi_gpu: bool) -> pd.DataFrame:
     missing = [c for c in need if c not in specs]
     if not missing:
         return specs
-    from ._gpuref import gpu_table
+    from ..spec._gpuref import gpu_table
 
     out = specs.copy()
     gpus = gpu_table(specs) if "gpu" in specs else None

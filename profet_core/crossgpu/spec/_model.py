@@ -23,11 +23,11 @@ import copy
 import numpy as np
 import pandas as pd
 
-from .._base import Estimator, check_is_fitted
-from ..errors import ProfetValueError
-from ..inputs._dataset import Dataset
-from ..inputs._gpu_specs import spec_matrix, validate_specs
-from ..models._estimators import BoostingRegressor
+from ..._base import Estimator, check_is_fitted
+from ...errors import ProfetValueError
+from ...inputs._dataset import Dataset
+from ...inputs._gpu_specs import spec_matrix, validate_specs
+from ...models._estimators import BoostingRegressor
 from ._basis import BasisMixin, bounded_delta, spec_positions
 from ._efficiency import (
     TENSOR_RULES,
@@ -154,7 +154,7 @@ class CrossInstanceModel(BasisMixin, Estimator):
         return self.fit_pairs(all_pairs(median_table(dataset)), specs)
 
     def fit_pairs(self, pairs: pd.DataFrame, specs: pd.DataFrame):
-        """Fit on a table from :func:`profet_core.crossgpu._pairs.all_pairs`."""
+        """Fit on a table from :func:`profet_core.crossgpu.spec._pairs.all_pairs`."""
         self.tensor_rule_ = TENSOR_RULES[0]
         self._set_specs(specs)
         if pairs.empty:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._base import check_is_fitted
+from ..._base import check_is_fitted
 from ._basis import fitted_memo, spec_positions
 
 #: What a cross-instance block says it rests on (the engine's ``ensemble`` column).
@@ -74,7 +74,7 @@ def _residuals(model, fam, d_specs) -> list | None:
     n, k = len(fam), len(d_specs)
     if model.residual_model_ is None or not n:
         return None
-    from ..models._trees import _COMPILED_MIN_ROWS
+    from ...models._trees import _COMPILED_MIN_ROWS
 
     # Below the compiled walk's row count a block is summed as each target's rows would be.
     per = max(1, (_COMPILED_MIN_ROWS - 1) // n) if n < _COMPILED_MIN_ROWS else 1

@@ -192,7 +192,7 @@ def learn_published(model, medians: pd.DataFrame, specs: pd.DataFrame, quantiles
     fitted = fit_published(model, pairs[~pairs["held_out"]])
     fitted.amp_state_, fitted.dp_state_ = learn_amp_dp(fitted, table, medians)
     # inversions the published tables themselves show: kept, not ordered away
-    from ._consistency import published_exceptions
+    from ..order._order import published_exceptions
 
     fitted.spec_exceptions_ = published_exceptions(table)
     if quantiles is None or pairs.empty:
@@ -270,8 +270,8 @@ def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dic
     dropped before each fit) and cross-fitted 80% log half-widths (split-conformal on
     leave-one-GPU-out errors; AMP's also per source, N-GPU's per peer-to-peer class and per
     doubling of the GPU count)."""
-    from ._amp import amp_half_widths, amp_logo, amp_pairs, amp_state_from
-    from ._dataparallel import dp_logo, fit_dataparallel, half_widths, scaling_rows
+    from ..configurations._amp import amp_half_widths, amp_logo, amp_pairs, amp_state_from
+    from ..configurations._dataparallel import dp_logo, fit_dataparallel, half_widths, scaling_rows
     from ._gpuref import gpu_table
 
     gpus = gpu_table(model.specs_)
@@ -304,7 +304,7 @@ def learn_amp_dp(model, table: pd.DataFrame, medians: pd.DataFrame) -> tuple[dic
 
 
 def _amp_calibration(by_gpu, by_source, half_width) -> dict:
-    from ._amp import conformal_half_width
+    from ..configurations._amp import conformal_half_width
     from ._calibrate import calibration, crossfit, two_way_scale
 
     g, s = by_gpu[~by_gpu["held_out"]], by_source[~by_source["held_out"]]
@@ -327,8 +327,8 @@ def _amp_calibration(by_gpu, by_source, half_width) -> dict:
 
 
 def _dp_calibration(by_gpu, by_source, state) -> dict:
+    from ..configurations._dataparallel import half_widths, row_half_width
     from ._calibrate import calibration, crossfit, two_way_scale
-    from ._dataparallel import half_widths, row_half_width
 
     g, s = by_gpu[~by_gpu["held_out"]], by_source[~by_source["held_out"]]
     err = np.abs(np.log(g["pred"] / g["scaling"])).to_numpy(float)

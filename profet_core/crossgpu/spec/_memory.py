@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._base import Estimator, check_is_fitted, kept_for
-from ..errors import ProfetValueError
-from ..inputs._gpu_specs import effective_tflops
+from ..._base import Estimator, check_is_fitted, kept_for
+from ...errors import ProfetValueError
+from ...inputs._gpu_specs import effective_tflops
 from ._pairs import WORKLOAD
 
 

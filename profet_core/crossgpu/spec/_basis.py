@@ -6,8 +6,8 @@ import copy
 
 import numpy as np
 
-from .._base import check_is_fitted
-from ..errors import ProfetValueError
+from ..._base import check_is_fitted
+from ...errors import ProfetValueError
 
 #: Kinds of basis, from the strongest to the weakest.
 BASES = ("measured", "calibrated", "published", "specs only")

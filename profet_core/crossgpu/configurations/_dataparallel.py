@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import ProfetValueError
+from ...errors import ProfetValueError
 from ._amp import gpu_key
 
 #: Parameter counts of the published CNNs (ImageNet heads, 1000 classes). Keras applications'
@@ -115,7 +115,7 @@ def scaling_rows(table: pd.DataFrame, gpus: pd.DataFrame, param_counts=None) -> 
         t1_s`` (one-GPU step time at the per-GPU batch), ``scaling`` (N-GPU images/s over N
         times the one-GPU images/s), ``params``, ``gbs``, ``held_out``.
     """
-    from ._published import held_out
+    from ..spec._published import held_out
 
     t = table.copy()
     t["repo"] = t["source"].str.split("@").str[0]
@@ -177,7 +177,7 @@ def step_factor(state: dict, t1_s, n_gpus, params, gbs, pcie=False, amp_noxla=Fa
 def fit_dataparallel(rows: pd.DataFrame, amp_sync: bool = True) -> dict:
     """Learn ``k0``, ``k0_pcie``, ``k1`` (and ``k0_amp`` where ``amp_sync``) from
     :func:`scaling_rows` (none held out); each (repository, CNN, GPU, precision) group weighs 1."""
-    from ._published import refuse_held_out
+    from ..spec._published import refuse_held_out
 
     refuse_held_out(rows)
     if rows.empty:

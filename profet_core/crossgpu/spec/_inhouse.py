@@ -16,7 +16,7 @@ from importlib import resources
 
 import pandas as pd
 
-from ..errors import ProfetValueError
+from ...errors import ProfetValueError
 from ._published import held_out
 
 

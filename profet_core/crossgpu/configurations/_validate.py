@@ -39,8 +39,8 @@ def group_coverage(oof: pd.DataFrame, by: str, truth: str, level: float = LEVEL)
     """Cross-fitted interval coverage (%) per group of ``by`` and over all rows (``all``): each
     row judged against the split-conformal half-width the product would set without its group
     (the AMP gain: its source's width where the source has enough rows there,
-    :func:`~profet_core.crossgpu._amp.crossfit_amp_coverage`; the N-GPU scaling: its
-    peer-to-peer class's, :func:`~profet_core.crossgpu._dataparallel.crossfit_coverage`)."""
+    :func:`~profet_core.crossgpu.configurations._amp.crossfit_amp_coverage`; the N-GPU scaling: its
+    peer-to-peer class's, :func:`~profet_core.crossgpu.configurations._dataparallel.crossfit_coverage`)."""
     if truth == "gain":
         inside = crossfit_amp_coverage(oof, by, level)
     else:
@@ -56,8 +56,8 @@ def summarize_logo(oof: pd.DataFrame, by: str, truth: str, baselines) -> pd.Data
     Parameters
     ----------
     oof : pandas.DataFrame
-        :func:`~profet_core.crossgpu._amp.amp_logo` or
-        :func:`~profet_core.crossgpu._dataparallel.dp_logo` rows (held-out rows are left out).
+        :func:`~profet_core.crossgpu.configurations._amp.amp_logo` or
+        :func:`~profet_core.crossgpu.configurations._dataparallel.dp_logo` rows (held-out rows are left out).
     by : str
         The group column (``catalog_gpu``, ``repo``, ...).
     truth : str
@@ -133,7 +133,7 @@ def amp_gain_table(by_gpu: pd.DataFrame, by_source: pd.DataFrame) -> pd.DataFram
     ``mape_constant_pct``, ``mape_constant_source_pct``, ``mape_tensor_peak_pct``,
     ``coverage_pct`` (80%, cross-fitted).
 
-    ``by_gpu``/``by_source``: :func:`~profet_core.crossgpu._amp.amp_logo` by ``catalog_gpu``
+    ``by_gpu``/``by_source``: :func:`~profet_core.crossgpu.configurations._amp.amp_logo` by ``catalog_gpu``
     and by ``repo``.
     """
     b = list(AMP_BASELINES)
@@ -151,7 +151,7 @@ def scaling_table(by_gpu: pd.DataFrame, by_source: pd.DataFrame) -> pd.DataFrame
     ``mape_linear_pct`` and one more fold, ``gpu count`` (the leave-one-GPU-out rows per GPU
     count: ``group`` ``2``, ``4``, ``8``).
 
-    ``by_gpu``/``by_source``: :func:`~profet_core.crossgpu._dataparallel.dp_logo` by
+    ``by_gpu``/``by_source``: :func:`~profet_core.crossgpu.configurations._dataparallel.dp_logo` by
     ``catalog_gpu`` and by ``repo``.
     """
     b = list(SCALING_BASELINES)
@@ -172,9 +172,9 @@ def amp_dp_validation(table: pd.DataFrame, gpus: pd.DataFrame, medians, theta) -
     Parameters
     ----------
     table : pandas.DataFrame
-        Published measurements (:func:`~profet_core.crossgpu._published.load_published`).
+        Published measurements (:func:`~profet_core.crossgpu.spec._published.load_published`).
     gpus : pandas.DataFrame
-        :func:`~profet_core.crossgpu._gpuref.gpu_table`.
+        :func:`~profet_core.crossgpu.spec._gpuref.gpu_table`.
     medians : pandas.DataFrame
         The data's median table (each CNN's FP32 profile from its ``p3.2xlarge`` rows).
     theta : ndarray
@@ -225,8 +225,8 @@ def _amp_pairs_or_none(table, gpus, medians, theta):
 def amp_dp_reports(model, medians: pd.DataFrame, table: pd.DataFrame | None = None) -> dict:
     """:func:`amp_dp_validation` of a fitted ``CrossInstanceModel`` (its spec sheet and
     exponents) on a published table (default: the package's)."""
-    from ._gpuref import gpu_table
-    from ._published import load_published
+    from ..spec._gpuref import gpu_table
+    from ..spec._published import load_published
 
     table = load_published() if table is None else table
     return amp_dp_validation(table, gpu_table(model.specs_), medians, model.theta_)

@@ -28,14 +28,14 @@ def published_exceptions(published: pd.DataFrame | None = None, slack: float = S
 
 @functools.lru_cache(maxsize=4)
 def _package_exceptions(slack: float) -> tuple:
-    from ._published import load_published
+    from ..spec._published import load_published
 
     return tuple(_exceptions(load_published(), slack).items())
 
 
 def _exceptions(pub: pd.DataFrame, slack: float) -> dict:
-    from ._gpuref import gpu_table
-    from ._published import held_out
+    from ..spec._gpuref import gpu_table
+    from ..spec._published import held_out
 
     pub = pub[(pub["gpu_count"] == 1) & ~held_out(pub["model"])]
     gpus = gpu_table().reset_index()

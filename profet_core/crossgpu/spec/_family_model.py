@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..features._families import FINE_FAMILIES, MEASURED, MODEL_FAMILY
+from ...features._families import FINE_FAMILIES, MEASURED, MODEL_FAMILY
 from ._pairs import MODEL_FAMILIES
 
 #: 80% interval half-width (log units) of the host's part: AWS hosts of the data's four GPUs run
@@ -223,7 +223,7 @@ def fp32_equivalent(parts: StepParts, cross, anchor: str) -> StepParts:
     so added; the interval grows by the AMP model's own half-width over the moved share."""
     from dataclasses import replace
 
-    from ._amp import DEFAULT_STATE, user_offset
+    from ..configurations._amp import DEFAULT_STATE, user_offset
     from ._gpuref import fp32_rate, gpu_table
 
     state = getattr(cross, "amp_state_", None) or DEFAULT_STATE

@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 
 from .._messages import quote
-from ..crossgpu._amp import DEFAULT_STATE as AMP_DEFAULT
-from ..crossgpu._amp import move_shares, step_ratio, user_offset
-from ..crossgpu._amp_checks import amp_miss_notes
-from ..crossgpu._dataparallel import DEFAULT_STATE as DP_DEFAULT
-from ..crossgpu._dataparallel import link_gbs, row_half_width, step_factor
-from ..crossgpu._gpuref import amp_dtype, fp32_rate, gpu_table
-from ..crossgpu._pairs import FAM_COLS, model_family_times
+from ..crossgpu.configurations._amp import DEFAULT_STATE as AMP_DEFAULT
+from ..crossgpu.configurations._amp import move_shares, step_ratio, user_offset
+from ..crossgpu.configurations._amp_checks import amp_miss_notes
+from ..crossgpu.configurations._dataparallel import DEFAULT_STATE as DP_DEFAULT
+from ..crossgpu.configurations._dataparallel import link_gbs, row_half_width, step_factor
+from ..crossgpu.spec._gpuref import amp_dtype, fp32_rate, gpu_table
+from ..crossgpu.spec._pairs import FAM_COLS, model_family_times
 from ..errors import ProfetValueError
 from ._option_checks import (
     PARAMS_UNUSED,
@@ -195,7 +195,7 @@ def _spec_order(predictor, table, precision, reference=None) -> tuple:
     """``table`` with its steps in the spec sheet's order and its notes: what moved
     (a GPU with at least another's rates and 95% of its bandwidth is never slower than it) and
     what the published- and spec-based intervals rest on (the spread between sources)."""
-    from ..crossgpu._consistency import order_notes, published_exceptions, spec_order, strings
+    from ..crossgpu.order._order import order_notes, published_exceptions, spec_order, strings
 
     if predictor.cross is None or table.empty:
         return table, []
@@ -213,12 +213,12 @@ def _spec_order(predictor, table, precision, reference=None) -> tuple:
     notes = order_notes(moved, precision, kept)
     bases = set(strings(out["basis"]))
     if any(b.startswith(("published", "specs only")) for b in bases):
-        from ..crossgpu._calibrate import source_note
+        from ..crossgpu.spec._calibrate import source_note
 
         multi = "gpus" in out and bool((out["gpus"] > 1).any())
         note = source_note(predictor.cross, precision, multi)
         notes += [] if note is None else [note]
-        from ..crossgpu._efficiency import arch_note
+        from ..crossgpu.spec._efficiency import arch_note
 
         specs_only = sorted(
             {

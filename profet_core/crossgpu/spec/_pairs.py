@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..features._profile_features import FAMILY_COLUMNS, family_matrix
-from ..inputs._dataset import Dataset
+from ...features._profile_features import FAMILY_COLUMNS, family_matrix
+from ...inputs._dataset import Dataset
 
 #: Families the cross-instance model gives their own exponents; rare ones are merged.
 MODEL_FAMILIES = (

@@ -27,9 +27,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import ProfetValueError
-from ._gpuref import fp32_rate
-from ._pairs import FAM_COLS, MODEL_FAMILIES
+from ...errors import ProfetValueError
+from ..spec._gpuref import fp32_rate
+from ..spec._pairs import FAM_COLS, MODEL_FAMILIES
 
 TENSOR = np.array([f in ("conv", "matmul") for f in MODEL_FAMILIES])
 #: The memory-bound families (bytes halved: ``2 ** beta``), the shipped choice of the AMP fit's
@@ -93,7 +93,7 @@ def amp_pairs(table: pd.DataFrame) -> pd.DataFrame:
         ``repo, framework, model, profile, catalog_gpu, gpu_published, source, baseline_source,
         gain`` (AMP / FP32 images/s), ``batch_size``, ``image_size``, ``held_out``.
     """
-    from ._published import held_out
+    from ..spec._published import held_out
 
     one = table[table["gpu_count"] == 1].copy()
     one["repo"] = one["source"].str.split("@").str[0]
@@ -127,7 +127,7 @@ def move_shares(theta, fam, anchor, target) -> np.ndarray:
     """Family times (n, 10) of an anchor profile moved to a target GPU by the spec model's
     exponents ``theta`` (10, 3), as shares of the target's device time.
 
-    ``anchor``/``target``: rows of :func:`profet_core.crossgpu._gpuref.gpu_table`.
+    ``anchor``/``target``: rows of :func:`profet_core.crossgpu.spec._gpuref.gpu_table`.
     """
 
     def logs(g):
@@ -195,7 +195,7 @@ def fit_amp(
     pairs : pandas.DataFrame
         :func:`amp_pairs` rows whose ``catalog_gpu`` is in ``gpus``.
     gpus : pandas.DataFrame
-        :func:`profet_core.crossgpu._gpuref.gpu_table`.
+        :func:`profet_core.crossgpu.spec._gpuref.gpu_table`.
     shares : ndarray of shape (n, 10)
         Each pair's FP32 family shares on its GPU (:func:`move_shares`).
     memory_families : sequence of str
@@ -208,7 +208,7 @@ def fit_amp(
         ``source_half_width`` ({source: half-width}) (the defaults until cross-fitted:
         :func:`amp_half_widths` of :func:`amp_logo`), ``memory_families``.
     """
-    from ._published import refuse_held_out
+    from ..spec._published import refuse_held_out
 
     refuse_held_out(pairs)
     memory = list(check_memory_families(memory_families))
@@ -367,7 +367,7 @@ def amp_state_of_pairs(
     :func:`amp_pairs`-shaped rows whose GPU is in ``gpus`` and whose CNN the data has, each
     CNN's profile taken from the data's ``p3.2xlarge`` medians and moved to the pair's GPU by
     the spec model's exponents ``theta``; returns (state, pairs, shares)."""
-    from ._published import _profile
+    from ..spec._published import _profile
 
     pairs = pairs[
         pairs["catalog_gpu"].isin(gpus.index) & pairs["profile"].isin(set(medians["model"]))

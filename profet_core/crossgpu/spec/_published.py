@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import ProfetFileNotFoundError, ProfetValueError
+from ...errors import ProfetFileNotFoundError, ProfetValueError
 from ._pairs import FAM_COLS
 
 TEXT = ("source", "framework", "precision", "xla", "gpu_published", "model")
@@ -146,8 +146,8 @@ def load_published(path: str | Path | None = None) -> pd.DataFrame:
     """Read and validate a published-measurements CSV (default: the package's table)."""
     import io
 
-    from .._messages import quote
-    from ..inputs._safe_read import read_bounded
+    from ..._messages import quote
+    from ...inputs._safe_read import read_bounded
 
     if path is None:
         where = "the package's published table (profet_core/data/published.csv)"
@@ -226,7 +226,7 @@ def published_pairs(table: pd.DataFrame, specs: pd.DataFrame, medians: pd.DataFr
         ``anchor_latency_s``.
     """
     # FP32/TF32 one-GPU rows only: AMP and multi-GPU rows are the AMP and data-parallel
-    # models' (profet_core.crossgpu._amp, _dataparallel).
+    # models' (profet_core.crossgpu.configurations._amp, _dataparallel).
     one = table[(table["gpu_count"] == 1) & (table["precision"] != "AMP")]
     one = one.assign(document=one["source"].str.replace(r":\d+$", "", regex=True))
     # Only CNNs whose profile (or stand-in) the data holds can be predicted.

@@ -2,7 +2,7 @@
 
 The data's four GPUs are FP32-only; on a TF32 GPU the spec model would scale convolutions by the
 full tensor peak (about 10x an A100's FP32 over a V100). Published speed-up pairs whose baseline
-GPU is in the data (:func:`profet_core.crossgpu._published.published_pairs`) set how much of it
+GPU is in the data (:func:`profet_core.crossgpu.spec._published.published_pairs`) set how much of it
 CNN training really gets: per published GPU ``k`` a log-time efficiency per class (compute,
 memory), a roofline in the GPU's bytes per peak FLOP
 
@@ -33,8 +33,8 @@ import copy
 import numpy as np
 import pandas as pd
 
-from .._base import check_is_fitted
-from ..errors import ProfetValueError
+from ..._base import check_is_fitted
+from ...errors import ProfetValueError
 from ._basis import spec_positions
 from ._pairs import FAM_COLS
 

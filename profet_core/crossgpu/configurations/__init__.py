@@ -1,0 +1,1 @@
+"""Precision (AMP) and GPU count of a configuration."""

@@ -1,0 +1,1 @@
+"""The spec order: no answer contradicts the spec sheet's roofline."""

@@ -1,0 +1,1 @@
+"""The cross-instance spec model: GPUs moved by their spec sheets."""
