@@ -44,21 +44,21 @@ import inversions as inv_bench  # noqa: E402
 
 from profet_core import load_artifacts  # noqa: E402
 from profet_core.crossgpu.order._order import bound_violations, inversions  # noqa: E402
-from profet_core.prediction import _scaling  # noqa: E402
+from profet_core.prediction import _options  # noqa: E402
 
 ANCHOR = "p3.2xlarge"
 
 
 def _without_order():
     """Context: the predictor's answers as main gave them (no spec order)."""
-    keep = _scaling._spec_order
+    keep = _options._spec_order
 
     class _Ctx:
         def __enter__(self):
-            _scaling._spec_order = lambda predictor, table, precision, reference=None: (table, [])
+            _options._spec_order = lambda predictor, table, precision, reference=None: (table, [])
 
         def __exit__(self, *exc):
-            _scaling._spec_order = keep
+            _options._spec_order = keep
 
     return _Ctx()
 

@@ -196,10 +196,10 @@ def test_amp_on_several_gpus_adds_the_tensorflow_amp_synchronisation(
     doubling of the GPU count; FP32 does not. With a negligible all-reduce (params=1) the two
     step factors differ by exactly that term (before the spec order, which caps the one-GPU
     p4d step at the A100 PCIe's: tested in tests/core/crossgpu/test_spec_consistency.py)."""
-    from profet_core.prediction import _scaling
+    from profet_core.prediction import _options
 
     monkeypatch.setattr(
-        _scaling, "_spec_order", lambda pred, table, precision, reference=None: (table, [])
+        _options, "_spec_order", lambda pred, table, precision, reference=None: (table, [])
     )
     st = predictor.cross.dp_state_
     assert st["k0_amp"] > 0
