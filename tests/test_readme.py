@@ -212,6 +212,7 @@ TOP_LEVEL = {
     "pyproject.toml",
     "Dockerfile",
     "README.md",
+    "CHANGELOG.md",
 }
 
 
