@@ -5,6 +5,8 @@ out and said, its terminal escapes never printed, a year-long run warned about."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from profet_core import ProfetValueError, read_profile
@@ -101,3 +103,26 @@ def test_a_catalogs_bad_prices_and_escapes_never_reach_the_plan(tmp_path):
         line = next(x for x in out.splitlines() if x.lstrip().startswith(gone))
         assert "not offered" in out and " - " in line
     assert "1e+308" not in out and "cheap" not in out
+
+
+@pytest.mark.parametrize(
+    ("recipe", "planned"), [("basic_cluster", True), ("basic_managed_job", False)]
+)
+def test_skypilots_own_example_tasks_are_planned_or_refused_in_one_line(
+    tmp_path, catalog, recipe, planned
+):
+    """The task files SkyPilot ships (``sky/recipes/examples``): 8 x A100 is planned; a job that
+    asks for no GPU (its accelerators commented out) is refused in one line, exit 2."""
+    import sky
+
+    path = Path(sky.__file__).parent / "recipes" / "examples" / f"{recipe}.yaml"
+    if not path.is_file():
+        pytest.skip(f"this SkyPilot ({sky.__version__}) ships no {path.name}")
+    argv = ["--dataset-images", "50000", "--epochs", "10", "--catalog", catalog]
+    code, out, err = run("sky-plan", path, "--profile", PROFILE, *argv)
+    if planned:
+        assert code == 0, err
+        assert "picks A100:8" in out
+    else:
+        assert code == 2 and "Traceback" not in err
+        assert err.count("profet: error:") == 1 and "asks for no GPU" in err
