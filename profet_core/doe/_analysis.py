@@ -207,9 +207,12 @@ def _exact_fit(model) -> bool:
     """The model fits every run up to rounding: residuals below 1e-10 of the variation.
 
     Rounding leaves a residual sum of squares of about 1e-30 where the fit is exact; testing
-    against it gives F = 1e30 and p = 1e-60, numbers that mean nothing.
+    against it gives F = 1e30 and p = 1e-60, numbers that mean nothing. A constant response has
+    no variation to compare with (its centred sum of squares is rounding too), so residuals are
+    also judged against the response's own size: below 1e-10 of its root mean square.
     """
-    return bool(model.ssr <= 1e-10 * max(float(model.centered_tss), 0.0))
+    variation = max(float(model.centered_tss), 1e-10 * float(model.uncentered_tss), 0.0)
+    return bool(model.ssr <= 1e-10 * variation)
 
 
 def _anova(model, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame, tuple]:
