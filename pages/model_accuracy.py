@@ -6,7 +6,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from profet_app import accuracy, common, spec_order
+from profet_app import accuracy, beyond_cnn, common, spec_order
 from profet_core import NOVELTY_WARN
 
 ALL_PAIRS = "All pairs"
@@ -79,6 +79,7 @@ SECTIONS = (
     "GPUs never measured",
     "Mixed precision and several GPUs",
     "Spec order",
+    "Other models and PyTorch",
 )
 tabs = dict(zip(SECTIONS, st.tabs(SECTIONS, key="section", bind="query-params"), strict=True))
 
@@ -344,6 +345,7 @@ DRAW = dict(
             _gpus_never_measured,
             _mixed_precision_and_gpus,
             lambda: spec_order.spec_order(val),
+            lambda: beyond_cnn.beyond_cnn(val),
         ),
         strict=True,
     )

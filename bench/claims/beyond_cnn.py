@@ -17,7 +17,10 @@ Prints three tables (Markdown):
    its predicted ratios against the V100 row; for the others no profile stands in: only the
    baselines are printed, and no number of the model's.
 
-    .venv/bin/python bench/claims/beyond_cnn.py [--seed ../shared/data/seed-rnn]
+    .venv/bin/python bench/claims/beyond_cnn.py [--seed ../shared/data/seed-rnn] [--record]
+
+With ``--record`` it also writes ``validation/beyond_cnn.csv`` into the shipped artifacts and
+lists it in their manifest: the Model accuracy page's "Other models and PyTorch" tab reads it.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ def _ratio_baselines(predictor, anchor: str, target: str) -> tuple[float, float]
     return rate[0] / rate[1], a["mem_bandwidth_gbs"] / t["mem_bandwidth_gbs"]
 
 
-def reuters(predictor, seed: Path) -> str:
+def reuters(predictor, seed: Path) -> pd.DataFrame:
     rows = pd.read_csv(seed / "reuters_g4dn_g5.csv")
     ops = [c for c in rows.columns if c.startswith(("Host_", "Device_"))]
     pred = predictor.predict(
@@ -83,7 +86,7 @@ def reuters(predictor, seed: Path) -> str:
     out["inside"] = (out["80% low"] <= meas) & (meas <= out["80% high"])
     out["FP32-ratio error %"] = 100 * (lat * fp32 / meas - 1)
     out["bandwidth-ratio error %"] = 100 * (lat * bw / meas - 1)
-    return _md(out)
+    return out
 
 
 def _published_resnet() -> pd.DataFrame:
@@ -99,7 +102,7 @@ def _spec_line(predictor, gpu: str) -> str | None:
     return sorted(names, key=lambda n: (n not in predictor.instances, n))[0] if names else None
 
 
-def torch_traces(predictor) -> str:
+def torch_traces(predictor) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each trace's predicted step ratio target / V100 16GB (p3.2xlarge, a target of both)
     against the published throughput ratio V100 16GB / target of the same source."""
     pub = _published_resnet()
@@ -144,10 +147,10 @@ def torch_traces(predictor) -> str:
         .rename(columns=lambda c: c.replace("err %", "MAPE %"))
     )
     keep = ["trace", "precision", "source", "GPU", "measured ratio", "predicted ratio", *errs]
-    return _md(out[keep]) + "\n\nMAPE per trace and precision:\n\n" + _md(summary)
+    return out[keep], summary
 
 
-def other_kinds(predictor, seed: Path) -> str:
+def other_kinds(predictor, seed: Path) -> pd.DataFrame:
     text = pd.read_csv(DATA / "published_text.csv")
     text = text[text["precision"] == "TF32"]
     rows = pd.read_csv(seed / "reuters_g4dn_g5.csv")
@@ -207,21 +210,114 @@ def other_kinds(predictor, seed: Path) -> str:
         .reset_index()
         .rename(columns=lambda c: c.replace("err %", "MAPE %"))
     )
-    return _md(summary)
+    return summary
+
+
+def record(predictor, tables: dict) -> Path:
+    """Write ``validation/beyond_cnn.csv`` into the predictor's artifacts folder and list it
+    (with its sha256) in the manifest: the Model accuracy page reads it, computing nothing.
+
+    Rows: ``section`` (``reuters``: one per notebook row, ms per step; ``trace``: one per trace,
+    precision, source and GPU, step-time ratios to the V100 16GB; ``trace_mape`` and ``kinds``:
+    MAPE % per trace and precision, per model kind), ``item``, ``gpu``, ``source``, ``measured``,
+    ``predicted``, ``low``, ``high``, ``error_pct``, ``fp32_error_pct``,
+    ``bandwidth_error_pct``, ``inside``, ``unit``.
+    """
+    import json
+
+    from profet_core.prediction._store import sha256, write_json
+
+    r, (t, tm), k = tables["reuters"], tables["trace"], tables["kinds"]
+    parts = [
+        pd.DataFrame(
+            {
+                "section": "reuters",
+                "item": r["model"],
+                "gpu": "g4dn.xlarge -> g5.xlarge",
+                "measured": r["g5 measured ms"],
+                "predicted": r["predicted ms"],
+                "low": r["80% low"],
+                "high": r["80% high"],
+                "error_pct": r["error %"],
+                "fp32_error_pct": r["FP32-ratio error %"],
+                "bandwidth_error_pct": r["bandwidth-ratio error %"],
+                "inside": r["inside"],
+                "unit": "ms per step",
+            }
+        ),
+        pd.DataFrame(
+            {
+                "section": "trace",
+                "item": t["trace"] + ", " + t["precision"],
+                "gpu": t["GPU"],
+                "source": t["source"],
+                "measured": t["measured ratio"],
+                "predicted": t["predicted ratio"],
+                "error_pct": t["predicted ratio err %"],
+                "fp32_error_pct": t["FP32-ratio err %"],
+                "bandwidth_error_pct": t["bandwidth-ratio err %"],
+                "unit": "step time / V100 SXM2 16GB's",
+            }
+        ),
+    ]
+    for section, frame, item in (
+        ("trace_mape", tm, tm["trace"] + ", " + tm["precision"]),
+        ("kinds", k, k["model"] + " (stands in: " + k["stands in"] + ")"),
+    ):
+        parts.append(
+            pd.DataFrame(
+                {
+                    "section": section,
+                    "item": item,
+                    "error_pct": frame["predicted ratio MAPE %"],
+                    "fp32_error_pct": frame["FP32-ratio MAPE %"],
+                    "bandwidth_error_pct": frame["bandwidth-ratio MAPE %"],
+                    "unit": "MAPE % of step-time ratios to the V100",
+                }
+            )
+        )
+    columns = [
+        "section", "item", "gpu", "source", "measured", "predicted", "low", "high",
+        "error_pct", "fp32_error_pct", "bandwidth_error_pct", "inside", "unit",
+    ]  # fmt: skip
+    folder = Path(predictor.bundle.path)
+    out = folder / "validation" / "beyond_cnn.csv"
+    pd.concat(parts, ignore_index=True).reindex(columns=columns).to_csv(
+        out, index=False, float_format="%.6g"
+    )
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"]["validation/beyond_cnn.csv"] = sha256(out)
+    write_json(folder / "manifest.json", manifest)
+    return out
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", default=str(ROOT.parent / "shared" / "data" / "seed-rnn"))
+    ap.add_argument(
+        "--record",
+        action="store_true",
+        help="also write validation/beyond_cnn.csv into the artifacts (the Model accuracy page)",
+    )
     args = ap.parse_args(argv)
     predictor = load_artifacts()
     seed = Path(args.seed)
+    tables = {
+        "reuters": reuters(predictor, seed),
+        "trace": torch_traces(predictor),
+        "kinds": other_kinds(predictor, seed),
+    }
     print("## 1. The notebook's Reuters rows: g4dn.xlarge -> g5.xlarge\n")
-    print(reuters(predictor, seed))
+    print(_md(tables["reuters"]))
     print("\n## 2. PyTorch traces against published PyTorch ResNet-50 ratios (one GPU)\n")
-    print(torch_traces(predictor))
+    rows, summary = tables["trace"]
+    print(_md(rows) + "\n\nMAPE per trace and precision:\n\n" + _md(summary))
     print("\n## 3. Other model kinds (published_text.csv, TF32 one GPU), ratio to the V100\n")
-    print(other_kinds(predictor, seed))
+    print(_md(tables["kinds"]))
+    if args.record:
+        path = record(predictor, tables)
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        print(f"\nrecorded for the Model accuracy page: {shown}")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ VALIDATION_TABLES = (
     "amp_gain",
     "gpu_scaling",
     "spec_order",
+    "beyond_cnn",
 )
 #: Largest total of the arrays once decompressed (bytes): the shipped ones are ~77 MB.
 MAX_ARRAY_BYTES = 2 * 1024 * 1024 * 1024

@@ -6,8 +6,10 @@ import json
 import shutil
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from profet_app.common import DASH
 from tests.app._utils import no_exception, plain, plotly_spec, values
 
 
@@ -378,6 +380,7 @@ SECTION_CHARTS = {
     "Scalers and noise": 0,
     "GPUs never measured": 1,
     "Mixed precision and several GPUs": 2,
+    "Other models and PyTorch": 1,
 }
 
 
@@ -433,3 +436,49 @@ def test_spec_order_section_without_its_file_says_how_to_make_it(
     at = opened(page("accuracy").run(), "Spec order")
     no_exception(at)
     assert any("bench/claims/validation.py --record" in i.value for i in at.info)
+
+
+def test_beyond_cnn_section_equals_its_validation_file(page, predictor):
+    """The notebook's Reuters rows, the PyTorch traces' ratios and the other model kinds as
+    bench/claims/beyond_cnn.py --record wrote them, each column with its unit."""
+    bc = predictor.validation.get("beyond_cnn")
+    assert bc is not None, "the artifacts hold no validation/beyond_cnn.csv: run the bench"
+    at = opened(page("accuracy").run(), "Other models and PyTorch")
+    no_exception(at)
+    frames = {tuple(d.value.columns)[0]: d.value for d in at.dataframe}
+    reuters = frames["Model"]
+    want = bc[bc["section"] == "reuters"]
+    assert list(reuters["Model"]) == list(want["item"])
+    np.testing.assert_allclose(reuters.iloc[:, 1], want["measured"].round(2))
+    np.testing.assert_allclose(reuters.iloc[:, 2], want["predicted"].round(2))
+    np.testing.assert_allclose(reuters["Error (%)"], want["error_pct"].round(1))
+    units = [c for c in reuters.columns if c not in ("Model", "Inside")]
+    assert all(c.endswith(("(ms per step)", "(%)")) for c in units), units
+    for label, section in (
+        ("Trace, precision", "trace_mape"),
+        ("Model (profile standing in)", "kinds"),
+    ):
+        shown, want = frames[label], bc[bc["section"] == section]
+        assert list(shown[label]) == list(want["item"])
+        for col, key in ((1, "error_pct"), (3, "bandwidth_error_pct")):
+            # a model kind no profile stands in for has no prediction: a dash, never "None"
+            expected = [DASH if pd.isna(v) else float(f"{v:.1f}") for v in want[key]]
+            got = [v if v == DASH else float(v) for v in shown.iloc[:, col]]
+            assert got == expected, key
+        assert all("(MAPE %)" in c for c in shown.columns[1:])
+    points = sum(len(values(t["x"])) for t in plotly_spec(at, 0)["data"][:-1])
+    assert points == int((bc["section"] == "trace").sum())
+
+
+def test_beyond_cnn_section_without_its_file_says_how_to_make_it(
+    page, predictor, tmp_path, use_artifacts
+):
+    copy = tmp_path / "artifacts"
+    shutil.copytree(predictor.path, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"].pop("validation/beyond_cnn.csv", None)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    use_artifacts(copy)
+    at = opened(page("accuracy").run(), "Other models and PyTorch")
+    no_exception(at)
+    assert any("bench/claims/beyond_cnn.py --record" in i.value for i in at.info)

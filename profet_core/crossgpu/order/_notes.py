@@ -1,4 +1,4 @@
-"""The words of the spec order: what :func:`~._consistency.spec_order` moved or kept,
+"""The words of the spec order: what :func:`~._order.spec_order` moved or kept,
 as notes of bounded length that the CLI and the app show alike (the largest moves by name, the
 rest counted)."""
 
