@@ -1,16 +1,33 @@
 """What the bench scripts share: Markdown tables, printing a report (and writing it with --out), the
-marked sections of a generated doc (each bench rewrites its own section, keeping the others), and
-the candidate rule of docs/amp_decision_rule.md."""
+marked sections of a generated doc (each bench rewrites its own section, keeping the others), a
+validation table recorded into the artifacts (with --record), and the candidate rule of
+docs/amp_decision_rule.md."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from pathlib import Path
 
 #: Every marked section starts with a line like this one (``NAME`` being the bench's name).
 _OPEN = "<!-- {}:start -->"
 _CLOSE = "<!-- {}:end -->"
+
+
+def record_validation(predictor, name: str, table) -> Path:
+    """Write ``table`` as ``validation/<name>.csv`` into the predictor's artifacts folder and list
+    it (with its sha256) in their manifest, so that the app's Model accuracy page reads it and
+    computes nothing. Returns the file's path."""
+    from profet_core.prediction._store import sha256, write_json
+
+    folder = Path(predictor.bundle.path)
+    out = folder / "validation" / f"{name}.csv"
+    table.to_csv(out, index=False, float_format="%.6g")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"][f"validation/{name}.csv"] = sha256(out)
+    write_json(folder / "manifest.json", manifest)
+    return out
 
 
 def markers(name: str) -> tuple[str, str]:

@@ -223,9 +223,7 @@ def record(predictor, tables: dict) -> Path:
     ``predicted``, ``low``, ``high``, ``error_pct``, ``fp32_error_pct``,
     ``bandwidth_error_pct``, ``inside``, ``unit``.
     """
-    import json
-
-    from profet_core.prediction._store import sha256, write_json
+    from _sections import record_validation
 
     r, (t, tm), k = tables["reuters"], tables["trace"], tables["kinds"]
     parts = [
@@ -280,15 +278,8 @@ def record(predictor, tables: dict) -> Path:
         "section", "item", "gpu", "source", "measured", "predicted", "low", "high",
         "error_pct", "fp32_error_pct", "bandwidth_error_pct", "inside", "unit",
     ]  # fmt: skip
-    folder = Path(predictor.bundle.path)
-    out = folder / "validation" / "beyond_cnn.csv"
-    pd.concat(parts, ignore_index=True).reindex(columns=columns).to_csv(
-        out, index=False, float_format="%.6g"
-    )
-    manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["files"]["validation/beyond_cnn.csv"] = sha256(out)
-    write_json(folder / "manifest.json", manifest)
-    return out
+    table = pd.concat(parts, ignore_index=True).reindex(columns=columns)
+    return record_validation(predictor, "beyond_cnn", table)
 
 
 def main(argv=None) -> None:

@@ -450,9 +450,7 @@ def record(predictor, counts: pd.DataFrame, sp: pd.DataFrame, rep: pd.DataFrame)
     (with its sha256) in the manifest: the Model accuracy page reads it, computing nothing.
     Rows: ``section`` (inversions, spearman, repro), ``item``, ``before`` and ``after`` (no
     spec order / as shipped), ``unit``."""
-    import json
-
-    from profet_core.prediction._store import sha256, write_json
+    from _sections import record_validation
 
     rows = [
         {
@@ -496,13 +494,7 @@ def record(predictor, counts: pd.DataFrame, sp: pd.DataFrame, rep: pd.DataFrame)
                     "unit": "ms",
                 }
             )
-    folder = Path(predictor.bundle.path)
-    out = folder / "validation" / "spec_order.csv"
-    pd.DataFrame(rows).to_csv(out, index=False, float_format="%.6g")
-    manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["files"]["validation/spec_order.csv"] = sha256(out)
-    write_json(folder / "manifest.json", manifest)
-    return out
+    return record_validation(predictor, "spec_order", pd.DataFrame(rows))
 
 
 if __name__ == "__main__":
