@@ -424,18 +424,25 @@ def test_spec_order_section_equals_its_validation_file(page, predictor):
     assert at.metric[-2].value == f"{after:,}"
 
 
-def test_spec_order_section_without_its_file_says_how_to_make_it(
-    page, predictor, tmp_path, use_artifacts
+@pytest.mark.parametrize(
+    ("name", "section", "bench"),
+    [
+        ("spec_order", "Spec order", "bench/claims/validation.py --record"),
+        ("beyond_cnn", "Other models and PyTorch", "bench/claims/beyond_cnn.py --record"),
+    ],
+)
+def test_a_section_without_its_file_says_how_to_make_it(
+    page, predictor, tmp_path, use_artifacts, name, section, bench
 ):
     copy = tmp_path / "artifacts"
     shutil.copytree(predictor.path, copy)
     manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["files"].pop("validation/spec_order.csv", None)
+    manifest["files"].pop(f"validation/{name}.csv", None)
     (copy / "manifest.json").write_text(json.dumps(manifest))
     use_artifacts(copy)
-    at = opened(page("accuracy").run(), "Spec order")
+    at = opened(page("accuracy").run(), section)
     no_exception(at)
-    assert any("bench/claims/validation.py --record" in i.value for i in at.info)
+    assert any(bench in i.value for i in at.info)
 
 
 def test_beyond_cnn_section_equals_its_validation_file(page, predictor):
@@ -468,17 +475,3 @@ def test_beyond_cnn_section_equals_its_validation_file(page, predictor):
         assert all("(MAPE %)" in c for c in shown.columns[1:])
     points = sum(len(values(t["x"])) for t in plotly_spec(at, 0)["data"][:-1])
     assert points == int((bc["section"] == "trace").sum())
-
-
-def test_beyond_cnn_section_without_its_file_says_how_to_make_it(
-    page, predictor, tmp_path, use_artifacts
-):
-    copy = tmp_path / "artifacts"
-    shutil.copytree(predictor.path, copy)
-    manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["files"].pop("validation/beyond_cnn.csv", None)
-    (copy / "manifest.json").write_text(json.dumps(manifest))
-    use_artifacts(copy)
-    at = opened(page("accuracy").run(), "Other models and PyTorch")
-    no_exception(at)
-    assert any("bench/claims/beyond_cnn.py --record" in i.value for i in at.info)
