@@ -44,12 +44,10 @@ MAPE = ("spec family model", "FP32-rate ratio", "bandwidth ratio")
 def beyond_cnn(val) -> None:
     """The beyond-CNN validation (``beyond_cnn.csv``), or how to make it."""
     st.subheader("Models beyond CNNs and PyTorch traces")
-    bc = val.get("beyond_cnn")
-    if bc is None or bc.empty:
-        st.info(
-            "These artifacts carry no beyond-CNN validation: `python bench/claims/beyond_cnn.py "
-            "--record` writes it into them (validation/beyond_cnn.csv)."
-        )
+    bc = common.recorded_table(
+        val, "beyond_cnn", "beyond-CNN validation", "bench/claims/beyond_cnn.py"
+    )
+    if bc is None:
         return
     st.markdown(INTRO)
     _reuters(bc[bc["section"] == "reuters"])

@@ -256,6 +256,19 @@ def number_column(shown: pd.DataFrame, col: str, label: str, fmt, **kwargs):
     return st.column_config.NumberColumn(label, format="%" + fmt[2:-1], **kwargs)
 
 
+def recorded_table(val, name: str, what: str, bench: str) -> pd.DataFrame | None:
+    """The validation table ``name`` a bench recorded into the artifacts (``bench --record``),
+    or None after an ``st.info`` saying the artifacts carry no ``what`` and how to make it."""
+    table = val.get(name)
+    if table is None or table.empty:
+        st.info(
+            f"These artifacts carry no {what}: `python {bench} --record` writes it into them "
+            f"(validation/{name}.csv)."
+        )
+        return None
+    return table
+
+
 def error_bars(value, low, high) -> dict:
     """Plotly error bars from ``value`` down to ``low`` and up to ``high``."""
     return {"type": "data", "symmetric": False, "array": high - value, "arrayminus": value - low}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from profet_app import common
+
 #: What each inversions row counts, in words.
 COUNTS = {
     "inversions": "Inversions: a GPU with at least another's rates and 95% of its bandwidth "
@@ -37,12 +39,10 @@ CAPTION = (
 def spec_order(val) -> None:
     """The spec-order validation (``spec_order.csv``), or how to make it."""
     st.subheader("Predictions against the spec sheet")
-    so = val.get("spec_order")
-    if so is None or so.empty:
-        st.info(
-            "These artifacts carry no spec-order validation: `python bench/claims/validation.py "
-            "--record` writes it into them (validation/spec_order.csv)."
-        )
+    so = common.recorded_table(
+        val, "spec_order", "spec-order validation", "bench/claims/validation.py"
+    )
+    if so is None:
         return
     inv = so[so["section"] == "inversions"].set_index("item")
     k1, k2 = st.columns(2)

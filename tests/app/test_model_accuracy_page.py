@@ -398,15 +398,21 @@ def test_only_the_open_section_runs(page):
         assert len(at.get("plotly_chart")) == charts, section
 
 
+def _section_frames(page, predictor, name, section):
+    """The validation table ``name`` and the tab ``section``'s tables by first column, the
+    page run with that tab open."""
+    table = predictor.validation.get(name)
+    assert table is not None, f"the artifacts hold no validation/{name}.csv: run the bench"
+    at = opened(page("accuracy").run(), section)
+    no_exception(at)
+    return table, at, {tuple(d.value.columns)[0]: d.value for d in at.dataframe}
+
+
 def test_spec_order_section_equals_its_validation_file(page, predictor):
     """The spec-order validation (inversions before/after, Spearman per published
     table, the issue's repro) as bench/claims/validation.py --record wrote it, in words with
     units."""
-    so = predictor.validation.get("spec_order")
-    assert so is not None, "the artifacts hold no validation/spec_order.csv: run the bench"
-    at = opened(page("accuracy").run(), "Spec order")
-    no_exception(at)
-    frames = {tuple(d.value.columns)[0]: d.value for d in at.dataframe}
+    so, at, frames = _section_frames(page, predictor, "spec_order", "Spec order")
     counts = frames["What is counted"]
     inv = so[so["section"] == "inversions"]
     assert len(counts) == len(inv)
@@ -448,11 +454,7 @@ def test_a_section_without_its_file_says_how_to_make_it(
 def test_beyond_cnn_section_equals_its_validation_file(page, predictor):
     """The notebook's Reuters rows, the PyTorch traces' ratios and the other model kinds as
     bench/claims/beyond_cnn.py --record wrote them, each column with its unit."""
-    bc = predictor.validation.get("beyond_cnn")
-    assert bc is not None, "the artifacts hold no validation/beyond_cnn.csv: run the bench"
-    at = opened(page("accuracy").run(), "Other models and PyTorch")
-    no_exception(at)
-    frames = {tuple(d.value.columns)[0]: d.value for d in at.dataframe}
+    bc, at, frames = _section_frames(page, predictor, "beyond_cnn", "Other models and PyTorch")
     reuters = frames["Model"]
     want = bc[bc["section"] == "reuters"]
     assert list(reuters["Model"]) == list(want["item"])
